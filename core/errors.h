@@ -1,0 +1,30 @@
+#pragma once
+/// Error types shared by every folder.
+#include <stdexcept>
+#include <string>
+
+namespace salus::core {
+
+/// The user's mistake in a trace, catalog, config or command line. The message is complete and
+/// already names the place, e.g. "trace.csv:7: iterations must be a positive integer".
+/// Programs print it and exit with status 2.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Formats "file:line: what".
+inline std::string at(const std::string& file, long line, const std::string& what) {
+  return file + ":" + std::to_string(line) + ": " + what;
+}
+
+/// A broken internal invariant: our bug, never the user's. Throws std::logic_error naming it.
+[[noreturn]] void invariant_failed(const char* invariant, const char* file, int line, const std::string& detail);
+
+}  // namespace salus::core
+
+/// Checks an internal invariant in every build type (not compiled out by NDEBUG).
+#define SALUS_INVARIANT(cond, name, detail)                                          \
+  do {                                                                              \
+    if (!(cond)) ::salus::core::invariant_failed(name, __FILE__, __LINE__, (detail)); \
+  } while (0)

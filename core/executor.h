@@ -1,0 +1,63 @@
+#pragma once
+/// The seam between the scheduling loop and whatever runs iterations: the discrete-event
+/// simulator, the real GPU backend, or a fake in tests. The executor owns the clock.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/job.h"
+#include "core/units.h"
+
+namespace salus::core {
+
+/// Run `iterations` consecutive iterations of `job` in `lane`. The first one is lengthened by
+/// `extra_ns` (the switching cost when the lane changes job). The lane's ephemeral region is
+/// [lane_offset, lane_offset + lane_size) of the pool for the whole run.
+struct Dispatch {
+  JobIndex job = kNoJob;
+  LaneId lane = kNoLane;
+  std::int64_t iterations = 0;
+  TimeNs extra_ns = 0;
+  Bytes lane_offset = 0;
+  Bytes lane_size = 0;
+};
+
+/// A dispatched run that ended: all its iterations, or fewer when it was stopped at a boundary
+/// or failed. start_ns/end_ns are on the executor's clock.
+struct Completion {
+  JobIndex job = kNoJob;
+  LaneId lane = kNoLane;
+  std::int64_t iterations_done = 0;
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;
+  bool failed = false;      ///< the job cannot go on (e.g. kernel failure, lane overflow)
+  std::string error;        ///< why, when failed
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+
+  /// Current time on the executor's clock (simulated or monotonic), ns since the run started.
+  virtual TimeNs now() const = 0;
+
+  /// A job was admitted: its persistent memory (P bytes) becomes resident, below the lowest
+  /// lane. Called before its first dispatch.
+  virtual void admit(JobIndex job, const JobSpec& spec) { (void)job; (void)spec; }
+  /// A job finished: its persistent memory is released.
+  virtual void release(JobIndex job) { (void)job; }
+
+  /// Starts a run in an idle lane. At most one run per lane at a time.
+  virtual void start(const Dispatch& d) = 0;
+
+  /// Asks the lane's run to end at its next iteration boundary (at or after now). No-op when
+  /// the lane is idle. The run then completes with fewer iterations than dispatched.
+  virtual void stop_at_boundary(LaneId lane) = 0;
+
+  /// Waits until at least one run completes or the clock reaches `deadline`, whichever is
+  /// first, and appends every run completed by then to `out`. `deadline` may be kNever only
+  /// while some run is in flight.
+  virtual void wait(TimeNs deadline, std::vector<Completion>& out) = 0;
+};
+
+}  // namespace salus::core

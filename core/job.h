@@ -1,0 +1,70 @@
+#pragma once
+/// A job as the scheduler sees it: what the trace says (JobSpec) and how far it got (JobState).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/units.h"
+
+namespace salus::core {
+
+/// Index of a job in the run's job vector (the trace order).
+using JobIndex = std::int32_t;
+/// Identifier of a GPU lane; lanes get increasing ids in the order they are opened.
+using LaneId = std::int32_t;
+inline constexpr JobIndex kNoJob = -1;
+inline constexpr LaneId kNoLane = -1;
+
+/// One training job of a trace, in core units.
+struct JobSpec {
+  std::string id;                 ///< the trace's job_id
+  std::string workload;           ///< catalog name, or "" for explicit figures
+  TimeNs arrival_ns = 0;          ///< submission time
+  std::int64_t iterations = 1;    ///< iterations to run, > 0
+  Bytes persistent = 0;           ///< P: model + framework-internal memory, resident while admitted
+  Bytes ephemeral = 0;            ///< E: per-iteration memory, released at every iteration boundary
+  TimeNs iter_ns = 1;             ///< profiled solo iteration time, > 0
+  std::int32_t gpu_util_ppm = 1'000'000;  ///< profiled GPU utilisation u in (0, 1], parts per million
+  std::int32_t trace_order = 0;   ///< position in the trace file (tie-breaker)
+
+  /// Solo time of the whole job.
+  TimeNs solo_ns() const { return iterations * iter_ns; }
+};
+
+enum class JobStatus : std::uint8_t {
+  kNotArrived,
+  kPending,   ///< arrived, waiting for admission (Algorithm 1's queue Q)
+  kAdmitted,  ///< persistent memory resident, assigned to a lane
+  kDone,
+  kRejected,  ///< P + E exceeds the capacity: can never run
+  kFailed,    ///< stopped by the executor (e.g. a kernel failed); see JobState::reason
+};
+const char* to_string(JobStatus s);
+
+/// Progress of one job during a run. Owned by the scheduling loop; policies read it.
+struct JobState {
+  JobStatus status = JobStatus::kNotArrived;
+  LaneId lane = kNoLane;
+  bool running = false;               ///< an iteration of it is in flight
+  std::int64_t iterations_done = 0;
+  std::int64_t submit_rank = -1;      ///< position in arrival order (ties: trace order), set at arrival
+  std::int64_t admit_seq = -1;        ///< order of admission (0, 1, ...)
+  TimeNs admitted_ns = -1;
+  TimeNs first_start_ns = -1;         ///< start of its first iteration
+  TimeNs finish_ns = -1;
+  TimeNs gpu_time_ns = 0;             ///< wall time its iterations occupied a lane
+  std::int64_t lane_iterations = 0;   ///< iterations completed since the last job joined its lane
+  std::string reason;                 ///< why it was rejected or failed
+
+  std::int64_t remaining_iterations(const JobSpec& spec) const { return spec.iterations - iterations_done; }
+  /// Remaining solo time as the profile predicts it.
+  TimeNs remaining_solo_ns(const JobSpec& spec) const { return remaining_iterations(spec) * spec.iter_ns; }
+};
+
+/// True when a was submitted before b: earlier arrival, then earlier in the trace.
+inline bool arrives_before(const JobSpec& a, const JobSpec& b) {
+  if (a.arrival_ns != b.arrival_ns) return a.arrival_ns < b.arrival_ns;
+  return a.trace_order < b.trace_order;
+}
+
+}  // namespace salus::core

@@ -1,0 +1,207 @@
+#include "core/lanes.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/errors.h"
+
+namespace salus::core {
+
+const char* to_string(LaneChoice c) {
+  switch (c) {
+    case LaneChoice::kNewLane: return "new_lane";
+    case LaneChoice::kExistingLane: return "existing_lane";
+    case LaneChoice::kGrownLane: return "grown_lane";
+    case LaneChoice::kNotFound: return "not_found";
+  }
+  return "?";
+}
+
+LaneManager::LaneManager(Bytes capacity, int max_lanes) : capacity_(capacity), max_lanes_(max_lanes) {
+  SALUS_INVARIANT(capacity > 0, "positive capacity", std::to_string(capacity));
+  SALUS_INVARIANT(max_lanes >= 0, "max_lanes >= 0", std::to_string(max_lanes));
+}
+
+FindLaneResult LaneManager::find_lane(Bytes p, Bytes e) const {
+  const Bytes used = persistent_ + p + lanes_total_;
+  // 1. Open a new lane.
+  const bool may_open = max_lanes_ == 0 || static_cast<int>(lanes_.size()) < max_lanes_;
+  if (may_open && used + e <= capacity_) return {LaneChoice::kNewLane, next_id_};
+  // 2. Best-fitting existing lane; lanes_ is in opening order, so strict '<' keeps the first on ties.
+  if (used <= capacity_) {
+    const Lane* best = nullptr;
+    for (const Lane& l : lanes_) {
+      if (l.size >= e && (best == nullptr || l.size < best->size)) best = &l;
+    }
+    if (best != nullptr) return {LaneChoice::kExistingLane, best->id};
+  }
+  // 3. Grow the smallest lane for which the safety condition still holds.
+  const Lane* grow = nullptr;
+  for (const Lane& l : lanes_) {
+    if (used - l.size + e <= capacity_ && (grow == nullptr || l.size < grow->size)) grow = &l;
+  }
+  if (grow != nullptr) return {LaneChoice::kGrownLane, grow->id};
+  return {LaneChoice::kNotFound, kNoLane};
+}
+
+Bytes LaneManager::ephemeral_floor() const {
+  Bytes floor = capacity_;
+  for (const Lane& l : lanes_) {
+    if (l.offset != kUnplaced) floor = std::min(floor, l.offset);
+  }
+  return floor;
+}
+
+bool LaneManager::persistent_fits_now(Bytes p) const { return persistent_ + p <= ephemeral_floor(); }
+
+FindLaneResult LaneManager::admit(Bytes p, Bytes e) {
+  SALUS_INVARIANT(p >= 0 && e >= 0, "non-negative demands", std::to_string(p) + ", " + std::to_string(e));
+  const FindLaneResult r = find_lane(p, e);
+  if (r.choice == LaneChoice::kNotFound || !persistent_fits_now(p)) return {LaneChoice::kNotFound, kNoLane};
+  persistent_ += p;
+  switch (r.choice) {
+    case LaneChoice::kNewLane: {
+      Lane l;
+      l.id = next_id_++;
+      l.size = e;
+      l.refs = 1;
+      lanes_.push_back(l);
+      lanes_total_ += e;
+      break;
+    }
+    case LaneChoice::kExistingLane: at(r.lane).refs += 1; break;
+    case LaneChoice::kGrownLane: {
+      Lane& l = at(r.lane);
+      lanes_total_ += e - l.size;
+      l.size = e;
+      l.refs += 1;
+      break;
+    }
+    case LaneChoice::kNotFound: break;
+  }
+  update_unsettled();
+  return r;
+}
+
+void LaneManager::release(LaneId id, Bytes p) {
+  const int i = find(id);
+  SALUS_INVARIANT(i >= 0, "released lane exists", "lane " + std::to_string(id));
+  Lane& l = lanes_[static_cast<std::size_t>(i)];
+  SALUS_INVARIANT(l.refs > 0, "lane reference count positive", "lane " + std::to_string(id));
+  SALUS_INVARIANT(persistent_ >= p, "persistent accounting", std::to_string(persistent_) + " < " + std::to_string(p));
+  persistent_ -= p;
+  if (--l.refs == 0) {
+    SALUS_INVARIANT(!l.busy, "removed lane is idle", "lane " + std::to_string(id));
+    lanes_total_ -= l.size;
+    lanes_.erase(lanes_.begin() + i);
+  }
+  update_unsettled();
+}
+
+void LaneManager::set_busy(LaneId id, bool busy) {
+  Lane& l = at(id);
+  SALUS_INVARIANT(!busy || !unsettled_ || (l.offset == target_offset(id) && l.placed_size == l.size),
+                  "iterations start in a settled lane",
+                  "lane " + std::to_string(id));
+  l.busy = busy;
+}
+
+Bytes LaneManager::target_offset(LaneId id) const {
+  Bytes top = capacity_;
+  for (const Lane& l : lanes_) {
+    top -= l.size;
+    if (l.id == id) return top;
+  }
+  invariant_failed("lane exists", __FILE__, __LINE__, "lane " + std::to_string(id));
+}
+
+bool LaneManager::region_free(int index, Bytes offset, Bytes size) const {
+  if (offset < persistent_ || offset + size > capacity_) return false;
+  for (std::size_t k = 0; k < lanes_.size(); ++k) {
+    if (static_cast<int>(k) == index) continue;
+    const Lane& o = lanes_[k];
+    if (o.offset == kUnplaced || o.placed_size == 0 || size == 0) continue;
+    if (offset < o.offset + o.placed_size && o.offset < offset + size) return false;
+  }
+  return true;
+}
+
+int LaneManager::settle(TimeNs now, std::vector<LaneMove>* log) {
+  if (!unsettled_) return 0;
+  int moves = 0;
+  for (bool moved = true; moved;) {
+    moved = false;
+    Bytes top = capacity_;
+    for (std::size_t k = 0; k < lanes_.size(); ++k) {
+      Lane& l = lanes_[k];
+      top -= l.size;
+      if (l.busy || (l.offset == top && l.placed_size == l.size)) continue;
+      if (!region_free(static_cast<int>(k), top, l.size)) continue;
+      if (log) log->push_back(LaneMove{now, l.id, l.offset, l.placed_size, top, l.size});
+      l.offset = top;
+      l.placed_size = l.size;
+      moved = true;
+      ++moves;
+    }
+  }
+  update_unsettled();
+  return moves;
+}
+
+bool LaneManager::ready(LaneId id) const {
+  const Lane& l = lane(id);
+  return l.offset == target_offset(id) && l.placed_size == l.size;
+}
+
+const Lane& LaneManager::lane(LaneId id) const {
+  const int i = find(id);
+  SALUS_INVARIANT(i >= 0, "lane exists", "lane " + std::to_string(id));
+  return lanes_[static_cast<std::size_t>(i)];
+}
+
+Lane& LaneManager::at(LaneId id) { return const_cast<Lane&>(static_cast<const LaneManager*>(this)->lane(id)); }
+
+int LaneManager::find(LaneId id) const {
+  for (std::size_t k = 0; k < lanes_.size(); ++k) {
+    if (lanes_[k].id == id) return static_cast<int>(k);
+  }
+  return -1;
+}
+
+void LaneManager::update_unsettled() {
+  unsettled_ = false;
+  Bytes top = capacity_;
+  for (const Lane& l : lanes_) {
+    top -= l.size;
+    if (l.offset != top || l.placed_size != l.size) {
+      unsettled_ = true;
+      return;
+    }
+  }
+}
+
+void LaneManager::check_invariants() const {
+  Bytes sum = 0;
+  for (const Lane& l : lanes_) {
+    sum += l.size;
+    SALUS_INVARIANT(l.refs > 0, "every lane has a job", "lane " + std::to_string(l.id));
+  }
+  SALUS_INVARIANT(sum == lanes_total_, "lane size accounting", std::to_string(sum) + " != " + std::to_string(lanes_total_));
+  SALUS_INVARIANT(persistent_ + lanes_total_ <= capacity_, "safety condition: sum P + sum L <= C",
+                  std::to_string(persistent_) + " + " + std::to_string(lanes_total_) + " > " + std::to_string(capacity_));
+  SALUS_INVARIANT(max_lanes_ == 0 || static_cast<int>(lanes_.size()) <= max_lanes_, "lane cap", std::to_string(lanes_.size()));
+  for (std::size_t k = 0; k < lanes_.size(); ++k) {
+    const Lane& l = lanes_[k];
+    if (l.offset == kUnplaced) continue;
+    SALUS_INVARIANT(l.offset >= persistent_ && l.offset + l.placed_size <= capacity_,
+                    "layout: lane between the persistent region and C", "lane " + std::to_string(l.id));
+    for (std::size_t m = k + 1; m < lanes_.size(); ++m) {
+      const Lane& o = lanes_[m];
+      if (o.offset == kUnplaced || o.placed_size == 0 || l.placed_size == 0) continue;
+      SALUS_INVARIANT(!(l.offset < o.offset + o.placed_size && o.offset < l.offset + l.placed_size),
+                      "layout: lanes do not overlap", "lanes " + std::to_string(l.id) + ", " + std::to_string(o.id));
+    }
+  }
+}
+
+}  // namespace salus::core

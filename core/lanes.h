@@ -1,0 +1,135 @@
+#pragma once
+/// GPU lanes: Algorithm 1 of the Salus paper (arXiv text) and the memory layout it implies.
+///
+/// The capacity C is split into a persistent region growing up from offset 0 and an ephemeral
+/// region growing down from offset C. The ephemeral region is divided into lanes, stacked from the
+/// top in the order they were opened. A lane's size L_j is set when it opens and when FindLane
+/// grows it; the job-level safety condition  sum_i P_i + sum_j L_j <= C  holds at every instant.
+///
+/// Layout and auto-defragmentation. Each lane has a target region (lanes packed from the top in
+/// opening order) and a physical region (where it is now). A lane's physical region changes only
+/// while no iteration runs in it (at an iteration boundary): a lane below a removed one moves up,
+/// lanes below a grown one move down, a new lane is placed once its target region is free. Every
+/// change is recorded as a LaneMove. Iterations may start in a lane only when it sits at its target.
+/// The persistent region is accounted as one count: persistent memory is many tensors, so the real
+/// pool places them with a sub-allocator below the lowest lane ("ephemeral floor"); admission
+/// requires sum_i P_i + P <= ephemeral floor, which is why Algorithm 1 reprocesses its queue when a
+/// lane moves.
+///
+/// This class knows nothing about time sources, executors or policies: the real backend uses the
+/// same code to lay out its memory pool. Not thread-safe.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/job.h"
+#include "core/units.h"
+
+namespace salus::core {
+
+/// Which branch of FindLane produced a lane.
+enum class LaneChoice : std::uint8_t { kNewLane, kExistingLane, kGrownLane, kNotFound };
+const char* to_string(LaneChoice c);
+
+inline constexpr Bytes kUnplaced = -1;
+
+/// One lane. Offsets are byte offsets into the capacity, [offset, offset + size).
+struct Lane {
+  LaneId id = kNoLane;
+  Bytes size = 0;               ///< L_j: target size (the largest E it was opened or grown for)
+  Bytes offset = kUnplaced;     ///< current physical offset, kUnplaced until first placed
+  Bytes placed_size = 0;        ///< size of the physical region it holds now
+  std::int32_t refs = 0;        ///< admitted, unfinished jobs assigned to it
+  bool busy = false;            ///< an iteration is in flight: the lane cannot move
+};
+
+/// A change of a lane's physical region, recorded for output. from_offset is kUnplaced when the
+/// lane is placed for the first time.
+struct LaneMove {
+  TimeNs time_ns = 0;
+  LaneId lane = kNoLane;
+  Bytes from_offset = kUnplaced;
+  Bytes from_size = 0;
+  Bytes to_offset = 0;
+  Bytes to_size = 0;
+};
+
+/// Result of FindLane. For kNewLane, `lane` is the id the lane will get.
+struct FindLaneResult {
+  LaneChoice choice = LaneChoice::kNotFound;
+  LaneId lane = kNoLane;
+};
+
+class LaneManager {
+ public:
+  /// capacity: C in bytes. max_lanes: 0 for unlimited, 1 for a single lane shared by all jobs.
+  LaneManager(Bytes capacity, int max_lanes);
+
+  /// FindLane(P, E) of Algorithm 1 on the current sums, without changing anything:
+  ///  1. open a new lane of size E if  sum P + P + sum L + E <= C  (and the lane cap allows);
+  ///  2. else the best-fitting existing lane: the smallest L_j >= E (ties: opened first), if
+  ///     sum P + P + sum L <= C;
+  ///  3. else grow the smallest lane r (ascending L_r, ties: opened first) with
+  ///     sum P + P + sum L - L_r + E <= C  to size E;
+  ///  4. else not found.
+  FindLaneResult find_lane(Bytes persistent, Bytes ephemeral) const;
+
+  /// True when P more bytes of persistent memory fit below the lowest placed lane now.
+  bool persistent_fits_now(Bytes persistent) const;
+
+  /// Admits a job: FindLane, and the physical check above. On success reserves P, assigns the
+  /// lane (opening or growing it) and returns the result; otherwise returns kNotFound and
+  /// changes nothing.
+  FindLaneResult admit(Bytes persistent, Bytes ephemeral);
+
+  /// A job of `lane` finished: frees its P, drops the lane's reference, removes the lane when it
+  /// was the last one (Algorithm 1 JobFinish).
+  void release(LaneId lane, Bytes persistent);
+
+  /// Marks an iteration in flight (or not) in the lane.
+  void set_busy(LaneId lane, bool busy);
+
+  /// Moves every idle lane whose physical region differs from its target and whose target region
+  /// is free, repeating until nothing more can move. Appends the moves to `log` (if not null)
+  /// stamped with `now`. Returns the number of moves.
+  int settle(TimeNs now, std::vector<LaneMove>* log);
+
+  /// True when the lane sits at its target region: iterations may start in it.
+  bool ready(LaneId lane) const;
+  /// True when some lane is not at its target yet.
+  bool unsettled() const { return unsettled_; }
+
+  const Lane& lane(LaneId id) const;
+  bool has_lane(LaneId id) const { return find(id) >= 0; }
+  /// Lanes in stack order: the first opened (topmost) first.
+  const std::vector<Lane>& lanes() const { return lanes_; }
+  /// Target offset of a lane (packed from the top in opening order).
+  Bytes target_offset(LaneId id) const;
+
+  Bytes capacity() const { return capacity_; }
+  Bytes persistent_bytes() const { return persistent_; }
+  Bytes lanes_bytes() const { return lanes_total_; }
+  /// Lowest offset held by a placed lane (C when none): the persistent region must stay below it.
+  Bytes ephemeral_floor() const;
+  int max_lanes() const { return max_lanes_; }
+
+  /// Checks the safety condition and the layout (no overlap, inside [0, C)); throws
+  /// std::logic_error naming the broken invariant.
+  void check_invariants() const;
+
+ private:
+  int find(LaneId id) const;
+  Lane& at(LaneId id);
+  bool region_free(int index, Bytes offset, Bytes size) const;
+  void update_unsettled();
+
+  Bytes capacity_;
+  int max_lanes_;
+  Bytes persistent_ = 0;
+  Bytes lanes_total_ = 0;
+  LaneId next_id_ = 0;
+  bool unsettled_ = false;
+  std::vector<Lane> lanes_;
+};
+
+}  // namespace salus::core

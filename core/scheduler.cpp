@@ -1,0 +1,310 @@
+#include "core/scheduler.h"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+#include "core/errors.h"
+#include "core/pending_queue.h"
+
+namespace salus::core {
+
+const char* to_string(LaneMode m) {
+  switch (m) {
+    case LaneMode::kExclusive: return "exclusive";
+    case LaneMode::kSingle: return "single";
+    case LaneMode::kAuto: return "auto";
+  }
+  return "?";
+}
+
+const char* to_string(JobStatus s) {
+  switch (s) {
+    case JobStatus::kNotArrived: return "not_arrived";
+    case JobStatus::kPending: return "pending";
+    case JobStatus::kAdmitted: return "admitted";
+    case JobStatus::kDone: return "done";
+    case JobStatus::kRejected: return "rejected";
+    case JobStatus::kFailed: return "failed";
+  }
+  return "?";
+}
+
+namespace {
+
+/// Scheduling state of one lane that the memory layout does not need to know.
+struct LaneSchedule {
+  std::vector<JobIndex> jobs;  // admitted, unfinished, in admission order
+  JobIndex last_job = kNoJob;
+  JobIndex running = kNoJob;
+  bool cut = false;             // stop_at_boundary already requested for the current run
+  bool needs_decision = false;  // a job joined since the current run started
+  TimeNs run_switch_ns = 0;     // switching cost paid by the current run
+  bool joined_during_run = false;  // a job joined while the current run was in flight
+};
+
+class Loop {
+ public:
+  Loop(std::span<const JobSpec> specs, const Policy& policy, Executor& exec, const SchedulerOptions& opts)
+      : specs_(specs),
+        policy_(policy),
+        exec_(exec),
+        opts_(opts),
+        lanes_(opts.capacity, opts.lane_mode == LaneMode::kAuto ? 0 : 1) {
+    out_.jobs.resize(specs.size());
+  }
+
+  ScheduleOutcome run() {
+    const std::size_t n = specs_.size();
+    std::vector<JobIndex> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](JobIndex a, JobIndex b) { return arrives_before(spec(a), spec(b)); });
+    std::size_t cursor = 0;
+    std::vector<Completion> completions;
+    while (true) {
+      const TimeNs now = exec_.now();
+      bool event = false;
+      for (const Completion& c : completions) event |= on_completion(c);
+      completions.clear();
+      for (; cursor < n && spec(order[cursor]).arrival_ns <= now; ++cursor) {
+        arrive(order[cursor], static_cast<std::int64_t>(cursor));
+        event = true;
+      }
+      if (terminal_ == n) break;
+      schedule(now, event);
+      const TimeNs deadline = cursor < n ? spec(order[cursor]).arrival_ns : kNever;
+      SALUS_INVARIANT(busy_lanes_ > 0 || deadline != kNever, "progress: something runs or arrives",
+                      std::to_string(pending_.size()) + " pending, " + std::to_string(admitted_) + " admitted");
+      exec_.wait(deadline, completions);
+      ++out_.steps;
+    }
+    out_.end_ns = exec_.now();
+    sample_memory(out_.end_ns);
+    return std::move(out_);
+  }
+
+ private:
+  const JobSpec& spec(JobIndex j) const { return specs_[static_cast<std::size_t>(j)]; }
+  JobState& state(JobIndex j) { return out_.jobs[static_cast<std::size_t>(j)]; }
+  LaneSchedule& sched(LaneId id) {
+    if (static_cast<std::size_t>(id) >= lane_sched_.size()) lane_sched_.resize(static_cast<std::size_t>(id) + 1);
+    return lane_sched_[static_cast<std::size_t>(id)];
+  }
+
+  void arrive(JobIndex j, std::int64_t rank) {
+    const JobSpec& s = spec(j);
+    JobState& st = state(j);
+    st.submit_rank = rank;
+    if (s.persistent + s.ephemeral > opts_.capacity) {
+      st.status = JobStatus::kRejected;
+      st.reason = "needs P + E = " + format_size(s.persistent) + " + " + format_size(s.ephemeral) +
+                  " = " + format_size(s.persistent + s.ephemeral) + ", more than the GPU's " +
+                  format_size(opts_.capacity);
+      ++terminal_;
+      return;
+    }
+    st.status = JobStatus::kPending;
+    pending_.push(j, rank, s.persistent, s.ephemeral);
+  }
+
+  /// Returns true when the completion finished a job (an Algorithm 1 JobFinish event).
+  bool on_completion(const Completion& c) {
+    JobState& st = state(c.job);
+    LaneSchedule& ls = sched(c.lane);
+    SALUS_INVARIANT(st.running && ls.running == c.job && st.lane == c.lane, "completion matches a dispatched run",
+                    "job " + std::to_string(c.job) + " lane " + std::to_string(c.lane));
+    SALUS_INVARIANT(c.iterations_done >= 0 && st.iterations_done + c.iterations_done <= spec(c.job).iterations,
+                    "completed iterations within the job", spec(c.job).id);
+    st.iterations_done += c.iterations_done;
+    // Only the iteration in flight when a job joined counts as service after the join (the run
+    // was cut at that iteration's end); the earlier ones were received before it.
+    st.lane_iterations += ls.joined_during_run ? std::min<std::int64_t>(1, c.iterations_done) : c.iterations_done;
+    ls.joined_during_run = false;
+    st.gpu_time_ns += c.end_ns - c.start_ns;
+    st.running = false;
+    out_.iterations += c.iterations_done;
+    ls.running = kNoJob;
+    ls.cut = false;
+    lanes_.set_busy(c.lane, false);
+    --busy_lanes_;
+    ephemeral_active_ -= spec(c.job).ephemeral;
+    if (opts_.record_timeline && (c.iterations_done > 0 || c.end_ns > c.start_ns)) {
+      out_.segments.push_back(Segment{c.lane, c.job, c.start_ns, c.end_ns, c.iterations_done, ls.run_switch_ns});
+    }
+    if (c.failed) {
+      st.status = JobStatus::kFailed;
+      st.reason = c.error.empty() ? "failed" : c.error;
+      finish(c.job, c.end_ns);
+      return true;
+    }
+    if (st.iterations_done == spec(c.job).iterations) {
+      st.status = JobStatus::kDone;
+      finish(c.job, c.end_ns);
+      return true;
+    }
+    return false;
+  }
+
+  void finish(JobIndex j, TimeNs t) {
+    JobState& st = state(j);
+    st.finish_ns = t;
+    LaneSchedule& ls = sched(st.lane);
+    ls.jobs.erase(std::find(ls.jobs.begin(), ls.jobs.end(), j));
+    lanes_.release(st.lane, spec(j).persistent);
+    if (ls.jobs.empty()) ls = LaneSchedule{};  // the lane is gone (Algorithm 1: ref == 0)
+    exec_.release(j);
+    --admitted_;
+    ++terminal_;
+  }
+
+  void schedule(TimeNs now, bool event) {
+    std::vector<LaneMove>* log = opts_.record_timeline ? &out_.lane_moves : nullptr;
+    const bool moved = lanes_.unsettled() && lanes_.settle(now, log) > 0;
+    if (event || moved) {
+      // ProcessRequests, and again after every lane move (Algorithm 1 LaneMoved).
+      while (process_requests(now) >= 0 && lanes_.unsettled() && lanes_.settle(now, log) > 0) {
+      }
+      // Memory changes only at these events, so this is where the safety condition is checked.
+      if (opts_.check_invariants) lanes_.check_invariants();
+    }
+    const bool all_ready = !lanes_.unsettled();
+    for (const Lane& l : lanes_.lanes()) {
+      LaneSchedule& ls = sched(l.id);
+      const bool ready = all_ready || lanes_.ready(l.id);
+      if (l.busy) {
+        if (!ls.cut && (ls.needs_decision || !ready)) {
+          exec_.stop_at_boundary(l.id);
+          ls.cut = true;
+        }
+        continue;
+      }
+      if (ready) dispatch(now, l, ls);
+    }
+    out_.max_concurrent_lanes = std::max<std::int64_t>(out_.max_concurrent_lanes, static_cast<std::int64_t>(lanes_.lanes().size()));
+    if (opts_.record_timeline) sample_memory(now);
+  }
+
+  /// Algorithm 1 ProcessRequests. Returns the number of jobs admitted.
+  int process_requests(TimeNs now) {
+    if (pending_.empty()) return 0;
+    const bool exclusive = opts_.lane_mode == LaneMode::kExclusive;
+    return pending_.process([&](JobIndex j) {
+      if (exclusive && admitted_ > 0) return PendingQueue::Verdict::kStop;
+      const JobSpec& s = spec(j);
+      const FindLaneResult r = lanes_.admit(s.persistent, s.ephemeral);
+      if (r.choice == LaneChoice::kNotFound) return PendingQueue::Verdict::kBlocked;
+      admit(j, r, now);
+      return PendingQueue::Verdict::kAdmitted;
+    });
+  }
+
+  void admit(JobIndex j, const FindLaneResult& r, TimeNs now) {
+    JobState& st = state(j);
+    st.status = JobStatus::kAdmitted;
+    st.lane = r.lane;
+    st.admit_seq = next_admit_seq_++;
+    st.admitted_ns = now;
+    LaneSchedule& ls = sched(r.lane);
+    ls.jobs.push_back(j);
+    // FAIR's service counts from the last time a job joined the lane.
+    for (JobIndex k : ls.jobs) state(k).lane_iterations = 0;
+    ls.needs_decision = true;
+    if (ls.running != kNoJob) ls.joined_during_run = true;
+    switch (r.choice) {
+      case LaneChoice::kNewLane: ++out_.admissions_new_lane; ++out_.lanes_opened; break;
+      case LaneChoice::kExistingLane: ++out_.admissions_existing_lane; break;
+      case LaneChoice::kGrownLane: ++out_.admissions_grown_lane; break;
+      case LaneChoice::kNotFound: break;
+    }
+    ++admitted_;
+    exec_.admit(j, spec(j));
+  }
+
+  void dispatch(TimeNs now, const Lane& lane, LaneSchedule& ls) {
+    if (ls.jobs.empty()) return;
+    const SchedulerView view{now, specs_, out_.jobs};
+    const Decision d = policy_.choose(view, LaneSnapshot{lane.id, ls.jobs, ls.last_job});
+    SALUS_INVARIANT(d.job >= 0 && static_cast<std::size_t>(d.job) < specs_.size() && state(d.job).lane == lane.id &&
+                        state(d.job).status == JobStatus::kAdmitted,
+                    "policy chooses an admitted job of the lane", std::string(policy_.name()));
+    SALUS_INVARIANT(d.max_iterations >= 1, "policy runs at least one iteration", std::string(policy_.name()));
+    JobState& st = state(d.job);
+    const bool switched = ls.last_job != kNoJob && ls.last_job != d.job;
+    Dispatch run;
+    run.job = d.job;
+    run.lane = lane.id;
+    run.iterations = std::min(d.max_iterations, st.remaining_iterations(spec(d.job)));
+    run.extra_ns = switched ? opts_.switch_cost_ns : 0;
+    run.lane_offset = lane.offset;
+    run.lane_size = lane.size;
+    ls.run_switch_ns = run.extra_ns;
+    lanes_.set_busy(lane.id, true);
+    ++busy_lanes_;
+    ephemeral_active_ += spec(d.job).ephemeral;
+    st.running = true;
+    if (st.first_start_ns < 0) st.first_start_ns = now;
+    ls.running = d.job;
+    ls.last_job = d.job;
+    ls.needs_decision = false;
+    ls.cut = false;
+    ++out_.dispatches;
+    if (switched) ++out_.switches;
+    exec_.start(run);
+  }
+
+  void sample_memory(TimeNs now) {
+    const MemorySample m{now, lanes_.persistent_bytes(), lanes_.lanes_bytes(), ephemeral_active_,
+                         static_cast<std::int32_t>(lanes_.lanes().size())};
+    auto& mem = out_.memory;
+    if (!mem.empty()) {
+      const MemorySample& b = mem.back();
+      if (b.persistent == m.persistent && b.lanes_reserved == m.lanes_reserved &&
+          b.ephemeral_active == m.ephemeral_active && b.lanes == m.lanes) {
+        return;
+      }
+      if (b.time_ns == now) {
+        mem.back() = m;
+        return;
+      }
+    }
+    mem.push_back(m);
+  }
+
+  std::span<const JobSpec> specs_;
+  const Policy& policy_;
+  Executor& exec_;
+  SchedulerOptions opts_;
+  LaneManager lanes_;
+  PendingQueue pending_;
+  std::vector<LaneSchedule> lane_sched_;
+  ScheduleOutcome out_;
+  std::size_t terminal_ = 0;
+  std::int64_t admitted_ = 0;
+  std::int64_t next_admit_seq_ = 0;
+  std::int64_t busy_lanes_ = 0;
+  Bytes ephemeral_active_ = 0;
+};
+
+}  // namespace
+
+ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, const Policy& policy, Executor& executor,
+                             const SchedulerOptions& opts) {
+  if (!policy.supports(opts.lane_mode)) {
+    throw std::invalid_argument("policy '" + std::string(policy.name()) + "' does not support lane mode '" +
+                                to_string(opts.lane_mode) + "'");
+  }
+  if (opts.capacity <= 0) throw std::invalid_argument("capacity must be positive");
+  if (opts.switch_cost_ns < 0) throw std::invalid_argument("switch cost must not be negative");
+  for (const JobSpec& s : jobs) {
+    if (s.iterations <= 0 || s.iter_ns <= 0 || s.persistent < 0 || s.ephemeral < 0 || s.arrival_ns < 0 ||
+        s.gpu_util_ppm <= 0 || s.gpu_util_ppm > 1'000'000) {
+      throw std::invalid_argument("job '" + s.id + "' has an out-of-range field");
+    }
+  }
+  Loop loop(jobs, policy, executor, opts);
+  return loop.run();
+}
+
+}  // namespace salus::core

@@ -1,0 +1,73 @@
+#pragma once
+/// The scheduling loop, written once and driven by any Executor (see executor.h).
+///
+/// Events: job arrival, run completion (iteration boundary), job finish, lane move. At each
+/// instant the loop takes every arrival and completion of that instant, then runs Algorithm 1's
+/// ProcessRequests over the pending queue in arrival order (again after every lane move), then
+/// asks the policy which job runs next in each idle lane. Decisions happen only at iteration
+/// boundaries, arrivals and finishes.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/executor.h"
+#include "core/job.h"
+#include "core/lanes.h"
+#include "core/policy.h"
+#include "core/units.h"
+
+namespace salus::core {
+
+struct SchedulerOptions {
+  Bytes capacity = 16 * kGiB;    ///< C: memory of the GPU
+  LaneMode lane_mode = LaneMode::kAuto;
+  TimeNs switch_cost_ns = 0;     ///< added to the first iteration after a lane changes job
+  bool record_timeline = false;  ///< keep segments, memory samples and lane moves
+  bool check_invariants = true;  ///< check the safety condition and layout after every change
+};
+
+/// A stretch of consecutive iterations of one job in one lane.
+struct Segment {
+  LaneId lane = kNoLane;
+  JobIndex job = kNoJob;
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;
+  std::int64_t iterations = 0;
+  TimeNs switch_ns = 0;  ///< switching cost paid at its start
+};
+
+/// GPU memory in use, sampled whenever it changes.
+struct MemorySample {
+  TimeNs time_ns = 0;
+  Bytes persistent = 0;        ///< sum of P of admitted jobs
+  Bytes lanes_reserved = 0;    ///< sum of lane sizes
+  Bytes ephemeral_active = 0;  ///< sum of E of jobs with an iteration in flight
+  std::int32_t lanes = 0;
+};
+
+/// Everything a run produced.
+struct ScheduleOutcome {
+  std::vector<JobState> jobs;          ///< indexed like the input specs
+  std::vector<Segment> segments;       ///< when record_timeline
+  std::vector<MemorySample> memory;    ///< when record_timeline
+  std::vector<LaneMove> lane_moves;    ///< when record_timeline
+  std::int64_t lanes_opened = 0;
+  std::int64_t max_concurrent_lanes = 0;
+  std::int64_t admissions_new_lane = 0;
+  std::int64_t admissions_existing_lane = 0;
+  std::int64_t admissions_grown_lane = 0;
+  std::int64_t dispatches = 0;         ///< runs started
+  std::int64_t switches = 0;           ///< runs that paid the switching cost
+  std::int64_t steps = 0;              ///< loop steps (executor waits)
+  std::int64_t iterations = 0;         ///< iterations completed
+  TimeNs end_ns = 0;                   ///< executor clock when the last job ended
+};
+
+/// Runs the jobs to completion under the policy on the executor. Jobs with P + E > capacity are
+/// rejected at arrival with a reason; all others finish (or fail, if the executor says so).
+/// Throws std::invalid_argument when the policy does not support opts.lane_mode, and
+/// std::logic_error if an invariant breaks.
+ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, const Policy& policy, Executor& executor,
+                             const SchedulerOptions& opts);
+
+}  // namespace salus::core

@@ -1,0 +1,44 @@
+#pragma once
+/// Time and memory units used everywhere in the core: int64 nanoseconds and int64 bytes.
+/// Conversions from and to human units happen only at the edges (input parsing, output).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace salus::core {
+
+/// A point in time or a duration, in nanoseconds.
+using TimeNs = std::int64_t;
+/// An amount of memory, in bytes.
+using Bytes = std::int64_t;
+
+/// 128-bit intermediate for products of times and rates that can exceed int64 (GCC/Clang).
+__extension__ typedef __int128 Int128;
+
+inline constexpr TimeNs kNsPerMs = 1'000'000;
+inline constexpr TimeNs kNsPerS = 1'000'000'000;
+inline constexpr TimeNs kNever = INT64_MAX;
+inline constexpr Bytes kKiB = 1024;
+inline constexpr Bytes kMiB = 1024 * kKiB;
+inline constexpr Bytes kGiB = 1024 * kMiB;
+
+/// Rounds a non-negative quantity in seconds (or milliseconds, MiB) to the nearest integer unit.
+/// Returns nullopt when the value is negative, not finite or does not fit in int64.
+std::optional<TimeNs> ns_from_seconds(double seconds);
+std::optional<TimeNs> ns_from_ms(double ms);
+std::optional<Bytes> bytes_from_mib(double mib);
+
+/// Seconds as a double, for output only.
+inline double to_seconds(TimeNs t) { return static_cast<double>(t) / 1e9; }
+inline double to_mib(Bytes b) { return static_cast<double>(b) / static_cast<double>(kMiB); }
+
+/// Parses a memory size such as "16GiB", "512MiB", "16GB", "1.5 GiB" or "1048576" (bytes).
+/// Binary (KiB, MiB, GiB, TiB) and decimal (KB, MB, GB, TB) suffixes, case-insensitive.
+/// Returns nullopt on anything else; `error` (if given) then says what is wrong.
+std::optional<Bytes> parse_size(std::string_view text, std::string* error = nullptr);
+
+/// Formats bytes for humans, e.g. "16 GiB", "110.9 MiB".
+std::string format_size(Bytes b);
+
+}  // namespace salus::core

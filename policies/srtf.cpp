@@ -1,0 +1,36 @@
+#include "policies/builtin.h"
+
+namespace salus::policies {
+namespace {
+
+class Srtf final : public core::Policy {
+ public:
+  std::string_view name() const override { return "srtf"; }
+  std::string_view description() const override {
+    return "preemptive shortest-remaining-time-first: at every boundary the admitted job with the least "
+           "remaining solo time (remaining iterations x iter_ms) runs";
+  }
+  core::LaneMode default_lane_mode() const override { return core::LaneMode::kSingle; }
+  bool supports(core::LaneMode m) const override { return m != core::LaneMode::kExclusive; }
+  core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) const override {
+    core::JobIndex best = core::kNoJob;
+    core::TimeNs best_left = 0;
+    for (core::JobIndex j : lane.jobs) {
+      const auto i = static_cast<std::size_t>(j);
+      const core::TimeNs left = v.states[i].remaining_solo_ns(v.specs[i]);
+      if (best == core::kNoJob || left < best_left || (left == best_left && core::earlier_submitted(v, j, best))) {
+        best = j;
+        best_left = left;
+      }
+    }
+    // Its remaining time only shrinks while it runs, so it stays the shortest until someone joins.
+    const auto b = static_cast<std::size_t>(best);
+    return {best, v.states[b].remaining_iterations(v.specs[b])};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<core::Policy> make_srtf() { return std::make_unique<Srtf>(); }
+
+}  // namespace salus::policies

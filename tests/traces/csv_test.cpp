@@ -1,0 +1,75 @@
+// The CSV reader and the JSON line bookkeeping shared by the trace and catalog readers.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+#include "traces/csv.h"
+
+using salus::core::InputError;
+using salus::traces::json_array_element_lines;
+using salus::traces::parse_csv;
+using salus::traces::parse_json;
+
+TEST_CASE("csv: header, rows and their file lines, with comments and blank lines skipped") {
+  const auto t = parse_csv("# a comment\n\njob_id,arrival_s\n  # indented comment\na,1\n\n b , 2 \n", "t.csv");
+  CHECK(t.header.line == 3);
+  CHECK(t.header.fields == std::vector<std::string>{"job_id", "arrival_s"});
+  REQUIRE(t.rows.size() == 2);
+  CHECK(t.rows[0].line == 5);
+  CHECK(t.rows[0].fields == std::vector<std::string>{"a", "1"});
+  CHECK(t.rows[1].line == 7);
+  CHECK(t.rows[1].fields == std::vector<std::string>{"b", "2"});  // unquoted fields are trimmed
+}
+
+TEST_CASE("csv: CRLF line ends, quoted fields, doubled quotes, empty fields") {
+  const auto t = parse_csv("x,y,z\r\n\"a,b\",\"say \"\"hi\"\"\",\r\n\" padded \",,last\r\n", "t.csv");
+  REQUIRE(t.rows.size() == 2);
+  CHECK(t.rows[0].fields == std::vector<std::string>{"a,b", "say \"hi\"", ""});
+  CHECK(t.rows[1].fields == std::vector<std::string>{" padded ", "", "last"});
+  CHECK(t.rows[1].line == 3);
+}
+
+TEST_CASE("csv: a quoted field may span lines and the next row keeps its own line number") {
+  const auto t = parse_csv("x,y\n\"two\nlines\",1\nb,2", "t.csv");
+  REQUIRE(t.rows.size() == 2);
+  CHECK(t.rows[0].fields[0] == "two\nlines");
+  CHECK(t.rows[0].line == 2);
+  CHECK(t.rows[1].line == 4);
+  CHECK(t.rows[1].fields == std::vector<std::string>{"b", "2"});  // no trailing newline needed
+}
+
+TEST_CASE("csv: empty text has no header and a byte order mark is skipped") {
+  CHECK(parse_csv("", "t.csv").header.fields.empty());
+  CHECK(parse_csv("\n# only a comment\n", "t.csv").header.fields.empty());
+  CHECK(parse_csv("\xEF\xBB\xBFjob_id\na\n", "t.csv").header.fields == std::vector<std::string>{"job_id"});
+}
+
+TEST_CASE("csv: malformed quoting is reported with its line") {
+  CHECK_THROWS_WITH_AS(parse_csv("x,y\na,\"open\n", "t.csv"), "t.csv:2: unterminated quoted field", InputError);
+  CHECK_THROWS_WITH_AS(parse_csv("x,y\n\"a\"b,1\n", "t.csv"), "t.csv:2: unexpected text after a closing quote",
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_csv("x,y\nab\"c,1\n", "t.csv"),
+                       "t.csv:2: quote inside an unquoted field (quote the whole field and double inner quotes)",
+                       InputError);
+}
+
+TEST_CASE("json: a syntax error names the line of the offending character") {
+  CHECK_THROWS_WITH_AS(parse_json("{\n  \"a\": 1,\n}\n", "t.json"),
+                       "t.json:3: invalid JSON: syntax error while parsing object key - unexpected '}'; expected string "
+                       "literal",
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_json("[\n{\"a\": 1}\n", "t.json"),
+                       "t.json:3: invalid JSON: syntax error while parsing array - unexpected end of input; expected ']'",
+                       InputError);
+  CHECK(parse_json("[1, 2]", "t.json").size() == 2);
+}
+
+TEST_CASE("json: lines where the elements of the records array start") {
+  const std::string top = "[\n  {\"a\": [1, {\"b\": 2}]},\n\n  {\"s\": \"}],{\\\"\"}\n  , 7\n]\n";
+  CHECK(json_array_element_lines(top, "") == std::vector<long>{2, 4, 5});
+  const std::string keyed = "{\"other\": [1, 2],\n \"jobs\": [\n  {\"a\": 1},\n  {\"a\": [\n2]}, {\"a\": 3}]}";
+  CHECK(json_array_element_lines(keyed, "jobs") == std::vector<long>{3, 4, 5});
+  CHECK(json_array_element_lines("{\"jobs\": []}", "jobs").empty());
+  CHECK(json_array_element_lines("{\"x\": {\"jobs\": [1]}}", "jobs").empty());  // only top-level keys count
+}

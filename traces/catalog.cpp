@@ -1,0 +1,210 @@
+#include "traces/catalog.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+#include "traces/csv.h"
+
+#ifndef SALUS_DATA_DIR
+#error "SALUS_DATA_DIR must name the repository's traces/ folder (set by traces/CMakeLists.txt)"
+#endif
+
+namespace salus::traces {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kFormat = "salus-catalog/1";
+constexpr const char* kTopKeys = "format, gpu, notes, workloads";
+constexpr const char* kEntryKeys = "name, persistent_mib, ephemeral_mib, iter_ms, gpu_util, source";
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+// Orders decimal digit strings by value without converting (no overflow on long suffixes).
+bool numeric_less(std::string_view a, std::string_view b) {
+  auto strip = [](std::string_view s) {
+    while (s.size() > 1 && s.front() == '0') s.remove_prefix(1);
+    return s;
+  };
+  a = strip(a);
+  b = strip(b);
+  if (a.size() != b.size()) return a.size() < b.size();
+  return a < b;
+}
+
+// Reads one workload entry; errors name the line where the entry starts and, once known, its name.
+class EntryReader {
+ public:
+  EntryReader(const json& entry, std::string path, long line) : entry_(entry), path_(std::move(path)), line_(line) {}
+
+  WorkloadProfile read() {
+    if (!entry_.is_object()) fail("a workload must be a JSON object, got " + entry_.dump());
+    WorkloadProfile p;
+    const json* name = entry_.contains("name") ? &entry_.at("name") : nullptr;
+    if (!name) fail("workload has no 'name'");
+    if (!name->is_string() || name->get<std::string>().empty()) fail("name must be a non-empty string, got " + name->dump());
+    p.name = name->get<std::string>();
+    prefix_ = "workload '" + p.name + "': ";
+    static const char* const kKeys[] = {"name", "persistent_mib", "ephemeral_mib", "iter_ms", "gpu_util", "source"};
+    for (const auto& item : entry_.items()) {
+      const std::string& key = item.key();
+      if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }) == std::end(kKeys)) {
+        fail("unknown key '" + key + "' (valid: " + kEntryKeys + ")");
+      }
+    }
+    const double persistent = number("persistent_mib", ">= 0", [](double v) { return v >= 0; });
+    const double ephemeral = number("ephemeral_mib", ">= 0", [](double v) { return v >= 0; });
+    const double iter_ms = number("iter_ms", "> 0", [](double v) { return v > 0; });
+    const double util = number("gpu_util", "in (0, 1]", [](double v) { return v > 0 && v <= 1; });
+    const json& source = required("source");
+    if (!source.is_string() || source.get<std::string>().empty()) fail("source must be a non-empty string");
+    p.source = source.get<std::string>();
+
+    auto persistent_b = core::bytes_from_mib(persistent);
+    auto ephemeral_b = core::bytes_from_mib(ephemeral);
+    auto iter = core::ns_from_ms(iter_ms);
+    if (!persistent_b) fail("persistent_mib is out of range");
+    if (!ephemeral_b) fail("ephemeral_mib is out of range");
+    if (!iter || *iter <= 0) fail("iter_ms must be a number > 0 that is at least 1 ns");
+    const auto ppm = static_cast<std::int32_t>(std::llround(util * 1e6));
+    if (ppm <= 0) fail("gpu_util must be in (0, 1] and at least 1e-6");
+    p.persistent = *persistent_b;
+    p.ephemeral = *ephemeral_b;
+    p.iter_ns = *iter;
+    p.gpu_util_ppm = ppm;
+    return p;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const { throw core::InputError(core::at(path_, line_, prefix_ + what)); }
+
+  const json& required(const char* key) const {
+    if (!entry_.contains(key)) fail(std::string("missing '") + key + "'");
+    return entry_.at(key);
+  }
+
+  template <class Ok>
+  double number(const char* key, const char* range, Ok ok) const {
+    const json& v = required(key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || !ok(v.get<double>())) {
+      fail(std::string(key) + " must be a number " + range + ", got " + v.dump());
+    }
+    return v.get<double>();
+  }
+
+  const json& entry_;
+  std::string path_;
+  long line_;
+  std::string prefix_;
+};
+
+}  // namespace
+
+Catalog Catalog::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw core::InputError(path + ": cannot open catalog file");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  const json doc = parse_json(text, path);
+
+  auto top_error = [&](const std::string& what) { return core::InputError(core::at(path, 1, what)); };
+  if (!doc.is_object()) throw top_error("a catalog must be a JSON object with \"format\", \"gpu\" and \"workloads\"");
+  for (const auto& item : doc.items()) {
+    const std::string& key = item.key();
+    if (key != "format" && key != "gpu" && key != "notes" && key != "workloads") {
+      throw top_error("unknown key '" + key + "' (valid: " + kTopKeys + ")");
+    }
+  }
+  if (!doc.contains("format") || doc.at("format") != kFormat) {
+    throw top_error(std::string("\"format\" must be \"") + kFormat + "\"" +
+                    (doc.contains("format") ? ", got " + doc.at("format").dump() : ""));
+  }
+  if (!doc.contains("gpu") || !doc.at("gpu").is_string() || doc.at("gpu").get<std::string>().empty()) {
+    throw top_error("\"gpu\" must be a non-empty string naming the GPU the figures are for");
+  }
+  if (!doc.contains("workloads") || !doc.at("workloads").is_array()) throw top_error("missing \"workloads\" array");
+  const json& workloads = doc.at("workloads");
+  if (workloads.empty()) throw top_error("no workloads");
+
+  const std::vector<long> lines = json_array_element_lines(text, "workloads");
+  Catalog catalog;
+  catalog.path_ = path;
+  catalog.gpu_ = doc.at("gpu").get<std::string>();
+  std::map<std::string, long, std::less<>> first_line;
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    const long line = i < lines.size() ? lines[i] : 1;
+    WorkloadProfile p = EntryReader(workloads[i], path, line).read();
+    if (auto it = first_line.find(p.name); it != first_line.end()) {
+      throw core::InputError(
+          core::at(path, line, "duplicate workload name '" + p.name + "' (first at line " + std::to_string(it->second) + ")"));
+    }
+    first_line.emplace(p.name, line);
+    catalog.profiles_.emplace(p.name, std::move(p));
+  }
+  return catalog;
+}
+
+std::string Catalog::default_path() { return std::string(SALUS_DATA_DIR) + "/profiles/catalog.json"; }
+
+Catalog Catalog::load_default() { return load(default_path()); }
+
+const WorkloadProfile* Catalog::find(std::string_view name) const {
+  auto it = profiles_.find(name);
+  return it == profiles_.end() ? nullptr : &it->second;
+}
+
+const WorkloadProfile* Catalog::find_model(std::string_view model) const {
+  if (const WorkloadProfile* exact = find(model)) return exact;
+  if (model.empty()) return nullptr;
+  // Variants are "<model>_<suffix>" with no further '_' in the suffix. A numeric suffix is a
+  // batch size and the smallest wins; only when there is none does the smallest name win
+  // (seq2seq_large < seq2seq_medium < seq2seq_small).
+  const WorkloadProfile* best = nullptr;
+  std::string_view best_suffix;
+  const std::string prefix = std::string(model) + "_";
+  for (auto it = profiles_.lower_bound(prefix); it != profiles_.end() && it->first.starts_with(prefix); ++it) {
+    const std::string_view suffix = std::string_view(it->first).substr(prefix.size());
+    if (suffix.empty() || suffix.find('_') != std::string_view::npos) continue;
+    if (!best) {
+      best = &it->second;
+      best_suffix = suffix;
+      continue;
+    }
+    const bool num = all_digits(suffix);
+    const bool best_num = all_digits(best_suffix);
+    // Names are visited in sorted order, so among equals the first seen is the smallest name.
+    const bool better = num && best_num ? numeric_less(suffix, best_suffix) : num && !best_num;
+    if (better) {
+      best = &it->second;
+      best_suffix = suffix;
+    }
+  }
+  return best;
+}
+
+std::vector<std::string> Catalog::names() const {
+  std::vector<std::string> out;
+  out.reserve(profiles_.size());
+  for (const auto& [name, profile] : profiles_) out.push_back(name);
+  return out;
+}
+
+std::string Catalog::names_joined() const {
+  std::string out;
+  for (const auto& [name, profile] : profiles_) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
+}
+
+}  // namespace salus::traces

@@ -1,0 +1,50 @@
+#pragma once
+/// The workload catalog: per-workload persistent memory P, ephemeral memory E, solo iteration
+/// time and GPU utilisation, each with where the numbers came from. Loaded from JSON.
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/units.h"
+
+namespace salus::traces {
+
+struct WorkloadProfile {
+  std::string name;                       ///< e.g. "resnet50_25" (model_batch)
+  core::Bytes persistent = 0;             ///< P
+  core::Bytes ephemeral = 0;              ///< E = peak - P
+  core::TimeNs iter_ns = 0;               ///< solo iteration time
+  std::int32_t gpu_util_ppm = 1'000'000;  ///< u in (0, 1], parts per million
+  std::string source;                     ///< provenance: "estimated: ..." or "measured on <GPU>"
+};
+
+class Catalog {
+ public:
+  /// Reads a catalog file. Throws core::InputError "path:line: what" on bad content.
+  static Catalog load(const std::string& path);
+  /// The catalog shipped in the repository (SALUS_DATA_DIR/profiles/catalog.json).
+  static Catalog load_default();
+  static std::string default_path();
+
+  /// The profile with exactly this name, or nullptr.
+  const WorkloadProfile* find(std::string_view name) const;
+  /// For a model name without batch size (e.g. "vgg16"): the exact entry if any, else the
+  /// variant "<model>_<batch>" with the smallest batch; nullptr when there is none.
+  const WorkloadProfile* find_model(std::string_view model) const;
+  /// All names, sorted.
+  std::vector<std::string> names() const;
+  /// Comma-separated list of all names, for error messages.
+  std::string names_joined() const;
+
+  const std::string& path() const { return path_; }
+  const std::string& gpu() const { return gpu_; }
+  std::size_t size() const { return profiles_.size(); }
+
+ private:
+  std::string path_;
+  std::string gpu_;
+  std::map<std::string, WorkloadProfile, std::less<>> profiles_;
+};
+
+}  // namespace salus::traces
