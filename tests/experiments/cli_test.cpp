@@ -1,0 +1,192 @@
+// salus-sim as a user runs it: exit codes, exact error messages, golden output, determinism.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+fs::path scratch() {
+  const fs::path d = fs::temp_directory_path() / ("salus-cli-test-" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+/// Runs salus-sim from the source directory (so relative paths in outputs are stable).
+Result sim(const std::string& args) {
+  const fs::path d = scratch();
+  const std::string cmd = "cd '" SALUS_SOURCE_DIR "' && '" SALUS_SIM_BIN "' " + args + " >'" + (d / "out").string() +
+                          "' 2>'" + (d / "err").string() + "' </dev/null";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(d / "out");
+  r.err = slurp(d / "err");
+  return r;
+}
+
+fs::path write_file(const std::string& name, const std::string& text) {
+  const fs::path p = scratch() / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+
+const std::string kHand = "--trace traces/examples/hand.csv --profiles traces/profiles/catalog.json";
+
+}  // namespace
+
+TEST_CASE("help exits 0 and lists the policies") {
+  const Result r = sim("--help");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("--switch-cost-ms") != std::string::npos);
+  CHECK(r.out.find("  fair: time sharing") != std::string::npos);
+}
+
+TEST_CASE("bad command lines exit 2 with the exact message") {
+  struct Case {
+    std::string args, err;
+  };
+  const Case cases[] = {
+      {kHand + " --policy fifo,lifo", "salus-sim: unknown policy 'lifo' (valid: fifo, srtf, pack, fair)\n"},
+      {kHand + " --policy fifo,fifo", "salus-sim: --policy: 'fifo' is listed twice\n"},
+      {kHand + " --gpu-mem 16XB",
+       "salus-sim: --gpu-mem: unknown size unit 'XB' (valid: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)\n"},
+      {kHand + " --gpu-mem 0GiB", "salus-sim: --gpu-mem: must be positive\n"},
+      {kHand + " --lanes many", "salus-sim: --lanes: unknown lane mode 'many' (valid: single, auto)\n"},
+      {kHand + " --interference mps", "salus-sim: unknown interference model 'mps' (valid: none, profiled)\n"},
+      {kHand + " --switch-cost-ms -1", "salus-sim: --switch-cost-ms: must be a non-negative number\n"},
+      {kHand + " --profile-noise 100", "salus-sim: --profile-noise: must be in [0, 100)\n"},
+      {kHand + " --bogus", "salus-sim: unrecognised option '--bogus' (see --help)\n"},
+      {kHand + " --switch-cost-ms abc",
+       "salus-sim: the argument ('abc') for option '--switch-cost-ms' is invalid (see --help)\n"},
+      {"--trace no/such/file.csv", "salus-sim: no/such/file.csv: cannot open trace file\n"},
+      {"--trace traces/examples/hand.csv --profiles no/such.json", "salus-sim: no/such.json: cannot open catalog file\n"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const Result r = sim(c.args);
+    CHECK(r.code == 2);
+    CHECK(r.err == c.err);
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("a bad trace names file:line and exits 2") {
+  const fs::path bad = write_file("bad.csv",
+                                  "job_id,arrival_s,iterations,persistent_mib,ephemeral_mib,iter_ms\n"
+                                  "a,0,10,100,100,5\n"
+                                  "b,1,ten,100,100,5\n");
+  const Result r = sim("--trace '" + bad.string() + "'");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-sim: " + bad.string() + ":3: iterations must be a positive integer, got 'ten'\n");
+}
+
+TEST_CASE("a job larger than the GPU is rejected with a reason and the run goes on") {
+  const fs::path t = write_file("big.csv",
+                                "job_id,arrival_s,iterations,persistent_mib,ephemeral_mib,iter_ms\n"
+                                "small,0,10,100,100,5\n"
+                                "huge,0,10,1024,1024,5\n");
+  const Result r = sim("--trace '" + t.string() + "' --gpu-mem 1GiB --policy fifo");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("note: fifo: job huge rejected: needs P + E = 1 GiB + 1 GiB = 2 GiB, more than the GPU's 1 GiB") !=
+        std::string::npos);
+  CHECK(r.out.find("fifo     exclusive        0.05 s         0.00 s       0.05 s       0.05 s      1         1") !=
+        std::string::npos);
+}
+
+TEST_CASE("every trace format runs under all four policies") {
+  for (const char* trace : {"traces/examples/small.csv", "traces/examples/small.json", "traces/examples/tiresias_small.csv"}) {
+    CAPTURE(trace);
+    const Result r = sim(std::string("--trace ") + trace);
+    CHECK(r.code == 0);
+    for (const char* row : {"\nfifo     exclusive", "\nsrtf     single", "\npack     auto", "\nfair     single"}) {
+      CHECK(r.out.find(row) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("fifo ignores --lanes and says so") {
+  const Result r = sim(kHand + " --lanes auto --policy fifo,fair");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("note: fifo runs in exclusive mode; --lanes auto does not apply to it") != std::string::npos);
+  CHECK(r.out.find("\nfair     auto") != std::string::npos);
+}
+
+// The golden summary of the hand-checkable trace (ideal GPU, no switching cost). Its numbers,
+// by hand (a: 10 x 100 ms, arrives 0; b: 2 x 50 ms at 0.25 s; c: 4 x 200 ms at 0.5 s):
+//   fifo: a 0-1.0, b 1.0-1.1, c 1.1-1.9; JCT 1.0, 0.85, 1.4.
+//   srtf: a 0-0.3 (b arrives, cut at a's boundary), b 0.3-0.4, a 0.4-1.1 (c arrives at 0.5 with
+//         800 ms left against a's 600 ms), c 1.1-1.9; JCT 1.1, 0.15, 1.4.
+//   pack: three lanes (4000 + 2000 + 8000 MiB + P 3500 MiB <= 16 GiB): a 0-1.0, b 0.25-0.35,
+//         c 0.5-1.3; JCT 1.0, 0.1, 0.8.
+//   fair: a 0-0.3 (its 0.2-0.3 iteration counts after b joined: a 100 ms, b 0), b 0.3-0.4 (both
+//         of its 50 ms iterations: 0 + 50 < 100 keeps it first), a 0.4-0.5, c joins at 0.5 (a 100,
+//         c 0): c 0.5-0.7, a 0.7-0.9, c 0.9-1.1, a 1.1-1.3, c 1.3-1.5, a 1.5-1.7 (done),
+//         c 1.7-1.9; JCT 1.7, 0.15, 1.4.
+TEST_CASE("golden summary of the hand trace, byte for byte") {
+  const fs::path out = scratch() / "hand.json";
+  const Result r = sim(kHand + " --interference none --switch-cost-ms 0 --summary-json '" + out.string() + "'");
+  REQUIRE(r.code == 0);
+  const std::string got = slurp(out);
+  const std::string want = slurp(fs::path(SALUS_TEST_DATA_DIR) / "golden" / "hand_summary.json");
+  CHECK(got == want);
+  const auto j = nlohmann::json::parse(got);
+  auto result = [&](const char* p) {
+    for (const auto& x : j["results"]) if (x["policy"] == p) return x;
+    FAIL("missing policy");
+    return nlohmann::json();
+  };
+  CHECK(result("fifo")["makespan_s"].get<double>() == doctest::Approx(1.9).epsilon(1e-12));
+  CHECK(result("fifo")["avg_jct_s"].get<double>() == doctest::Approx((1.0 + 0.85 + 1.4) / 3).epsilon(1e-12));
+  CHECK(result("fifo")["avg_queuing_s"].get<double>() == doctest::Approx((0 + 0.75 + 0.6) / 3).epsilon(1e-12));
+  CHECK(result("fifo")["p95_jct_s"].get<double>() == doctest::Approx(1.4).epsilon(1e-12));
+  CHECK(result("srtf")["avg_jct_s"].get<double>() == doctest::Approx((1.1 + 0.15 + 1.4) / 3).epsilon(1e-12));
+  CHECK(result("srtf")["makespan_s"].get<double>() == doctest::Approx(1.9).epsilon(1e-12));
+  CHECK(result("pack")["makespan_s"].get<double>() == doctest::Approx(1.3).epsilon(1e-12));
+  CHECK(result("pack")["avg_jct_s"].get<double>() == doctest::Approx((1.0 + 0.1 + 0.8) / 3).epsilon(1e-12));
+  CHECK(result("pack")["lanes_opened"] == 3);
+  CHECK(result("fair")["avg_jct_s"].get<double>() == doctest::Approx((1.7 + 0.15 + 1.4) / 3).epsilon(1e-12));
+  CHECK(result("fair")["p95_jct_s"].get<double>() == doctest::Approx(1.7).epsilon(1e-12));
+}
+
+TEST_CASE("same inputs and seed give byte-identical outputs") {
+  const fs::path a = scratch() / "run_a", b = scratch() / "run_b";
+  const std::string args = "--trace traces/examples/small.csv --profiles traces/profiles/catalog.json --profile-noise 10 --seed 7";
+  REQUIRE(sim(args + " --out '" + a.string() + "'").code == 0);
+  REQUIRE(sim(args + " --out '" + b.string() + "'").code == 0);
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(a)) {
+    CAPTURE(e.path().filename().string());
+    CHECK(slurp(e.path()) == slurp(b / e.path().filename()));
+    ++files;
+  }
+  CHECK(files == 18);
+  // A different seed changes the actual iteration times, so the summary changes.
+  const fs::path c = scratch() / "run_c";
+  REQUIRE(sim("--trace traces/examples/small.csv --profiles traces/profiles/catalog.json --profile-noise 10 --seed 8 --out '" +
+              c.string() + "'").code == 0);
+  CHECK(slurp(a / "summary.json") != slurp(c / "summary.json"));
+}
