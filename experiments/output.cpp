@@ -104,7 +104,11 @@ void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& j
     }
     std::ostringstream tf;
     tf << "lane,job_id,start_s,end_s,iterations,switch_s\n";
-    for (const core::Segment& g : o.segments) {
+    std::vector<core::Segment> segments = o.segments;  // in completion order; plots want start order
+    std::stable_sort(segments.begin(), segments.end(), [](const core::Segment& x, const core::Segment& y) {
+      return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.lane < y.lane;
+    });
+    for (const core::Segment& g : segments) {
       tf << g.lane << ',' << csv_field(jobs[static_cast<std::size_t>(g.job)].id) << ',' << seconds_text(g.start_ns)
          << ',' << seconds_text(g.end_ns) << ',' << g.iterations << ',' << seconds_text(g.switch_ns) << '\n';
     }
