@@ -35,10 +35,11 @@ FindLaneResult LaneManager::find_lane(Bytes p, Bytes e) const {
     }
     if (best != nullptr) return {LaneChoice::kExistingLane, best->id};
   }
-  // 3. Grow the smallest lane for which the safety condition still holds.
+  // 3. Grow the smallest lane for which the safety condition still holds. Only lanes smaller than
+  //    E qualify: setting a larger lane to E would shrink it under the jobs it already holds.
   const Lane* grow = nullptr;
   for (const Lane& l : lanes_) {
-    if (used - l.size + e <= capacity_ && (grow == nullptr || l.size < grow->size)) grow = &l;
+    if (l.size < e && used - l.size + e <= capacity_ && (grow == nullptr || l.size < grow->size)) grow = &l;
   }
   if (grow != nullptr) return {LaneChoice::kGrownLane, grow->id};
   return {LaneChoice::kNotFound, kNoLane};
@@ -115,13 +116,17 @@ Bytes LaneManager::target_offset(LaneId id) const {
   invariant_failed("lane exists", __FILE__, __LINE__, "lane " + std::to_string(id));
 }
 
-bool LaneManager::region_free(int index, Bytes offset, Bytes size) const {
+// A lane may take [offset, offset + size) when that stays above the persistent region and keeps
+// the physical order of the placed lanes equal to their stack order (earlier-opened lanes higher
+// up), which also rules out overlaps. Keeping the order is what guarantees progress: the topmost
+// lane that must move up and the bottommost lane that must move down can always move once idle,
+// so no two lanes ever wait for each other.
+bool LaneManager::region_allowed(int index, Bytes offset, Bytes size) const {
   if (offset < persistent_ || offset + size > capacity_) return false;
-  for (std::size_t k = 0; k < lanes_.size(); ++k) {
-    if (static_cast<int>(k) == index) continue;
-    const Lane& o = lanes_[k];
-    if (o.offset == kUnplaced || o.placed_size == 0 || size == 0) continue;
-    if (offset < o.offset + o.placed_size && o.offset < offset + size) return false;
+  for (int k = 0; k < static_cast<int>(lanes_.size()); ++k) {
+    const Lane& o = lanes_[static_cast<std::size_t>(k)];
+    if (k == index || o.offset == kUnplaced) continue;
+    if (k < index ? o.offset < offset + size : o.offset + o.placed_size > offset) return false;
   }
   return true;
 }
@@ -136,7 +141,7 @@ int LaneManager::settle(TimeNs now, std::vector<LaneMove>* log) {
       Lane& l = lanes_[k];
       top -= l.size;
       if (l.busy || (l.offset == top && l.placed_size == l.size)) continue;
-      if (!region_free(static_cast<int>(k), top, l.size)) continue;
+      if (!region_allowed(static_cast<int>(k), top, l.size)) continue;
       if (log) log->push_back(LaneMove{now, l.id, l.offset, l.placed_size, top, l.size});
       l.offset = top;
       l.placed_size = l.size;
@@ -190,17 +195,15 @@ void LaneManager::check_invariants() const {
   SALUS_INVARIANT(persistent_ + lanes_total_ <= capacity_, "safety condition: sum P + sum L <= C",
                   std::to_string(persistent_) + " + " + std::to_string(lanes_total_) + " > " + std::to_string(capacity_));
   SALUS_INVARIANT(max_lanes_ == 0 || static_cast<int>(lanes_.size()) <= max_lanes_, "lane cap", std::to_string(lanes_.size()));
-  for (std::size_t k = 0; k < lanes_.size(); ++k) {
-    const Lane& l = lanes_[k];
+  const Lane* above = nullptr;  // the nearest placed lane higher in the stack
+  for (const Lane& l : lanes_) {
     if (l.offset == kUnplaced) continue;
     SALUS_INVARIANT(l.offset >= persistent_ && l.offset + l.placed_size <= capacity_,
                     "layout: lane between the persistent region and C", "lane " + std::to_string(l.id));
-    for (std::size_t m = k + 1; m < lanes_.size(); ++m) {
-      const Lane& o = lanes_[m];
-      if (o.offset == kUnplaced || o.placed_size == 0 || l.placed_size == 0) continue;
-      SALUS_INVARIANT(!(l.offset < o.offset + o.placed_size && o.offset < l.offset + l.placed_size),
-                      "layout: lanes do not overlap", "lanes " + std::to_string(l.id) + ", " + std::to_string(o.id));
-    }
+    SALUS_INVARIANT(above == nullptr || l.offset + l.placed_size <= above->offset,
+                    "layout: lanes do not overlap and keep their stack order",
+                    "lanes " + std::to_string(above ? above->id : -1) + ", " + std::to_string(l.id));
+    above = &l;
   }
 }
 

@@ -69,8 +69,8 @@ class LaneManager {
   ///  1. open a new lane of size E if  sum P + P + sum L + E <= C  (and the lane cap allows);
   ///  2. else the best-fitting existing lane: the smallest L_j >= E (ties: opened first), if
   ///     sum P + P + sum L <= C;
-  ///  3. else grow the smallest lane r (ascending L_r, ties: opened first) with
-  ///     sum P + P + sum L - L_r + E <= C  to size E;
+  ///  3. else grow the smallest lane r with L_r < E (ascending L_r, ties: opened first) with
+  ///     sum P + P + sum L - L_r + E <= C  to size E (lanes never shrink);
   ///  4. else not found.
   FindLaneResult find_lane(Bytes persistent, Bytes ephemeral) const;
 
@@ -120,7 +120,7 @@ class LaneManager {
  private:
   int find(LaneId id) const;
   Lane& at(LaneId id);
-  bool region_free(int index, Bytes offset, Bytes size) const;
+  bool region_allowed(int index, Bytes offset, Bytes size) const;
   void update_unsettled();
 
   Bytes capacity_;

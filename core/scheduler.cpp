@@ -42,6 +42,7 @@ struct LaneSchedule {
   bool needs_decision = false;  // a job joined since the current run started
   TimeNs run_switch_ns = 0;     // switching cost paid by the current run
   bool joined_during_run = false;  // a job joined while the current run was in flight
+  TimeNs last_join_ns = 0;         // when the last job joined the lane
 };
 
 class Loop {
@@ -76,12 +77,13 @@ class Loop {
       schedule(now, event);
       const TimeNs deadline = cursor < n ? spec(order[cursor]).arrival_ns : kNever;
       SALUS_INVARIANT(busy_lanes_ > 0 || deadline != kNever, "progress: something runs or arrives",
-                      std::to_string(pending_.size()) + " pending, " + std::to_string(admitted_) + " admitted");
+                      std::to_string(pending_.size()) + " pending, " + std::to_string(admitted_) + " admitted, " +
+                          describe_lanes());
       exec_.wait(deadline, completions);
       ++out_.steps;
     }
     out_.end_ns = exec_.now();
-    sample_memory(out_.end_ns);
+    if (opts_.record_timeline) sample_memory(out_.end_ns);
     return std::move(out_);
   }
 
@@ -91,6 +93,29 @@ class Loop {
   LaneSchedule& sched(LaneId id) {
     if (static_cast<std::size_t>(id) >= lane_sched_.size()) lane_sched_.resize(static_cast<std::size_t>(id) + 1);
     return lane_sched_[static_cast<std::size_t>(id)];
+  }
+
+  void check_invariants() const {
+    lanes_.check_invariants();
+    for (const Lane& l : lanes_.lanes()) {
+      const LaneSchedule& ls = lane_sched_[static_cast<std::size_t>(l.id)];
+      SALUS_INVARIANT(static_cast<std::int32_t>(ls.jobs.size()) == l.refs, "lane references match its jobs",
+                      "lane " + std::to_string(l.id));
+      for (JobIndex j : ls.jobs) {
+        SALUS_INVARIANT(spec(j).ephemeral <= l.size, "lane size L_j >= E of each of its jobs",
+                        "lane " + std::to_string(l.id) + ", job " + spec(j).id);
+      }
+    }
+  }
+
+  std::string describe_lanes() const {
+    std::string d = "persistent " + std::to_string(lanes_.persistent_bytes()) + ", lanes:";
+    for (const Lane& l : lanes_.lanes()) {
+      d += " [id " + std::to_string(l.id) + " size " + std::to_string(l.size) + " at " + std::to_string(l.offset) +
+           "/" + std::to_string(l.placed_size) + " target " + std::to_string(lanes_.target_offset(l.id)) +
+           (l.busy ? " busy" : "") + " refs " + std::to_string(l.refs) + "]";
+    }
+    return d;
   }
 
   void arrive(JobIndex j, std::int64_t rank) {
@@ -119,8 +144,13 @@ class Loop {
                     "completed iterations within the job", spec(c.job).id);
     st.iterations_done += c.iterations_done;
     // Only the iteration in flight when a job joined counts as service after the join (the run
-    // was cut at that iteration's end); the earlier ones were received before it.
-    st.lane_iterations += ls.joined_during_run ? std::min<std::int64_t>(1, c.iterations_done) : c.iterations_done;
+    // was cut at that iteration's end); the earlier ones were received before it. An iteration
+    // that ended exactly at the join instant is before it, as if the run had stopped there.
+    if (!ls.joined_during_run) {
+      st.lane_iterations += c.iterations_done;
+    } else if (c.end_ns > ls.last_join_ns) {
+      st.lane_iterations += std::min<std::int64_t>(1, c.iterations_done);
+    }
     ls.joined_during_run = false;
     st.gpu_time_ns += c.end_ns - c.start_ns;
     st.running = false;
@@ -167,7 +197,7 @@ class Loop {
       while (process_requests(now) >= 0 && lanes_.unsettled() && lanes_.settle(now, log) > 0) {
       }
       // Memory changes only at these events, so this is where the safety condition is checked.
-      if (opts_.check_invariants) lanes_.check_invariants();
+      if (opts_.check_invariants) check_invariants();
     }
     const bool all_ready = !lanes_.unsettled();
     for (const Lane& l : lanes_.lanes()) {
@@ -212,6 +242,7 @@ class Loop {
     for (JobIndex k : ls.jobs) state(k).lane_iterations = 0;
     ls.needs_decision = true;
     if (ls.running != kNoJob) ls.joined_during_run = true;
+    ls.last_join_ns = now;
     switch (r.choice) {
       case LaneChoice::kNewLane: ++out_.admissions_new_lane; ++out_.lanes_opened; break;
       case LaneChoice::kExistingLane: ++out_.admissions_existing_lane; break;

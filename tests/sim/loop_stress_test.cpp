@@ -1,0 +1,130 @@
+// The scheduling loop on random traces: every policy and lane mode finishes every job, keeps the
+// safety condition (checked by the loop after every change), and batching runs of iterations
+// changes nothing compared with deciding at every single iteration boundary.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/scheduler.h"
+#include "policies/registry.h"
+#include "sim/interference.h"
+#include "sim/sim_executor.h"
+#include "support/jobs.h"
+
+using namespace salus;
+
+namespace {
+
+std::vector<core::JobSpec> random_trace(std::uint64_t seed, int n) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](std::int64_t lo, std::int64_t hi) { return lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi - lo + 1)); };
+  std::vector<core::JobSpec> jobs;
+  core::TimeNs t = 0;
+  for (int i = 0; i < n; ++i) {
+    if (pick(0, 3) != 0) t += test::ms(pick(0, 400));  // a quarter arrive together with the previous one
+    jobs.push_back(test::job("j" + std::to_string(i), t, pick(1, 60), test::ms(pick(1, 50)), test::mib(pick(0, 3000)),
+                             test::mib(pick(0, 9000)), static_cast<std::int32_t>(pick(100'000, 1'000'000))));
+  }
+  return test::trace(std::move(jobs));
+}
+
+/// Wraps a policy and never lets a choice stand for more than one iteration.
+class OneIterationAtATime final : public core::Policy {
+ public:
+  explicit OneIterationAtATime(std::unique_ptr<core::Policy> p) : p_(std::move(p)) {}
+  std::string_view name() const override { return p_->name(); }
+  std::string_view description() const override { return p_->description(); }
+  core::LaneMode default_lane_mode() const override { return p_->default_lane_mode(); }
+  bool supports(core::LaneMode m) const override { return p_->supports(m); }
+  core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& l) const override {
+    core::Decision d = p_->choose(v, l);
+    d.max_iterations = 1;
+    return d;
+  }
+
+ private:
+  std::unique_ptr<core::Policy> p_;
+};
+
+core::ScheduleOutcome run(const std::vector<core::JobSpec>& jobs, const core::Policy& policy, core::LaneMode mode,
+                          const sim::InterferenceModel& model, core::TimeNs switch_cost) {
+  core::SchedulerOptions opts;
+  opts.capacity = test::gib(16);
+  opts.lane_mode = mode;
+  opts.switch_cost_ns = switch_cost;
+  opts.record_timeline = true;
+  sim::SimExecutor exec(jobs, model);
+  return core::run_schedule(jobs, policy, exec, opts);
+}
+
+struct Setup {
+  const char* policy;
+  core::LaneMode mode;
+};
+constexpr Setup kSetups[] = {
+    {"fifo", core::LaneMode::kExclusive}, {"srtf", core::LaneMode::kSingle}, {"srtf", core::LaneMode::kAuto},
+    {"pack", core::LaneMode::kAuto},      {"pack", core::LaneMode::kSingle}, {"fair", core::LaneMode::kSingle},
+    {"fair", core::LaneMode::kAuto},
+};
+
+}  // namespace
+
+TEST_CASE("random traces: every policy and lane mode finishes every admissible job") {
+  const sim::UtilisationInterference profiled;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    const auto jobs = random_trace(seed, 3 + static_cast<int>(seed % 20));
+    for (const Setup& s : kSetups) {
+      CAPTURE(seed);
+      const std::string policy_name = s.policy;
+      CAPTURE(policy_name);
+      const std::string mode_name = core::to_string(s.mode);
+      CAPTURE(mode_name);
+      const auto policy = policies::make_policy(s.policy);
+      const core::ScheduleOutcome out = run(jobs, *policy, s.mode, profiled, test::ms(2));
+      std::int64_t iterations = 0;
+      for (std::size_t i = 0; i < jobs.size(); ++i) {
+        const core::JobState& st = out.jobs[i];
+        REQUIRE(st.status == core::JobStatus::kDone);  // P + E <= 12 GiB < 16 GiB: nothing is rejected
+        CHECK(st.iterations_done == jobs[i].iterations);
+        CHECK(st.first_start_ns >= jobs[i].arrival_ns);
+        CHECK(st.finish_ns >= st.first_start_ns + jobs[i].solo_ns());
+        iterations += jobs[i].iterations;
+      }
+      CHECK(out.iterations == iterations);
+      // Segments of one lane never overlap in time, and a job is never in two places at once.
+      std::vector<core::Segment> seg = out.segments;
+      std::sort(seg.begin(), seg.end(), [](const auto& a, const auto& b) {
+        return a.lane != b.lane ? a.lane < b.lane : a.start_ns < b.start_ns;
+      });
+      for (std::size_t k = 1; k < seg.size(); ++k) {
+        if (seg[k].lane == seg[k - 1].lane) CHECK(seg[k].start_ns >= seg[k - 1].end_ns);
+      }
+      if (s.mode != core::LaneMode::kAuto) CHECK(out.max_concurrent_lanes <= 1);
+      for (const core::MemorySample& m : out.memory) CHECK(m.persistent + m.lanes_reserved <= test::gib(16));
+    }
+  }
+}
+
+TEST_CASE("batched runs decide exactly as deciding at every iteration boundary (ideal GPU)") {
+  const sim::NoInterference ideal;
+  for (std::uint64_t seed = 100; seed < 400; ++seed) {
+    const auto jobs = random_trace(seed, 2 + static_cast<int>(seed % 12));
+    for (const Setup& s : kSetups) {
+      CAPTURE(seed);
+      const std::string policy_name = s.policy;
+      CAPTURE(policy_name);
+      const auto batched_policy = policies::make_policy(s.policy);
+      const OneIterationAtATime stepped_policy(policies::make_policy(s.policy));
+      const auto batched = run(jobs, *batched_policy, s.mode, ideal, test::ms(3));
+      const auto stepped = run(jobs, stepped_policy, s.mode, ideal, test::ms(3));
+      CHECK(test::finishes(batched) == test::finishes(stepped));
+      CHECK(batched.switches == stepped.switches);
+      CHECK(batched.dispatches <= stepped.dispatches);
+    }
+  }
+}
+#include <doctest/doctest.h>
+#include <cstdio>
