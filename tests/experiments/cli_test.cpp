@@ -143,9 +143,10 @@ TEST_CASE("fifo ignores --lanes and says so") {
 //   pack: three lanes (4000 + 2000 + 8000 MiB + P 3500 MiB <= 16 GiB): a 0-1.0, b 0.25-0.35,
 //         c 0.5-1.3; JCT 1.0, 0.1, 0.8.
 //   fair: a 0-0.3 (its 0.2-0.3 iteration counts after b joined: a 100 ms, b 0), b 0.3-0.4 (both
-//         of its 50 ms iterations: 0 + 50 < 100 keeps it first), a 0.4-0.5, c joins at 0.5 (a 100,
-//         c 0): c 0.5-0.7, a 0.7-0.9, c 0.9-1.1, a 1.1-1.3, c 1.3-1.5, a 1.5-1.7 (done),
-//         c 1.7-1.9; JCT 1.7, 0.15, 1.4.
+//         of its 50 ms iterations: 0 + 50 < 100 keeps it first), a 0.4-0.5; c joins at 0.5, the
+//         instant a's iteration ends, so that iteration counts before the join (a 0, c 0, tie ->
+//         a): a 0.5-0.6, c 0.6-0.8, a 0.8-1.0, c 1.0-1.2, a 1.2-1.4, c 1.4-1.6, a 1.6-1.7 (done),
+//         c 1.7-1.9; JCT 1.7, 0.15, 1.4; queuing 0, 0.05, 0.1.
 TEST_CASE("golden summary of the hand trace, byte for byte") {
   const fs::path out = scratch() / "hand.json";
   const Result r = sim(kHand + " --interference none --switch-cost-ms 0 --summary-json '" + out.string() + "'");
@@ -170,6 +171,7 @@ TEST_CASE("golden summary of the hand trace, byte for byte") {
   CHECK(result("pack")["lanes_opened"] == 3);
   CHECK(result("fair")["avg_jct_s"].get<double>() == doctest::Approx((1.7 + 0.15 + 1.4) / 3).epsilon(1e-12));
   CHECK(result("fair")["p95_jct_s"].get<double>() == doctest::Approx(1.7).epsilon(1e-12));
+  CHECK(result("fair")["avg_queuing_s"].get<double>() == doctest::Approx(0.05).epsilon(1e-12));
 }
 
 TEST_CASE("same inputs and seed give byte-identical outputs") {
