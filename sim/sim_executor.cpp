@@ -89,10 +89,10 @@ void SimExecutor::stop_at_boundary(core::LaneId lane) {
 }
 
 void SimExecutor::wait(TimeNs deadline, std::vector<core::Completion>& out) {
+  SALUS_INVARIANT(!runs_.empty() || deadline != core::kNever, "wait has something to wait for", "");
   TimeNs next = core::kNever;
   for (const Run& r : runs_) next = std::min(next, r.end_ns);
-  if (next > deadline) {
-    SALUS_INVARIANT(deadline != core::kNever, "wait has something to wait for", "");
+  if (runs_.empty() || next > deadline) {
     now_ = std::max(now_, deadline);
     return;
   }

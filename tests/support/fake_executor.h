@@ -67,7 +67,7 @@ class FakeExecutor final : public core::Executor {
       }
       core::TimeNs t = core::kNever;
       for (const Run& r : runs_) t = std::min(t, r.next_boundary);
-      if (t > deadline) {
+      if (t > deadline || runs_.empty()) {
         if (deadline == core::kNever) throw std::logic_error("fake executor: wait for nothing");
         now_ = std::max(now_, deadline);
         return;
