@@ -9,6 +9,8 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "support/temp_files.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,9 +32,8 @@ std::string slurp(const fs::path& p) {
 }
 
 fs::path scratch() {
-  const fs::path d = fs::temp_directory_path() / ("salus-cli-test-" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d;
+  fs::create_directories(salus::test::temp_dir());
+  return salus::test::temp_dir();
 }
 
 /// Runs salus-sim from the source directory (so relative paths in outputs are stable).
@@ -48,11 +49,7 @@ Result sim(const std::string& args) {
   return r;
 }
 
-fs::path write_file(const std::string& name, const std::string& text) {
-  const fs::path p = scratch() / name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p;
-}
+fs::path write_file(const std::string& name, const std::string& text) { return salus::test::temp_file(name, text); }
 
 const std::string kHand = "--trace traces/examples/hand.csv --profiles traces/profiles/catalog.json";
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "support/temp_files.h"
 #include "traces/catalog.h"
 
 using salus::core::InputError;
@@ -17,25 +18,7 @@ namespace core = salus::core;
 
 namespace {
 
-std::filesystem::path temp_dir() {
-  return std::filesystem::temp_directory_path() / ("salus-traces-test-" + std::to_string(::getpid()));
-}
-
-// Removes this process's temp folder when the test program exits.
-const struct TempDirCleanup {
-  ~TempDirCleanup() {
-    std::error_code ignored;
-    std::filesystem::remove_all(temp_dir(), ignored);
-  }
-} kTempDirCleanup;
-
-// Writes `text` to a file in a per-process temp folder and returns its path.
-std::string temp_file(const std::string& name, const std::string& text) {
-  std::filesystem::create_directories(temp_dir());
-  const auto path = temp_dir() / name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path.string();
-}
+using salus::test::temp_file;
 
 std::string entry(const std::string& name, const std::string& extra = "") {
   return R"({"name": ")" + name +
