@@ -41,9 +41,13 @@ class Executor {
   /// Current time on the executor's clock (simulated or monotonic), ns since the run started.
   virtual TimeNs now() const = 0;
 
-  /// A job was admitted: its persistent memory (P bytes) becomes resident, below the lowest
-  /// lane. Called before its first dispatch.
-  virtual void admit(JobIndex job, const JobSpec& spec) { (void)job; (void)spec; }
+  /// A job was admitted: its persistent memory (P bytes at `persistent_offset` of the memory
+  /// layout, below every lane) becomes resident. Called before its first dispatch.
+  virtual void admit(JobIndex job, const JobSpec& spec, Bytes persistent_offset) {
+    (void)job;
+    (void)spec;
+    (void)persistent_offset;
+  }
   /// A job finished: its persistent memory is released.
   virtual void release(JobIndex job) { (void)job; }
 
@@ -53,6 +57,16 @@ class Executor {
   /// Asks the lane's run to end at its next iteration boundary (at or after now). No-op when
   /// the lane is idle. The run then completes with fewer iterations than dispatched.
   virtual void stop_at_boundary(LaneId lane) = 0;
+
+  /// If the lane's run has an iteration boundary exactly at now (not its last), ends the run
+  /// there and returns true; the completion comes with the next wait(now). The loop calls it
+  /// before admitting jobs, so that a run batched across this instant behaves exactly as if it
+  /// had been dispatched iteration by iteration. A real executor, whose boundaries never fall
+  /// exactly on an event, keeps the default.
+  virtual bool end_if_at_boundary(LaneId lane) {
+    (void)lane;
+    return false;
+  }
 
   /// Waits until at least one run completes or the clock reaches `deadline`, whichever is
   /// first, and appends every run completed by then to `out`. `deadline` may be kNever only

@@ -50,6 +50,7 @@ struct JobState {
   std::int64_t submit_rank = -1;      ///< position in arrival order (ties: trace order), set at arrival
   std::int64_t admit_seq = -1;        ///< order of admission (0, 1, ...)
   TimeNs admitted_ns = -1;
+  Bytes persistent_offset = -1;       ///< where its persistent block starts in the memory layout
   TimeNs first_start_ns = -1;         ///< start of its first iteration
   TimeNs finish_ns = -1;
   TimeNs gpu_time_ns = 0;             ///< wall time its iterations occupied a lane

@@ -53,12 +53,31 @@ Bytes LaneManager::ephemeral_floor() const {
   return floor;
 }
 
-bool LaneManager::persistent_fits_now(Bytes p) const { return persistent_ + p <= ephemeral_floor(); }
+Bytes LaneManager::find_hole(Bytes size, Bytes limit) const {
+  Bytes start = 0;
+  for (const auto& [offset, len] : blocks_) {
+    if (offset - start >= size) break;
+    start = offset + len;
+  }
+  return start + size <= limit ? start : kUnplaced;
+}
+
+bool LaneManager::persistent_fits_now(Bytes p) const { return find_hole(p, ephemeral_floor()) != kUnplaced; }
 
 FindLaneResult LaneManager::admit(Bytes p, Bytes e) {
   SALUS_INVARIANT(p >= 0 && e >= 0, "non-negative demands", std::to_string(p) + ", " + std::to_string(e));
-  const FindLaneResult r = find_lane(p, e);
-  if (r.choice == LaneChoice::kNotFound || !persistent_fits_now(p)) return {LaneChoice::kNotFound, kNoLane};
+  FindLaneResult r = find_lane(p, e);
+  if (r.choice == LaneChoice::kNotFound) return {};
+  Bytes lanes_after = lanes_total_;
+  if (r.choice == LaneChoice::kNewLane) lanes_after += e;
+  if (r.choice == LaneChoice::kGrownLane) lanes_after += e - lane(r.lane).size;
+  // The block must sit below every lane as it is now and as it will be after this admission, and
+  // the persistent top must stay below every lane target.
+  const Bytes limit = std::min(ephemeral_floor(), capacity_ - lanes_after);
+  const Bytes offset = find_hole(p, limit);
+  if (offset == kUnplaced || persistent_top() > capacity_ - lanes_after) return {};
+  r.persistent_offset = offset;
+  if (p > 0) blocks_.emplace(offset, p);
   persistent_ += p;
   switch (r.choice) {
     case LaneChoice::kNewLane: {
@@ -84,12 +103,27 @@ FindLaneResult LaneManager::admit(Bytes p, Bytes e) {
   return r;
 }
 
-void LaneManager::release(LaneId id, Bytes p) {
+void LaneManager::release(LaneId id, Bytes p, Bytes offset) {
   const int i = find(id);
   SALUS_INVARIANT(i >= 0, "released lane exists", "lane " + std::to_string(id));
   Lane& l = lanes_[static_cast<std::size_t>(i)];
   SALUS_INVARIANT(l.refs > 0, "lane reference count positive", "lane " + std::to_string(id));
-  SALUS_INVARIANT(persistent_ >= p, "persistent accounting", std::to_string(persistent_) + " < " + std::to_string(p));
+  if (p > 0) {
+    auto it = blocks_.end();
+    if (offset != kUnplaced) {
+      it = blocks_.find(offset);
+    } else {
+      for (auto b = blocks_.rbegin(); b != blocks_.rend(); ++b) {
+        if (b->second == p) {
+          it = std::next(b).base();
+          break;
+        }
+      }
+    }
+    SALUS_INVARIANT(it != blocks_.end() && it->second == p, "released persistent block exists",
+                    std::to_string(p) + " bytes at " + std::to_string(offset));
+    blocks_.erase(it);
+  }
   persistent_ -= p;
   if (--l.refs == 0) {
     SALUS_INVARIANT(!l.busy, "removed lane is idle", "lane " + std::to_string(id));
@@ -122,7 +156,7 @@ Bytes LaneManager::target_offset(LaneId id) const {
 // lane that must move up and the bottommost lane that must move down can always move once idle,
 // so no two lanes ever wait for each other.
 bool LaneManager::region_allowed(int index, Bytes offset, Bytes size) const {
-  if (offset < persistent_ || offset + size > capacity_) return false;
+  if (offset < persistent_top() || offset + size > capacity_) return false;
   for (int k = 0; k < static_cast<int>(lanes_.size()); ++k) {
     const Lane& o = lanes_[static_cast<std::size_t>(k)];
     if (k == index || o.offset == kUnplaced) continue;
@@ -195,10 +229,19 @@ void LaneManager::check_invariants() const {
   SALUS_INVARIANT(persistent_ + lanes_total_ <= capacity_, "safety condition: sum P + sum L <= C",
                   std::to_string(persistent_) + " + " + std::to_string(lanes_total_) + " > " + std::to_string(capacity_));
   SALUS_INVARIANT(max_lanes_ == 0 || static_cast<int>(lanes_.size()) <= max_lanes_, "lane cap", std::to_string(lanes_.size()));
+  Bytes block_end = 0, block_sum = 0;
+  for (const auto& [offset, len] : blocks_) {
+    SALUS_INVARIANT(offset >= block_end && len > 0, "layout: persistent blocks do not overlap", std::to_string(offset));
+    block_end = offset + len;
+    block_sum += len;
+  }
+  SALUS_INVARIANT(block_sum == persistent_, "persistent accounting", std::to_string(block_sum));
+  SALUS_INVARIANT(block_end <= capacity_ - lanes_total_, "layout: persistent region below every lane target",
+                  std::to_string(block_end) + " > " + std::to_string(capacity_ - lanes_total_));
   const Lane* above = nullptr;  // the nearest placed lane higher in the stack
   for (const Lane& l : lanes_) {
     if (l.offset == kUnplaced) continue;
-    SALUS_INVARIANT(l.offset >= persistent_ && l.offset + l.placed_size <= capacity_,
+    SALUS_INVARIANT(l.offset >= block_end && l.offset + l.placed_size <= capacity_,
                     "layout: lane between the persistent region and C", "lane " + std::to_string(l.id));
     SALUS_INVARIANT(above == nullptr || l.offset + l.placed_size <= above->offset,
                     "layout: lanes do not overlap and keep their stack order",

@@ -11,14 +11,19 @@
 /// while no iteration runs in it (at an iteration boundary): a lane below a removed one moves up,
 /// lanes below a grown one move down, a new lane is placed once its target region is free. Every
 /// change is recorded as a LaneMove. Iterations may start in a lane only when it sits at its target.
-/// The persistent region is accounted as one count: persistent memory is many tensors, so the real
-/// pool places them with a sub-allocator below the lowest lane ("ephemeral floor"); admission
-/// requires sum_i P_i + P <= ephemeral floor, which is why Algorithm 1 reprocesses its queue when a
-/// lane moves.
+/// The persistent region holds one block per admitted job, placed first-fit from offset 0. Its top
+/// (the end of the highest block) always stays below every lane's current region and below
+/// C - sum L, so lanes can always reach their targets. Admission therefore needs, besides
+/// FindLane's sums, a hole of P bytes below the lowest placed lane ("ephemeral floor") with the
+/// top staying below C - sum L after the admission. A lane still waiting to move up keeps the
+/// floor low, which is why Algorithm 1 reprocesses its queue when a lane moves. Fragmentation of
+/// the persistent region can delay an admission that the sums alone would allow, as it would on
+/// the real device.
 ///
 /// This class knows nothing about time sources, executors or policies: the real backend uses the
 /// same code to lay out its memory pool. Not thread-safe.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,10 +59,12 @@ struct LaneMove {
   Bytes to_size = 0;
 };
 
-/// Result of FindLane. For kNewLane, `lane` is the id the lane will get.
+/// Result of FindLane. For kNewLane, `lane` is the id the lane will get. After admit(),
+/// persistent_offset is where the job's persistent block starts.
 struct FindLaneResult {
   LaneChoice choice = LaneChoice::kNotFound;
   LaneId lane = kNoLane;
+  Bytes persistent_offset = kUnplaced;
 };
 
 class LaneManager {
@@ -74,17 +81,19 @@ class LaneManager {
   ///  4. else not found.
   FindLaneResult find_lane(Bytes persistent, Bytes ephemeral) const;
 
-  /// True when P more bytes of persistent memory fit below the lowest placed lane now.
+  /// True when a block of P bytes fits in the persistent region below the lowest placed lane now.
   bool persistent_fits_now(Bytes persistent) const;
 
-  /// Admits a job: FindLane, and the physical check above. On success reserves P, assigns the
-  /// lane (opening or growing it) and returns the result; otherwise returns kNotFound and
-  /// changes nothing.
+  /// Admits a job: FindLane, and the physical checks above. On success places its persistent
+  /// block, assigns the lane (opening or growing it) and returns the result; otherwise returns
+  /// kNotFound and changes nothing.
   FindLaneResult admit(Bytes persistent, Bytes ephemeral);
 
-  /// A job of `lane` finished: frees its P, drops the lane's reference, removes the lane when it
-  /// was the last one (Algorithm 1 JobFinish).
-  void release(LaneId lane, Bytes persistent);
+  /// A job of `lane` finished: frees its persistent block (P bytes at persistent_offset, as
+  /// admit() returned), drops the lane's reference, removes the lane when it was the last one
+  /// (Algorithm 1 JobFinish). With persistent_offset == kUnplaced, frees the highest block of P
+  /// bytes (for callers that account sizes only).
+  void release(LaneId lane, Bytes persistent, Bytes persistent_offset = kUnplaced);
 
   /// Marks an iteration in flight (or not) in the lane.
   void set_busy(LaneId lane, bool busy);
@@ -108,6 +117,8 @@ class LaneManager {
 
   Bytes capacity() const { return capacity_; }
   Bytes persistent_bytes() const { return persistent_; }
+  /// End of the highest persistent block (0 when none).
+  Bytes persistent_top() const { return blocks_.empty() ? 0 : blocks_.rbegin()->first + blocks_.rbegin()->second; }
   Bytes lanes_bytes() const { return lanes_total_; }
   /// Lowest offset held by a placed lane (C when none): the persistent region must stay below it.
   Bytes ephemeral_floor() const;
@@ -121,6 +132,9 @@ class LaneManager {
   int find(LaneId id) const;
   Lane& at(LaneId id);
   bool region_allowed(int index, Bytes offset, Bytes size) const;
+  /// Lowest offset where `size` bytes fit between persistent blocks with the block ending at or
+  /// below `limit`; kUnplaced when there is none.
+  Bytes find_hole(Bytes size, Bytes limit) const;
   void update_unsettled();
 
   Bytes capacity_;
@@ -130,6 +144,7 @@ class LaneManager {
   LaneId next_id_ = 0;
   bool unsettled_ = false;
   std::vector<Lane> lanes_;
+  std::map<Bytes, Bytes> blocks_;  // persistent blocks: offset -> size (zero-size blocks are not kept)
 };
 
 }  // namespace salus::core

@@ -73,6 +73,14 @@ class Loop {
         arrive(order[cursor], static_cast<std::int64_t>(cursor));
         event = true;
       }
+      // Admission looks at the layout of this instant: a lane waiting to move whose run is at an
+      // iteration boundary now stops there first, as it would had it been dispatched one
+      // iteration at a time, so batching never changes an admission.
+      while (event && split_runs_at_boundaries()) {
+        exec_.wait(now, completions);
+        for (const Completion& c : completions) on_completion(c);
+        completions.clear();
+      }
       if (terminal_ == n) break;
       schedule(now, event);
       const TimeNs deadline = cursor < n ? spec(order[cursor]).arrival_ns : kNever;
@@ -93,6 +101,16 @@ class Loop {
   LaneSchedule& sched(LaneId id) {
     if (static_cast<std::size_t>(id) >= lane_sched_.size()) lane_sched_.resize(static_cast<std::size_t>(id) + 1);
     return lane_sched_[static_cast<std::size_t>(id)];
+  }
+
+  /// Only lanes waiting to move matter: their position bounds the persistent region.
+  bool split_runs_at_boundaries() {
+    if (!lanes_.unsettled()) return false;
+    bool any = false;
+    for (const Lane& l : lanes_.lanes()) {
+      if (l.busy && !lanes_.ready(l.id) && exec_.end_if_at_boundary(l.id)) any = true;
+    }
+    return any;
   }
 
   void check_invariants() const {
@@ -182,7 +200,7 @@ class Loop {
     st.finish_ns = t;
     LaneSchedule& ls = sched(st.lane);
     ls.jobs.erase(std::find(ls.jobs.begin(), ls.jobs.end(), j));
-    lanes_.release(st.lane, spec(j).persistent);
+    lanes_.release(st.lane, spec(j).persistent, st.persistent_offset);
     if (ls.jobs.empty()) ls = LaneSchedule{};  // the lane is gone (Algorithm 1: ref == 0)
     exec_.release(j);
     --admitted_;
@@ -236,6 +254,7 @@ class Loop {
     st.lane = r.lane;
     st.admit_seq = next_admit_seq_++;
     st.admitted_ns = now;
+    st.persistent_offset = r.persistent_offset;
     LaneSchedule& ls = sched(r.lane);
     ls.jobs.push_back(j);
     // FAIR's service counts from the last time a job joined the lane.
@@ -250,7 +269,7 @@ class Loop {
       case LaneChoice::kNotFound: break;
     }
     ++admitted_;
-    exec_.admit(j, spec(j));
+    exec_.admit(j, spec(j), r.persistent_offset);
   }
 
   void dispatch(TimeNs now, const Lane& lane, LaneSchedule& ls) {

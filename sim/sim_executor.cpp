@@ -88,6 +88,21 @@ void SimExecutor::stop_at_boundary(core::LaneId lane) {
   }
 }
 
+bool SimExecutor::end_if_at_boundary(core::LaneId lane) {
+  for (Run& r : runs_) {
+    if (r.d.lane != lane) continue;
+    const TimeNs done = work_done(r, now_) - r.d.extra_ns;
+    if (done <= 0 || done % r.iter_ns != 0) return false;
+    const std::int64_t k = done / r.iter_ns;
+    if (k >= r.d.iterations) return false;  // its last boundary: it completes now anyway
+    r.d.iterations = k;
+    r.work_total = r.d.extra_ns + k * r.iter_ns;
+    schedule_end(r);
+    return true;
+  }
+  return false;
+}
+
 void SimExecutor::wait(TimeNs deadline, std::vector<core::Completion>& out) {
   SALUS_INVARIANT(!runs_.empty() || deadline != core::kNever, "wait has something to wait for", "");
   TimeNs next = core::kNever;

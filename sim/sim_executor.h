@@ -22,6 +22,7 @@ class SimExecutor final : public core::Executor {
   core::TimeNs now() const override { return now_; }
   void start(const core::Dispatch& d) override;
   void stop_at_boundary(core::LaneId lane) override;
+  bool end_if_at_boundary(core::LaneId lane) override;
   void wait(core::TimeNs deadline, std::vector<core::Completion>& out) override;
 
  private:

@@ -480,6 +480,7 @@ struct ModelJob {
   Bytes p = 0;
   Bytes e = 0;
   LaneId lane = salus::core::kNoLane;
+  Bytes offset = 0;  // where its persistent block starts
 };
 
 struct ModelLane {
@@ -499,6 +500,28 @@ struct Model {
     Bytes s = 0;
     for (const ModelJob& j : jobs) s += j.p;
     return s;
+  }
+  // End of the highest persistent block.
+  Bytes top() const {
+    Bytes t = 0;
+    for (const ModelJob& j : jobs) {
+      if (j.p > 0) t = std::max(t, j.offset + j.p);
+    }
+    return t;
+  }
+  // First fit: the lowest offset where p bytes fit between the blocks of the jobs.
+  Bytes first_fit(Bytes p) const {
+    std::vector<std::pair<Bytes, Bytes>> blocks;
+    for (const ModelJob& j : jobs) {
+      if (j.p > 0) blocks.push_back({j.offset, j.p});
+    }
+    std::sort(blocks.begin(), blocks.end());
+    Bytes start = 0;
+    for (const auto& [off, len] : blocks) {
+      if (off - start >= p) break;
+      start = off + len;
+    }
+    return start;
   }
   Bytes sum_l() const {
     Bytes s = 0;
@@ -574,9 +597,10 @@ std::string compare(const LaneManager& m, const Model& model) {
              std::to_string(max_e);
     }
     if (m.target_offset(l.id) != model.target(l.id)) return "target of lane " + std::to_string(l.id);
-    // Physical regions: inside [sum P, C), pairwise disjoint, and a lane reported ready is at its target.
+    // Physical regions: above the persistent blocks, below C, pairwise disjoint, and a lane
+    // reported ready is at its target.
     if (l.offset != kUnplaced) {
-      if (l.offset < model.sum_p() || l.offset + l.placed_size > model.capacity) return "lane outside its region";
+      if (l.offset < model.top() || l.offset + l.placed_size > model.capacity) return "lane outside its region";
       for (std::size_t q = k + 1; q < model.lanes.size(); ++q) {
         const Lane& o = m.lanes()[q];
         if (o.offset == kUnplaced || o.placed_size == 0 || l.placed_size == 0) continue;
@@ -626,11 +650,24 @@ std::string random_walk(std::uint64_t seed, int max_lanes, int steps, bool skip_
                ") = " + salus::core::to_string(by_sums.choice) + " lane " + std::to_string(by_sums.lane) +
                ", expected " + salus::core::to_string(expected.choice) + " lane " + std::to_string(expected.lane);
       }
-      if (expected.choice != LaneChoice::kNotFound && model.sum_p() + p > m.ephemeral_floor()) {
-        expected = {LaneChoice::kNotFound, salus::core::kNoLane};
+      // Physically the block goes first-fit below the lanes as they are now and below every lane
+      // target after the admission, and no block may stay above those targets.
+      Bytes block = salus::core::kUnplaced;
+      if (expected.choice != LaneChoice::kNotFound) {
+        Bytes lanes_after = model.sum_l();
+        if (expected.choice == LaneChoice::kNewLane) lanes_after += e;
+        if (expected.choice == LaneChoice::kGrownLane) lanes_after += e - model.lane(expected.lane)->size;
+        const Bytes limit = std::min(m.ephemeral_floor(), capacity - lanes_after);
+        block = model.first_fit(p);
+        if (block + p > limit || model.top() > capacity - lanes_after) {
+          expected = {LaneChoice::kNotFound, salus::core::kNoLane};
+        }
       }
       const FindLaneResult got = m.admit(p, e);
       if (got.choice != expected.choice || got.lane != expected.lane) return "step " + std::to_string(step) + ": " + what;
+      if (got.choice != LaneChoice::kNotFound && got.persistent_offset != block) {
+        return "step " + std::to_string(step) + ": " + what + " placed its block at " + std::to_string(got.persistent_offset);
+      }
       switch (expected.choice) {
         case LaneChoice::kNewLane:
           model.lanes.push_back({model.next_id++, e, false});
@@ -643,7 +680,7 @@ std::string random_walk(std::uint64_t seed, int max_lanes, int steps, bool skip_
         case LaneChoice::kExistingLane: ++stats.existing; break;
         case LaneChoice::kNotFound: ++stats.not_found; break;
       }
-      if (expected.choice != LaneChoice::kNotFound) model.jobs.push_back({p, e, expected.lane});
+      if (expected.choice != LaneChoice::kNotFound) model.jobs.push_back({p, e, expected.lane, block});
     } else if (op < 60) {
       // A job finishes: only a job of an idle lane can (the finishing run has just completed).
       std::vector<std::size_t> candidates;
@@ -654,7 +691,7 @@ std::string random_walk(std::uint64_t seed, int max_lanes, int steps, bool skip_
       const std::size_t i = candidates[static_cast<std::size_t>(uniform(0, static_cast<std::int64_t>(candidates.size()) - 1))];
       const ModelJob j = model.jobs[i];
       what = "release(" + std::to_string(j.lane) + ", " + std::to_string(j.p) + ")";
-      m.release(j.lane, j.p);
+      m.release(j.lane, j.p, j.offset);
       model.jobs.erase(model.jobs.begin() + static_cast<std::ptrdiff_t>(i));
       ++stats.releases;
       bool still_used = false;
@@ -743,4 +780,34 @@ TEST_CASE("random sequences keep the layout invariants (admissions that would sh
   CHECK(stats.not_found > 1000);
   CHECK(stats.removals > 1000);
   CHECK(stats.moves > 1000);
+}
+
+TEST_CASE("persistent blocks go first-fit and fragmentation can hold back an admission the sums allow") {
+  LaneManager m(100, 0);
+  const FindLaneResult a = m.admit(20, 10);  // new lane 0 (20 + 10 <= 100), block [0, 20)
+  const FindLaneResult b = m.admit(20, 10);  // new lane 1 (20 + 20 + 10 + 10 = 60), block [20, 40)
+  CHECK(a.persistent_offset == 0);
+  CHECK(b.persistent_offset == 20);
+  m.settle(0, nullptr);
+  m.release(a.lane, 20, a.persistent_offset);  // lane 0 removed: hole [0, 20); sum P 20, sum L 10
+  m.settle(0, nullptr);                        // lane 1 moves up to [90, 100)
+  CHECK(m.ephemeral_floor() == 90);
+  // P 30, E 40: a new lane by the sums (20 + 30 + 10 + 40 = 100), whose target would be
+  // 100 - 50 = 50; but the block fits neither the 20-byte hole nor [40, 70) below 50.
+  CHECK(m.find_lane(30, 40).choice == LaneChoice::kNewLane);
+  CHECK(m.admit(30, 40).choice == LaneChoice::kNotFound);
+  CHECK(m.persistent_bytes() == 20);
+  // P 30, E 10: new lane 2 with target 80; the block goes above the others, at [40, 70).
+  const FindLaneResult c = m.admit(30, 10);
+  CHECK(c.choice == LaneChoice::kNewLane);
+  CHECK(c.persistent_offset == 40);
+  CHECK(m.persistent_top() == 70);
+  // A small block reuses the hole.
+  const FindLaneResult d = m.admit(5, 10);
+  CHECK(d.persistent_offset == 0);
+  m.check_invariants();
+  // Released blocks are found by their offset.
+  m.release(c.lane, 30, c.persistent_offset);
+  CHECK(m.persistent_top() == 40);
+  m.check_invariants();
 }

@@ -8,11 +8,13 @@
 //  - SRTF: one lane. The lane's size L is the largest E admitted since it opened; it is removed
 //    when its last job finishes (L = 0). Admission (Algorithm 1 ProcessRequests) visits the queue
 //    in (arrival, trace order) at every arrival and every finish, admitting each job with
-//    sum P + P + max(L, E) <= C. At every iteration boundary the admitted job with the least
+//    sum P + P + max(L, E) <= C whose persistent block fits first-fit (from offset 0, between the
+//    blocks of admitted jobs) below C - max(L, E), with every block below that line. At every iteration boundary the admitted job with the least
 //    remaining solo time runs the next iteration; ties: earlier arrival, then trace order.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -70,6 +72,8 @@ Reference reference_srtf(const std::vector<JobSpec>& jobs, Bytes capacity) {
   std::vector<std::size_t> pending;   // arrival order
   std::vector<std::size_t> admitted;  // unfinished
   Bytes sum_p = 0;
+  std::map<Bytes, Bytes> blocks;             // persistent blocks: offset -> size
+  std::vector<Bytes> block_of(n, 0);         // where each admitted job's block starts
   Bytes lane = 0;  // 0: no lane
   std::size_t next_arrival = 0;
   std::size_t finished = 0;
@@ -90,6 +94,7 @@ Reference reference_srtf(const std::vector<JobSpec>& jobs, Bytes capacity) {
         r.finish[j] = t;
         ++finished;
         sum_p -= jobs[j].persistent;
+        if (jobs[j].persistent > 0) blocks.erase(block_of[j]);
         admitted.erase(std::find(admitted.begin(), admitted.end(), j));
         if (admitted.empty()) lane = 0;
         event = true;
@@ -110,7 +115,19 @@ Reference reference_srtf(const std::vector<JobSpec>& jobs, Bytes capacity) {
     if (event) {
       for (auto it = pending.begin(); it != pending.end();) {
         const JobSpec& s = jobs[*it];
-        if (sum_p + s.persistent + std::max(lane, s.ephemeral) <= capacity) {
+        // The persistent block goes first-fit from offset 0 and, like the whole persistent
+        // region, must end below the lane (which sits at the top, C - L).
+        const Bytes limit = capacity - std::max(lane, s.ephemeral);
+        Bytes hole = 0;
+        for (const auto& [off, len] : blocks) {
+          if (off - hole >= s.persistent) break;
+          hole = off + len;
+        }
+        const Bytes top = blocks.empty() ? 0 : blocks.rbegin()->first + blocks.rbegin()->second;
+        if (sum_p + s.persistent + std::max(lane, s.ephemeral) <= capacity && hole + s.persistent <= limit &&
+            top <= limit) {
+          if (s.persistent > 0) blocks[hole] = s.persistent;
+          block_of[*it] = hole;
           sum_p += s.persistent;
           lane = std::max(lane, s.ephemeral);
           admitted.push_back(*it);

@@ -21,7 +21,7 @@ class FakeExecutor final : public core::Executor {
 
   core::TimeNs now() const override { return now_; }
 
-  void admit(core::JobIndex job, const core::JobSpec&) override { admitted.push_back(job); }
+  void admit(core::JobIndex job, const core::JobSpec&, core::Bytes) override { admitted.push_back(job); }
   void release(core::JobIndex job) override { released.push_back(job); }
 
   void start(const core::Dispatch& d) override {
