@@ -70,7 +70,8 @@ class Executor {
 
   /// Waits until at least one run completes or the clock reaches `deadline`, whichever is
   /// first, and appends every run completed by then to `out`. `deadline` may be kNever only
-  /// while some run is in flight.
+  /// while some run is in flight. A real-time executor may return earlier with nothing (the loop
+  /// then checks its stop flag and waits again).
   virtual void wait(TimeNs deadline, std::vector<Completion>& out) = 0;
 };
 

@@ -38,6 +38,7 @@ enum class JobStatus : std::uint8_t {
   kDone,
   kRejected,  ///< P + E exceeds the capacity: can never run
   kFailed,    ///< stopped by the executor (e.g. a kernel failed); see JobState::reason
+  kInterrupted,  ///< the run was stopped (SchedulerOptions::stop) before the job finished
 };
 const char* to_string(JobStatus s);
 

@@ -27,6 +27,7 @@ const char* to_string(JobStatus s) {
     case JobStatus::kDone: return "done";
     case JobStatus::kRejected: return "rejected";
     case JobStatus::kFailed: return "failed";
+    case JobStatus::kInterrupted: return "interrupted";
   }
   return "?";
 }
@@ -82,6 +83,21 @@ class Loop {
         completions.clear();
       }
       if (terminal_ == n) break;
+      if (opts_.stop != nullptr && opts_.stop->load()) {
+        if (busy_lanes_ == 0) {
+          interrupt_unfinished();
+          break;
+        }
+        for (const Lane& l : lanes_.lanes()) {
+          LaneSchedule& ls = sched(l.id);
+          if (l.busy && !ls.cut) {
+            exec_.stop_at_boundary(l.id);
+            ls.cut = true;
+          }
+        }
+        exec_.wait(kNever, completions);
+        continue;
+      }
       schedule(now, event);
       const TimeNs deadline = cursor < n ? spec(order[cursor]).arrival_ns : kNever;
       SALUS_INVARIANT(busy_lanes_ > 0 || deadline != kNever, "progress: something runs or arrives",
@@ -101,6 +117,14 @@ class Loop {
   LaneSchedule& sched(LaneId id) {
     if (static_cast<std::size_t>(id) >= lane_sched_.size()) lane_sched_.resize(static_cast<std::size_t>(id) + 1);
     return lane_sched_[static_cast<std::size_t>(id)];
+  }
+
+  void interrupt_unfinished() {
+    for (JobState& st : out_.jobs) {
+      if (st.status == JobStatus::kDone || st.status == JobStatus::kRejected || st.status == JobStatus::kFailed) continue;
+      st.status = JobStatus::kInterrupted;
+      st.reason = "the run was interrupted before the job finished";
+    }
   }
 
   /// Only lanes waiting to move matter: their position bounds the persistent region.

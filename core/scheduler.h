@@ -6,6 +6,7 @@
 /// ProcessRequests over the pending queue in arrival order (again after every lane move), then
 /// asks the policy which job runs next in each idle lane. Decisions happen only at iteration
 /// boundaries, arrivals and finishes.
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -24,6 +25,10 @@ struct SchedulerOptions {
   TimeNs switch_cost_ns = 0;     ///< added to the first iteration after a lane changes job
   bool record_timeline = false;  ///< keep segments, memory samples and lane moves
   bool check_invariants = true;  ///< check the safety condition and layout after every change
+  /// When set (e.g. from a SIGINT handler), the loop admits and dispatches nothing more, lets
+  /// running iterations reach their boundary, marks every unfinished job kInterrupted and returns.
+  /// The executor's wait() must return now and then for the flag to be seen.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// A stretch of consecutive iterations of one job in one lane.

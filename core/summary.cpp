@@ -29,6 +29,7 @@ RunMetrics compute_metrics(std::span<const JobSpec> specs, std::span<const JobSt
       continue;
     }
     if (st.status == JobStatus::kFailed) ++m.failed;
+    if (st.status == JobStatus::kInterrupted) ++m.interrupted;
     if (st.first_start_ns >= 0 || st.finish_ns >= 0) first_arrival = std::min(first_arrival, specs[i].arrival_ns);
     if (st.finish_ns >= 0) last_finish = std::max(last_finish, st.finish_ns);
     if (st.status != JobStatus::kDone) continue;
@@ -63,6 +64,7 @@ nlohmann::json result_json(std::string_view policy, LaneMode mode, std::span<con
   r["jobs_done"] = m.done;
   r["jobs_rejected"] = m.rejected;
   r["jobs_failed"] = m.failed;
+  r["jobs_interrupted"] = m.interrupted;
   r["lanes_opened"] = outcome.lanes_opened;
   r["max_concurrent_lanes"] = outcome.max_concurrent_lanes;
   r["admissions"] = {{"new_lane", outcome.admissions_new_lane},

@@ -25,6 +25,7 @@ struct RunMetrics {
   std::int64_t done = 0;
   std::int64_t rejected = 0;
   std::int64_t failed = 0;
+  std::int64_t interrupted = 0;
   TimeNs makespan_ns = 0;
   double avg_queuing_s = 0;
   double avg_jct_s = 0;

@@ -13,6 +13,7 @@
 
 #include "core/errors.h"
 #include "core/units.h"
+#include "experiments/cli.h"
 #include "experiments/output.h"
 #include "experiments/sim_runner.h"
 #include "policies/registry.h"
@@ -27,18 +28,6 @@ namespace {
 
 constexpr int kBadInput = 2;
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const auto b = item.find_first_not_of(" \t");
-    const auto e = item.find_last_not_of(" \t");
-    out.push_back(b == std::string::npos ? std::string() : item.substr(b, e - b + 1));
-  }
-  return out;
-}
-
 std::string default_trace() { return std::string(SALUS_DATA_DIR) + "/examples/small.csv"; }
 
 struct Options {
@@ -48,7 +37,7 @@ struct Options {
   std::string profiles;
   std::string summary_json;
   std::string out_dir;
-  bool lanes_given = false;
+  double time_scale = 1;
 };
 
 Options parse(int argc, char** argv, bool* help) {
@@ -74,6 +63,8 @@ Options parse(int argc, char** argv, bool* help) {
       ("profiles", po::value(&o.profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")
       ("summary-json", po::value(&o.summary_json), "write the summary JSON here")
       ("out", po::value(&o.out_dir), "write per-job CSVs, timelines, memory, lane moves and JCT CDFs into this directory")
+      ("time-scale", po::value(&o.time_scale)->default_value(1.0),
+       "divide arrival times and iteration counts by this (>= 1), as salus-run does")
       ("seed", po::value(&seed)->default_value(1), "seed for --profile-noise")
       ("profile-noise", po::value(&noise_pct)->default_value(0.0),
        "percent: each job's actual iteration time is its profile times U[1-x%, 1+x%] (policies see the profile)");
@@ -88,24 +79,9 @@ Options parse(int argc, char** argv, bool* help) {
     return o;
   }
   po::notify(vm);
-  for (const std::string& p : split_list(policy_list)) {
-    policies::make_policy(p);  // throws with the valid names
-    for (const std::string& q : o.policies) {
-      if (q == p) throw core::InputError("--policy: '" + p + "' is listed twice");
-    }
-    o.policies.push_back(p);
-  }
-  std::string why;
-  const auto cap = core::parse_size(gpu_mem, &why);
-  if (!cap) throw core::InputError("--gpu-mem: " + why);
-  if (*cap <= 0) throw core::InputError("--gpu-mem: must be positive");
-  o.cfg.capacity = *cap;
-  if (vm.count("lanes")) {
-    if (lanes == "single") o.cfg.lanes = core::LaneMode::kSingle;
-    else if (lanes == "auto") o.cfg.lanes = core::LaneMode::kAuto;
-    else throw core::InputError("--lanes: unknown lane mode '" + lanes + "' (valid: single, auto)");
-    o.lanes_given = true;
-  }
+  o.policies = experiments::parse_policy_list(policy_list);
+  o.cfg.capacity = experiments::parse_capacity(gpu_mem);
+  if (vm.count("lanes")) o.cfg.lanes = experiments::parse_lane_mode(lanes);
   sim::make_interference(interference);  // throws with the valid names
   o.cfg.interference = interference;
   const auto sw = core::ns_from_ms(switch_ms);
@@ -124,34 +100,18 @@ int run(int argc, char** argv) {
   if (help) return 0;
   const traces::Catalog catalog = traces::Catalog::load(o.profiles);
   const traces::Trace trace = traces::load_trace(o.trace, catalog);
-  const std::vector<core::JobSpec> jobs = traces::jobs_for_capacity(trace, o.cfg.capacity);
+  std::vector<core::JobSpec> jobs = traces::jobs_for_capacity(trace, o.cfg.capacity);
 
   std::vector<std::string> notes = trace.notes;
+  for (const std::string& n : experiments::lane_mode_notes(o.policies, o.cfg.lanes)) notes.push_back(n);
+  if (o.time_scale != 1) jobs = traces::scale_time(std::move(jobs), o.time_scale);
   std::vector<experiments::SimRun> runs;
-  for (const std::string& name : o.policies) {
-    const auto policy = policies::make_policy(name);
-    if (o.lanes_given && !policy->supports(*o.cfg.lanes)) {
-      notes.push_back(name + " runs in " + core::to_string(policy->default_lane_mode()) + " mode; --lanes " +
-                      core::to_string(*o.cfg.lanes) + " does not apply to it");
-    }
-    runs.push_back(experiments::simulate(jobs, name, o.cfg));
-  }
+  for (const std::string& name : o.policies) runs.push_back(experiments::simulate(jobs, name, o.cfg));
 
   std::printf("salus-sim: %s (%s, %zu jobs), GPU %s, interference %s, switch cost %s ms\n", o.trace.c_str(),
               traces::to_string(trace.format), jobs.size(), core::format_size(o.cfg.capacity).c_str(),
               o.cfg.interference.c_str(), experiments::seconds_text(o.cfg.switch_cost_ns * 1000).c_str());
-  for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
-  for (const experiments::SimRun& r : runs) {
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-      if (r.outcome.jobs[i].status == core::JobStatus::kRejected) {
-        std::printf("note: %s: job %s rejected: %s\n", r.policy.c_str(), jobs[i].id.c_str(),
-                    r.outcome.jobs[i].reason.c_str());
-      }
-    }
-  }
-  std::ostringstream table;
-  experiments::print_table(table, runs);
-  std::fputs(table.str().c_str(), stdout);
+  experiments::print_report(notes, jobs, runs);
 
   nlohmann::json summary;
   summary["tool"] = "salus-sim";
@@ -163,16 +123,10 @@ int run(int argc, char** argv) {
   summary["switch_cost_ms"] = static_cast<double>(o.cfg.switch_cost_ns) / 1e6;
   summary["seed"] = o.cfg.seed;
   summary["profile_noise"] = o.cfg.profile_noise;
+  summary["time_scale"] = o.time_scale;
   summary["notes"] = notes;
   summary["results"] = experiments::results_json(jobs, runs);
-  const std::string text = summary.dump(2) + "\n";
-  if (!o.summary_json.empty()) experiments::write_text_file(o.summary_json, text);
-  if (!o.out_dir.empty()) {
-    experiments::write_run_files(o.out_dir, jobs, runs);
-    experiments::write_text_file(o.out_dir + "/summary.json", text);
-    std::printf("wrote %s/{summary.json,jct_cdf.csv,<policy>_{jobs,timeline,memory,lane_moves}.csv}\n",
-                o.out_dir.c_str());
-  }
+  experiments::write_outputs(summary, o.summary_json, o.out_dir, jobs, runs);
   return 0;
 }
 

@@ -21,7 +21,7 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kFormat = "salus-catalog/1";
-constexpr const char* kTopKeys = "format, gpu, notes, workloads";
+constexpr const char* kTopKeys = "format, gpu, notes, pairs, workloads";
 constexpr const char* kEntryKeys = "name, persistent_mib, ephemeral_mib, iter_ms, gpu_util, source";
 
 bool all_digits(std::string_view s) {
@@ -120,7 +120,7 @@ Catalog Catalog::load(const std::string& path) {
   if (!doc.is_object()) throw top_error("a catalog must be a JSON object with \"format\", \"gpu\" and \"workloads\"");
   for (const auto& item : doc.items()) {
     const std::string& key = item.key();
-    if (key != "format" && key != "gpu" && key != "notes" && key != "workloads") {
+    if (key != "format" && key != "gpu" && key != "notes" && key != "pairs" && key != "workloads") {
       throw top_error("unknown key '" + key + "' (valid: " + kTopKeys + ")");
     }
   }

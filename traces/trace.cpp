@@ -495,4 +495,13 @@ std::vector<core::JobSpec> jobs_for_capacity(const Trace& trace, core::Bytes cap
   return jobs;
 }
 
+std::vector<core::JobSpec> scale_time(std::vector<core::JobSpec> jobs, double factor) {
+  if (!(factor >= 1.0) || !std::isfinite(factor)) throw core::InputError("--time-scale: must be a number >= 1");
+  for (core::JobSpec& j : jobs) {
+    j.arrival_ns = static_cast<core::TimeNs>(std::llround(static_cast<double>(j.arrival_ns) / factor));
+    j.iterations = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(static_cast<double>(j.iterations) / factor)));
+  }
+  return jobs;
+}
+
 }  // namespace salus::traces

@@ -161,7 +161,7 @@ TEST_CASE("catalog: bad top-level structure") {
   check_top("no_workloads.json", R"({"format": "salus-catalog/1", "gpu": "x"})", ":1: missing \"workloads\" array");
   check_top("empty.json", R"({"format": "salus-catalog/1", "gpu": "x", "workloads": []})", ":1: no workloads");
   check_top("top_key.json", R"({"format": "salus-catalog/1", "gpu": "x", "workload": []})",
-            ":1: unknown key 'workload' (valid: format, gpu, notes, workloads)");
+            ":1: unknown key 'workload' (valid: format, gpu, notes, pairs, workloads)");
 }
 
 TEST_CASE("catalog: the bad-entry fixture in tests/data") {

@@ -1,0 +1,87 @@
+#include "experiments/cli.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "core/errors.h"
+#include "core/units.h"
+#include "experiments/output.h"
+#include "policies/registry.h"
+
+namespace salus::experiments {
+
+std::vector<std::string> parse_policy_list(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto b = item.find_first_not_of(" \t");
+    const auto e = item.find_last_not_of(" \t");
+    const std::string p = b == std::string::npos ? std::string() : item.substr(b, e - b + 1);
+    policies::make_policy(p);  // throws with the valid names
+    for (const std::string& q : out) {
+      if (q == p) throw core::InputError("--policy: '" + p + "' is listed twice");
+    }
+    out.push_back(p);
+  }
+  if (out.empty()) throw core::InputError("--policy: no policy given (valid: " + policies::policy_names_joined() + ")");
+  return out;
+}
+
+core::Bytes parse_capacity(const std::string& text) {
+  std::string why;
+  const auto cap = core::parse_size(text, &why);
+  if (!cap) throw core::InputError("--gpu-mem: " + why);
+  if (*cap <= 0) throw core::InputError("--gpu-mem: must be positive");
+  return *cap;
+}
+
+core::LaneMode parse_lane_mode(const std::string& text) {
+  if (text == "single") return core::LaneMode::kSingle;
+  if (text == "auto") return core::LaneMode::kAuto;
+  throw core::InputError("--lanes: unknown lane mode '" + text + "' (valid: single, auto)");
+}
+
+std::vector<std::string> lane_mode_notes(const std::vector<std::string>& names, std::optional<core::LaneMode> lanes) {
+  std::vector<std::string> notes;
+  if (!lanes) return notes;
+  for (const std::string& name : names) {
+    const auto policy = policies::make_policy(name);
+    if (!policy->supports(*lanes)) {
+      notes.push_back(name + " runs in " + core::to_string(policy->default_lane_mode()) + " mode; --lanes " +
+                      core::to_string(*lanes) + " does not apply to it");
+    }
+  }
+  return notes;
+}
+
+void print_report(const std::vector<std::string>& notes, const std::vector<core::JobSpec>& jobs,
+                  const std::vector<SimRun>& runs) {
+  for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
+  for (const SimRun& r : runs) {
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const core::JobState& st = r.outcome.jobs[i];
+      if (st.status == core::JobStatus::kRejected || st.status == core::JobStatus::kFailed) {
+        std::printf("note: %s: job %s %s: %s\n", r.policy.c_str(), jobs[i].id.c_str(), core::to_string(st.status),
+                    st.reason.c_str());
+      }
+    }
+  }
+  std::ostringstream table;
+  print_table(table, runs);
+  std::fputs(table.str().c_str(), stdout);
+  std::fflush(stdout);
+}
+
+void write_outputs(const nlohmann::json& summary, const std::string& summary_path, const std::string& out_dir,
+                   const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
+  const std::string text = summary.dump(2) + "\n";
+  if (!summary_path.empty()) write_text_file(summary_path, text);
+  if (!out_dir.empty()) {
+    write_run_files(out_dir, jobs, runs);
+    write_text_file(out_dir + "/summary.json", text);
+    std::printf("wrote %s/{summary.json,jct_cdf.csv,<policy>_{jobs,timeline,memory,lane_moves}.csv}\n", out_dir.c_str());
+  }
+}
+
+}  // namespace salus::experiments

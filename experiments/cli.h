@@ -1,0 +1,32 @@
+#pragma once
+/// Command-line pieces shared by salus-sim and salus-run: option values, notes, and the outputs.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/job.h"
+#include "core/policy.h"
+#include "experiments/sim_runner.h"
+
+namespace salus::experiments {
+
+/// "fifo,srtf" -> names, each checked against the registry, none twice. Throws core::InputError.
+std::vector<std::string> parse_policy_list(const std::string& list);
+/// "--gpu-mem" value with a unit, positive. Throws core::InputError.
+core::Bytes parse_capacity(const std::string& text);
+/// "--lanes" value: single or auto. Throws core::InputError.
+core::LaneMode parse_lane_mode(const std::string& text);
+/// Notes for policies that ignore the requested lane mode.
+std::vector<std::string> lane_mode_notes(const std::vector<std::string>& policies, std::optional<core::LaneMode> lanes);
+
+/// Prints the notes, the rejected jobs and the Table 1 form to stdout.
+void print_report(const std::vector<std::string>& notes, const std::vector<core::JobSpec>& jobs,
+                  const std::vector<SimRun>& runs);
+
+/// Writes the summary (to --summary-json and, with --out, DIR/summary.json) and the per-run CSVs.
+void write_outputs(const nlohmann::json& summary, const std::string& summary_path, const std::string& out_dir,
+                   const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
+
+}  // namespace salus::experiments
