@@ -1,0 +1,255 @@
+// salus-run: runs a trace for real, in one process that owns the device, under Salus scheduling
+// policies: the same core loop and policies as salus-sim, the real executor, real training.
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "core/errors.h"
+#include "core/summary.h"
+#include "experiments/cli.h"
+#include "experiments/output.h"
+#include "experiments/sim_runner.h"
+#include "gpu_backend/device.h"
+#include "gpu_backend/memory_pool.h"
+#include "gpu_backend/real_executor.h"
+#include "policies/registry.h"
+#include "traces/catalog.h"
+#include "traces/trace.h"
+
+namespace po = boost::program_options;
+using namespace salus;
+
+namespace {
+
+constexpr int kBadInput = 2;
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_sigint(int) { g_stop.store(true); }
+
+/// Prints "done/running/waiting" on stderr at most once a second while the run goes on.
+class ProgressExecutor final : public core::Executor {
+ public:
+  ProgressExecutor(core::Executor& inner, std::span<const core::JobSpec> jobs, std::string label)
+      : inner_(inner), jobs_(jobs), label_(std::move(label)) {}
+  core::TimeNs now() const override { return inner_.now(); }
+  void admit(core::JobIndex j, const core::JobSpec& s, core::Bytes off) override {
+    ++admitted_;
+    inner_.admit(j, s, off);
+  }
+  void release(core::JobIndex j) override {
+    ++released_;
+    inner_.release(j);
+  }
+  void start(const core::Dispatch& d) override {
+    ++running_;
+    inner_.start(d);
+  }
+  void stop_at_boundary(core::LaneId lane) override { inner_.stop_at_boundary(lane); }
+  void wait(core::TimeNs deadline, std::vector<core::Completion>& out) override {
+    const std::size_t before = out.size();
+    inner_.wait(deadline, out);
+    running_ -= static_cast<int>(out.size() - before);
+    const core::TimeNs t = now();
+    if (t - last_print_ >= core::kNsPerS) {
+      last_print_ = t;
+      std::int64_t arrived = 0;
+      for (const core::JobSpec& s : jobs_) arrived += s.arrival_ns <= t;
+      std::fprintf(stderr, "[%s %7.1f s] jobs done %lld, running %d, waiting %lld, not arrived %lld\n", label_.c_str(),
+                   core::to_seconds(t), static_cast<long long>(released_), running_,
+                   static_cast<long long>(arrived - admitted_), static_cast<long long>(jobs_.size()) - arrived);
+    }
+  }
+
+ private:
+  core::Executor& inner_;
+  std::span<const core::JobSpec> jobs_;
+  std::string label_;
+  std::int64_t admitted_ = 0, released_ = 0;
+  int running_ = 0;
+  core::TimeNs last_print_ = 0;
+};
+
+struct Options {
+  std::string trace, profiles, summary_json, out_dir, device = "cpu";
+  std::vector<std::string> policies;
+  core::Bytes capacity = 16 * core::kGiB;
+  std::optional<core::LaneMode> lanes;
+  double time_scale = 1;
+  gpu::RealOptions real;
+};
+
+Options parse(int argc, char** argv, bool* help) {
+  Options o;
+  std::string policy_list, gpu_mem, lanes;
+  std::uint64_t seed = 1;
+  po::options_description desc(
+      "salus-run: run a job trace for real on one device under Salus scheduling policies\n\nOptions");
+  desc.add_options()
+      ("help,h", "print this help")
+      ("trace", po::value(&o.trace)->required(), "trace file (same formats as salus-sim)")
+      ("policy", po::value(&policy_list)->default_value(policies::policy_names_joined()),
+       ("comma-separated policies (valid: " + policies::policy_names_joined() + ")").c_str())
+      ("device", po::value(&o.device)->default_value("cpu"), "cpu (Eigen) or cuda (cuDNN, cuBLAS)")
+      ("gpu-mem", po::value(&gpu_mem)->default_value("16GiB"),
+       "memory pool reserved on the device, with a unit (16GiB emulates a P100); never more than it has free")
+      ("lanes", po::value(&lanes), "single|auto (defaults as in salus-sim)")
+      ("time-scale", po::value(&o.time_scale)->default_value(1.0),
+       "divide arrival times and iteration counts by this (>= 1) to shorten a run")
+      ("profiles", po::value(&o.profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")
+      ("learning-rate", po::value(&o.real.train.learning_rate)->default_value(0.01f), "SGD learning rate")
+      ("seed", po::value(&seed)->default_value(1), "seed of the synthetic data and initial weights")
+      ("summary-json", po::value(&o.summary_json), "write the summary JSON here (salus-sim's schema plus measurements)")
+      ("out", po::value(&o.out_dir), "write per-job CSVs, timelines, memory and lane moves into this directory");
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\nWorkloads run for real: <model>_<batch>[_infer] with model one of";
+    for (const std::string& m : gpu::model_names()) std::cout << " " << m;
+    std::cout << "\n";
+    *help = true;
+    return o;
+  }
+  po::notify(vm);
+  o.policies = experiments::parse_policy_list(policy_list);
+  o.capacity = experiments::parse_capacity(gpu_mem);
+  if (vm.count("lanes")) o.lanes = experiments::parse_lane_mode(lanes);
+  if (!(o.time_scale >= 1)) throw core::InputError("--time-scale: must be a number >= 1");
+  if (!(o.real.train.learning_rate > 0)) throw core::InputError("--learning-rate: must be positive");
+  if (o.device != "cpu" && o.device != "cuda") {
+    throw core::InputError("--device: unknown device '" + o.device + "' (valid: cpu, cuda)");
+  }
+  o.real.seed = seed;
+  return o;
+}
+
+nlohmann::json latency_json(std::vector<core::TimeNs> v) {
+  std::sort(v.begin(), v.end());
+  nlohmann::json j;
+  j["count"] = v.size();
+  j["p50_ms"] = static_cast<double>(core::nearest_rank(v, 0.5)) / 1e6;
+  j["p99_ms"] = static_cast<double>(core::nearest_rank(v, 0.99)) / 1e6;
+  j["max_ms"] = v.empty() ? 0.0 : static_cast<double>(v.back()) / 1e6;
+  return j;
+}
+
+int run(int argc, char** argv) {
+  bool help = false;
+  const Options o = parse(argc, argv, &help);
+  if (help) return 0;
+  const traces::Catalog catalog = traces::Catalog::load(o.profiles);
+  const traces::Trace trace = traces::load_trace(o.trace, catalog);
+  std::vector<core::JobSpec> jobs = traces::jobs_for_capacity(trace, o.capacity);
+  if (o.time_scale != 1) jobs = traces::scale_time(std::move(jobs), o.time_scale);
+  for (const core::JobSpec& s : jobs) {
+    std::string name = s.workload;
+    if (name.size() > 6 && name.compare(name.size() - 6, 6, "_infer") == 0) name.resize(name.size() - 6);
+    if (!gpu::is_model(name)) {
+      std::string valid;
+      for (const std::string& m : gpu::model_names()) valid += (valid.empty() ? "" : ", ") + m;
+      throw core::InputError(o.trace + ": job " + s.id + ": workload '" + s.workload +
+                             "' has no real model (valid: <model>_<batch>[_infer] with model one of " + valid + ")");
+    }
+  }
+  const auto device = gpu::make_device(o.device);
+  std::vector<std::string> notes = trace.notes;
+  for (const std::string& n : experiments::lane_mode_notes(o.policies, o.lanes)) notes.push_back(n);
+  std::printf("salus-run: %s (%s, %zu jobs), device %s, pool %s, time scale %g\n", o.trace.c_str(),
+              traces::to_string(trace.format), jobs.size(), device->name().c_str(), core::format_size(o.capacity).c_str(),
+              o.time_scale);
+  std::fflush(stdout);
+
+  std::signal(SIGINT, on_sigint);
+  std::vector<experiments::SimRun> runs;
+  nlohmann::json measured = nlohmann::json::array();
+  for (const std::string& name : o.policies) {
+    if (g_stop.load()) break;
+    const auto policy = policies::make_policy(name);
+    experiments::SimConfig cfg;
+    cfg.lanes = o.lanes;
+    core::SchedulerOptions opts;
+    opts.capacity = o.capacity;
+    opts.lane_mode = experiments::lane_mode_for(*policy, cfg);
+    opts.switch_cost_ns = 0;
+    opts.record_timeline = !o.out_dir.empty();
+    opts.stop = &g_stop;
+    gpu::MemoryPool pool(*device, o.capacity);
+    gpu::RealExecutor real(*device, pool, jobs, o.real);
+    ProgressExecutor progress(real, jobs, name);
+    experiments::SimRun r;
+    r.policy = name;
+    r.lane_mode = opts.lane_mode;
+    r.outcome = core::run_schedule(jobs, *policy, progress, opts);
+    r.metrics = core::compute_metrics(jobs, r.outcome.jobs);
+    nlohmann::json m;
+    m["policy"] = name;
+    m["workers"] = real.workers();
+    m["switch_latency"] = latency_json(real.switch_latencies());
+    nlohmann::json per_job = nlohmann::json::array();
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const gpu::RealJobStats& st = real.stats(static_cast<core::JobIndex>(i));
+      nlohmann::json j;
+      j["id"] = jobs[i].id;
+      j["loss_first"] = std::isnan(st.loss_first) ? nlohmann::json(nullptr) : nlohmann::json(st.loss_first);
+      j["loss_last"] = std::isnan(st.loss_last) ? nlohmann::json(nullptr) : nlohmann::json(st.loss_last);
+      j["iterations_measured"] = st.iterations;
+      j["mean_iteration_ms"] = st.iterations > 0 ? static_cast<double>(st.iteration_ns_total) / 1e6 / static_cast<double>(st.iterations) : 0.0;
+      j["persistent_used_bytes"] = st.persistent_used;
+      j["ephemeral_peak_bytes"] = st.ephemeral_peak;
+      j["inference"] = st.inference;
+      per_job.push_back(std::move(j));
+    }
+    m["jobs"] = std::move(per_job);
+    measured.push_back(std::move(m));
+    runs.push_back(std::move(r));
+  }
+  if (g_stop.load()) notes.push_back("interrupted (Ctrl-C): the summary covers what ran");
+  experiments::print_report(notes, jobs, runs);
+
+  nlohmann::json summary;
+  summary["tool"] = "salus-run";
+  summary["trace"] = o.trace;
+  summary["trace_format"] = traces::to_string(trace.format);
+  summary["profiles"] = o.profiles;
+  summary["device"] = device->name();
+  summary["gpu_mem_bytes"] = o.capacity;
+  summary["time_scale"] = o.time_scale;
+  summary["seed"] = o.real.seed;
+  summary["notes"] = notes;
+  summary["results"] = experiments::results_json(jobs, runs);
+  // Measurements go into each result and each job entry, so readers of the common schema can
+  // ignore them.
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    nlohmann::json& res = summary["results"][r];
+    res["workers"] = measured[r]["workers"];
+    res["switch_latency"] = measured[r]["switch_latency"];
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      for (auto& [k, v] : measured[r]["jobs"][i].items()) {
+        if (k != "id") res["jobs"][i][k] = v;
+      }
+    }
+  }
+  experiments::write_outputs(summary, o.summary_json, o.out_dir, jobs, runs);
+  return g_stop.load() ? 130 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const core::InputError& e) {
+    std::fprintf(stderr, "salus-run: %s\n", e.what());
+    return kBadInput;
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "salus-run: %s (see --help)\n", e.what());
+    return kBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "salus-run: error: %s\n", e.what());
+    return 1;
+  }
+}

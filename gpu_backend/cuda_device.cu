@@ -1,0 +1,93 @@
+// The CUDA device: one GPU by ordinal; memory from cudaMalloc, execution contexts from cuda_ops.cu.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/errors.h"
+#include "gpu_backend/cuda_check.h"
+#include "gpu_backend/cuda_ops.cuh"
+#include "gpu_backend/device.h"
+
+namespace salus::gpu {
+
+namespace {
+
+constexpr Bytes kAlignment = 256;
+
+class CudaDevice final : public Device {
+ public:
+  explicit CudaDevice(int ordinal) : ordinal_(ordinal) {
+    cuda::use_device(ordinal_);
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal_));
+    name_ = prop.name;
+  }
+
+  DeviceKind kind() const override { return DeviceKind::kCuda; }
+  std::string name() const override { return name_; }
+
+  Bytes free_memory() const override {
+    cuda::use_device(ordinal_);
+    std::size_t free = 0, total = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return static_cast<Bytes>(free);
+  }
+
+  void* allocate(Bytes bytes) override {
+    if (bytes < 0) throw DeviceError("cuda:" + std::to_string(ordinal_) + ": cannot allocate " +
+                                     std::to_string(bytes) + " bytes");
+    cuda::use_device(ordinal_);
+    // Rounded like the CPU device's: a whole number of 256-byte units, at least one.
+    const Bytes rounded = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+    void* p = nullptr;
+    const std::string call = "cudaMalloc(" + std::to_string(rounded) + " bytes)";
+    cuda::check_cuda(cudaMalloc(&p, static_cast<std::size_t>(rounded)), call.c_str(), __FILE__, __LINE__);
+    SALUS_INVARIANT(reinterpret_cast<std::uintptr_t>(p) % kAlignment == 0, "cudaMalloc memory is 256-byte aligned",
+                    std::to_string(reinterpret_cast<std::uintptr_t>(p)));
+    return p;
+  }
+
+  /// cudaFree waits for the whole device: call it between runs, not while lanes are busy.
+  void deallocate(void* p) override {
+    if (p == nullptr) return;
+    cuda::use_device(ordinal_);
+    CUDA_CHECK(cudaFree(p));
+  }
+
+  std::unique_ptr<Ops> create_ops() override { return make_cuda_ops(ordinal_); }
+
+ private:
+  const int ordinal_;
+  std::string name_;
+};
+
+}  // namespace
+
+bool cuda_compiled() { return true; }
+
+bool cuda_available() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();  // no driver or no device: not an error here
+    return false;
+  }
+  return count > 0;
+}
+
+std::unique_ptr<Device> make_cuda_device(int ordinal) {
+  int count = 0;
+  CUDA_CHECK(cudaGetDeviceCount(&count));
+  if (ordinal < 0 || ordinal >= count) {
+    throw DeviceError("no CUDA device " + std::to_string(ordinal) + ": " +
+                      (count == 0 ? std::string("none is visible")
+                                  : std::to_string(count) + " visible, ordinals 0 to " + std::to_string(count - 1)));
+  }
+  return std::make_unique<CudaDevice>(ordinal);
+}
+
+}  // namespace salus::gpu

@@ -1,0 +1,16 @@
+// Built instead of the CUDA device when CMake found no nvcc or no cuDNN.
+#include <memory>
+
+#include "gpu_backend/device.h"
+
+namespace salus::gpu {
+
+bool cuda_compiled() { return false; }
+
+bool cuda_available() { return false; }
+
+std::unique_ptr<Device> make_cuda_device(int /*ordinal*/) {
+  throw DeviceError("this build has no CUDA device (nvcc or cuDNN were not found at configure time)");
+}
+
+}  // namespace salus::gpu

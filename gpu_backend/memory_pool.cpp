@@ -1,0 +1,40 @@
+#include "gpu_backend/memory_pool.h"
+
+#include "core/errors.h"
+
+namespace salus::gpu {
+
+ArenaOverflow::ArenaOverflow(Bytes req, Bytes u, Bytes s)
+    : std::runtime_error("ephemeral memory overflow: needs " + core::format_size(u + req) + " but its region holds " +
+                         core::format_size(s)),
+      requested(req),
+      used(u),
+      size(s) {}
+
+void* Arena::allocate(Bytes bytes) {
+  const Bytes n = align_up(bytes);
+  if (used_ + n > size_ && !counting()) throw ArenaOverflow(n, used_, size_);
+  void* p = counting() ? nullptr : static_cast<void*>(base_ + used_);
+  used_ += n;
+  if (used_ > peak_) peak_ = used_;
+  return p;
+}
+
+MemoryPool::MemoryPool(Device& device, Bytes capacity) : device_(device), capacity_(capacity), base_(nullptr) {
+  const Bytes free = device.free_memory();
+  if (capacity > free) {
+    throw core::InputError("--gpu-mem: " + core::format_size(capacity) + " is more than " + device.name() +
+                           " has free (" + core::format_size(free) + ")");
+  }
+  base_ = static_cast<std::byte*>(device.allocate(capacity));
+}
+
+MemoryPool::~MemoryPool() { device_.deallocate(base_); }
+
+Arena MemoryPool::region(Bytes offset, Bytes size) const {
+  SALUS_INVARIANT(offset >= 0 && size >= 0 && offset + size <= capacity_, "region inside the pool",
+                  std::to_string(offset) + "+" + std::to_string(size));
+  return Arena(base_ + offset, size);
+}
+
+}  // namespace salus::gpu

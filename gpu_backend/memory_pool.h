@@ -1,0 +1,71 @@
+#pragma once
+/// The backend's memory: one allocation of the configured capacity, laid out by core::LaneManager
+/// (persistent blocks from offset 0, lanes stacked down from the top), and bump arenas over its
+/// regions. Nothing a job runs allocates device memory any other way.
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+#include "core/units.h"
+#include "gpu_backend/device.h"
+
+namespace salus::gpu {
+
+/// A region ran out: a job asked for more than its lane (or persistent block) holds.
+class ArenaOverflow : public std::runtime_error {
+ public:
+  ArenaOverflow(Bytes requested, Bytes used, Bytes size);
+  Bytes requested, used, size;
+};
+
+/// Bump allocator over [base, base + size). With a null base it only counts (planning).
+/// Not thread-safe: one arena per lane run.
+class Arena {
+ public:
+  Arena() = default;
+  Arena(std::byte* base, Bytes size) : base_(base), size_(size) {}
+  /// `bytes` rounded up to 256-byte alignment; throws ArenaOverflow past the end.
+  void* allocate(Bytes bytes);
+  template <typename T>
+  T* allocate_array(std::int64_t count) {
+    return static_cast<T*>(allocate(static_cast<Bytes>(count) * static_cast<Bytes>(sizeof(T))));
+  }
+  /// Releases everything (the iteration boundary).
+  void reset() { used_ = 0; }
+  Bytes used() const { return used_; }
+  Bytes peak() const { return peak_; }
+  Bytes size() const { return size_; }
+  bool counting() const { return base_ == nullptr; }
+
+ private:
+  std::byte* base_ = nullptr;
+  Bytes size_ = 0;
+  Bytes used_ = 0;
+  Bytes peak_ = 0;
+};
+
+inline constexpr Bytes kAlignment = 256;
+inline Bytes align_up(Bytes b) { return (b + kAlignment - 1) / kAlignment * kAlignment; }
+
+/// The pool: `capacity` bytes reserved on the device at construction (never more than it has
+/// free), released at destruction.
+class MemoryPool {
+ public:
+  /// Throws core::InputError when the device has less than `capacity` free.
+  MemoryPool(Device& device, Bytes capacity);
+  ~MemoryPool();
+  MemoryPool(const MemoryPool&) = delete;
+  MemoryPool& operator=(const MemoryPool&) = delete;
+
+  Bytes capacity() const { return capacity_; }
+  std::byte* base() const { return base_; }
+  /// An arena over [offset, offset + size) of the pool.
+  Arena region(Bytes offset, Bytes size) const;
+
+ private:
+  Device& device_;
+  Bytes capacity_;
+  std::byte* base_;
+};
+
+}  // namespace salus::gpu

@@ -1,0 +1,383 @@
+#include "gpu_backend/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/errors.h"
+
+namespace salus::gpu {
+
+Network::Network(int batch) : batch_(batch) {
+  SALUS_INVARIANT(batch > 0, "positive batch", std::to_string(batch));
+}
+
+int Network::push(Node n) {
+  nodes_.push_back(std::move(n));
+  return static_cast<int>(nodes_.size()) - 1;
+}
+
+int Network::input(int c, int h, int w) {
+  Node n;
+  n.kind = Kind::kInput;
+  n.out = {batch_, c, h, w};
+  return push(n);
+}
+
+int Network::conv(int x, int k, int kernel, int stride, int pad) { return conv(x, k, kernel, kernel, stride, stride, pad, pad); }
+
+int Network::conv(int x, int k, int kh, int kw, int sh, int sw, int ph, int pw) {
+  const Dims& d = dims(x);
+  Node n;
+  n.kind = Kind::kConv;
+  n.in = {x};
+  n.conv = ConvShape{d.n, d.c, d.h, d.w, k, kh, kw, ph, pw, sh, sw};
+  SALUS_INVARIANT(n.conv.out_h() > 0 && n.conv.out_w() > 0, "convolution output not empty", std::to_string(nodes_.size()));
+  n.out = {d.n, k, n.conv.out_h(), n.conv.out_w()};
+  n.w = params_;
+  params_ += static_cast<std::int64_t>(k) * d.c * kh * kw;
+  n.b = params_;
+  params_ += k;
+  return push(n);
+}
+
+int Network::batchnorm(int x) {
+  Node n;
+  n.kind = Kind::kBatchNorm;
+  n.in = {x};
+  n.out = dims(x);
+  n.w = params_;  // gamma, then beta
+  params_ += n.out.c;
+  n.b = params_;
+  params_ += n.out.c;
+  n.stats = stats_;
+  stats_ += 2 * n.out.c;
+  return push(n);
+}
+
+int Network::relu(int x) {
+  Node n;
+  n.kind = Kind::kRelu;
+  n.in = {x};
+  n.out = dims(x);
+  return push(n);
+}
+
+namespace {
+PoolShape pool_shape(PoolMode mode, const Dims& d, int window, int stride, int pad) {
+  PoolShape p;
+  p.mode = mode;
+  p.n = d.n;
+  p.c = d.c;
+  p.h = d.h;
+  p.w = d.w;
+  p.window_h = p.window_w = window;
+  p.stride_h = p.stride_w = stride;
+  p.pad_h = p.pad_w = pad;
+  return p;
+}
+}  // namespace
+
+int Network::maxpool(int x, int window, int stride, int pad) {
+  Node n;
+  n.kind = Kind::kPool;
+  n.in = {x};
+  n.pool = pool_shape(PoolMode::kMax, dims(x), window, stride, pad);
+  n.out = {n.pool.n, n.pool.c, n.pool.out_h(), n.pool.out_w()};
+  return push(n);
+}
+
+int Network::avgpool(int x, int window, int stride, int pad) {
+  Node n;
+  n.kind = Kind::kPool;
+  n.in = {x};
+  n.pool = pool_shape(PoolMode::kAverage, dims(x), window, stride, pad);
+  n.out = {n.pool.n, n.pool.c, n.pool.out_h(), n.pool.out_w()};
+  return push(n);
+}
+
+int Network::fc(int x, int out) {
+  const Dims& d = dims(x);
+  Node n;
+  n.kind = Kind::kFc;
+  n.in = {x};
+  n.fc_in = static_cast<int>(d.per_sample());
+  n.fc_out = out;
+  n.out = {d.n, out, 1, 1};
+  n.w = params_;
+  params_ += static_cast<std::int64_t>(out) * n.fc_in;
+  n.b = params_;
+  params_ += out;
+  return push(n);
+}
+
+int Network::add(int a, int b) {
+  const Dims& da = dims(a);
+  const Dims& db = dims(b);
+  SALUS_INVARIANT(da.count() == db.count() && da.c == db.c, "residual add of equal shapes",
+                  std::to_string(a) + ", " + std::to_string(b));
+  Node n;
+  n.kind = Kind::kAdd;
+  n.in = {a, b};
+  n.out = da;
+  return push(n);
+}
+
+int Network::concat(const std::vector<int>& xs) {
+  SALUS_INVARIANT(!xs.empty(), "concat of something", "");
+  Node n;
+  n.kind = Kind::kConcat;
+  n.in = xs;
+  n.out = dims(xs.front());
+  n.out.c = 0;
+  for (int x : xs) {
+    SALUS_INVARIANT(dims(x).h == n.out.h && dims(x).w == n.out.w, "concat of equal spatial sizes", std::to_string(x));
+    n.out.c += dims(x).c;
+  }
+  return push(n);
+}
+
+int Network::conv_bn_relu(int x, int k, int kernel, int stride, int pad) {
+  return relu(batchnorm(conv(x, k, kernel, stride, pad)));
+}
+
+void Network::set_loss(int logits, int classes) {
+  SALUS_INVARIANT(dims(logits).per_sample() == classes, "logits have one value per class", std::to_string(classes));
+  logits_ = logits;
+  classes_ = classes;
+}
+
+namespace {
+Bytes floats(std::int64_t n) { return align_up(n * static_cast<Bytes>(sizeof(float))); }
+}  // namespace
+
+Bytes Network::persistent_bytes() const {
+  const Dims& in = dims(0);
+  return 3 * floats(params_) + floats(stats_) + floats(in.count()) +
+         align_up(static_cast<Bytes>(batch_) * static_cast<Bytes>(sizeof(std::int32_t))) + floats(1);
+}
+
+Bytes Network::workspace_bytes(Ops& ops) const {
+  if (workspace_cache_ >= 0) return workspace_cache_;
+  Bytes ws = 0;
+  for (const Node& n : nodes_) {
+    if (n.kind == Kind::kConv) ws = std::max(ws, ops.conv_workspace_bytes(n.conv));
+  }
+  workspace_cache_ = ws;
+  return ws;
+}
+
+Bytes Network::ephemeral_bytes(Ops& ops, bool train) const {
+  Arena counting;
+  pass(nullptr, counting, train, workspace_bytes(ops));
+  return counting.peak();
+}
+
+void Network::bind(Ops& ops, std::byte* block, std::uint64_t seed) {
+  SALUS_INVARIANT(logits_ >= 0, "network has a loss", "");
+  Arena a(block, persistent_bytes());
+  w_ = a.allocate_array<float>(params_);
+  dw_ = a.allocate_array<float>(params_);
+  v_ = a.allocate_array<float>(params_);
+  running_ = a.allocate_array<float>(stats_);
+  batch_data_ = a.allocate_array<float>(dims(0).count());
+  labels_ = a.allocate_array<std::int32_t>(batch_);
+  loss_ = a.allocate_array<float>(1);
+  std::uint64_t stream = seed * 1000;
+  for (const Node& n : nodes_) {
+    switch (n.kind) {
+      case Kind::kConv:
+      case Kind::kFc: {
+        const std::int64_t count = n.b - n.w;
+        const std::int64_t fan_in = n.kind == Kind::kFc ? n.fc_in : static_cast<std::int64_t>(n.conv.c) * n.conv.r * n.conv.s;
+        const float bound = std::sqrt(6.0f / static_cast<float>(fan_in));
+        ops.fill_uniform(count, w_ + n.w, -bound, bound, ++stream);
+        ops.fill(n.kind == Kind::kFc ? n.fc_out : n.conv.k, w_ + n.b, 0.0f);
+        break;
+      }
+      case Kind::kBatchNorm:
+        ops.fill(n.out.c, w_ + n.w, 1.0f);
+        ops.fill(n.out.c, w_ + n.b, 0.0f);
+        ops.fill(n.out.c, running_ + n.stats, 0.0f);
+        ops.fill(n.out.c, running_ + n.stats + n.out.c, 1.0f);
+        break;
+      default: break;
+    }
+  }
+  ops.fill(params_, v_, 0.0f);
+  ops.fill_uniform(dims(0).count(), batch_data_, -1.0f, 1.0f, seed * 1000 + 999);
+  ops.fill_labels(batch_, labels_, classes_, seed * 1000 + 998);
+  ops.synchronize();
+}
+
+// One pass. Allocation order is identical with and without ops, so the counting run measures
+// exactly what a real iteration takes from its lane.
+void Network::pass(Ops* ops, Arena& lane, bool train, Bytes workspace) const {
+  lane.reset();
+  const std::size_t count = nodes_.size();
+  std::vector<float*> y(count, nullptr);
+  std::vector<float*> save(count, nullptr);  // batch-norm saved mean, then 1/std
+  void* ws = workspace > 0 ? lane.allocate(workspace) : nullptr;
+  for (std::size_t i = 0; i < count; ++i) {
+    const Node& n = nodes_[i];
+    if (n.kind == Kind::kInput) {
+      y[i] = batch_data_;
+      continue;
+    }
+    y[i] = lane.allocate_array<float>(n.out.count());
+    const float* x = y[static_cast<std::size_t>(n.in.front())];
+    switch (n.kind) {
+      case Kind::kConv:
+        if (ops) ops->conv_forward(n.conv, x, w_ + n.w, w_ + n.b, y[i], ws, workspace);
+        break;
+      case Kind::kBatchNorm:
+        if (train) {
+          save[i] = lane.allocate_array<float>(2 * n.out.c);
+          if (ops) {
+            ops->batchnorm_forward_train(n.out.n, n.out.c, n.out.h, n.out.w, x, w_ + n.w, w_ + n.b, y[i],
+                                         running_ + n.stats, running_ + n.stats + n.out.c, save[i],
+                                         save[i] + n.out.c, 0.1, 1e-5);
+          }
+        } else if (ops) {
+          ops->batchnorm_forward_infer(n.out.n, n.out.c, n.out.h, n.out.w, x, w_ + n.w, w_ + n.b, running_ + n.stats,
+                                       running_ + n.stats + n.out.c, y[i], 1e-5);
+        }
+        break;
+      case Kind::kRelu:
+        if (ops) ops->relu_forward(n.out.count(), x, y[i]);
+        break;
+      case Kind::kPool:
+        if (ops) ops->pool_forward(n.pool, x, y[i]);
+        break;
+      case Kind::kFc:
+        if (ops) ops->fc_forward(n.out.n, n.fc_in, n.fc_out, x, w_ + n.w, w_ + n.b, y[i]);
+        break;
+      case Kind::kAdd:
+        if (ops) ops->add(n.out.count(), x, y[static_cast<std::size_t>(n.in[1])], y[i]);
+        break;
+      case Kind::kConcat: {
+        int offset = 0;
+        for (int in : n.in) {
+          const Dims& d = dims(in);
+          if (ops) {
+            ops->copy_channels(n.out.n, n.out.h * n.out.w, y[static_cast<std::size_t>(in)], d.c, 0, y[i], n.out.c, offset,
+                               d.c, false);
+          }
+          offset += d.c;
+        }
+        break;
+      }
+      case Kind::kInput: break;
+    }
+  }
+  float* probs = lane.allocate_array<float>(static_cast<std::int64_t>(batch_) * classes_);
+  if (ops) ops->softmax_xent_forward(batch_, classes_, y[static_cast<std::size_t>(logits_)], labels_, probs, loss_);
+  if (!train) return;
+
+  // Backward. g[i] is the gradient of node i's output; a node used twice accumulates.
+  // has_g is kept apart from the pointers, which are all null in a counting pass.
+  std::vector<float*> g(count, nullptr);
+  std::vector<bool> has_g(count, false);
+  g[static_cast<std::size_t>(logits_)] = lane.allocate_array<float>(static_cast<std::int64_t>(batch_) * classes_);
+  has_g[static_cast<std::size_t>(logits_)] = true;
+  if (ops) ops->softmax_xent_backward(batch_, classes_, probs, labels_, g[static_cast<std::size_t>(logits_)]);
+  // Where the gradient for input j goes: its buffer if it has none yet, else a scratch buffer that
+  // is then accumulated into it (see finish()).
+  auto target = [&](int j, bool* scratch) -> float* {
+    const auto u = static_cast<std::size_t>(j);
+    *scratch = has_g[u];
+    return lane.allocate_array<float>(dims(j).count());
+  };
+  auto finish = [&](int j, float* buf, bool scratch) {
+    const auto u = static_cast<std::size_t>(j);
+    if (!scratch) {
+      g[u] = buf;
+      has_g[u] = true;
+    } else if (ops) {
+      ops->accumulate(dims(j).count(), buf, g[u]);
+    }
+  };
+  for (std::size_t r = count; r-- > 0;) {
+    const Node& n = nodes_[r];
+    float* dy = g[r];
+    if (!has_g[r] || n.kind == Kind::kInput) continue;
+    const int in0 = n.in.front();
+    const bool needs_dx = node(in0).kind != Kind::kInput;
+    const float* x = y[static_cast<std::size_t>(in0)];
+    bool scratch = false;
+    switch (n.kind) {
+      case Kind::kConv: {
+        if (ops) ops->conv_backward_filter(n.conv, x, dy, dw_ + n.w, dw_ + n.b, ws, workspace);
+        if (needs_dx) {
+          float* dx = target(in0, &scratch);
+          if (ops) ops->conv_backward_data(n.conv, w_ + n.w, dy, dx, ws, workspace);
+          finish(in0, dx, scratch);
+        }
+        break;
+      }
+      case Kind::kBatchNorm: {
+        float* dx = target(in0, &scratch);
+        if (ops) {
+          ops->batchnorm_backward(n.out.n, n.out.c, n.out.h, n.out.w, x, dy, w_ + n.w, save[r], save[r] + n.out.c, dx,
+                                  dw_ + n.w, dw_ + n.b, 1e-5);
+        }
+        finish(in0, dx, scratch);
+        break;
+      }
+      case Kind::kRelu: {
+        float* dx = target(in0, &scratch);
+        if (ops) ops->relu_backward(n.out.count(), y[r], dy, dx);
+        finish(in0, dx, scratch);
+        break;
+      }
+      case Kind::kPool: {
+        float* dx = target(in0, &scratch);
+        if (ops) ops->pool_backward(n.pool, x, y[r], dy, dx);
+        finish(in0, dx, scratch);
+        break;
+      }
+      case Kind::kFc: {
+        float* dx = needs_dx ? target(in0, &scratch) : nullptr;
+        if (ops) ops->fc_backward(n.out.n, n.fc_in, n.fc_out, x, w_ + n.w, dy, dx, dw_ + n.w, dw_ + n.b);
+        if (needs_dx) finish(in0, dx, scratch);
+        break;
+      }
+      case Kind::kAdd: {
+        for (int in : n.in) {
+          if (node(in).kind == Kind::kInput) continue;
+          float* dx = target(in, &scratch);
+          if (ops) ops->copy_channels(n.out.n, n.out.h * n.out.w, dy, n.out.c, 0, dx, n.out.c, 0, n.out.c, false);
+          finish(in, dx, scratch);
+        }
+        break;
+      }
+      case Kind::kConcat: {
+        int offset = 0;
+        for (int in : n.in) {
+          const Dims& d = dims(in);
+          if (node(in).kind != Kind::kInput) {
+            float* dx = target(in, &scratch);
+            if (ops) ops->copy_channels(n.out.n, n.out.h * n.out.w, dy, n.out.c, offset, dx, d.c, 0, d.c, false);
+            finish(in, dx, scratch);
+          }
+          offset += d.c;
+        }
+        break;
+      }
+      case Kind::kInput: break;
+    }
+  }
+}
+
+float Network::train_step(Ops& ops, Arena& lane, const TrainConfig& cfg, bool read_loss) {
+  pass(&ops, lane, true, workspace_bytes(ops));
+  ops.sgd_momentum(params_, w_, dw_, v_, cfg.learning_rate, cfg.momentum, cfg.weight_decay);
+  if (!read_loss) return std::numeric_limits<float>::quiet_NaN();
+  float loss = 0;
+  ops.to_host(loss_, &loss, sizeof loss);
+  return loss;
+}
+
+void Network::infer_step(Ops& ops, Arena& lane) { pass(&ops, lane, false, workspace_bytes(ops)); }
+
+}  // namespace salus::gpu

@@ -1,0 +1,118 @@
+#pragma once
+/// A trainable network on the Ops interface: a small graph of layers (convolution, batch
+/// normalisation, ReLU, pooling, fully connected, residual add, concatenation) ending in softmax
+/// cross-entropy, trained with SGD with momentum on a fixed synthetic batch generated on the device.
+///
+/// Memory follows the paper's split. Persistent (one block from the pool's persistent region, for
+/// as long as the job is admitted): weights, gradients, momentum, batch-norm running statistics,
+/// the synthetic batch and its labels. Ephemeral (the lane's region, released at every iteration
+/// boundary): activations, their gradients, batch-norm saved statistics and convolution workspace.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu_backend/memory_pool.h"
+#include "gpu_backend/ops.h"
+
+namespace salus::gpu {
+
+struct Dims {
+  int n = 1, c = 1, h = 1, w = 1;
+  std::int64_t count() const { return static_cast<std::int64_t>(n) * c * h * w; }
+  std::int64_t per_sample() const { return static_cast<std::int64_t>(c) * h * w; }
+};
+
+struct TrainConfig {
+  float learning_rate = 0.01f;
+  float momentum = 0.9f;
+  float weight_decay = 1e-4f;
+};
+
+class Network {
+ public:
+  /// A network for mini-batches of `batch` samples.
+  explicit Network(int batch);
+
+  // --- Building (node ids are returned and passed on) ---------------------------------------
+  int input(int c, int h, int w);
+  int conv(int x, int k, int kernel, int stride = 1, int pad = 0);
+  int conv(int x, int k, int kh, int kw, int sh, int sw, int ph, int pw);
+  int batchnorm(int x);
+  int relu(int x);
+  int maxpool(int x, int window, int stride, int pad = 0);
+  int avgpool(int x, int window, int stride, int pad = 0);
+  /// Fully connected over the flattened input.
+  int fc(int x, int out);
+  int add(int a, int b);
+  int concat(const std::vector<int>& xs);
+  /// conv + batchnorm + relu, the common unit of residual networks.
+  int conv_bn_relu(int x, int k, int kernel, int stride, int pad);
+  /// Softmax cross-entropy of `logits` against synthetic labels in [0, classes).
+  void set_loss(int logits, int classes);
+
+  // --- Figures -------------------------------------------------------------------------------
+  int batch() const { return batch_; }
+  const Dims& dims(int node) const { return nodes_[static_cast<std::size_t>(node)].out; }
+  std::int64_t parameters() const { return params_; }
+  /// P: weights, gradients, momentum, batch-norm running statistics, batch, labels, loss.
+  Bytes persistent_bytes() const;
+  /// E: the lane memory one iteration needs on this Ops' device (training or inference).
+  Bytes ephemeral_bytes(Ops& ops, bool train) const;
+
+  // --- Running -------------------------------------------------------------------------------
+  /// Places the persistent state in [block, block + persistent_bytes()) and initialises it on
+  /// the device: He-uniform weights, zero biases and momentum, unit batch-norm scales, a
+  /// synthetic batch in [-1, 1) and labels, all from `seed`.
+  void bind(Ops& ops, std::byte* block, std::uint64_t seed);
+  /// One training iteration (forward, backward, SGD) with all ephemeral memory from `lane`
+  /// (reset first). Returns the loss when read_loss (synchronising), else NaN.
+  float train_step(Ops& ops, Arena& lane, const TrainConfig& cfg, bool read_loss);
+  /// One inference iteration: forward pass only.
+  void infer_step(Ops& ops, Arena& lane);
+
+ private:
+  enum class Kind { kInput, kConv, kBatchNorm, kRelu, kPool, kFc, kAdd, kConcat };
+  struct Node {
+    Kind kind = Kind::kInput;
+    std::vector<int> in;
+    Dims out;
+    ConvShape conv;
+    PoolShape pool;
+    int fc_in = 0, fc_out = 0;
+    std::int64_t w = -1, b = -1;  // offsets (floats) into the parameter arrays
+    std::int64_t stats = -1;      // offset (floats) of running mean, then running var
+  };
+  int push(Node n);
+  const Node& node(int i) const { return nodes_[static_cast<std::size_t>(i)]; }
+  /// The forward (and with train, backward) pass. With ops == nullptr only allocates from the
+  /// (counting) arena, to size the ephemeral region exactly as a real pass would use it.
+  void pass(Ops* ops, Arena& lane, bool train, Bytes workspace) const;
+  Bytes workspace_bytes(Ops& ops) const;
+
+  int batch_;
+  std::vector<Node> nodes_;
+  std::int64_t params_ = 0;
+  std::int64_t stats_ = 0;
+  int logits_ = -1;
+  int classes_ = 0;
+  // Bound persistent state (device pointers).
+  float* w_ = nullptr;
+  float* dw_ = nullptr;
+  float* v_ = nullptr;
+  float* running_ = nullptr;
+  float* batch_data_ = nullptr;
+  std::int32_t* labels_ = nullptr;
+  float* loss_ = nullptr;
+  mutable Bytes workspace_cache_ = -1;
+};
+
+/// Models by workload name "<model>_<batch>" (e.g. "resnet50_25", "lenet_32"):
+/// lenet, mlp, alexnet, vgg11, vgg16, vgg19, resnet50, resnet101, resnet152, googlenet, overfeat.
+/// Throws core::InputError naming the valid models for anything else.
+std::unique_ptr<Network> build_model(const std::string& workload);
+std::vector<std::string> model_names();
+/// True when `workload` names a model build_model() knows.
+bool is_model(const std::string& workload);
+
+}  // namespace salus::gpu

@@ -1,0 +1,231 @@
+#include "gpu_backend/real_executor.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/errors.h"
+
+namespace salus::gpu {
+
+using core::TimeNs;
+
+struct RealExecutor::Worker {
+  std::unique_ptr<Ops> ops;
+  std::thread thread;
+  std::mutex m;
+  std::condition_variable cv;
+  bool has_work = false;
+  bool quit = false;
+  core::Dispatch work;
+  std::atomic<bool> stop{false};
+  bool busy = false;  // guarded by RealExecutor::mu_
+};
+
+namespace {
+constexpr char kInferSuffix[] = "_infer";
+
+bool strip_infer(std::string* name) {
+  const std::size_t k = sizeof(kInferSuffix) - 1;
+  if (name->size() > k && name->compare(name->size() - k, k, kInferSuffix) == 0) {
+    name->resize(name->size() - k);
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
+RealExecutor::RealExecutor(Device& device, MemoryPool& pool, std::span<const core::JobSpec> jobs, RealOptions options)
+    : device_(device),
+      pool_(pool),
+      jobs_(jobs),
+      options_(options),
+      t0_(std::chrono::steady_clock::now()),
+      admin_(device.create_ops()),
+      slots_(jobs.size()),
+      stats_(jobs.size()) {}
+
+RealExecutor::~RealExecutor() {
+  for (auto& w : workers_) {
+    {
+      std::lock_guard<std::mutex> lk(w->m);
+      w->quit = true;
+    }
+    w->cv.notify_all();
+  }
+  for (auto& w : workers_) w->thread.join();
+}
+
+TimeNs RealExecutor::now() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+void RealExecutor::admit(core::JobIndex job, const core::JobSpec& spec, Bytes persistent_offset) {
+  JobSlot& slot = slots_[static_cast<std::size_t>(job)];
+  RealJobStats& st = stats_[static_cast<std::size_t>(job)];
+  std::string name = spec.workload;
+  slot.inference = strip_infer(&name);
+  st.inference = slot.inference;
+  if (!is_model(name)) {
+    slot.error = "no real model for workload '" + spec.workload + "'";
+    return;
+  }
+  try {
+    slot.net = build_model(name);
+    const Bytes need = slot.net->persistent_bytes();
+    st.persistent_used = need;
+    if (need > spec.persistent) {
+      slot.error = "its persistent state needs " + core::format_size(need) + " but the trace declares P = " +
+                   core::format_size(spec.persistent);
+      slot.net.reset();
+      return;
+    }
+    slot.net->bind(*admin_, pool_.base() + persistent_offset, options_.seed * 1'000'003 + static_cast<std::uint64_t>(job));
+  } catch (const std::exception& e) {
+    slot.error = std::string("initialisation failed: ") + e.what();
+    slot.net.reset();
+  }
+}
+
+void RealExecutor::release(core::JobIndex job) { slots_[static_cast<std::size_t>(job)].net.reset(); }
+
+void RealExecutor::start(const core::Dispatch& d) {
+  const JobSlot& slot = slots_[static_cast<std::size_t>(d.job)];
+  if (!slot.net) {
+    const TimeNs t = now();
+    complete(core::Completion{d.job, d.lane, 0, t, t, true, slot.error.empty() ? "not initialised" : slot.error});
+    return;
+  }
+  Worker* w = nullptr;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    SALUS_INVARIANT(running_.count(d.lane) == 0, "one run per lane", "lane " + std::to_string(d.lane));
+    for (auto& cand : workers_) {
+      if (!cand->busy) {
+        w = cand.get();
+        break;
+      }
+    }
+    if (w == nullptr) {
+      workers_.push_back(std::make_unique<Worker>());
+      w = workers_.back().get();
+      w->ops = device_.create_ops();
+      w->thread = std::thread(&RealExecutor::worker_loop, this, w);
+    }
+    w->busy = true;
+    running_[d.lane] = w;
+  }
+  {
+    std::lock_guard<std::mutex> lk(w->m);
+    w->work = d;
+    w->stop = false;
+    w->has_work = true;
+  }
+  w->cv.notify_all();
+}
+
+void RealExecutor::stop_at_boundary(core::LaneId lane) {
+  std::lock_guard<std::mutex> lk(mu_);
+  auto it = running_.find(lane);
+  if (it != running_.end()) it->second->stop = true;
+}
+
+void RealExecutor::wait(TimeNs deadline, std::vector<core::Completion>& out) {
+  // Wake at least every 100 ms so the loop can see its stop flag (Ctrl-C).
+  const TimeNs until = std::min(deadline, now() + 100 * core::kNsPerMs);
+  std::unique_lock<std::mutex> lk(mu_);
+  done_cv_.wait_until(lk, t0_ + std::chrono::nanoseconds(until), [&] { return !done_.empty(); });
+  while (!done_.empty()) {
+    out.push_back(std::move(done_.front()));
+    done_.pop_front();
+  }
+}
+
+void RealExecutor::complete(const core::Completion& c) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    done_.push_back(c);
+  }
+  done_cv_.notify_all();
+}
+
+std::vector<TimeNs> RealExecutor::switch_latencies() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return switch_latencies_;
+}
+
+int RealExecutor::workers() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return static_cast<int>(workers_.size());
+}
+
+void RealExecutor::worker_loop(Worker* w) {
+  for (;;) {
+    core::Dispatch d;
+    {
+      std::unique_lock<std::mutex> lk(w->m);
+      w->cv.wait(lk, [&] { return w->has_work || w->quit; });
+      if (w->quit) return;
+      d = w->work;
+      w->has_work = false;
+    }
+    run_on(*w, d);
+  }
+}
+
+void RealExecutor::run_on(Worker& w, core::Dispatch d) {
+  JobSlot& slot = slots_[static_cast<std::size_t>(d.job)];
+  RealJobStats& st = stats_[static_cast<std::size_t>(d.job)];
+  const std::int64_t total = jobs_[static_cast<std::size_t>(d.job)].iterations;
+  LaneHistory prev;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    prev = history_[d.lane];
+  }
+  const TimeNs start = now();
+  std::int64_t done = 0;
+  bool failed = false;
+  std::string error;
+  try {
+    for (std::int64_t i = 0; i < d.iterations; ++i) {
+      if (i > 0 && w.stop.load()) break;
+      Arena lane = pool_.region(d.lane_offset, d.lane_size);
+      const TimeNs t_iter = now();
+      if (i == 0 && prev.last_job != core::kNoJob && prev.last_job != d.job) {
+        std::lock_guard<std::mutex> lk(mu_);
+        switch_latencies_.push_back(t_iter - prev.last_end);
+      }
+      const bool first = st.iterations == 0;
+      const bool last = st.iterations + 1 == total;
+      if (slot.inference) {
+        slot.net->infer_step(*w.ops, lane);
+        w.ops->synchronize();
+      } else {
+        const float loss = slot.net->train_step(*w.ops, lane, options_.train, first || last);
+        w.ops->synchronize();
+        if (first) st.loss_first = loss;
+        if (last) st.loss_last = loss;
+      }
+      ++st.iterations;
+      st.iteration_ns_total += now() - t_iter;
+      st.ephemeral_peak = std::max(st.ephemeral_peak, lane.peak());
+      ++done;
+    }
+  } catch (const ArenaOverflow& e) {
+    failed = true;
+    error = std::string(e.what()) + " (its lane)";
+  } catch (const std::exception& e) {
+    failed = true;
+    error = e.what();
+  }
+  const TimeNs end = now();
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    history_[d.lane] = LaneHistory{d.job, end};
+    w.busy = false;
+    running_.erase(d.lane);
+    done_.push_back(core::Completion{d.job, d.lane, done, start, end, failed, error});
+  }
+  done_cv_.notify_all();
+}
+
+}  // namespace salus::gpu
