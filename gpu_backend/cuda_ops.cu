@@ -1,5 +1,6 @@
-// The CUDA device's layer operations: cuDNN for convolution, batch normalisation and pooling,
-// cuBLAS for the fully connected layers, small kernels for the rest. One CudaOps is one lane's
+// The CUDA device's layer operations: cuDNN for convolution, batch normalisation and average
+// pooling, cuBLAS for the fully connected layers, small kernels for the rest (max pooling among
+// them, for ops.h's tie rule). One CudaOps is one lane's
 // execution context: a non-blocking stream with its own cuDNN and cuBLAS handles bound to it.
 //
 // Numerics follow the CPU reference (cpu_ops.cpp) closely enough to be compared with it:
@@ -184,6 +185,11 @@ struct PoolDims {
   int h, w, p, q, window_h, window_w, stride_h, stride_w, pad_h, pad_w;
 };
 
+PoolDims pool_dims(const PoolShape& ps) {
+  return PoolDims{ps.h,        ps.w,        ps.out_h(),  ps.out_w(), ps.window_h,
+                  ps.window_w, ps.stride_h, ps.stride_w, ps.pad_h,   ps.pad_w};
+}
+
 /// Offset within the plane of the first maximum (row-major, strict >) of window (oh, ow), padding
 /// ignored; -1 when the window holds no input element. The same rule as the CPU device.
 __device__ std::int64_t window_first_max(const float* plane, const PoolDims& d, int oh, int ow) {
@@ -204,6 +210,20 @@ __device__ std::int64_t window_first_max(const float* plane, const PoolDims& d, 
   return best;
 }
 
+/// Max pooling forward, one thread per output: the window's first maximum, padding ignored, 0 for
+/// a window made only of padding (the CPU's definition; cuDNN's would need padding < window).
+__global__ void max_pool_forward_kernel(std::int64_t count, PoolDims d, const float* x, float* y) {
+  const std::int64_t hw = static_cast<std::int64_t>(d.h) * d.w;
+  const std::int64_t pq = static_cast<std::int64_t>(d.p) * d.q;
+  for (std::int64_t idx = first_index(); idx < count; idx += index_stride()) {
+    const std::int64_t plane = idx / pq;
+    const std::int64_t o = idx - plane * pq;
+    const float* xp = x + plane * hw;
+    const std::int64_t at = window_first_max(xp, d, static_cast<int>(o / d.q), static_cast<int>(o % d.q));
+    y[idx] = at < 0 ? 0.0f : xp[at];
+  }
+}
+
 /// First output index whose window (stride, window, padding) contains input index i.
 __device__ int first_window(int i, int pad, int window, int stride) {
   const int num = i + pad - window + 1;
@@ -212,7 +232,7 @@ __device__ int first_window(int i, int pad, int window, int stride) {
 
 /// Max pooling backward as a gather: each input element sums dy over the windows (in row-major
 /// order, as the CPU does) whose first maximum it is. Deterministic, no atomics, no zeroing pass,
-/// and exactly ops.h's tie rule (cuDNN picks some maximum, not necessarily the first).
+/// and exactly ops.h's tie rule (cuDNN routes a tie to some maximum, not necessarily the first).
 __global__ void max_pool_backward_kernel(std::int64_t count, PoolDims d, const float* x, const float* dy,
                                          float* dx) {
   const std::int64_t hw = static_cast<std::int64_t>(d.h) * d.w;
@@ -456,6 +476,7 @@ class CudaOps final : public Ops {
 
   cudnnTensorDescriptor_t tensor(int n, int c, int h, int w);
   ConvPlan& conv_plan(const ConvShape& cs);
+  /// The cuDNN descriptor of an average pooling shape.
   cudnnPoolingDescriptor_t pooling(const PoolShape& ps);
   void require_workspace(const char* op, const ConvShape& cs, int algo, std::size_t need, const void* workspace,
                          Bytes workspace_bytes) const;
@@ -615,6 +636,7 @@ void CudaOps::require_workspace(const char* op, const ConvShape& cs, int algo, s
 
 cudnnPoolingDescriptor_t CudaOps::pooling(const PoolShape& ps) {
   check_pool(ps);
+  SALUS_INVARIANT(ps.mode == PoolMode::kAverage, "cuDNN pooling is used for average pooling only", describe(ps));
   SALUS_INVARIANT(ps.pad_h < ps.window_h && ps.pad_w < ps.window_w,
                   "pooling padding is smaller than the window (cuDNN's requirement)", describe(ps));
   const std::array<int, 11> key{static_cast<int>(ps.mode), ps.n, ps.c, ps.h, ps.w, ps.window_h, ps.window_w,
@@ -624,10 +646,8 @@ cudnnPoolingDescriptor_t CudaOps::pooling(const PoolShape& ps) {
   cudnnPoolingDescriptor_t desc = nullptr;
   CUDNN_CHECK(cudnnCreatePoolingDescriptor(&desc));
   PoolingDescriptor owner(desc);
-  const cudnnPoolingMode_t mode =
-      ps.mode == PoolMode::kMax ? CUDNN_POOLING_MAX_DETERMINISTIC : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
-  CUDNN_CHECK(cudnnSetPooling2dDescriptor(desc, mode, CUDNN_NOT_PROPAGATE_NAN, ps.window_h, ps.window_w, ps.pad_h,
-                                          ps.pad_w, ps.stride_h, ps.stride_w));
+  CUDNN_CHECK(cudnnSetPooling2dDescriptor(desc, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, CUDNN_NOT_PROPAGATE_NAN,
+                                          ps.window_h, ps.window_w, ps.pad_h, ps.pad_w, ps.stride_h, ps.stride_w));
   int on = 0, oc = 0, op = 0, oq = 0;
   CUDNN_CHECK(cudnnGetPooling2dForwardOutputDim(desc, tensor(ps.n, ps.c, ps.h, ps.w), &on, &oc, &op, &oq));
   SALUS_INVARIANT(on == ps.n && oc == ps.c && op == ps.out_h() && oq == ps.out_w(),
@@ -759,8 +779,18 @@ void CudaOps::fill(std::int64_t count, float* x, float value) {
 
 // --- Pooling --------------------------------------------------------------------------------
 
+// Max pooling runs on this file's kernels: ops.h fixes which maximum takes the gradient on ties
+// (the first in row-major order) and that padding is ignored, neither of which cuDNN promises.
+// Average pooling runs on cuDNN (CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING is ops.h's rule).
+
 void CudaOps::pool_forward(const PoolShape& ps, const float* x, float* y) {
   Entry entry(*this);
+  if (ps.mode == PoolMode::kMax) {
+    check_pool(ps);
+    const std::int64_t count = static_cast<std::int64_t>(ps.n) * ps.c * ps.out_h() * ps.out_w();
+    launch("launch of max_pool_forward_kernel", count, max_pool_forward_kernel, pool_dims(ps), x, y);
+    return;
+  }
   const cudnnPoolingDescriptor_t desc = pooling(ps);
   const float one = 1.0f, zero = 0.0f;
   CUDNN_CHECK(cudnnPoolingForward(cudnn_.get(), desc, &one, tensor(ps.n, ps.c, ps.h, ps.w), x, &zero,
@@ -769,14 +799,13 @@ void CudaOps::pool_forward(const PoolShape& ps, const float* x, float* y) {
 
 void CudaOps::pool_backward(const PoolShape& ps, const float* x, const float* y, const float* dy, float* dx) {
   Entry entry(*this);
-  const cudnnPoolingDescriptor_t desc = pooling(ps);  // validates the shape for both paths
   if (ps.mode == PoolMode::kMax) {
-    const PoolDims d{ps.h,        ps.w,        ps.out_h(),  ps.out_w(), ps.window_h,
-                     ps.window_w, ps.stride_h, ps.stride_w, ps.pad_h,   ps.pad_w};
+    check_pool(ps);
     const std::int64_t count = static_cast<std::int64_t>(ps.n) * ps.c * ps.h * ps.w;
-    launch("launch of max_pool_backward_kernel", count, max_pool_backward_kernel, d, x, dy, dx);
+    launch("launch of max_pool_backward_kernel", count, max_pool_backward_kernel, pool_dims(ps), x, dy, dx);
     return;
   }
+  const cudnnPoolingDescriptor_t desc = pooling(ps);
   const float one = 1.0f, zero = 0.0f;
   const cudnnTensorDescriptor_t xd = tensor(ps.n, ps.c, ps.h, ps.w);
   const cudnnTensorDescriptor_t yd = tensor(ps.n, ps.c, ps.out_h(), ps.out_w());

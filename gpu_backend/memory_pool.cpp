@@ -1,5 +1,7 @@
 #include "gpu_backend/memory_pool.h"
 
+#include <algorithm>
+
 #include "core/errors.h"
 
 namespace salus::gpu {
@@ -18,6 +20,25 @@ void* Arena::allocate(Bytes bytes) {
   used_ += n;
   if (used_ > peak_) peak_ = used_;
   return p;
+}
+
+Bytes OffsetHeap::allocate(Bytes bytes) {
+  const Bytes n = align_up(bytes);
+  Bytes start = 0;
+  for (const auto& [off, len] : used_) {
+    if (off - start >= n) break;
+    start = off + len;
+  }
+  if (start + n > limit_) throw ArenaOverflow(n, start, limit_);
+  used_.emplace(start, n);
+  peak_ = std::max(peak_, start + n);
+  return start;
+}
+
+void OffsetHeap::release(Bytes offset) {
+  const auto it = used_.find(offset);
+  SALUS_INVARIANT(it != used_.end(), "released block was allocated", std::to_string(offset));
+  used_.erase(it);
 }
 
 MemoryPool::MemoryPool(Device& device, Bytes capacity) : device_(device), capacity_(capacity), base_(nullptr) {

@@ -3,6 +3,7 @@
 /// (persistent blocks from offset 0, lanes stacked down from the top), and bump arenas over its
 /// regions. Nothing a job runs allocates device memory any other way.
 #include <cstddef>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -36,12 +37,32 @@ class Arena {
   Bytes peak() const { return peak_; }
   Bytes size() const { return size_; }
   bool counting() const { return base_ == nullptr; }
+  /// Where the next allocation would start (null when counting), and how much is left.
+  std::byte* next() const { return base_ == nullptr ? nullptr : base_ + used_; }
+  Bytes available() const { return counting() ? (Bytes{1} << 60) : size_ - used_; }
 
  private:
   std::byte* base_ = nullptr;
   Bytes size_ = 0;
   Bytes used_ = 0;
   Bytes peak_ = 0;
+};
+
+/// First-fit allocator with free over offsets [0, limit), for buffers that die before the
+/// iteration ends (gradients). Works on offsets only, so a counting run (limit = unbounded) makes
+/// exactly the same placements as a real one; peak() is the highest end offset reached.
+class OffsetHeap {
+ public:
+  explicit OffsetHeap(Bytes limit) : limit_(limit) {}
+  /// Offset of a new block of `bytes` (rounded to 256); throws ArenaOverflow past the limit.
+  Bytes allocate(Bytes bytes);
+  void release(Bytes offset);
+  Bytes peak() const { return peak_; }
+
+ private:
+  Bytes limit_;
+  Bytes peak_ = 0;
+  std::map<Bytes, Bytes> used_;  // offset -> size
 };
 
 inline constexpr Bytes kAlignment = 256;

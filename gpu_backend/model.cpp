@@ -141,6 +141,18 @@ int Network::conv_bn_relu(int x, int k, int kernel, int stride, int pad) {
   return relu(batchnorm(conv(x, k, kernel, stride, pad)));
 }
 
+bool Network::relu_in_place(int i) const {
+  const Node& n = node(i);
+  if (n.kind != Kind::kRelu) return false;
+  const Kind in = node(n.in.front()).kind;
+  if (in != Kind::kConv && in != Kind::kFc && in != Kind::kBatchNorm && in != Kind::kAdd) return false;
+  int readers = 0;
+  for (const Node& o : nodes_) {
+    for (int k : o.in) readers += k == n.in.front();
+  }
+  return readers == 1 && n.in.front() != logits_;
+}
+
 void Network::set_loss(int logits, int classes) {
   SALUS_INVARIANT(dims(logits).per_sample() == classes, "logits have one value per class", std::to_string(classes));
   logits_ = logits;
@@ -224,8 +236,11 @@ void Network::pass(Ops* ops, Arena& lane, bool train, Bytes workspace) const {
       y[i] = batch_data_;
       continue;
     }
-    y[i] = lane.allocate_array<float>(n.out.count());
     const float* x = y[static_cast<std::size_t>(n.in.front())];
+    // ReLU overwrites its input when nothing else reads it: no backward pass needs the output of
+    // a convolution, fully connected layer, batch norm or residual add, only their inputs.
+    y[i] = relu_in_place(static_cast<int>(i)) ? y[static_cast<std::size_t>(n.in.front())]
+                                              : lane.allocate_array<float>(n.out.count());
     switch (n.kind) {
       case Kind::kConv:
         if (ops) ops->conv_forward(n.conv, x, w_ + n.w, w_ + n.b, y[i], ws, workspace);
@@ -274,80 +289,88 @@ void Network::pass(Ops* ops, Arena& lane, bool train, Bytes workspace) const {
   if (ops) ops->softmax_xent_forward(batch_, classes_, y[static_cast<std::size_t>(logits_)], labels_, probs, loss_);
   if (!train) return;
 
-  // Backward. g[i] is the gradient of node i's output; a node used twice accumulates.
-  // has_g is kept apart from the pointers, which are all null in a counting pass.
+  // Backward. Gradients live in a first-fit heap after the forward buffers and are freed as soon
+  // as they have been consumed, so only the gradients in flight take memory. g[i] is the
+  // gradient of node i's output; a node read twice accumulates into it.
+  OffsetHeap heap(lane.available());
+  std::byte* const heap_base = lane.next();
+  auto at = [&](Bytes off) { return heap_base == nullptr ? nullptr : reinterpret_cast<float*>(heap_base + off); };
   std::vector<float*> g(count, nullptr);
-  std::vector<bool> has_g(count, false);
-  g[static_cast<std::size_t>(logits_)] = lane.allocate_array<float>(static_cast<std::int64_t>(batch_) * classes_);
-  has_g[static_cast<std::size_t>(logits_)] = true;
-  if (ops) ops->softmax_xent_backward(batch_, classes_, probs, labels_, g[static_cast<std::size_t>(logits_)]);
-  // Where the gradient for input j goes: its buffer if it has none yet, else a scratch buffer that
-  // is then accumulated into it (see finish()).
-  auto target = [&](int j, bool* scratch) -> float* {
-    const auto u = static_cast<std::size_t>(j);
-    *scratch = has_g[u];
-    return lane.allocate_array<float>(dims(j).count());
+  std::vector<Bytes> g_off(count, -1);  // -1: no gradient yet (pointers are all null when counting)
+  auto new_buffer = [&](std::int64_t floats_count, Bytes* off) {
+    *off = heap.allocate(floats_count * static_cast<Bytes>(sizeof(float)));
+    return at(*off);
   };
-  auto finish = [&](int j, float* buf, bool scratch) {
+  {
+    const auto l = static_cast<std::size_t>(logits_);
+    g[l] = new_buffer(static_cast<std::int64_t>(batch_) * classes_, &g_off[l]);
+    if (ops) ops->softmax_xent_backward(batch_, classes_, probs, labels_, g[l]);
+  }
+  // Where the gradient for input j goes: its own buffer if it has none yet, else a scratch buffer
+  // accumulated into it and freed (see finish()).
+  Bytes scratch_off = -1;
+  auto target = [&](int j) -> float* {
     const auto u = static_cast<std::size_t>(j);
-    if (!scratch) {
-      g[u] = buf;
-      has_g[u] = true;
-    } else if (ops) {
-      ops->accumulate(dims(j).count(), buf, g[u]);
-    }
+    if (g_off[u] < 0) return g[u] = new_buffer(dims(j).count(), &g_off[u]);
+    return new_buffer(dims(j).count(), &scratch_off);
+  };
+  auto finish = [&](int j, float* buf) {
+    const auto u = static_cast<std::size_t>(j);
+    if (buf == g[u] && scratch_off < 0) return;
+    if (ops) ops->accumulate(dims(j).count(), buf, g[u]);
+    heap.release(scratch_off);
+    scratch_off = -1;
   };
   for (std::size_t r = count; r-- > 0;) {
     const Node& n = nodes_[r];
-    float* dy = g[r];
-    if (!has_g[r] || n.kind == Kind::kInput) continue;
+    if (g_off[r] < 0 || n.kind == Kind::kInput) continue;
+    const float* dy = g[r];
     const int in0 = n.in.front();
     const bool needs_dx = node(in0).kind != Kind::kInput;
     const float* x = y[static_cast<std::size_t>(in0)];
-    bool scratch = false;
     switch (n.kind) {
       case Kind::kConv: {
         if (ops) ops->conv_backward_filter(n.conv, x, dy, dw_ + n.w, dw_ + n.b, ws, workspace);
         if (needs_dx) {
-          float* dx = target(in0, &scratch);
+          float* dx = target(in0);
           if (ops) ops->conv_backward_data(n.conv, w_ + n.w, dy, dx, ws, workspace);
-          finish(in0, dx, scratch);
+          finish(in0, dx);
         }
         break;
       }
       case Kind::kBatchNorm: {
-        float* dx = target(in0, &scratch);
+        float* dx = target(in0);
         if (ops) {
           ops->batchnorm_backward(n.out.n, n.out.c, n.out.h, n.out.w, x, dy, w_ + n.w, save[r], save[r] + n.out.c, dx,
                                   dw_ + n.w, dw_ + n.b, 1e-5);
         }
-        finish(in0, dx, scratch);
+        finish(in0, dx);
         break;
       }
       case Kind::kRelu: {
-        float* dx = target(in0, &scratch);
+        float* dx = target(in0);
         if (ops) ops->relu_backward(n.out.count(), y[r], dy, dx);
-        finish(in0, dx, scratch);
+        finish(in0, dx);
         break;
       }
       case Kind::kPool: {
-        float* dx = target(in0, &scratch);
+        float* dx = target(in0);
         if (ops) ops->pool_backward(n.pool, x, y[r], dy, dx);
-        finish(in0, dx, scratch);
+        finish(in0, dx);
         break;
       }
       case Kind::kFc: {
-        float* dx = needs_dx ? target(in0, &scratch) : nullptr;
+        float* dx = needs_dx ? target(in0) : nullptr;
         if (ops) ops->fc_backward(n.out.n, n.fc_in, n.fc_out, x, w_ + n.w, dy, dx, dw_ + n.w, dw_ + n.b);
-        if (needs_dx) finish(in0, dx, scratch);
+        if (needs_dx) finish(in0, dx);
         break;
       }
       case Kind::kAdd: {
         for (int in : n.in) {
           if (node(in).kind == Kind::kInput) continue;
-          float* dx = target(in, &scratch);
+          float* dx = target(in);
           if (ops) ops->copy_channels(n.out.n, n.out.h * n.out.w, dy, n.out.c, 0, dx, n.out.c, 0, n.out.c, false);
-          finish(in, dx, scratch);
+          finish(in, dx);
         }
         break;
       }
@@ -356,9 +379,9 @@ void Network::pass(Ops* ops, Arena& lane, bool train, Bytes workspace) const {
         for (int in : n.in) {
           const Dims& d = dims(in);
           if (node(in).kind != Kind::kInput) {
-            float* dx = target(in, &scratch);
+            float* dx = target(in);
             if (ops) ops->copy_channels(n.out.n, n.out.h * n.out.w, dy, n.out.c, offset, dx, d.c, 0, d.c, false);
-            finish(in, dx, scratch);
+            finish(in, dx);
           }
           offset += d.c;
         }
@@ -366,7 +389,9 @@ void Network::pass(Ops* ops, Arena& lane, bool train, Bytes workspace) const {
       }
       case Kind::kInput: break;
     }
+    heap.release(g_off[r]);  // consumed
   }
+  lane.allocate(heap.peak());  // the heap's high-water mark belongs to the lane's peak
 }
 
 float Network::train_step(Ops& ops, Arena& lane, const TrainConfig& cfg, bool read_loss) {

@@ -89,6 +89,7 @@ class Network {
   /// (counting) arena, to size the ephemeral region exactly as a real pass would use it.
   void pass(Ops* ops, Arena& lane, bool train, Bytes workspace) const;
   Bytes workspace_bytes(Ops& ops) const;
+  bool relu_in_place(int node) const;
 
   int batch_;
   std::vector<Node> nodes_;

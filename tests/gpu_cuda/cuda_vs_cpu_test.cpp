@@ -579,6 +579,7 @@ TEST_CASE("cuda: max and average pooling forward and backward match the CPU") {
       pool_shape(PoolMode::kMax, 2, 3, 8, 8, 2, 2, 0),
       pool_shape(PoolMode::kMax, 2, 3, 9, 9, 3, 2, 1),  // overlapping windows with padding (ResNet)
       pool_shape(PoolMode::kMax, 1, 2, 7, 7, 2, 2, 0),  // the last row and column are in no window
+      pool_shape(PoolMode::kMax, 1, 2, 5, 5, 2, 1, 2),  // windows made only of padding give 0
       pool_shape(PoolMode::kAverage, 2, 3, 8, 8, 2, 2, 0),
       pool_shape(PoolMode::kAverage, 2, 3, 9, 9, 3, 2, 1),
       pool_shape(PoolMode::kAverage, 1, 2, 7, 7, 7, 1, 0),  // global average pooling

@@ -1,0 +1,115 @@
+// salus-profile: measures workloads on a device through the memory pool and writes a catalog that
+// salus-sim --profiles reads, with provenance "measured on <device>".
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+#include "experiments/cli.h"
+#include "experiments/output.h"
+#include "gpu_backend/device.h"
+#include "gpu_backend/model.h"
+#include "gpu_backend/profiler.h"
+
+namespace po = boost::program_options;
+using namespace salus;
+
+namespace {
+
+double round_to(double v, double unit) { return std::round(v / unit) * unit; }
+
+int run(int argc, char** argv) {
+  std::string device_name, list, out, gpu_mem;
+  bool pairs = true;
+  gpu::ProfileOptions opts;
+  po::options_description desc("salus-profile: measure workloads on a device and write a catalog\n\nOptions");
+  desc.add_options()
+      ("help,h", "print this help")
+      ("device", po::value(&device_name)->default_value("cpu"), "cpu or cuda")
+      ("workloads", po::value(&list)->required(), "comma-separated workloads, e.g. lenet_32,mlp_64,resnet50_25")
+      ("out", po::value(&out)->required(), "catalog file to write")
+      ("gpu-mem", po::value(&gpu_mem)->default_value("16GiB"), "memory pool used for the measurements")
+      ("warmup", po::value(&opts.warmup)->default_value(2), "iterations run before measuring")
+      ("iterations", po::value(&opts.iterations)->default_value(10), "iterations measured (median)")
+      ("pairs", po::value(&pairs)->default_value(true), "also measure every pair in two lanes");
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  po::notify(vm);
+  opts.capacity = experiments::parse_capacity(gpu_mem);
+  if (opts.iterations < 1) throw core::InputError("--iterations: must be at least 1");
+  if (opts.warmup < 0) throw core::InputError("--warmup: must not be negative");
+  std::vector<std::string> workloads;
+  std::stringstream ss(list);
+  for (std::string w; std::getline(ss, w, ',');) {
+    std::string base = w;
+    if (base.size() > 6 && base.compare(base.size() - 6, 6, "_infer") == 0) base.resize(base.size() - 6);
+    if (!gpu::is_model(base)) gpu::build_model(base);  // throws with the valid models
+    workloads.push_back(w);
+  }
+  if (workloads.empty()) throw core::InputError("--workloads: empty list");
+  const auto device = gpu::make_device(device_name);
+  const auto solo = gpu::profile_workloads(*device, workloads, opts);
+  const auto pair_results = pairs ? gpu::profile_pairs(*device, solo, opts) : std::vector<gpu::PairMeasurement>{};
+
+  const std::string provenance = "measured on " + device->name() + " by salus-profile (pool " +
+                                 core::format_size(opts.capacity) + ", median of " + std::to_string(opts.iterations) +
+                                 " iterations after " + std::to_string(opts.warmup) + " warm-up)";
+  nlohmann::json cat;
+  cat["format"] = "salus-catalog/1";
+  cat["gpu"] = device->name();
+  cat["notes"] = "P = the model's persistent state in the pool; E = the peak lane memory of one iteration; "
+                 "gpu_util from the slowdown s of two copies in two lanes, u = clamp(s / 2, 0.05, 1)";
+  nlohmann::json ws = nlohmann::json::array();
+  std::printf("%-16s %12s %12s %12s %10s\n", "workload", "P (MiB)", "E (MiB)", "iter (ms)", "gpu_util");
+  for (const auto& m : solo) {
+    nlohmann::json w;
+    w["name"] = m.name;
+    w["persistent_mib"] = round_to(core::to_mib(m.persistent), 0.01);
+    w["ephemeral_mib"] = round_to(core::to_mib(m.ephemeral_peak), 0.01);
+    w["iter_ms"] = round_to(static_cast<double>(m.iter_ns) / 1e6, 0.001);
+    w["gpu_util"] = round_to(m.gpu_util, 0.001);
+    w["source"] = provenance;
+    ws.push_back(w);
+    std::printf("%-16s %12.2f %12.2f %12.3f %10.3f\n", m.name.c_str(), core::to_mib(m.persistent),
+                core::to_mib(m.ephemeral_peak), static_cast<double>(m.iter_ns) / 1e6, m.gpu_util);
+  }
+  cat["workloads"] = ws;
+  nlohmann::json ps = nlohmann::json::array();
+  for (const auto& p : pair_results) {
+    ps.push_back({{"a", p.a}, {"b", p.b}, {"slowdown_a", round_to(p.slowdown_a, 0.001)},
+                  {"slowdown_b", round_to(p.slowdown_b, 0.001)}});
+    std::printf("pair %s + %s: slowdown %.3f, %.3f\n", p.a.c_str(), p.b.c_str(), p.slowdown_a, p.slowdown_b);
+  }
+  cat["pairs"] = ps;
+  experiments::write_text_file(out, cat.dump(2) + "\n");
+  std::printf("wrote %s\n", out.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const core::InputError& e) {
+    std::fprintf(stderr, "salus-profile: %s\n", e.what());
+    return 2;
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "salus-profile: %s (see --help)\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "salus-profile: error: %s\n", e.what());
+    return 1;
+  }
+}

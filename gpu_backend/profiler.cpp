@@ -1,0 +1,149 @@
+#include "gpu_backend/profiler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "core/errors.h"
+#include "gpu_backend/memory_pool.h"
+#include "gpu_backend/model.h"
+
+namespace salus::gpu {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Instance {
+  std::unique_ptr<Network> net;
+  bool inference = false;
+  std::unique_ptr<Ops> ops;
+  Arena lane;
+  std::vector<core::TimeNs> times;
+};
+
+Instance make_instance(Device& device, const std::string& workload) {
+  Instance in;
+  std::string name = workload;
+  if (name.size() > 6 && name.compare(name.size() - 6, 6, "_infer") == 0) {
+    name.resize(name.size() - 6);
+    in.inference = true;
+  }
+  in.net = build_model(name);
+  in.ops = device.create_ops();
+  return in;
+}
+
+/// Lays out instances as the lane algorithm would: persistent blocks from 0, lanes from the top.
+void place(MemoryPool& pool, std::vector<Instance*> ins, std::uint64_t seed) {
+  Bytes bottom = 0, top = pool.capacity();
+  for (Instance* in : ins) {
+    const Bytes p = align_up(in->net->persistent_bytes());
+    const Bytes e = align_up(in->net->ephemeral_bytes(*in->ops, !in->inference));
+    if (bottom + p > top - e) throw core::InputError("workloads do not fit a pool of " + core::format_size(pool.capacity()));
+    in->net->bind(*in->ops, pool.base() + bottom, seed++);
+    bottom += p;
+    top -= e;
+    in->lane = pool.region(top, e);
+  }
+}
+
+void run(Instance& in, int warmup, int iterations) {
+  const TrainConfig cfg;
+  in.times.clear();
+  for (int i = 0; i < warmup + iterations; ++i) {
+    const auto t = Clock::now();
+    if (in.inference) {
+      in.net->infer_step(*in.ops, in.lane);
+    } else {
+      in.net->train_step(*in.ops, in.lane, cfg, false);
+    }
+    in.ops->synchronize();
+    if (i >= warmup) in.times.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count());
+  }
+}
+
+core::TimeNs median(std::vector<core::TimeNs> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+/// Runs the instances at once, one thread each, and returns their median iteration times.
+std::vector<core::TimeNs> together(std::vector<Instance*> ins, const ProfileOptions& o) {
+  std::vector<std::thread> threads;
+  std::vector<std::exception_ptr> errors(ins.size());
+  for (std::size_t k = 0; k < ins.size(); ++k) {
+    threads.emplace_back([&, k] {
+      try {
+        run(*ins[k], o.warmup, o.iterations);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  std::vector<core::TimeNs> out;
+  for (Instance* in : ins) out.push_back(median(in->times));
+  return out;
+}
+
+}  // namespace
+
+std::vector<WorkloadMeasurement> profile_workloads(Device& device, const std::vector<std::string>& workloads,
+                                                   const ProfileOptions& o) {
+  if (o.iterations < 1 || o.warmup < 0) throw core::InputError("--iterations must be at least 1");
+  std::vector<WorkloadMeasurement> out;
+  for (const std::string& w : workloads) {
+    Instance a = make_instance(device, w);
+    WorkloadMeasurement m;
+    m.name = w;
+    m.inference = a.inference;
+    {
+      MemoryPool pool(device, o.capacity);
+      place(pool, {&a}, 1);
+      run(a, o.warmup, o.iterations);
+      m.persistent = a.net->persistent_bytes();
+      m.ephemeral_peak = a.lane.peak();
+      m.iter_ns = median(a.times);
+    }
+    // A copy of itself in a second lane: under the model both run at 1 / max(1, 2u).
+    Instance b = make_instance(device, w);
+    MemoryPool pair_pool(device, o.capacity);
+    place(pair_pool, {&a, &b}, 1);
+    const auto t = together({&a, &b}, o);
+    m.pair_self_ns = (t[0] + t[1]) / 2;
+    const double slowdown = static_cast<double>(m.pair_self_ns) / static_cast<double>(std::max<core::TimeNs>(1, m.iter_ns));
+    m.gpu_util = std::clamp(slowdown / 2.0, 0.05, 1.0);
+    out.push_back(m);
+  }
+  return out;
+}
+
+std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<WorkloadMeasurement>& solo,
+                                           const ProfileOptions& o) {
+  std::vector<PairMeasurement> out;
+  for (std::size_t i = 0; i < solo.size(); ++i) {
+    for (std::size_t j = i + 1; j < solo.size(); ++j) {
+      Instance a = make_instance(device, solo[i].name);
+      Instance b = make_instance(device, solo[j].name);
+      MemoryPool pool(device, o.capacity);
+      try {
+        place(pool, {&a, &b}, 1);
+      } catch (const core::InputError&) {
+        continue;  // they cannot share this pool
+      }
+      const auto t = together({&a, &b}, o);
+      PairMeasurement p;
+      p.a = solo[i].name;
+      p.b = solo[j].name;
+      p.slowdown_a = static_cast<double>(t[0]) / static_cast<double>(std::max<core::TimeNs>(1, solo[i].iter_ns));
+      p.slowdown_b = static_cast<double>(t[1]) / static_cast<double>(std::max<core::TimeNs>(1, solo[j].iter_ns));
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+}  // namespace salus::gpu
