@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <exception>
 #include <memory>
 #include <string>
 
@@ -52,10 +54,19 @@ class CudaDevice final : public Device {
   }
 
   /// cudaFree waits for the whole device: call it between runs, not while lanes are busy.
+  /// Throws DeviceError if it fails, except while another exception is unwinding the stack (a
+  /// memory pool's destructor after a kernel fault, when cudaFree reports the same sticky error):
+  /// then the failure goes to stderr, as throwing would terminate the program and lose the first
+  /// error.
   void deallocate(void* p) override {
     if (p == nullptr) return;
-    cuda::use_device(ordinal_);
-    CUDA_CHECK(cudaFree(p));
+    try {
+      cuda::use_device(ordinal_);
+      CUDA_CHECK(cudaFree(p));
+    } catch (const DeviceError& e) {
+      if (std::uncaught_exceptions() == 0) throw;
+      std::fprintf(stderr, "%s\n", e.what());
+    }
   }
 
   std::unique_ptr<Ops> create_ops() override { return make_cuda_ops(ordinal_); }

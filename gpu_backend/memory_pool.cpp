@@ -1,6 +1,7 @@
 #include "gpu_backend/memory_pool.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/errors.h"
 
@@ -50,7 +51,14 @@ MemoryPool::MemoryPool(Device& device, Bytes capacity) : device_(device), capaci
   base_ = static_cast<std::byte*>(device.allocate(capacity));
 }
 
-MemoryPool::~MemoryPool() { device_.deallocate(base_); }
+MemoryPool::~MemoryPool() {
+  // A destructor must not throw: after a device fault the release can fail too; say so and go on.
+  try {
+    device_.deallocate(base_);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "memory pool: %s\n", e.what());
+  }
+}
 
 Arena MemoryPool::region(Bytes offset, Bytes size) const {
   SALUS_INVARIANT(offset >= 0 && size >= 0 && offset + size <= capacity_, "region inside the pool",
