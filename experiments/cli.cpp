@@ -1,6 +1,9 @@
 #include "experiments/cli.h"
 
 #include <cstdio>
+#include <stdexcept>
+
+#include <boost/program_options/errors.hpp>
 #include <sstream>
 
 #include "core/errors.h"
@@ -81,6 +84,24 @@ void write_outputs(const nlohmann::json& summary, const std::string& summary_pat
     write_run_files(out_dir, jobs, runs);
     write_text_file(out_dir + "/summary.json", text);
     std::printf("wrote %s/{summary.json,jct_cdf.csv,<policy>_{jobs,timeline,memory,lane_moves}.csv}\n", out_dir.c_str());
+  }
+}
+
+int guarded_main(const char* tool, int (*body)(int, char**), int argc, char** argv) {
+  try {
+    return body(argc, argv);
+  } catch (const core::InputError& e) {
+    std::fprintf(stderr, "%s: %s\n", tool, e.what());
+    return 2;
+  } catch (const boost::program_options::error& e) {
+    std::fprintf(stderr, "%s: %s (see --help)\n", tool, e.what());
+    return 2;
+  } catch (const std::logic_error& e) {
+    std::fprintf(stderr, "%s: internal error: %s\n", tool, e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", tool, e.what());
+    return 1;
   }
 }
 

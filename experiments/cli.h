@@ -29,4 +29,9 @@ void print_report(const std::vector<std::string>& notes, const std::vector<core:
 void write_outputs(const nlohmann::json& summary, const std::string& summary_path, const std::string& out_dir,
                    const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
 
+/// Runs a program's body and turns errors into exit statuses: bad input (core::InputError, a
+/// command-line error) prints "<tool>: what" and returns 2; a broken invariant (std::logic_error)
+/// "<tool>: internal error: what" and 1; any other failure "<tool>: error: what" and 1.
+int guarded_main(const char* tool, int (*body)(int, char**), int argc, char** argv);
+
 }  // namespace salus::experiments

@@ -99,17 +99,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const core::InputError& e) {
-    std::fprintf(stderr, "salus-profile: %s\n", e.what());
-    return 2;
-  } catch (const po::error& e) {
-    std::fprintf(stderr, "salus-profile: %s (see --help)\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "salus-profile: error: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return salus::experiments::guarded_main("salus-profile", run, argc, argv); }

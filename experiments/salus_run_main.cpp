@@ -26,7 +26,6 @@ using namespace salus;
 
 namespace {
 
-constexpr int kBadInput = 2;
 std::atomic<bool> g_stop{false};
 
 extern "C" void on_sigint(int) { g_stop.store(true); }
@@ -239,17 +238,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const core::InputError& e) {
-    std::fprintf(stderr, "salus-run: %s\n", e.what());
-    return kBadInput;
-  } catch (const po::error& e) {
-    std::fprintf(stderr, "salus-run: %s (see --help)\n", e.what());
-    return kBadInput;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "salus-run: error: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return salus::experiments::guarded_main("salus-run", run, argc, argv); }

@@ -26,7 +26,6 @@ using namespace salus;
 
 namespace {
 
-constexpr int kBadInput = 2;
 
 std::string default_trace() { return std::string(SALUS_DATA_DIR) + "/examples/small.csv"; }
 
@@ -132,17 +131,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const core::InputError& e) {
-    std::fprintf(stderr, "salus-sim: %s\n", e.what());
-    return kBadInput;
-  } catch (const po::error& e) {
-    std::fprintf(stderr, "salus-sim: %s (see --help)\n", e.what());
-    return kBadInput;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "salus-sim: internal error: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return salus::experiments::guarded_main("salus-sim", run, argc, argv); }
