@@ -30,7 +30,7 @@ Bytes OffsetHeap::allocate(Bytes bytes) {
     if (off - start >= n) break;
     start = off + len;
   }
-  if (start + n > limit_) throw ArenaOverflow(n, start, limit_);
+  if (start + n > limit_) throw ArenaOverflow(n, origin_ + start, region_size_);
   used_.emplace(start, n);
   peak_ = std::max(peak_, start + n);
   return start;

@@ -53,7 +53,9 @@ class Arena {
 /// exactly the same placements as a real one; peak() is the highest end offset reached.
 class OffsetHeap {
  public:
-  explicit OffsetHeap(Bytes limit) : limit_(limit) {}
+  /// The heap sits at `origin` of a region of `region_size` bytes (for overflow messages, which
+  /// speak of the whole region).
+  OffsetHeap(Bytes limit, Bytes origin, Bytes region_size) : limit_(limit), origin_(origin), region_size_(region_size) {}
   /// Offset of a new block of `bytes` (rounded to 256); throws ArenaOverflow past the limit.
   Bytes allocate(Bytes bytes);
   void release(Bytes offset);
@@ -61,6 +63,8 @@ class OffsetHeap {
 
  private:
   Bytes limit_;
+  Bytes origin_;
+  Bytes region_size_;
   Bytes peak_ = 0;
   std::map<Bytes, Bytes> used_;  // offset -> size
 };

@@ -292,7 +292,7 @@ void Network::pass(Ops* ops, Arena& lane, bool train, Bytes workspace) const {
   // Backward. Gradients live in a first-fit heap after the forward buffers and are freed as soon
   // as they have been consumed, so only the gradients in flight take memory. g[i] is the
   // gradient of node i's output; a node read twice accumulates into it.
-  OffsetHeap heap(lane.available());
+  OffsetHeap heap(lane.available(), lane.used(), lane.size());
   std::byte* const heap_base = lane.next();
   auto at = [&](Bytes off) { return heap_base == nullptr ? nullptr : reinterpret_cast<float*>(heap_base + off); };
   std::vector<float*> g(count, nullptr);

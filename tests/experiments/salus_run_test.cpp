@@ -1,0 +1,441 @@
+// salus-run as a user runs it, on the CPU device: real training under the four policies, the
+// summary in salus-sim's schema plus measurements, the same SRTF order as the simulator, exact
+// errors for bad input, and Ctrl-C.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/temp_files.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+fs::path scratch() {
+  fs::create_directories(salus::test::temp_dir());
+  return salus::test::temp_dir();
+}
+
+/// salus-run is built next to salus-sim.
+std::string run_bin() {
+  std::string bin = SALUS_SIM_BIN;
+  const auto at = bin.rfind("salus-sim");
+  REQUIRE(at != std::string::npos);
+  bin.replace(at, 9, "salus-run");
+  REQUIRE_MESSAGE(fs::exists(bin), "salus-run is not built at " << bin
+                                                                 << " (build the salus-run target before these tests)");
+  return bin;
+}
+
+Result exec(const std::string& bin, const std::string& args) {
+  const fs::path d = scratch();
+  const std::string cmd = "cd '" SALUS_SOURCE_DIR "' && '" + bin + "' " + args + " >'" + (d / "out").string() +
+                          "' 2>'" + (d / "err").string() + "' </dev/null";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(d / "out");
+  r.err = slurp(d / "err");
+  return r;
+}
+
+/// Runs salus-run (or salus-sim) from the source directory, so relative trace paths work.
+Result run(const std::string& args) { return exec(run_bin(), args); }
+Result sim(const std::string& args) { return exec(SALUS_SIM_BIN, args); }
+
+json read_json(const fs::path& p) {
+  const std::string text = slurp(p);
+  REQUIRE_MESSAGE(!text.empty(), "no summary at " << p.string());
+  return json::parse(text);
+}
+
+const json& result_of(const json& summary, const std::string& policy) {
+  for (const json& r : summary.at("results")) {
+    if (r.at("policy") == policy) return r;
+  }
+  FAIL("no result for policy " << policy);
+  static const json none;
+  return none;
+}
+
+std::set<std::string> keys(const json& j) {
+  std::set<std::string> k;
+  for (const auto& [key, value] : j.items()) k.insert(key);
+  return k;
+}
+
+/// Job ids in the order they finished.
+std::vector<std::string> finish_order(const json& result) {
+  std::vector<json> jobs(result.at("jobs").begin(), result.at("jobs").end());
+  std::stable_sort(jobs.begin(), jobs.end(), [](const json& a, const json& b) {
+    return a.at("finish_s").get<double>() < b.at("finish_s").get<double>();
+  });
+  std::vector<std::string> ids;
+  for (const json& j : jobs) ids.push_back(j.at("id").get<std::string>());
+  return ids;
+}
+
+// real_small.csv at time scale 2 (iterations 60, 40, 20, 80, 30 halved), so the four real runs
+// take about two seconds on a 2-core CPU.
+const std::string kTrace = "--trace traces/examples/real_small.csv --gpu-mem 256MiB";
+const std::string kSmall = kTrace + " --device cpu";
+
+}  // namespace
+
+TEST_CASE("salus-run trains real_small.csv under all four policies and writes salus-sim's schema") {
+  const fs::path summary = scratch() / "real_small.json";
+  const Result r = run(kSmall + " --time-scale 2 --summary-json '" + summary.string() + "'");
+  INFO("stderr: ", r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.rfind("salus-run: traces/examples/real_small.csv (native, 5 jobs), device cpu, pool 256.0 MiB, "
+                    "time scale 2\n",
+                    0) == 0);
+  for (const char* row : {"\nfifo     exclusive", "\nsrtf     single", "\npack     auto", "\nfair     single"}) {
+    CHECK(r.out.find(row) != std::string::npos);
+  }
+  CHECK(r.out.find("note:") == std::string::npos);  // nothing failed or was rejected
+
+  const json j = read_json(summary);
+  CHECK(j.at("tool") == "salus-run");
+  CHECK(j.at("device") == "cpu");
+  CHECK(j.at("gpu_mem_bytes") == 256LL * 1024 * 1024);
+  CHECK(j.at("time_scale") == 2.0);
+  REQUIRE(j.at("results").size() == 4);
+  const std::vector<std::string> policies = {"fifo", "srtf", "pack", "fair"};
+  const std::vector<std::string> ids = {"lenet_a", "mlp_a", "lenet_b", "mlp_b", "lenet_c"};
+  const std::vector<std::int64_t> iterations = {30, 20, 10, 40, 15};
+  const std::vector<double> arrivals = {0, 0.025, 0.05, 0.1, 0.15};
+
+  // The same trace through salus-sim: every key of its results and jobs is in salus-run's.
+  const fs::path sim_summary = scratch() / "real_small_sim.json";
+  REQUIRE(sim("--trace traces/examples/real_small.csv --gpu-mem 256MiB --time-scale 2 --summary-json '" +
+              sim_summary.string() + "'")
+              .code == 0);
+  const json s = read_json(sim_summary);
+
+  for (std::size_t p = 0; p < policies.size(); ++p) {
+    const json& res = j.at("results")[p];
+    CAPTURE(policies[p]);
+    CHECK(res.at("policy") == policies[p]);
+    const std::set<std::string> have = keys(res);
+    for (const std::string& k : keys(result_of(s, policies[p]))) {
+      CAPTURE(k);
+      CHECK(have.count(k) == 1);
+    }
+    for (const char* k : {"makespan_s", "avg_queuing_s", "avg_jct_s", "p95_jct_s"}) {
+      CAPTURE(k);
+      REQUIRE(res.at(k).is_number());
+      CHECK(res.at(k).get<double>() >= 0);
+    }
+    CHECK(res.at("makespan_s").get<double>() > 0);
+    CHECK(res.at("avg_jct_s").get<double>() <= res.at("p95_jct_s").get<double>());
+    CHECK(res.at("p95_jct_s").get<double>() <= res.at("makespan_s").get<double>());
+    CHECK(res.at("jobs_done") == 5);
+    CHECK(res.at("jobs_failed") == 0);
+
+    const json& lat = res.at("switch_latency");
+    CHECK(keys(lat) == std::set<std::string>{"count", "p50_ms", "p99_ms", "max_ms"});
+    CHECK(lat.at("count") == res.at("switches"));
+    CHECK(lat.at("p50_ms").get<double>() >= 0);
+    CHECK(lat.at("p50_ms").get<double>() <= lat.at("p99_ms").get<double>());
+    CHECK(lat.at("p99_ms").get<double>() <= lat.at("max_ms").get<double>());
+    if (policies[p] == "fifo" || policies[p] == "pack") {
+      CHECK(lat.at("count") == 0);  // every job has a lane of its own
+    } else {
+      CHECK(lat.at("count").get<int>() > 0);  // one lane shared by all: jobs alternate
+    }
+
+    REQUIRE(res.at("jobs").size() == ids.size());
+    const json& sim_job = result_of(s, policies[p]).at("jobs")[0];
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const json& job = res.at("jobs")[i];
+      CAPTURE(ids[i]);
+      for (const std::string& k : keys(sim_job)) {
+        CAPTURE(k);
+        CHECK(job.contains(k));
+      }
+      CHECK(job.at("id") == ids[i]);
+      CHECK(job.at("status") == "done");
+      CHECK(job.at("reason") == "");
+      CHECK(job.at("iterations") == iterations[i]);
+      CHECK(job.at("iterations_measured") == iterations[i]);
+      CHECK(job.at("arrival_s").get<double>() == doctest::Approx(arrivals[i]));
+      CHECK(job.at("start_s").get<double>() >= job.at("arrival_s").get<double>());
+      CHECK(job.at("finish_s").get<double>() > job.at("start_s").get<double>());
+      CHECK(job.at("jct_s").get<double>() ==
+            doctest::Approx(job.at("finish_s").get<double>() - job.at("arrival_s").get<double>()));
+      CHECK(job.at("queuing_s").get<double>() ==
+            doctest::Approx(job.at("start_s").get<double>() - job.at("arrival_s").get<double>()));
+      REQUIRE(job.at("loss_first").is_number());
+      REQUIRE(job.at("loss_last").is_number());
+      CHECK(job.at("loss_last").get<double>() < job.at("loss_first").get<double>());
+      CHECK(job.at("mean_iteration_ms").get<double>() > 0);
+      CHECK(job.at("persistent_used_bytes").get<std::int64_t>() > 0);
+      CHECK(job.at("ephemeral_peak_bytes").get<std::int64_t>() > 0);
+      CHECK(job.at("inference") == false);
+    }
+
+    if (policies[p] == "fifo") {
+      // One job at a time in arrival order: [start, finish] intervals are disjoint and ordered.
+      const json& jobs = res.at("jobs");
+      for (std::size_t i = 1; i < jobs.size(); ++i) {
+        CAPTURE(i);
+        CHECK(jobs[i - 1].at("finish_s").get<double>() <= jobs[i].at("start_s").get<double>());
+      }
+    }
+  }
+}
+
+TEST_CASE("salus-run's srtf finishes jobs in the order salus-sim predicts") {
+  const fs::path real = scratch() / "srtf_real.json", simulated = scratch() / "srtf_sim.json";
+  const std::string trace = "--trace tests/data/real/srtf_order.csv --policy srtf --gpu-mem 256MiB";
+  const Result r = run(trace + " --device cpu --summary-json '" + real.string() + "'");
+  INFO("stderr: ", r.err);
+  REQUIRE(r.code == 0);
+  REQUIRE(sim(trace + " --summary-json '" + simulated.string() + "'").code == 0);
+  const json got = read_json(real).at("results").at(0);
+  const json want = read_json(simulated).at("results").at(0);
+  CHECK(got.at("policy") == "srtf");
+  CHECK(finish_order(want) == std::vector<std::string>{"b", "c", "a", "d"});
+  CHECK(finish_order(got) == finish_order(want));
+  for (const json& job : got.at("jobs")) CHECK(job.at("status") == "done");
+  // In one lane, one after the other: three switches, each measured.
+  CHECK(got.at("switches") == 3);
+  CHECK(got.at("switch_latency").at("count") == 3);
+}
+
+TEST_CASE("--time-scale divides arrival times and iteration counts") {
+  const fs::path summary = scratch() / "scaled.json", dir = scratch() / "scaled_out";
+  const Result r = run(kSmall + " --time-scale 10 --policy pack,fifo --summary-json '" + summary.string() + "' --out '" +
+                       dir.string() + "'");
+  INFO("stderr: ", r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find(", time scale 10\n") != std::string::npos);
+  // --out writes salus-sim's files, and the same summary.
+  for (const char* f : {"summary.json", "jct_cdf.csv", "pack_jobs.csv", "pack_timeline.csv", "pack_memory.csv",
+                        "pack_lane_moves.csv", "fifo_jobs.csv", "fifo_timeline.csv"}) {
+    CAPTURE(f);
+    CHECK(fs::exists(dir / f));
+  }
+  CHECK(slurp(dir / "summary.json") == slurp(summary));
+  CHECK(slurp(dir / "pack_timeline.csv").rfind("lane,job_id,start_s,end_s,iterations,switch_s\n", 0) == 0);
+  const json j = read_json(summary);
+  CHECK(j.at("time_scale") == 10.0);
+  REQUIRE(j.at("results").size() == 2);
+  CHECK(j.at("results")[0].at("policy") == "pack");
+  CHECK(j.at("results")[1].at("policy") == "fifo");
+  // 60, 40, 20, 80, 30 iterations at 0, 0.05, 0.1, 0.2, 0.3 s, divided by 10 (rounded up).
+  const std::vector<std::int64_t> iterations = {6, 4, 2, 8, 3};
+  const std::vector<double> arrivals = {0, 0.005, 0.01, 0.02, 0.03};
+  for (const json& res : j.at("results")) {
+    CAPTURE(res.at("policy").get<std::string>());
+    CHECK(res.at("iterations") == 6 + 4 + 2 + 8 + 3);
+    for (std::size_t i = 0; i < iterations.size(); ++i) {
+      const json& job = res.at("jobs")[i];
+      CAPTURE(job.at("id").get<std::string>());
+      CHECK(job.at("status") == "done");
+      CHECK(job.at("iterations") == iterations[i]);
+      CHECK(job.at("iterations_measured") == iterations[i]);
+      CHECK(job.at("arrival_s").get<double>() == doctest::Approx(arrivals[i]));
+    }
+  }
+}
+
+TEST_CASE("salus-run --help exits 0 and lists the devices and the models") {
+  const Result r = run("--help");
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out.find("--device") != std::string::npos);
+  CHECK(r.out.find("--time-scale") != std::string::npos);
+  CHECK(r.out.find("Workloads run for real: <model>_<batch>[_infer] with model one of alexnet googlenet lenet mlp "
+                   "overfeat resnet101 resnet152 resnet50 vgg11 vgg16 vgg19\n") != std::string::npos);
+}
+
+TEST_CASE("salus-run rejects jobs larger than the pool with a note, and runs the others") {
+  // Catalog figures: lenet_32 P + E = 21.8 MiB fits in 24 MiB, mlp_64 27.6 MiB does not.
+  const fs::path summary = scratch() / "rejected.json";
+  const Result r = run("--trace traces/examples/real_small.csv --device cpu --gpu-mem 24MiB --time-scale 10 "
+                       "--policy pack --summary-json '" + summary.string() + "'");
+  INFO("stderr: ", r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("note: pack: job mlp_a rejected: needs P + E = 19.1 MiB + 8.5 MiB = 27.6 MiB, more than the GPU's "
+                   "24.0 MiB\n") != std::string::npos);
+  const json j = read_json(summary);
+  const json& jobs = j.at("results")[0].at("jobs");
+  REQUIRE(jobs.size() == 5);
+  for (const json& job : jobs) {
+    const std::string id = job.at("id");
+    CAPTURE(id);
+    if (id.rfind("mlp", 0) == 0) {
+      CHECK(job.at("status") == "rejected");
+      CHECK(job.at("iterations_measured") == 0);
+      CHECK(job.at("loss_first").is_null());
+      CHECK(job.at("loss_last").is_null());
+      CHECK(job.at("start_s").is_null());
+    } else {
+      CHECK(job.at("status") == "done");
+      CHECK(job.at("loss_last").get<double>() < job.at("loss_first").get<double>());
+    }
+  }
+}
+
+TEST_CASE("salus-run: bad input exits 2 with the exact message") {
+  struct Case {
+    std::string args, err;
+  };
+  const Case cases[] = {
+      {kTrace + " --device tpu", "salus-run: --device: unknown device 'tpu' (valid: cpu, cuda)\n"},
+      {"--device cpu", "salus-run: the option '--trace' is required but missing (see --help)\n"},
+      {kSmall + " --time-scale 0.5", "salus-run: --time-scale: must be a number >= 1\n"},
+      {kSmall + " --time-scale 0", "salus-run: --time-scale: must be a number >= 1\n"},
+      {kSmall + " --time-scale abc", "salus-run: the argument ('abc') for option '--time-scale' is invalid (see --help)\n"},
+      {kSmall + " --learning-rate 0", "salus-run: --learning-rate: must be positive\n"},
+      {kSmall + " --policy fifo,lifo", "salus-run: unknown policy 'lifo' (valid: fifo, srtf, pack, fair)\n"},
+      {kSmall + " --lanes many", "salus-run: --lanes: unknown lane mode 'many' (valid: single, auto)\n"},
+      {"--trace no/such/file.csv", "salus-run: no/such/file.csv: cannot open trace file\n"},
+      {"--trace tests/data/real/no_model.csv --device cpu",
+       "salus-run: tests/data/real/no_model.csv: job bad: workload 'inception3_25' has no real model (valid: "
+       "<model>_<batch>[_infer] with model one of alexnet, googlenet, lenet, mlp, overfeat, resnet101, resnet152, "
+       "resnet50, vgg11, vgg16, vgg19)\n"},
+      // A job with explicit figures has no workload at all.
+      {"--trace traces/examples/hand.csv --device cpu",
+       "salus-run: traces/examples/hand.csv: job a: workload '' has no real model (valid: <model>_<batch>[_infer] "
+       "with model one of alexnet, googlenet, lenet, mlp, overfeat, resnet101, resnet152, resnet50, vgg11, vgg16, "
+       "vgg19)\n"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const Result r = run(c.args);
+    CHECK(r.code == 2);
+    CHECK(r.err == c.err);
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("salus-run --device cuda without a usable GPU exits 2 and says why") {
+  const fs::path summary = scratch() / "cuda.json";
+  const Result r = run("--trace traces/examples/real_small.csv --time-scale 10 --policy fifo --device cuda "
+                       "--gpu-mem 256MiB --summary-json '" + summary.string() + "'");
+  if (r.code == 0) {
+    // A GPU is visible and CUDA was compiled in: the run happened on it.
+    MESSAGE("a CUDA GPU is visible: checked that the run used it");
+    CHECK(read_json(summary).at("device") != "cpu");
+    return;
+  }
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  // Which of the two depends on whether nvcc and cuDNN were found at configure time.
+  const bool no_gpu = r.err == "salus-run: --device cuda: no CUDA GPU is visible\n";
+  const bool no_cuda = r.err ==
+      "salus-run: --device cuda: this build has no CUDA device (nvcc or cuDNN were not found when it was "
+      "configured)\n";
+  INFO("stderr: ", r.err);
+  CHECK((no_gpu || no_cuda));
+}
+
+TEST_CASE("salus-run --gpu-mem larger than the device has free exits 2") {
+  const Result r = run("--trace traces/examples/real_small.csv --device cpu --gpu-mem 64TiB --policy fifo");
+  CHECK(r.code == 2);
+  CHECK(r.err.rfind("salus-run: --gpu-mem: 65536 GiB is more than cpu has free (", 0) == 0);
+}
+
+TEST_CASE("Ctrl-C stops salus-run at iteration boundaries, prints the table and writes the summary") {
+  const std::string bin = run_bin();
+  const fs::path d = scratch();
+  const fs::path out = d / "sigint_out", err = d / "sigint_err", summary = d / "sigint.json";
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // The child: salus-run from the source directory, output into the scratch files.
+    if (::chdir(SALUS_SOURCE_DIR) != 0) ::_exit(126);
+    const int fo = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int fe = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fo < 0 || fe < 0 || ::dup2(fo, 1) < 0 || ::dup2(fe, 2) < 0) ::_exit(126);
+    const std::string summary_arg = summary.string();
+    const char* argv[] = {bin.c_str(), "--trace",      "tests/data/real/long.csv", "--device",   "cpu",
+                          "--gpu-mem", "256MiB",       "--summary-json",           summary_arg.c_str(), nullptr};
+    ::execv(bin.c_str(), const_cast<char* const*>(argv));
+    ::_exit(127);
+  }
+  // Its first line is printed just before it installs the handler; then let it train a while.
+  const auto t0 = std::chrono::steady_clock::now();
+  while (slurp(out).find('\n') == std::string::npos && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  REQUIRE(::kill(pid, SIGINT) == 0);
+  int status = 0;
+  pid_t waited = 0;
+  const auto t1 = std::chrono::steady_clock::now();
+  while ((waited = ::waitpid(pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() - t1 < std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (waited == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    FAIL("salus-run did not end within 10 s of SIGINT");
+  }
+  const std::string stdout_text = slurp(out);
+  INFO("stdout: ", stdout_text);
+  INFO("stderr: ", slurp(err));
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(stdout_text.find("note: interrupted (Ctrl-C): the summary covers what ran\n") != std::string::npos);
+  // The table has the policy that was running and none of those that never started.
+  CHECK(stdout_text.find("\nPolicy   Lanes") != std::string::npos);
+  CHECK(stdout_text.find("\nfifo     exclusive") != std::string::npos);
+  CHECK(stdout_text.find("\nsrtf ") == std::string::npos);
+
+  const json j = read_json(summary);
+  REQUIRE(j.at("results").size() == 1);
+  const json& res = j.at("results")[0];
+  CHECK(res.at("policy") == "fifo");
+  CHECK(res.at("jobs_interrupted") == 3);
+  CHECK(res.at("jobs_done") == 0);
+  const json& jobs = res.at("jobs");
+  REQUIRE(jobs.size() == 3);
+  for (const json& job : jobs) {
+    CAPTURE(job.at("id").get<std::string>());
+    CHECK(job.at("status") == "interrupted");
+    CHECK(job.at("reason") == "the run was interrupted before the job finished");
+    CHECK(job.at("finish_s").is_null());
+  }
+  // The first job trained for about half a second before the signal; the others never started.
+  CHECK(jobs[0].at("iterations").get<std::int64_t>() > 0);
+  CHECK(jobs[0].at("iterations_measured") == jobs[0].at("iterations"));
+  CHECK(jobs[0].at("loss_first").is_number());
+  CHECK(jobs[1].at("iterations") == 0);
+  CHECK(jobs[1].at("start_s").is_null());
+  CHECK(jobs[2].at("iterations") == 0);
+}
