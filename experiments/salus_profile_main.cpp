@@ -52,9 +52,9 @@ int run(int argc, char** argv) {
   std::vector<std::string> workloads;
   std::stringstream ss(list);
   for (std::string w; std::getline(ss, w, ',');) {
-    std::string base = w;
-    if (base.size() > 6 && base.compare(base.size() - 6, 6, "_infer") == 0) base.resize(base.size() - 6);
-    if (!gpu::is_model(base)) gpu::build_model(base);  // throws with the valid models
+    if (!gpu::parse_real_workload(w)) {
+      throw core::InputError("--workloads: no real model for workload '" + w + "' (valid: " + gpu::real_workload_help() + ")");
+    }
     workloads.push_back(w);
   }
   if (workloads.empty()) throw core::InputError("--workloads: empty list");

@@ -107,9 +107,7 @@ Options parse(int argc, char** argv, bool* help) {
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
   if (vm.count("help")) {
-    std::cout << desc << "\nWorkloads run for real: <model>_<batch>[_infer] with model one of";
-    for (const std::string& m : gpu::model_names()) std::cout << " " << m;
-    std::cout << "\n";
+    std::cout << desc << "\nWorkloads run for real: " << gpu::real_workload_help() << "\n";
     *help = true;
     return o;
   }
@@ -145,13 +143,9 @@ int run(int argc, char** argv) {
   std::vector<core::JobSpec> jobs = traces::jobs_for_capacity(trace, o.capacity);
   if (o.time_scale != 1) jobs = traces::scale_time(std::move(jobs), o.time_scale);
   for (const core::JobSpec& s : jobs) {
-    std::string name = s.workload;
-    if (name.size() > 6 && name.compare(name.size() - 6, 6, "_infer") == 0) name.resize(name.size() - 6);
-    if (!gpu::is_model(name)) {
-      std::string valid;
-      for (const std::string& m : gpu::model_names()) valid += (valid.empty() ? "" : ", ") + m;
-      throw core::InputError(o.trace + ": job " + s.id + ": workload '" + s.workload +
-                             "' has no real model (valid: <model>_<batch>[_infer] with model one of " + valid + ")");
+    if (!gpu::parse_real_workload(s.workload)) {
+      throw core::InputError(o.trace + ": job " + s.id + ": workload '" + s.workload + "' has no real model (valid: " +
+                             gpu::real_workload_help() + ")");
     }
   }
   const auto device = gpu::make_device(o.device);

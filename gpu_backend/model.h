@@ -9,6 +9,7 @@
 /// boundary): activations, their gradients, batch-norm saved statistics and convolution workspace.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -115,5 +116,16 @@ std::unique_ptr<Network> build_model(const std::string& workload);
 std::vector<std::string> model_names();
 /// True when `workload` names a model build_model() knows.
 bool is_model(const std::string& workload);
+
+/// A workload the real backend runs: "<model>_<batch>" trains, "<model>_<batch>_infer" runs the
+/// forward pass only.
+struct RealWorkload {
+  std::string model;  ///< "<model>_<batch>", for build_model()
+  bool inference = false;
+};
+/// Splits off "_infer"; nullopt when the rest is not a model build_model() knows.
+std::optional<RealWorkload> parse_real_workload(const std::string& workload);
+/// "<model>_<batch>[_infer] with model one of lenet, mlp, ...", for messages.
+std::string real_workload_help();
 
 }  // namespace salus::gpu

@@ -169,6 +169,20 @@ bool is_model(const std::string& workload) {
   return split(workload, &model, &batch);
 }
 
+std::optional<RealWorkload> parse_real_workload(const std::string& workload) {
+  static constexpr char kSuffix[] = "_infer";
+  constexpr std::size_t k = sizeof(kSuffix) - 1;
+  RealWorkload w{workload, false};
+  if (workload.size() > k && workload.compare(workload.size() - k, k, kSuffix) == 0) {
+    w.model.resize(workload.size() - k);
+    w.inference = true;
+  }
+  if (!is_model(w.model)) return std::nullopt;
+  return w;
+}
+
+std::string real_workload_help() { return "<model>_<batch>[_infer] with model one of " + joined_names(); }
+
 std::unique_ptr<Network> build_model(const std::string& workload) {
   std::string model;
   int batch = 0;

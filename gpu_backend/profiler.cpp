@@ -23,12 +23,10 @@ struct Instance {
 
 Instance make_instance(Device& device, const std::string& workload) {
   Instance in;
-  std::string name = workload;
-  if (name.size() > 6 && name.compare(name.size() - 6, 6, "_infer") == 0) {
-    name.resize(name.size() - 6);
-    in.inference = true;
-  }
-  in.net = build_model(name);
+  const std::optional<RealWorkload> w = parse_real_workload(workload);
+  if (!w) throw core::InputError("no real model for workload '" + workload + "' (valid: " + real_workload_help() + ")");
+  in.inference = w->inference;
+  in.net = build_model(w->model);
   in.ops = device.create_ops();
   return in;
 }

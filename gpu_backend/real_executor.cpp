@@ -21,18 +21,6 @@ struct RealExecutor::Worker {
   bool busy = false;  // guarded by RealExecutor::mu_
 };
 
-namespace {
-constexpr char kInferSuffix[] = "_infer";
-
-bool strip_infer(std::string* name) {
-  const std::size_t k = sizeof(kInferSuffix) - 1;
-  if (name->size() > k && name->compare(name->size() - k, k, kInferSuffix) == 0) {
-    name->resize(name->size() - k);
-    return true;
-  }
-  return false;
-}
-}  // namespace
 
 RealExecutor::RealExecutor(Device& device, MemoryPool& pool, std::span<const core::JobSpec> jobs, RealOptions options)
     : device_(device),
@@ -62,15 +50,15 @@ TimeNs RealExecutor::now() const {
 void RealExecutor::admit(core::JobIndex job, const core::JobSpec& spec, Bytes persistent_offset) {
   JobSlot& slot = slots_[static_cast<std::size_t>(job)];
   RealJobStats& st = stats_[static_cast<std::size_t>(job)];
-  std::string name = spec.workload;
-  slot.inference = strip_infer(&name);
-  st.inference = slot.inference;
-  if (!is_model(name)) {
+  const std::optional<RealWorkload> w = parse_real_workload(spec.workload);
+  if (!w) {
     slot.error = "no real model for workload '" + spec.workload + "'";
     return;
   }
+  slot.inference = w->inference;
+  st.inference = w->inference;
   try {
-    slot.net = build_model(name);
+    slot.net = build_model(w->model);
     const Bytes need = slot.net->persistent_bytes();
     st.persistent_used = need;
     if (need > spec.persistent) {

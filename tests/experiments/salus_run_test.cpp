@@ -278,8 +278,8 @@ TEST_CASE("salus-run --help exits 0 and lists the devices and the models") {
   CHECK(r.err.empty());
   CHECK(r.out.find("--device") != std::string::npos);
   CHECK(r.out.find("--time-scale") != std::string::npos);
-  CHECK(r.out.find("Workloads run for real: <model>_<batch>[_infer] with model one of alexnet googlenet lenet mlp "
-                   "overfeat resnet101 resnet152 resnet50 vgg11 vgg16 vgg19\n") != std::string::npos);
+  CHECK(r.out.find("Workloads run for real: <model>_<batch>[_infer] with model one of alexnet, googlenet, lenet, mlp, "
+                   "overfeat, resnet101, resnet152, resnet50, vgg11, vgg16, vgg19\n") != std::string::npos);
 }
 
 TEST_CASE("salus-run rejects jobs larger than the pool with a note, and runs the others") {
