@@ -79,12 +79,13 @@ struct Options {
   core::Bytes capacity = 16 * core::kGiB;
   std::optional<core::LaneMode> lanes;
   double time_scale = 1;
+  bool memory_from_model = false;
   gpu::RealOptions real;
 };
 
 Options parse(int argc, char** argv, bool* help) {
   Options o;
-  std::string policy_list, gpu_mem, lanes;
+  std::string policy_list, gpu_mem, lanes, memory;
   std::uint64_t seed = 1;
   po::options_description desc(
       "salus-run: run a job trace for real on one device under Salus scheduling policies\n\nOptions");
@@ -100,6 +101,9 @@ Options parse(int argc, char** argv, bool* help) {
       ("time-scale", po::value(&o.time_scale)->default_value(1.0),
        "divide arrival times and iteration counts by this (>= 1) to shorten a run")
       ("profiles", po::value(&o.profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")
+      ("memory", po::value(&memory)->default_value("trace"),
+       "trace: admit jobs with the P and E the trace or catalog declares; model: with what each model needs "
+       "on this device (as salus-profile measures it)")
       ("learning-rate", po::value(&o.real.train.learning_rate)->default_value(0.01f), "SGD learning rate")
       ("seed", po::value(&seed)->default_value(1), "seed of the synthetic data and initial weights")
       ("summary-json", po::value(&o.summary_json), "write the summary JSON here (salus-sim's schema plus measurements)")
@@ -120,6 +124,10 @@ Options parse(int argc, char** argv, bool* help) {
   if (o.device != "cpu" && o.device != "cuda") {
     throw core::InputError("--device: unknown device '" + o.device + "' (valid: cpu, cuda)");
   }
+  if (memory != "trace" && memory != "model") {
+    throw core::InputError("--memory: unknown source '" + memory + "' (valid: trace, model)");
+  }
+  o.memory_from_model = memory == "model";
   o.real.seed = seed;
   return o;
 }
@@ -150,6 +158,16 @@ int run(int argc, char** argv) {
   }
   const auto device = gpu::make_device(o.device);
   std::vector<std::string> notes = trace.notes;
+  if (o.memory_from_model) {
+    const auto ops = device->create_ops();
+    for (core::JobSpec& s : jobs) {
+      const gpu::RealWorkload w = *gpu::parse_real_workload(s.workload);
+      const auto net = gpu::build_model(w.model);
+      s.persistent = net->persistent_bytes();
+      s.ephemeral = gpu::align_up(net->ephemeral_bytes(*ops, !w.inference));
+    }
+    notes.push_back("P and E of every job from its model on " + device->name() + " (--memory model)");
+  }
   for (const std::string& n : experiments::lane_mode_notes(o.policies, o.lanes)) notes.push_back(n);
   std::printf("salus-run: %s (%s, %zu jobs), device %s, pool %s, time scale %g\n", o.trace.c_str(),
               traces::to_string(trace.format), jobs.size(), device->name().c_str(), core::format_size(o.capacity).c_str(),

@@ -439,3 +439,22 @@ TEST_CASE("Ctrl-C stops salus-run at iteration boundaries, prints the table and 
   CHECK(jobs[1].at("start_s").is_null());
   CHECK(jobs[2].at("iterations") == 0);
 }
+
+TEST_CASE("salus-run --memory model admits jobs with what their models need on the device") {
+  // The catalog declares mlp_64 27.6 MiB (too much for 24 MiB, see above); its model needs
+  // P 6.3 MiB + E 0.4 MiB on the CPU device, so with --memory model every job runs.
+  const fs::path summary = scratch() / "model_memory.json";
+  const Result r = run("--trace traces/examples/real_small.csv --device cpu --gpu-mem 24MiB --time-scale 10 "
+                       "--policy pack --memory model --summary-json '" + summary.string() + "'");
+  INFO("stderr: ", r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("note: P and E of every job from its model on cpu (--memory model)\n") != std::string::npos);
+  const json j = read_json(summary);
+  for (const json& job : j.at("results")[0].at("jobs")) {
+    CHECK(job.at("status") == "done");
+    // Declared and used agree: the persistent state is exactly P.
+    CHECK(job.at("persistent_used_bytes").get<std::int64_t>() > 0);
+  }
+  CHECK(run("--trace traces/examples/real_small.csv --memory xyz").err ==
+        "salus-run: --memory: unknown source 'xyz' (valid: trace, model)\n");
+}
