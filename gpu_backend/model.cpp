@@ -41,9 +41,10 @@ int Network::conv(int x, int k, int kh, int kw, int sh, int sw, int ph, int pw) 
   return push(n);
 }
 
-int Network::batchnorm(int x) {
+int Network::batchnorm(int x, bool zero_gamma) {
   Node n;
   n.kind = Kind::kBatchNorm;
+  n.zero_gamma = zero_gamma;
   n.in = {x};
   n.out = dims(x);
   n.w = params_;  // gamma, then beta
@@ -196,19 +197,28 @@ void Network::bind(Ops& ops, std::byte* block, std::uint64_t seed) {
   labels_ = a.allocate_array<std::int32_t>(batch_);
   loss_ = a.allocate_array<float>(1);
   std::uint64_t stream = seed * 1000;
+  int weight_layers = 0;
+  for (const Node& n : nodes_) weight_layers += n.kind == Kind::kConv || n.kind == Kind::kFc;
+  const bool deep_plain = stats_ == 0 && weight_layers > 5;
   for (const Node& n : nodes_) {
     switch (n.kind) {
       case Kind::kConv:
       case Kind::kFc: {
         const std::int64_t count = n.b - n.w;
         const std::int64_t fan_in = n.kind == Kind::kFc ? n.fc_in : static_cast<std::int64_t>(n.conv.c) * n.conv.r * n.conv.s;
-        const float bound = std::sqrt(6.0f / static_cast<float>(fan_in));
+        // He-uniform, U(+-sqrt(6 / fan_in)), keeps the signal's scale through ReLU layers and
+        // lets shallow and batch-normalised networks learn fast. Deep stacks without batch norm
+        // (alexnet, vgg, overfeat, googlenet) take U(+-1/sqrt(fan_in)), with which SGD at lr 0.01
+        // stays finite on them, and every classifier does, so the first loss is near
+        // log(classes) rather than large enough to diverge.
+        const bool classifier = static_cast<int>(&n - nodes_.data()) == logits_;
+        const float bound = (classifier || deep_plain ? 1.0f : std::sqrt(6.0f)) / std::sqrt(static_cast<float>(fan_in));
         ops.fill_uniform(count, w_ + n.w, -bound, bound, ++stream);
         ops.fill(n.kind == Kind::kFc ? n.fc_out : n.conv.k, w_ + n.b, 0.0f);
         break;
       }
       case Kind::kBatchNorm:
-        ops.fill(n.out.c, w_ + n.w, 1.0f);
+        ops.fill(n.out.c, w_ + n.w, n.zero_gamma ? 0.0f : 1.0f);
         ops.fill(n.out.c, w_ + n.b, 0.0f);
         ops.fill(n.out.c, running_ + n.stats, 0.0f);
         ops.fill(n.out.c, running_ + n.stats + n.out.c, 1.0f);

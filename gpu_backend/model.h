@@ -39,7 +39,9 @@ class Network {
   int input(int c, int h, int w);
   int conv(int x, int k, int kernel, int stride = 1, int pad = 0);
   int conv(int x, int k, int kh, int kw, int sh, int sw, int ph, int pw);
-  int batchnorm(int x);
+  /// Batch normalisation; zero_gamma starts its scale at 0 (the last one of a residual branch,
+  /// so that the block starts as the identity, as Goyal et al. train ResNets).
+  int batchnorm(int x, bool zero_gamma = false);
   int relu(int x);
   int maxpool(int x, int window, int stride, int pad = 0);
   int avgpool(int x, int window, int stride, int pad = 0);
@@ -63,7 +65,8 @@ class Network {
 
   // --- Running -------------------------------------------------------------------------------
   /// Places the persistent state in [block, block + persistent_bytes()) and initialises it on
-  /// the device: He-uniform weights, zero biases and momentum, unit batch-norm scales, a
+  /// the device: He-uniform weights (U(+-1/sqrt(fan_in)) for classifiers and deep networks
+  /// without batch norm), zero biases and momentum, unit batch-norm scales, a
   /// synthetic batch in [-1, 1) and labels, all from `seed`.
   void bind(Ops& ops, std::byte* block, std::uint64_t seed);
   /// One training iteration (forward, backward, SGD) with all ephemeral memory from `lane`
@@ -83,6 +86,7 @@ class Network {
     int fc_in = 0, fc_out = 0;
     std::int64_t w = -1, b = -1;  // offsets (floats) into the parameter arrays
     std::int64_t stats = -1;      // offset (floats) of running mean, then running var
+    bool zero_gamma = false;
   };
   int push(Node n);
   const Node& node(int i) const { return nodes_[static_cast<std::size_t>(i)]; }

@@ -80,7 +80,7 @@ Builder resnet(std::vector<int> blocks_per_stage) {
         // Bottleneck: 1x1 reduce, 3x3, 1x1 expand (x4), projection shortcut on the first block.
         int y = n.conv_bn_relu(x, width, 1, 1, 0);
         y = n.conv_bn_relu(y, width, 3, stride, 1);
-        y = n.batchnorm(n.conv(y, width * 4, 1, 1, 0));
+        y = n.batchnorm(n.conv(y, width * 4, 1, 1, 0), /*zero_gamma=*/true);
         const int shortcut = b == 0 ? n.batchnorm(n.conv(x, width * 4, 1, stride, 0)) : x;
         x = n.relu(n.add(y, shortcut));
       }
