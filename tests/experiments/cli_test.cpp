@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "support/temp_files.h"
+#include "support/programs.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,36 +18,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-fs::path scratch() {
-  fs::create_directories(salus::test::temp_dir());
-  return salus::test::temp_dir();
-}
+using Result = salus::test::ProgramResult;
+using salus::test::scratch;
+using salus::test::slurp;
 
 /// Runs salus-sim from the source directory (so relative paths in outputs are stable).
-Result sim(const std::string& args) {
-  const fs::path d = scratch();
-  const std::string cmd = "cd '" SALUS_SOURCE_DIR "' && '" SALUS_SIM_BIN "' " + args + " >'" + (d / "out").string() +
-                          "' 2>'" + (d / "err").string() + "' </dev/null";
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(d / "out");
-  r.err = slurp(d / "err");
-  return r;
-}
+Result sim(const std::string& args) { return salus::test::run_program(SALUS_SOURCE_DIR, SALUS_SIM_BIN, args); }
 
 fs::path write_file(const std::string& name, const std::string& text) { return salus::test::temp_file(name, text); }
 

@@ -22,30 +22,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "support/temp_files.h"
+#include "support/programs.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-fs::path scratch() {
-  fs::create_directories(salus::test::temp_dir());
-  return salus::test::temp_dir();
-}
+using Result = salus::test::ProgramResult;
+using salus::test::scratch;
+using salus::test::slurp;
 
 /// salus-run is built next to salus-sim.
 std::string run_bin() {
@@ -58,21 +44,9 @@ std::string run_bin() {
   return bin;
 }
 
-Result exec(const std::string& bin, const std::string& args) {
-  const fs::path d = scratch();
-  const std::string cmd = "cd '" SALUS_SOURCE_DIR "' && '" + bin + "' " + args + " >'" + (d / "out").string() +
-                          "' 2>'" + (d / "err").string() + "' </dev/null";
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(d / "out");
-  r.err = slurp(d / "err");
-  return r;
-}
-
 /// Runs salus-run (or salus-sim) from the source directory, so relative trace paths work.
-Result run(const std::string& args) { return exec(run_bin(), args); }
-Result sim(const std::string& args) { return exec(SALUS_SIM_BIN, args); }
+Result run(const std::string& args) { return salus::test::run_program(SALUS_SOURCE_DIR, run_bin(), args); }
+Result sim(const std::string& args) { return salus::test::run_program(SALUS_SOURCE_DIR, SALUS_SIM_BIN, args); }
 
 json read_json(const fs::path& p) {
   const std::string text = slurp(p);

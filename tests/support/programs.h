@@ -1,0 +1,48 @@
+#pragma once
+/// Running the project's programs as a user would, from the source directory (so relative paths
+/// in their outputs are stable), capturing exit status, stdout and stderr.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <sys/wait.h>
+
+#include "support/temp_files.h"
+
+namespace salus::test {
+
+struct ProgramResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+/// The process's scratch folder, created.
+inline std::filesystem::path scratch() {
+  std::filesystem::create_directories(temp_dir());
+  return temp_dir();
+}
+
+/// Runs `binary args` in `source_dir` with no standard input.
+inline ProgramResult run_program(const std::string& source_dir, const std::string& binary, const std::string& args) {
+  const std::filesystem::path d = scratch();
+  const std::string cmd = "cd '" + source_dir + "' && '" + binary + "' " + args + " >'" + (d / "out").string() +
+                          "' 2>'" + (d / "err").string() + "' </dev/null";
+  const int status = std::system(cmd.c_str());
+  ProgramResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(d / "out");
+  r.err = slurp(d / "err");
+  return r;
+}
+
+}  // namespace salus::test
