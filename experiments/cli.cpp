@@ -58,6 +58,14 @@ std::vector<std::string> lane_mode_notes(const std::vector<std::string>& names, 
   return notes;
 }
 
+TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale) {
+  const traces::Catalog catalog = traces::Catalog::load(profiles);
+  TraceJobs t{traces::load_trace(trace_path, catalog), {}};
+  t.jobs = traces::jobs_for_capacity(t.trace, capacity);
+  if (time_scale != 1) t.jobs = traces::scale_time(std::move(t.jobs), time_scale);
+  return t;
+}
+
 void print_report(const std::vector<std::string>& notes, const std::vector<core::JobSpec>& jobs,
                   const std::vector<SimRun>& runs) {
   for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());

@@ -9,6 +9,7 @@
 #include "core/job.h"
 #include "core/policy.h"
 #include "experiments/sim_runner.h"
+#include "traces/trace.h"
 
 namespace salus::experiments {
 
@@ -20,6 +21,14 @@ core::Bytes parse_capacity(const std::string& text);
 core::LaneMode parse_lane_mode(const std::string& text);
 /// Notes for policies that ignore the requested lane mode.
 std::vector<std::string> lane_mode_notes(const std::vector<std::string>& policies, std::optional<core::LaneMode> lanes);
+
+/// A trace and the jobs to run from it: loaded with the catalog at `profiles`, memory assumptions
+/// resolved for `capacity`, scaled down by `time_scale` (>= 1). Throws core::InputError.
+struct TraceJobs {
+  traces::Trace trace;
+  std::vector<core::JobSpec> jobs;
+};
+TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale);
 
 /// Prints the notes, the rejected jobs and the Table 1 form to stdout.
 void print_report(const std::vector<std::string>& notes, const std::vector<core::JobSpec>& jobs,

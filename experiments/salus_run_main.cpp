@@ -146,10 +146,7 @@ int run(int argc, char** argv) {
   bool help = false;
   const Options o = parse(argc, argv, &help);
   if (help) return 0;
-  const traces::Catalog catalog = traces::Catalog::load(o.profiles);
-  const traces::Trace trace = traces::load_trace(o.trace, catalog);
-  std::vector<core::JobSpec> jobs = traces::jobs_for_capacity(trace, o.capacity);
-  if (o.time_scale != 1) jobs = traces::scale_time(std::move(jobs), o.time_scale);
+  auto [trace, jobs] = experiments::load_jobs(o.trace, o.profiles, o.capacity, o.time_scale);
   for (const core::JobSpec& s : jobs) {
     if (!gpu::parse_real_workload(s.workload)) {
       throw core::InputError(o.trace + ": job " + s.id + ": workload '" + s.workload + "' has no real model (valid: " +

@@ -97,13 +97,10 @@ int run(int argc, char** argv) {
   bool help = false;
   const Options o = parse(argc, argv, &help);
   if (help) return 0;
-  const traces::Catalog catalog = traces::Catalog::load(o.profiles);
-  const traces::Trace trace = traces::load_trace(o.trace, catalog);
-  std::vector<core::JobSpec> jobs = traces::jobs_for_capacity(trace, o.cfg.capacity);
+  const auto [trace, jobs] = experiments::load_jobs(o.trace, o.profiles, o.cfg.capacity, o.time_scale);
 
   std::vector<std::string> notes = trace.notes;
   for (const std::string& n : experiments::lane_mode_notes(o.policies, o.cfg.lanes)) notes.push_back(n);
-  if (o.time_scale != 1) jobs = traces::scale_time(std::move(jobs), o.time_scale);
   std::vector<experiments::SimRun> runs;
   for (const std::string& name : o.policies) runs.push_back(experiments::simulate(jobs, name, o.cfg));
 

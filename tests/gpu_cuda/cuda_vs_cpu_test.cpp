@@ -23,6 +23,7 @@
 #include "gpu_backend/cuda_ops.cuh"
 #include "gpu_backend/device.h"
 #include "gpu_backend/ops.h"
+#include "gpu_backend/shapes.h"
 
 namespace salus::gpu {
 namespace {
@@ -45,20 +46,6 @@ std::vector<std::int32_t> random_labels(int n, int classes, unsigned seed) {
   return v;
 }
 
-std::string describe(const ConvShape& cs) {
-  return "conv n=" + std::to_string(cs.n) + " c=" + std::to_string(cs.c) + " h=" + std::to_string(cs.h) +
-         " w=" + std::to_string(cs.w) + " k=" + std::to_string(cs.k) + " r=" + std::to_string(cs.r) +
-         " s=" + std::to_string(cs.s) + " pad=" + std::to_string(cs.pad_h) + "," + std::to_string(cs.pad_w) +
-         " stride=" + std::to_string(cs.stride_h) + "," + std::to_string(cs.stride_w);
-}
-
-std::string describe(const PoolShape& ps) {
-  return std::string(ps.mode == PoolMode::kMax ? "max" : "average") + " pool n=" + std::to_string(ps.n) +
-         " c=" + std::to_string(ps.c) + " h=" + std::to_string(ps.h) + " w=" + std::to_string(ps.w) +
-         " window=" + std::to_string(ps.window_h) + "x" + std::to_string(ps.window_w) +
-         " stride=" + std::to_string(ps.stride_h) + "," + std::to_string(ps.stride_w) +
-         " pad=" + std::to_string(ps.pad_h) + "," + std::to_string(ps.pad_w);
-}
 
 /// max |gpu - cpu| <= tol * max(1, max |cpu|), every value finite on both devices.
 void check_close(const std::vector<float>& gpu, const std::vector<float>& cpu, double tol, const std::string& what) {
