@@ -89,11 +89,7 @@ class Loop {
           break;
         }
         for (const Lane& l : lanes_.lanes()) {
-          LaneSchedule& ls = sched(l.id);
-          if (l.busy && !ls.cut) {
-            exec_.stop_at_boundary(l.id);
-            ls.cut = true;
-          }
+          if (l.busy) cut_at_boundary(l.id);
         }
         exec_.wait(kNever, completions);
         continue;
@@ -135,6 +131,14 @@ class Loop {
       if (l.busy && !lanes_.ready(l.id) && exec_.end_if_at_boundary(l.id)) any = true;
     }
     return any;
+  }
+
+  /// Asks the lane's run to end at its next iteration boundary (once per run).
+  void cut_at_boundary(LaneId id) {
+    LaneSchedule& ls = sched(id);
+    if (ls.cut) return;
+    exec_.stop_at_boundary(id);
+    ls.cut = true;
   }
 
   void check_invariants() const {
@@ -246,10 +250,7 @@ class Loop {
       LaneSchedule& ls = sched(l.id);
       const bool ready = all_ready || lanes_.ready(l.id);
       if (l.busy) {
-        if (!ls.cut && (ls.needs_decision || !ready)) {
-          exec_.stop_at_boundary(l.id);
-          ls.cut = true;
-        }
+        if (ls.needs_decision || !ready) cut_at_boundary(l.id);
         continue;
       }
       if (ready) dispatch(now, l, ls);
