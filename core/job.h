@@ -26,6 +26,10 @@ struct JobSpec {
   TimeNs iter_ns = 1;             ///< profiled solo iteration time, > 0
   std::int32_t gpu_util_ppm = 1'000'000;  ///< profiled GPU utilisation u in (0, 1], parts per million
   std::int32_t trace_order = 0;   ///< position in the trace file (tie-breaker)
+  /// An inference job: requests_ns[i] is when request i arrives; iteration i serves it and may
+  /// not start earlier. Non-decreasing, one per iteration, none before arrival_ns. Empty: a
+  /// training job, whose iterations are all ready once it is admitted.
+  std::vector<TimeNs> requests_ns;
 
   /// Solo time of the whole job.
   TimeNs solo_ns() const { return iterations * iter_ns; }
@@ -57,8 +61,14 @@ struct JobState {
   TimeNs gpu_time_ns = 0;             ///< wall time its iterations occupied a lane
   std::int64_t lane_iterations = 0;   ///< iterations completed since the last job joined its lane
   std::string reason;                 ///< why it was rejected or failed
+  /// Inference jobs (JobSpec::requests_ns): end of each served request minus its arrival, in
+  /// request order. Empty for training jobs.
+  std::vector<TimeNs> request_latency_ns;
 
   std::int64_t remaining_iterations(const JobSpec& spec) const { return spec.iterations - iterations_done; }
+  /// Iterations that may start at `now`: all remaining ones for a training job; for an inference
+  /// job, the requests that have arrived and are not yet served.
+  std::int64_t ready_iterations(const JobSpec& spec, TimeNs now) const;
   /// Remaining solo time as the profile predicts it.
   TimeNs remaining_solo_ns(const JobSpec& spec) const { return remaining_iterations(spec) * spec.iter_ns; }
 };

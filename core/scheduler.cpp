@@ -32,6 +32,12 @@ const char* to_string(JobStatus s) {
   return "?";
 }
 
+std::int64_t JobState::ready_iterations(const JobSpec& spec, TimeNs now) const {
+  if (spec.requests_ns.empty()) return remaining_iterations(spec);
+  const auto next = spec.requests_ns.begin() + iterations_done;
+  return std::upper_bound(next, spec.requests_ns.end(), now) - next;
+}
+
 namespace {
 
 /// Scheduling state of one lane that the memory layout does not need to know.
@@ -95,7 +101,7 @@ class Loop {
         continue;
       }
       schedule(now, event);
-      const TimeNs deadline = cursor < n ? spec(order[cursor]).arrival_ns : kNever;
+      const TimeNs deadline = std::min(cursor < n ? spec(order[cursor]).arrival_ns : kNever, next_request(now));
       SALUS_INVARIANT(busy_lanes_ > 0 || deadline != kNever, "progress: something runs or arrives",
                       std::to_string(pending_.size()) + " pending, " + std::to_string(admitted_) + " admitted, " +
                           describe_lanes());
@@ -113,6 +119,28 @@ class Loop {
   LaneSchedule& sched(LaneId id) {
     if (static_cast<std::size_t>(id) >= lane_sched_.size()) lane_sched_.resize(static_cast<std::size_t>(id) + 1);
     return lane_sched_[static_cast<std::size_t>(id)];
+  }
+
+  /// The earliest request still to arrive for an admitted inference job that waits for one.
+  TimeNs next_request(TimeNs now) const {
+    TimeNs t = kNever;
+    for (JobIndex j : inference_jobs_) {
+      const JobState& st = out_.jobs[static_cast<std::size_t>(j)];
+      if (st.running || st.iterations_done == spec(j).iterations) continue;
+      const TimeNs r = spec(j).requests_ns[static_cast<std::size_t>(st.iterations_done)];
+      if (r > now) t = std::min(t, r);
+    }
+    return t;
+  }
+
+  /// A lane busy with one job while a request of another of its jobs has arrived must decide
+  /// again at its next boundary, as it would had it been dispatched iteration by iteration.
+  void cut_for_requests(TimeNs now) {
+    for (JobIndex j : inference_jobs_) {
+      const JobState& st = out_.jobs[static_cast<std::size_t>(j)];
+      if (st.running || st.ready_iterations(spec(j), now) == 0) continue;
+      if (sched(st.lane).running != kNoJob) cut_at_boundary(st.lane);
+    }
   }
 
   void interrupt_unfinished() {
@@ -188,6 +216,12 @@ class Loop {
                     "job " + std::to_string(c.job) + " lane " + std::to_string(c.lane));
     SALUS_INVARIANT(c.iterations_done >= 0 && st.iterations_done + c.iterations_done <= spec(c.job).iterations,
                     "completed iterations within the job", spec(c.job).id);
+    const std::vector<TimeNs>& requests = spec(c.job).requests_ns;
+    if (!requests.empty() && c.iterations_done > 0) {
+      // Inference runs are one iteration long (see dispatch), so the end is the request's.
+      SALUS_INVARIANT(c.iterations_done == 1, "an inference run serves one request", spec(c.job).id);
+      st.request_latency_ns.push_back(c.end_ns - requests[static_cast<std::size_t>(st.iterations_done)]);
+    }
     st.iterations_done += c.iterations_done;
     // Only the iteration in flight when a job joined counts as service after the join (the run
     // was cut at that iteration's end); the earlier ones were received before it. An iteration
@@ -228,6 +262,9 @@ class Loop {
     st.finish_ns = t;
     LaneSchedule& ls = sched(st.lane);
     ls.jobs.erase(std::find(ls.jobs.begin(), ls.jobs.end(), j));
+    if (!spec(j).requests_ns.empty()) {
+      inference_jobs_.erase(std::find(inference_jobs_.begin(), inference_jobs_.end(), j));
+    }
     lanes_.release(st.lane, spec(j).persistent, st.persistent_offset);
     if (ls.jobs.empty()) ls = LaneSchedule{};  // the lane is gone (Algorithm 1: ref == 0)
     exec_.release(j);
@@ -245,6 +282,7 @@ class Loop {
       // Memory changes only at these events, so this is where the safety condition is checked.
       if (opts_.check_invariants) check_invariants();
     }
+    if (!inference_jobs_.empty()) cut_for_requests(now);
     const bool all_ready = !lanes_.unsettled();
     for (const Lane& l : lanes_.lanes()) {
       LaneSchedule& ls = sched(l.id);
@@ -282,6 +320,7 @@ class Loop {
     st.persistent_offset = r.persistent_offset;
     LaneSchedule& ls = sched(r.lane);
     ls.jobs.push_back(j);
+    if (!spec(j).requests_ns.empty()) inference_jobs_.push_back(j);
     // FAIR's service counts from the last time a job joined the lane.
     for (JobIndex k : ls.jobs) state(k).lane_iterations = 0;
     ls.needs_decision = true;
@@ -299,8 +338,18 @@ class Loop {
 
   void dispatch(TimeNs now, const Lane& lane, LaneSchedule& ls) {
     if (ls.jobs.empty()) return;
+    std::span<const JobIndex> choices = ls.jobs;
+    if (!inference_jobs_.empty()) {
+      // The policy chooses among jobs with work ready: inference jobs wait for their requests.
+      ready_scratch_.clear();
+      for (JobIndex j : ls.jobs) {
+        if (state(j).ready_iterations(spec(j), now) > 0) ready_scratch_.push_back(j);
+      }
+      if (ready_scratch_.empty()) return;
+      choices = ready_scratch_;
+    }
     const SchedulerView view{now, specs_, out_.jobs};
-    const Decision d = policy_.choose(view, LaneSnapshot{lane.id, ls.jobs, ls.last_job});
+    const Decision d = policy_.choose(view, LaneSnapshot{lane.id, choices, ls.last_job});
     SALUS_INVARIANT(d.job >= 0 && static_cast<std::size_t>(d.job) < specs_.size() && state(d.job).lane == lane.id &&
                         state(d.job).status == JobStatus::kAdmitted,
                     "policy chooses an admitted job of the lane", std::string(policy_.name()));
@@ -310,7 +359,9 @@ class Loop {
     Dispatch run;
     run.job = d.job;
     run.lane = lane.id;
-    run.iterations = std::min(d.max_iterations, st.remaining_iterations(spec(d.job)));
+    // An inference job serves one request per run, so each request's end time is known.
+    run.iterations = spec(d.job).requests_ns.empty() ? std::min(d.max_iterations, st.remaining_iterations(spec(d.job)))
+                                                     : 1;
     run.extra_ns = switched ? opts_.switch_cost_ns : 0;
     run.lane_offset = lane.offset;
     run.lane_size = lane.size;
@@ -354,6 +405,8 @@ class Loop {
   LaneManager lanes_;
   PendingQueue pending_;
   std::vector<LaneSchedule> lane_sched_;
+  std::vector<JobIndex> inference_jobs_;  // admitted, unfinished jobs with request streams
+  std::vector<JobIndex> ready_scratch_;
   ScheduleOutcome out_;
   std::size_t terminal_ = 0;
   std::int64_t admitted_ = 0;
@@ -376,6 +429,12 @@ ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, const Policy& policy
     if (s.iterations <= 0 || s.iter_ns <= 0 || s.persistent < 0 || s.ephemeral < 0 || s.arrival_ns < 0 ||
         s.gpu_util_ppm <= 0 || s.gpu_util_ppm > 1'000'000) {
       throw std::invalid_argument("job '" + s.id + "' has an out-of-range field");
+    }
+    if (!s.requests_ns.empty() &&
+        (static_cast<std::int64_t>(s.requests_ns.size()) != s.iterations || s.requests_ns.front() < s.arrival_ns ||
+         !std::is_sorted(s.requests_ns.begin(), s.requests_ns.end()))) {
+      throw std::invalid_argument("job '" + s.id +
+                                  "' needs one request time per iteration, non-decreasing, none before its arrival");
     }
   }
   Loop loop(jobs, policy, executor, opts);
