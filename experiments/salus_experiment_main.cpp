@@ -54,13 +54,15 @@ bool draw(const std::string& dir, const std::vector<std::string>& names) {
 }
 
 int run(int argc, char** argv) {
-  std::string name, out_dir, profiles, gpu_mem, plots;
+  std::string name, out_dir, profiles, gpu_mem, plots, data_dir;
   po::options_description desc(
       "salus-experiment NAME|all --out DIR: run the paper's experiments in the simulator\n\nOptions");
   desc.add_options()
       ("help,h", "print this help and the experiments")
       ("name", po::value(&name), ("experiment: " + experiments::experiment_names_joined() + ", or all").c_str())
       ("out", po::value(&out_dir)->default_value("out/experiments"), "write NAME.json, its CSVs and its figures here")
+      ("inputs", po::value(&data_dir)->default_value(SALUS_DATA_DIR),
+       "directory with the experiments' inputs (long_trace_100.csv, experiments/...)")
       ("profiles", po::value(&profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")
       ("gpu-mem", po::value(&gpu_mem)->default_value("16GiB"), "GPU memory capacity (the paper's P100: 16GiB)")
       ("plots", po::value(&plots)->default_value("auto"),
@@ -91,7 +93,7 @@ int run(int argc, char** argv) {
     names.push_back(name);
   }
   experiments::ExperimentContext ctx;
-  ctx.data_dir = SALUS_DATA_DIR;
+  ctx.data_dir = data_dir;
   ctx.profiles = profiles;
   ctx.out_dir = out_dir;
   ctx.capacity = experiments::parse_capacity(gpu_mem);
