@@ -27,7 +27,8 @@ using namespace salus;
 namespace {
 
 
-std::string default_trace() { return std::string(SALUS_DATA_DIR) + "/examples/small.csv"; }
+/// The 100-job production-style trace of the long-running experiment (salus-experiment long_trace).
+std::string default_trace() { return std::string(SALUS_DATA_DIR) + "/long_trace_100.csv"; }
 
 struct Options {
   std::string trace;
