@@ -27,11 +27,16 @@ FindLaneResult LaneManager::find_lane(Bytes p, Bytes e) const {
   // 1. Open a new lane.
   const bool may_open = max_lanes_ == 0 || static_cast<int>(lanes_.size()) < max_lanes_;
   if (may_open && used + e <= capacity_) return {LaneChoice::kNewLane, next_id_};
-  // 2. Best-fitting existing lane; lanes_ is in opening order, so strict '<' keeps the first on ties.
+  // 2. Best-fitting existing lane. Among lanes of the same size the one with the fewest jobs, so
+  //    that equal lanes share the work (jobs in one lane run one after another); lanes_ is in
+  //    opening order, so strict '<' keeps the first on full ties.
   if (used <= capacity_) {
     const Lane* best = nullptr;
     for (const Lane& l : lanes_) {
-      if (l.size >= e && (best == nullptr || l.size < best->size)) best = &l;
+      if (l.size >= e &&
+          (best == nullptr || l.size < best->size || (l.size == best->size && l.refs < best->refs))) {
+        best = &l;
+      }
     }
     if (best != nullptr) return {LaneChoice::kExistingLane, best->id};
   }

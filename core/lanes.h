@@ -74,7 +74,8 @@ class LaneManager {
 
   /// FindLane(P, E) of Algorithm 1 on the current sums, without changing anything:
   ///  1. open a new lane of size E if  sum P + P + sum L + E <= C  (and the lane cap allows);
-  ///  2. else the best-fitting existing lane: the smallest L_j >= E (ties: opened first), if
+  ///  2. else the best-fitting existing lane: the smallest L_j >= E (ties: fewest jobs, then
+  ///     opened first), if
   ///     sum P + P + sum L <= C;
   ///  3. else grow the smallest lane r with L_r < E (ascending L_r, ties: opened first) with
   ///     sum P + P + sum L - L_r + E <= C  to size E (lanes never shrink);

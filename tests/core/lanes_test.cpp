@@ -124,7 +124,19 @@ TEST_CASE("FindLane existing lane: the smallest lane holding E") {
   CHECK_NOTHROW(m.check_invariants());
 }
 
-TEST_CASE("FindLane existing lane: ties go to the lane opened first") {
+TEST_CASE("FindLane existing lane: among equal lanes the one with the fewest jobs") {
+  LaneManager m(100, 0);
+  m.admit(5, 25);  // lane 0
+  m.admit(5, 25);  // lane 1; sum = 10 + 50 = 60
+  m.admit(5, 30);  // lane 2; sum = 15 + 80 = 95
+  check_result(m.admit(1, 25), LaneChoice::kExistingLane, 0);  // 0 and 1: one job each -> opened first
+  CHECK(m.lane(0).refs == 2);
+  check_result(m.admit(1, 25), LaneChoice::kExistingLane, 1);  // lane 1 has fewer jobs
+  check_result(m.admit(1, 20), LaneChoice::kExistingLane, 0);  // 2 jobs each again -> opened first
+  CHECK_NOTHROW(m.check_invariants());
+}
+
+TEST_CASE("FindLane existing lane: ties in size and jobs go to the lane opened first") {
   SUBCASE("in opening order") {
     LaneManager m(100, 0);
     m.admit(5, 25);  // lane 0
@@ -528,6 +540,9 @@ struct Model {
     for (const ModelLane& l : lanes) s += l.size;
     return s;
   }
+  int jobs_in(LaneId id) const {
+    return static_cast<int>(std::count_if(jobs.begin(), jobs.end(), [&](const ModelJob& j) { return j.lane == id; }));
+  }
   ModelLane* lane(LaneId id) {
     for (ModelLane& l : lanes) {
       if (l.id == id) return &l;
@@ -550,9 +565,13 @@ struct Model {
     const bool may_open = max_lanes == 0 || static_cast<int>(lanes.size()) < max_lanes;
     if (may_open && used + e <= capacity) return {LaneChoice::kNewLane, next_id};
     if (used <= capacity) {
+      // Smallest size, then fewest jobs, then opened first.
       const ModelLane* best = nullptr;
       for (const ModelLane& l : lanes) {
-        if (l.size >= e && (best == nullptr || l.size < best->size)) best = &l;
+        if (l.size >= e && (best == nullptr || l.size < best->size ||
+                            (l.size == best->size && jobs_in(l.id) < jobs_in(best->id)))) {
+          best = &l;
+        }
       }
       if (best) return {LaneChoice::kExistingLane, best->id};
     }
