@@ -20,11 +20,11 @@ namespace salus::traces {
 struct GeneratorOptions {
   int jobs = 100;                     ///< number of jobs, in [1, kMaxGeneratedJobs]
   std::uint64_t seed = 1;             ///< PRNG seed; any value
-  double mean_interarrival_s = 90;    ///< Poisson arrivals: exponential gaps with this mean (s), first job at 0
-  double median_duration_s = 120;     ///< log-normal solo duration: median e^mu (s)
-  double duration_sigma = 1.1;        ///< log-normal solo duration: sigma of ln(duration)
+  double mean_interarrival_s = 60;    ///< Poisson arrivals: exponential gaps with this mean (s), first job at 0
+  double median_duration_s = 60;      ///< log-normal solo duration: median e^mu (s)
+  double duration_sigma = 1.8;        ///< log-normal solo duration: sigma of ln(duration)
   double min_duration_s = 20;         ///< durations below are raised to this (clipped, not redrawn)
-  double max_duration_s = 3600;       ///< durations above are lowered to this
+  double max_duration_s = 7200;       ///< durations above are lowered to this
   /// Catalog names to draw from uniformly (order and duplicates rejected, see generate_trace).
   /// Empty: every training entry of the catalog (training_workloads).
   std::vector<std::string> workloads;

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,9 @@
 #include "support/programs.h"
 #include "support/temp_files.h"
 #include "traces/catalog.h"
+#include "traces/generator.h"
+#include "traces/trace.h"
+#include "experiments/sim_runner.h"
 
 using nlohmann::json;
 using salus::core::InputError;
@@ -224,4 +228,29 @@ TEST_CASE("salus-experiment: writes NAME.json that matches the library's result"
   CHECK(r.out.find("(paper)") != std::string::npos);
   const json written = json::parse(salus::test::slurp(dir + "/hyperparam.json"));
   CHECK(written == ex::run_experiment("hyperparam", shipped()));
+}
+
+TEST_CASE("experiments: the paper's ordering holds on traces from other seeds too") {
+  const auto catalog = salus::traces::Catalog::load_default();
+  for (std::uint64_t seed : {2, 3, 4, 5, 6}) {
+    INFO("seed " << seed);
+    salus::traces::GeneratorOptions opt;
+    opt.seed = seed;
+    const std::string path = salus::test::temp_file("seed" + std::to_string(seed) + ".csv",
+                                                    salus::traces::to_native_csv(salus::traces::generate_trace(catalog, opt), "test"));
+    const auto jobs = salus::traces::jobs_for_capacity(salus::traces::load_trace(path, catalog), 16 * salus::core::kGiB);
+    ex::SimConfig cfg;  // the experiments' settings: 16 GiB, 1 ms switches, profiled interference
+    REQUIRE(cfg.capacity == 16 * salus::core::kGiB);
+    REQUIRE(cfg.switch_cost_ns == salus::core::kNsPerMs);
+    REQUIRE(cfg.interference == "profiled");
+    std::map<std::string, salus::core::RunMetrics> m;
+    for (const char* p : {"fifo", "srtf", "pack", "fair"}) {
+      m[p] = ex::simulate(jobs, p, cfg).metrics;
+      CHECK(m[p].done == 100);
+    }
+    CHECK(m["fifo"].avg_jct_s > 2.0 * m["srtf"].avg_jct_s);
+    CHECK(m["fair"].avg_jct_s < m["fifo"].avg_jct_s);
+    CHECK(m["fair"].avg_jct_s > m["srtf"].avg_jct_s);
+    for (const char* other : {"fifo", "srtf", "fair"}) CHECK(m["pack"].makespan_ns < m[other].makespan_ns);
+  }
 }

@@ -201,7 +201,7 @@ TEST_CASE("salus-run's srtf finishes jobs in the order salus-sim predicts") {
   const json got = read_json(real).at("results").at(0);
   const json want = read_json(simulated).at("results").at(0);
   CHECK(got.at("policy") == "srtf");
-  CHECK(finish_order(want) == std::vector<std::string>{"b", "c", "a", "d"});
+  CHECK(finish_order(want) == std::vector<std::string>{"b", "c", "d", "a"});
   CHECK(finish_order(got) == finish_order(want));
   for (const json& job : got.at("jobs")) CHECK(job.at("status") == "done");
   // In one lane, one after the other: three switches, each measured.
@@ -257,14 +257,14 @@ TEST_CASE("salus-run --help exits 0 and lists the devices and the models") {
 }
 
 TEST_CASE("salus-run rejects jobs larger than the pool with a note, and runs the others") {
-  // Catalog figures: lenet_32 P + E = 21.8 MiB fits in 24 MiB, mlp_64 27.6 MiB does not.
+  // Catalog figures: lenet_32 P + E = 10.3 MiB fits in 12 MiB, mlp_64 13.3 MiB does not.
   const fs::path summary = scratch() / "rejected.json";
-  const Result r = run("--trace traces/examples/real_small.csv --device cpu --gpu-mem 24MiB --time-scale 10 "
+  const Result r = run("--trace traces/examples/real_small.csv --device cpu --gpu-mem 12MiB --time-scale 10 "
                        "--policy pack --summary-json '" + summary.string() + "'");
   INFO("stderr: ", r.err);
   REQUIRE(r.code == 0);
-  CHECK(r.out.find("note: pack: job mlp_a rejected: needs P + E = 19.1 MiB + 8.5 MiB = 27.6 MiB, more than the GPU's "
-                   "24.0 MiB\n") != std::string::npos);
+  CHECK(r.out.find("note: pack: job mlp_a rejected: needs P + E = 12.7 MiB + 597688 B = 13.3 MiB, more than the GPU's "
+                   "12.0 MiB\n") != std::string::npos);
   const json j = read_json(summary);
   const json& jobs = j.at("results")[0].at("jobs");
   REQUIRE(jobs.size() == 5);
@@ -415,10 +415,10 @@ TEST_CASE("Ctrl-C stops salus-run at iteration boundaries, prints the table and 
 }
 
 TEST_CASE("salus-run --memory model admits jobs with what their models need on the device") {
-  // The catalog declares mlp_64 27.6 MiB (too much for 24 MiB, see above); its model needs
+  // The catalog declares mlp_64 13.3 MiB (too much for 12 MiB, see above); its model needs
   // P 6.3 MiB + E 0.4 MiB on the CPU device, so with --memory model every job runs.
   const fs::path summary = scratch() / "model_memory.json";
-  const Result r = run("--trace traces/examples/real_small.csv --device cpu --gpu-mem 24MiB --time-scale 10 "
+  const Result r = run("--trace traces/examples/real_small.csv --device cpu --gpu-mem 12MiB --time-scale 10 "
                        "--policy pack --memory model --summary-json '" + summary.string() + "'");
   INFO("stderr: ", r.err);
   REQUIRE(r.code == 0);

@@ -38,7 +38,13 @@ bool within_percent(double value, double target, double percent) {
 TEST_CASE("catalog: the shipped catalog loads and names its GPU") {
   const Catalog c = Catalog::load_default();
   CHECK(c.path() == Catalog::default_path());
-  CHECK(c.size() == 14);
+  // Table 3's 45 training workloads, an inference entry per model, and lenet_32 and mlp_64.
+  CHECK(c.size() == 45 + 15 + 2);
+  for (const char* name : {"alexnet_100", "inception4_75", "resnet152_75", "vgg19_100", "vae_256", "superres_128",
+                           "speech_75", "seq2seq_large", "resnet50_25_infer", "seq2seq_small_infer", "lenet_32", "mlp_64"}) {
+    CAPTURE(name);
+    CHECK(c.find(name) != nullptr);
+  }
   CHECK(c.gpu().find("P100") != std::string::npos);
   for (const std::string& name : c.names()) {
     const auto* p = c.find(name);
@@ -65,9 +71,16 @@ TEST_CASE("catalog: the shipped figures match what the paper states") {
   const auto* vae = c.find("vae_64");
   REQUIRE(vae != nullptr);
   CHECK(vae->persistent <= static_cast<core::Bytes>(22e6));  // troughs under the 22 MB average
-  CHECK(within_percent(static_cast<double>(vae->persistent + vae->ephemeral), 35e6, 1.0));  // 35 MB peak
+  // Average P + u E / 2 near the paper's 22 MB; the peak stays under its 35 MB (the derived
+  // activations are under 1 MB, see traces/README.md for the deviation).
+  const double u = vae->gpu_util_ppm / 1e6;
+  CHECK(within_percent(static_cast<double>(vae->persistent) + u * static_cast<double>(vae->ephemeral) / 2, 22e6, 25.0));
+  CHECK(vae->persistent + vae->ephemeral <= static_cast<core::Bytes>(35e6));
   // Persistent memory is small next to the peak (the paper's Observation 2).
   CHECK(c.find("resnet50_50")->persistent * 5 < c.find("resnet50_50")->ephemeral);
+  // PACK gains for 300 identical jobs (§5.2) are about 1/u: 1.07x for resnet50_50, 2.38x for superres_128.
+  CHECK(within_percent(1e6 / c.find("resnet50_50")->gpu_util_ppm, 1.07, 2.0));
+  CHECK(within_percent(1e6 / c.find("superres_128")->gpu_util_ppm, 2.38, 2.0));
 }
 
 TEST_CASE("catalog: figures convert from MiB, ms and fractions to bytes, ns and ppm") {

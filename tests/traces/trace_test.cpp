@@ -153,8 +153,8 @@ TEST_CASE("tiresias: tiresias_small.csv maps models to the catalog and explains 
   CHECK(t.notes == std::vector<std::string>{
                        "9 jobs take P, E, iteration time and gpu_util from the catalog (their duration is ignored)",
                        "7 jobs name models without batch size, mapped to the smallest batch variant in the catalog: "
-                       "alexnet -> alexnet_25 (1 job), googlenet -> googlenet_25 (1 job), resnet152 -> resnet152_75 "
-                       "(1 job), resnet50 -> resnet50_25 (1 job), superres -> superres_128 (1 job), vae -> vae_64 "
+                       "alexnet -> alexnet_25 (1 job), googlenet -> googlenet_25 (1 job), resnet152 -> resnet152_25 "
+                       "(1 job), resnet50 -> resnet50_25 (1 job), superres -> superres_32 (1 job), vae -> vae_64 "
                        "(1 job), vgg16 -> vgg16_25 (1 job)",
                        "1 job names a model missing from the catalog (transformer): iteration time from "
                        "duration/iterations, memory assumed to be the whole GPU (P = 0, E = capacity), as Salus assumes "

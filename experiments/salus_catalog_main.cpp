@@ -1,0 +1,52 @@
+// salus-catalog: writes the workload catalog derived from the models' architectures
+// (traces/derivation.h). The shipped traces/profiles/catalog.json is this program's output:
+//   salus-catalog --out traces/profiles/catalog.json
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include <boost/program_options.hpp>
+
+#include "core/errors.h"
+#include "experiments/cli.h"
+#include "traces/derivation.h"
+
+namespace po = boost::program_options;
+using namespace salus;
+
+namespace {
+
+int run(int argc, char** argv) {
+  std::string out;
+  po::options_description desc(
+      "salus-catalog: write the workload catalog (P, E, iteration time, GPU utilisation on a P100) derived from\n"
+      "the architectures of the paper's 15 models and the two test models\n\nOptions");
+  desc.add_options()
+      ("help,h", "print this help")
+      ("out", po::value(&out), "write the catalog to this file (default: standard output)");
+  po::positional_options_description none;
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(desc).positional(none).run(), vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\nRegenerate the shipped catalog with: salus-catalog --out traces/profiles/catalog.json\n";
+    return 0;
+  }
+  po::notify(vm);
+
+  const std::string text = traces::catalog_json();
+  if (out.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  std::ofstream f(out, std::ios::binary | std::ios::trunc);
+  if (!f) throw core::InputError(out + ": cannot open output file");
+  f << text;
+  f.close();
+  if (!f) throw core::InputError(out + ": cannot write output file");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return experiments::guarded_main("salus-catalog", run, argc, argv); }
