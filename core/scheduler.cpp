@@ -59,7 +59,7 @@ class Loop {
         policy_(policy),
         exec_(exec),
         opts_(opts),
-        lanes_(opts.capacity, opts.lane_mode == LaneMode::kAuto ? 0 : 1) {
+        lanes_(opts.capacity, opts.lane_mode == LaneMode::kAuto ? opts.max_lanes : 1) {
     out_.jobs.resize(specs.size());
   }
 
@@ -424,6 +424,7 @@ ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, const Policy& policy
                                 to_string(opts.lane_mode) + "'");
   }
   if (opts.capacity <= 0) throw std::invalid_argument("capacity must be positive");
+  if (opts.max_lanes < 0) throw std::invalid_argument("max_lanes must not be negative");
   if (opts.switch_cost_ns < 0) throw std::invalid_argument("switch cost must not be negative");
   for (const JobSpec& s : jobs) {
     if (s.iterations <= 0 || s.iter_ns <= 0 || s.persistent < 0 || s.ephemeral < 0 || s.arrival_ns < 0 ||

@@ -22,6 +22,9 @@ namespace salus::core {
 struct SchedulerOptions {
   Bytes capacity = 16 * kGiB;    ///< C: memory of the GPU
   LaneMode lane_mode = LaneMode::kAuto;
+  /// kAuto only: at most this many lanes at a time (0: as many as Algorithm 1 opens). A cap keeps
+  /// memory for persistent state when many small jobs stay resident (e.g. inference models).
+  int max_lanes = 0;
   TimeNs switch_cost_ns = 0;     ///< added to the first iteration after a lane changes job
   bool record_timeline = false;  ///< keep segments, memory samples and lane moves
   bool check_invariants = true;  ///< check the safety condition and layout after every change

@@ -39,6 +39,7 @@ struct InferenceConfig {
   std::uint64_t seed = 1;
   core::Bytes process_overhead = 0;
   std::string overhead_note;
+  int lanes_per_gpu = 0;  ///< Salus: at most this many lanes per GPU (0: as many as Algorithm 1 opens)
 };
 
 /// "path:line: what", the line being where `key` appears in the file (1 if it does not).
@@ -64,7 +65,7 @@ InferenceConfig load_config(const std::string& path, const traces::Catalog& cata
   }
   if (!j.is_object()) throw core::InputError(core::at(path, 1, "expected a JSON object"));
   static const char* kKeys[] = {"format", "notes", "models", "instances", "request_rate_per_s", "duration_s", "seed",
-                                "process_overhead_mib", "process_overhead_note"};
+                                "process_overhead_mib", "process_overhead_note", "lanes_per_gpu"};
   for (const auto& [k, v] : j.items()) {
     if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* x) { return k == x; }) == std::end(kKeys)) {
       std::string valid;
@@ -107,6 +108,9 @@ InferenceConfig load_config(const std::string& path, const traces::Catalog& cata
   c.seed = j["seed"].get<std::uint64_t>();
   c.process_overhead = static_cast<core::Bytes>(std::llround(number("process_overhead_mib", 0, 1e6) * core::kMiB));
   c.overhead_note = j.value("process_overhead_note", "");
+  const double lanes = number("lanes_per_gpu", 0, 1000);
+  if (lanes != std::floor(lanes)) config_error(path, text, "lanes_per_gpu", "must be an integer");
+  c.lanes_per_gpu = static_cast<int>(lanes);
   return c;
 }
 
@@ -173,7 +177,8 @@ std::vector<int> first_fit_decreasing(const std::vector<core::Bytes>& size, core
 /// Algorithm 1 (core::LaneManager, the same code the loop runs) admits it next to the jobs
 /// already there. Jobs are offered largest persistent memory first, each to the first GPU that
 /// admits it, in the order the simulation later submits them.
-std::vector<std::vector<std::size_t>> salus_groups(const std::vector<core::JobSpec>& jobs, core::Bytes capacity) {
+std::vector<std::vector<std::size_t>> salus_groups(const std::vector<core::JobSpec>& jobs, core::Bytes capacity,
+                                                   int max_lanes) {
   std::vector<std::size_t> order(jobs.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
@@ -184,7 +189,7 @@ std::vector<std::vector<std::size_t>> salus_groups(const std::vector<core::JobSp
     std::size_t g = 0;
     while (g < gpus.size() && gpus[g].admit(jobs[i].persistent, jobs[i].ephemeral).choice == core::LaneChoice::kNotFound) ++g;
     if (g == gpus.size()) {
-      gpus.emplace_back(capacity, 0);
+      gpus.emplace_back(capacity, max_lanes);
       groups.emplace_back();
       const auto r = gpus.back().admit(jobs[i].persistent, jobs[i].ephemeral);
       SALUS_INVARIANT(r.choice != core::LaneChoice::kNotFound, "a job that fits the GPU is admitted on an empty one",
@@ -245,7 +250,7 @@ nlohmann::json run_inference_experiment(const ExperimentContext& ctx, const std:
   const int gpus_mps_no_overhead = bins_needed(reserved);
 
   // Salus: simulate each GPU's group under PACK with lanes per Algorithm 1.
-  const auto groups = salus_groups(jobs, cap);
+  const auto groups = salus_groups(jobs, cap, c.lanes_per_gpu);
   json per_gpu = json::array();
   std::int64_t late_admissions = 0;
   core::TimeNs max_latency = 0;
@@ -257,6 +262,7 @@ nlohmann::json run_inference_experiment(const ExperimentContext& ctx, const std:
     }
     SimConfig gc = cfg;
     gc.lanes = core::LaneMode::kAuto;
+    gc.max_lanes = c.lanes_per_gpu;
     const SimRun r = simulate(group, "pack", gc);
     core::Bytes sum_p = 0;
     for (std::size_t k = 0; k < group.size(); ++k) {
@@ -289,6 +295,7 @@ nlohmann::json run_inference_experiment(const ExperimentContext& ctx, const std:
                  {"duration_s", c.duration_s},
                  {"seed", c.seed},
                  {"process_overhead_mib", static_cast<double>(c.process_overhead) / core::kMiB},
+                 {"lanes_per_gpu", c.lanes_per_gpu},
                  {"switch_cost_ms", 1.0},
                  {"interference", cfg.interference}};
   j["jobs"] = jobs.size();

@@ -35,6 +35,7 @@ SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& polic
   core::SchedulerOptions opts;
   opts.capacity = cfg.capacity;
   opts.lane_mode = lane_mode_for(*policy, cfg);
+  opts.max_lanes = cfg.max_lanes;
   opts.switch_cost_ns = cfg.switch_cost_ns;
   opts.record_timeline = cfg.record_timeline;
   std::vector<core::TimeNs> actual;

@@ -15,6 +15,7 @@ namespace salus::experiments {
 struct SimConfig {
   core::Bytes capacity = 16 * core::kGiB;
   std::optional<core::LaneMode> lanes;      ///< nullopt: the policy's default
+  int max_lanes = 0;                        ///< auto lanes: at most this many (0: no cap)
   core::TimeNs switch_cost_ns = core::kNsPerMs;
   std::string interference = "profiled";
   std::uint64_t seed = 1;

@@ -82,3 +82,19 @@ TEST_CASE("inference: request times must be one per iteration, sorted, not befor
   early.arrival_ns = ms(2);
   CHECK_THROWS_AS(experiments::simulate(test::trace({early}), "pack", config(0)), std::invalid_argument);
 }
+
+TEST_CASE("auto lanes with a cap: max_lanes bounds the lanes Algorithm 1 opens") {
+  // Two jobs that would each get a lane (2 x 300 MiB in 16 GiB); capped at one lane they share it
+  // and PACK runs them one after the other: a 0-30 ms, b 30-60 ms (+1 ms switch).
+  const auto jobs = test::trace({test::job("a", 0, 3, ms(10), mib(100), mib(200)),
+                                 test::job("b", 0, 3, ms(10), mib(100), mib(200))});
+  auto cfg = config(ms(1), core::LaneMode::kAuto);
+  cfg.max_lanes = 1;
+  const auto capped = experiments::simulate(jobs, "pack", cfg);
+  CHECK(capped.outcome.lanes_opened == 1);
+  CHECK(capped.outcome.jobs[1].finish_ns == ms(61));
+  cfg.max_lanes = 0;
+  const auto free = experiments::simulate(jobs, "pack", cfg);
+  CHECK(free.outcome.lanes_opened == 2);
+  CHECK(free.outcome.jobs[1].finish_ns == ms(30));
+}
