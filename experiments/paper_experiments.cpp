@@ -361,8 +361,10 @@ json fair_three(const ExperimentContext& ctx) {
                          {"finish_s", seconds(out.jobs[i].finish_ns)}});
     json series = json::array();
     for (std::size_t b = 0; b < bins; ++b) {
-      series.push_back(images[i][b] / seconds(kBin));
-      sum[b] += images[i][b] / seconds(kBin);
+      // The last bin ends with the run, so its rate is over the part of it that was simulated.
+      const double width = seconds(std::min(kBin, out.end_ns - static_cast<core::TimeNs>(b) * kBin));
+      series.push_back(images[i][b] / width);
+      sum[b] += images[i][b] / width;
     }
     j["throughput"][name] = series;
     report(ctx, "  %s arrives %5.1f s, finishes %6.1f s\n", name.c_str(), seconds(jobs[i].arrival_ns),
