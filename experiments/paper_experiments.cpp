@@ -54,6 +54,20 @@ std::string input_path(const ExperimentContext& ctx, const std::string& relative
   return ctx.data_dir + "/" + relative;
 }
 
+/// One shipped trace under one policy, with the experiments' settings and the timeline recorded.
+struct OneRun {
+  std::string trace;
+  SimConfig cfg;
+  TraceJobs tj;
+  SimRun run;
+};
+OneRun run_shipped(const ExperimentContext& ctx, const std::string& relative, const char* policy) {
+  OneRun r{input_path(ctx, relative), paper_config(ctx), {}, {}};
+  r.tj = load_jobs(r.trace, ctx.profiles, r.cfg.capacity, 1.0);
+  r.run = simulate(r.tj.jobs, policy, r.cfg);
+  return r;
+}
+
 /// Batch size from a workload name such as "inception3_50"; 0 when the name has none.
 std::int64_t batch_of(const std::string& workload) {
   const auto us = workload.find_last_of('_');
@@ -170,11 +184,11 @@ constexpr std::size_t kSnapshotOtherJobs = 5;  // the paper's Fig. 8a shows jobs
 constexpr std::int64_t kIterationsAroundSwitch = 3;
 
 json srtf_snapshot(const ExperimentContext& ctx) {
-  const std::string trace = input_path(ctx, "long_trace_100.csv");
-  const SimConfig cfg = paper_config(ctx);
-  const TraceJobs tj = load_jobs(trace, ctx.profiles, cfg.capacity, 1.0);
-  const SimRun run = simulate(tj.jobs, "srtf", cfg);
-  const auto& jobs = tj.jobs;
+  const OneRun one = run_shipped(ctx, "long_trace_100.csv", "srtf");
+  const std::string& trace = one.trace;
+  const SimConfig& cfg = one.cfg;
+  const SimRun& run = one.run;
+  const auto& jobs = one.tj.jobs;
   const core::ScheduleOutcome& out = run.outcome;
   std::vector<core::Segment> segs = out.segments;
   std::sort(segs.begin(), segs.end(), [](const core::Segment& a, const core::Segment& b) { return a.start_ns < b.start_ns; });
@@ -319,11 +333,11 @@ json srtf_snapshot(const ExperimentContext& ctx) {
 // fair_three: Fig. 9, three inception3_50 jobs arriving at 0, 15 and 30 s under FAIR.
 
 json fair_three(const ExperimentContext& ctx) {
-  const std::string trace = input_path(ctx, "experiments/fair_three.csv");
-  const SimConfig cfg = paper_config(ctx);
-  const TraceJobs tj = load_jobs(trace, ctx.profiles, cfg.capacity, 1.0);
-  const SimRun run = simulate(tj.jobs, "fair", cfg);
-  const auto& jobs = tj.jobs;
+  const OneRun one = run_shipped(ctx, "experiments/fair_three.csv", "fair");
+  const std::string& trace = one.trace;
+  const SimConfig& cfg = one.cfg;
+  const SimRun& run = one.run;
+  const auto& jobs = one.tj.jobs;
   const core::ScheduleOutcome& out = run.outcome;
   // 5 s bins: with three jobs taking turns an iteration at a time, a bin much shorter than a few
   // rounds shows the turns rather than the shares (Fig. 9 plots shares).
