@@ -254,3 +254,12 @@ TEST_CASE("experiments: the paper's ordering holds on traces from other seeds to
     for (const char* other : {"fifo", "srtf", "fair"}) CHECK(m["pack"].makespan_ns < m[other].makespan_ns);
   }
 }
+
+TEST_CASE("salus-catalog: prints the shipped catalog and rejects bad options") {
+  const auto r = salus::test::run_program(SALUS_SOURCE_DIR, SALUS_CATALOG_BIN, "");
+  REQUIRE(r.code == 0);
+  CHECK(r.out == salus::test::slurp(salus::traces::Catalog::default_path()));
+  const auto bad = salus::test::run_program(SALUS_SOURCE_DIR, SALUS_CATALOG_BIN, "--bogus");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.rfind("salus-catalog: ", 0) == 0);
+}
