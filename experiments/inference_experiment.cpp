@@ -15,16 +15,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <numeric>
-#include <sstream>
 
 #include "core/errors.h"
 #include "core/lanes.h"
 #include "experiments/paper_experiments.h"
 #include "experiments/sim_runner.h"
 #include "traces/catalog.h"
+#include "traces/csv.h"
 
 namespace salus::experiments {
 namespace {
@@ -52,17 +51,8 @@ struct InferenceConfig {
 }
 
 InferenceConfig load_config(const std::string& path, const traces::Catalog& catalog) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::InputError(path + ": cannot open experiment configuration");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw core::InputError(path + ": invalid JSON: " + e.what());
-  }
+  const std::string text = traces::read_text_file(path, "experiment configuration");
+  const json j = traces::parse_json(text, path);
   if (!j.is_object()) throw core::InputError(core::at(path, 1, "expected a JSON object"));
   static const char* kKeys[] = {"format", "notes", "models", "instances", "request_rate_per_s", "duration_s", "seed",
                                 "process_overhead_mib", "process_overhead_note", "lanes_per_gpu"};
@@ -203,6 +193,10 @@ std::vector<std::vector<std::size_t>> salus_groups(const std::vector<core::JobSp
 struct LatencyStats {
   double sum_ms = 0;
   std::int64_t count = 0;
+  void add(core::TimeNs latency) {
+    sum_ms += static_cast<double>(latency) / 1e6;
+    ++count;
+  }
   double mean() const { return count > 0 ? sum_ms / static_cast<double>(count) : 0; }
 };
 
@@ -230,11 +224,8 @@ nlohmann::json run_inference_experiment(const ExperimentContext& ctx, const std:
   for (const core::JobSpec& s : jobs) {
     const SimRun r = simulate({s}, "fifo", cfg);
     for (core::TimeNs l : r.outcome.jobs[0].request_latency_ns) {
-      const double ms = static_cast<double>(l) / 1e6;
-      excl_by_model[s.workload].sum_ms += ms;
-      ++excl_by_model[s.workload].count;
-      excl_all.sum_ms += ms;
-      ++excl_all.count;
+      excl_by_model[s.workload].add(l);
+      excl_all.add(l);
     }
   }
 
@@ -270,11 +261,8 @@ nlohmann::json run_inference_experiment(const ExperimentContext& ctx, const std:
       sum_p += group[k].persistent;
       if (st.admitted_ns > group[k].requests_ns.front()) ++late_admissions;
       for (core::TimeNs l : st.request_latency_ns) {
-        const double ms = static_cast<double>(l) / 1e6;
-        salus_by_model[group[k].workload].sum_ms += ms;
-        ++salus_by_model[group[k].workload].count;
-        salus_all.sum_ms += ms;
-        ++salus_all.count;
+        salus_by_model[group[k].workload].add(l);
+        salus_all.add(l);
         max_latency = std::max(max_latency, l);
       }
     }

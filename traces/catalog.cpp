@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -109,11 +107,7 @@ class EntryReader {
 }  // namespace
 
 Catalog Catalog::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::InputError(path + ": cannot open catalog file");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = read_text_file(path, "catalog file");
   const json doc = parse_json(text, path);
 
   auto top_error = [&](const std::string& what) { return core::InputError(core::at(path, 1, what)); };

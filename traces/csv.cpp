@@ -1,6 +1,8 @@
 #include "traces/csv.h"
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -121,6 +123,14 @@ class CsvReader {
 }  // namespace
 
 CsvTable parse_csv(std::string_view text, const std::string& path) { return CsvReader(text, path).read(); }
+
+std::string read_text_file(const std::string& path, const std::string& kind) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw core::InputError(path + ": cannot open " + kind);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
 
 nlohmann::json parse_json(std::string_view text, const std::string& path) {
   try {

@@ -1,6 +1,7 @@
 #pragma once
-/// Text-level helpers shared by the trace and catalog readers (internal to traces/):
-/// a small CSV reader, and the line bookkeeping that lets JSON errors name "file:line".
+/// Text-level helpers shared by the readers of input files (traces, catalogs, the experiments'
+/// configurations): reading a file, a small CSV reader, and the line bookkeeping that lets JSON
+/// errors name "file:line".
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,10 @@ struct CsvTable {
 /// non-blank character is '#'. Unquoted fields are trimmed of spaces and tabs. `path` only names
 /// the file in errors; throws core::InputError "path:line: what" on malformed quoting.
 CsvTable parse_csv(std::string_view text, const std::string& path);
+
+/// The whole file as bytes; a file that cannot be opened throws core::InputError
+/// "path: cannot open <kind>" (e.g. kind "trace file").
+std::string read_text_file(const std::string& path, const std::string& kind);
 
 /// Parses JSON; a syntax error becomes core::InputError "path:line: invalid JSON: <what>".
 nlohmann::json parse_json(std::string_view text, const std::string& path);

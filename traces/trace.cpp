@@ -5,13 +5,11 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -441,14 +439,6 @@ void load_tiresias(Trace& trace, const CsvTable& table, const Catalog& catalog) 
   if (index[kTInterval] >= 0) trace.notes.push_back("the interval column is ignored");
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::InputError(path + ": cannot open trace file");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 }  // namespace
 
 const char* to_string(TraceFormat f) {
@@ -461,7 +451,7 @@ const char* to_string(TraceFormat f) {
 }
 
 Trace load_trace(const std::string& path, const Catalog& catalog) {
-  const std::string text = read_file(path);
+  const std::string text = read_text_file(path, "trace file");
   Trace trace;
   trace.path = path;
 
