@@ -126,7 +126,7 @@ class Loop {
     TimeNs t = kNever;
     for (JobIndex j : inference_jobs_) {
       const JobState& st = out_.jobs[static_cast<std::size_t>(j)];
-      if (st.running || st.iterations_done == spec(j).iterations) continue;
+      if (st.running) continue;  // unfinished: finish() drops a job from inference_jobs_
       const TimeNs r = spec(j).requests_ns[static_cast<std::size_t>(st.iterations_done)];
       if (r > now) t = std::min(t, r);
     }
