@@ -71,18 +71,32 @@ int run(int argc, char** argv) {
   cat["notes"] = "P = the model's persistent state in the pool; E = the peak lane memory of one iteration; "
                  "gpu_util from the slowdown s of two copies in two lanes, u = clamp(s / 2, 0.05, 1)";
   nlohmann::json ws = nlohmann::json::array();
+  std::string not_measured;
   std::printf("%-16s %12s %12s %12s %10s\n", "workload", "P (MiB)", "E (MiB)", "iter (ms)", "gpu_util");
   for (const auto& m : solo) {
+    if (!m.error.empty()) {
+      std::printf("%-16s not measured: %s\n", m.name.c_str(), m.error.c_str());
+      not_measured += (not_measured.empty() ? "" : "; ") + m.name + " " + m.error;
+      continue;
+    }
     nlohmann::json w;
     w["name"] = m.name;
     w["persistent_mib"] = round_to(core::to_mib(m.persistent), 0.01);
     w["ephemeral_mib"] = round_to(core::to_mib(m.ephemeral_peak), 0.01);
+    // Exact figures: the MiB ones are rounded for reading, and a P rounded down would refuse the
+    // job that needs it (salus-run checks the model's real persistent state against P).
+    w["persistent_bytes"] = m.persistent;
+    w["ephemeral_bytes"] = m.ephemeral_peak;
     w["iter_ms"] = round_to(static_cast<double>(m.iter_ns) / 1e6, 0.001);
     w["gpu_util"] = round_to(m.gpu_util, 0.001);
     w["source"] = provenance;
     ws.push_back(w);
     std::printf("%-16s %12.2f %12.2f %12.3f %10.3f\n", m.name.c_str(), core::to_mib(m.persistent),
                 core::to_mib(m.ephemeral_peak), static_cast<double>(m.iter_ns) / 1e6, m.gpu_util);
+  }
+  if (ws.empty()) throw core::InputError("--workloads: none of them fits a pool of " + core::format_size(opts.capacity));
+  if (!not_measured.empty()) {
+    cat["notes"] = cat["notes"].get<std::string>() + ". Not measured (they do not fit the pool): " + not_measured;
   }
   cat["workloads"] = ws;
   nlohmann::json ps = nlohmann::json::array();

@@ -165,9 +165,18 @@ int run(int argc, char** argv) {
     }
     notes.push_back("P and E of every job from its model on " + device->name() + " (--memory model)");
   }
+  // Every region the pool hands out must start on a 256-byte boundary (CUDA's kernels and cuDNN
+  // fault on misaligned float data, and that error is sticky for the whole context). The pool's
+  // base is aligned, persistent blocks are placed end to end from 0 and lanes from the top, so
+  // P, E and the capacity in whole 256-byte units keep every offset aligned.
+  core::Bytes capacity = o.capacity / gpu::kAlignment * gpu::kAlignment;
+  for (core::JobSpec& s : jobs) {
+    s.persistent = gpu::align_up(s.persistent);
+    s.ephemeral = gpu::align_up(s.ephemeral);
+  }
   for (const std::string& n : experiments::lane_mode_notes(o.policies, o.lanes)) notes.push_back(n);
   std::printf("salus-run: %s (%s, %zu jobs), device %s, pool %s, time scale %g\n", o.trace.c_str(),
-              traces::to_string(trace.format), jobs.size(), device->name().c_str(), core::format_size(o.capacity).c_str(),
+              traces::to_string(trace.format), jobs.size(), device->name().c_str(), core::format_size(capacity).c_str(),
               o.time_scale);
   std::fflush(stdout);
 
@@ -180,13 +189,20 @@ int run(int argc, char** argv) {
     experiments::SimConfig cfg;
     cfg.lanes = o.lanes;
     core::SchedulerOptions opts;
-    opts.capacity = o.capacity;
+    opts.capacity = capacity;
     opts.lane_mode = experiments::lane_mode_for(*policy, cfg);
     opts.switch_cost_ns = 0;
     opts.record_timeline = !o.out_dir.empty();
     opts.stop = &g_stop;
-    gpu::MemoryPool pool(*device, o.capacity);
-    gpu::RealExecutor real(*device, pool, jobs, o.real);
+    gpu::MemoryPool pool(*device, capacity);
+    // As many execution contexts as lanes can run at once, made before the trace starts (one for
+    // the single-lane and exclusive modes; for auto lanes the lane cap, at most one per job).
+    gpu::RealOptions real_options = o.real;
+    real_options.workers =
+        opts.lane_mode == core::LaneMode::kAuto
+            ? static_cast<int>(std::min<std::size_t>(jobs.size(), opts.max_lanes > 0 ? opts.max_lanes : 4))
+            : 1;
+    gpu::RealExecutor real(*device, pool, jobs, real_options);
     ProgressExecutor progress(real, jobs, name);
     experiments::SimRun r;
     r.policy = name;
@@ -205,7 +221,13 @@ int run(int argc, char** argv) {
       j["loss_first"] = std::isnan(st.loss_first) ? nlohmann::json(nullptr) : nlohmann::json(st.loss_first);
       j["loss_last"] = std::isnan(st.loss_last) ? nlohmann::json(nullptr) : nlohmann::json(st.loss_last);
       j["iterations_measured"] = st.iterations;
-      j["mean_iteration_ms"] = st.iterations > 0 ? static_cast<double>(st.iteration_ns_total) / 1e6 / static_cast<double>(st.iterations) : 0.0;
+      // The first iteration on its own (it builds cuDNN plans the process has not seen and warms
+      // the caches), the mean over the later ones.
+      j["first_iteration_ms"] =
+          st.first_iteration_ns >= 0 ? nlohmann::json(static_cast<double>(st.first_iteration_ns) / 1e6) : nlohmann::json(nullptr);
+      j["mean_iteration_ms"] = st.iterations > 1 ? nlohmann::json(static_cast<double>(st.iteration_ns_total) / 1e6 /
+                                                                  static_cast<double>(st.iterations - 1))
+                                                 : nlohmann::json(nullptr);
       j["persistent_used_bytes"] = st.persistent_used;
       j["ephemeral_peak_bytes"] = st.ephemeral_peak;
       j["inference"] = st.inference;
@@ -224,7 +246,7 @@ int run(int argc, char** argv) {
   summary["trace_format"] = traces::to_string(trace.format);
   summary["profiles"] = o.profiles;
   summary["device"] = device->name();
-  summary["gpu_mem_bytes"] = o.capacity;
+  summary["gpu_mem_bytes"] = capacity;
   summary["time_scale"] = o.time_scale;
   summary["seed"] = o.real.seed;
   summary["notes"] = notes;

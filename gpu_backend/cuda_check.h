@@ -67,13 +67,21 @@ inline void check_cublas(cublasStatus_t status, const char* call, const char* fi
                      file, line);
 }
 
-/// Makes `ordinal` the calling thread's current device. Cheap when it already is (cudaGetDevice
-/// reads thread-local runtime state), so every entry point of the CUDA device calls it: an Ops
-/// object may be used from any thread.
+/// Makes `ordinal` the calling thread's current device, with its primary context bound to the
+/// thread. Every entry point of the CUDA device calls it: an Ops object may be used from any
+/// thread. The first call on a thread always calls cudaSetDevice: cudaGetDevice answers 0 on a
+/// new thread without binding a context, and cuDNN's engines call the driver API directly
+/// (cublasLtCreate's cuCtxGetLimit), which fails with CUDA_ERROR_INVALID_CONTEXT on a thread with
+/// no current context (compute-sanitizer reports each such call). Later calls are cheap.
 inline void use_device(int ordinal) {
-  int current = -1;
-  check_cuda(cudaGetDevice(&current), "cudaGetDevice(&current)", __FILE__, __LINE__);
-  if (current != ordinal) check_cuda(cudaSetDevice(ordinal), "cudaSetDevice(ordinal)", __FILE__, __LINE__);
+  thread_local int bound = -1;
+  if (bound == ordinal) {
+    int current = -1;
+    check_cuda(cudaGetDevice(&current), "cudaGetDevice(&current)", __FILE__, __LINE__);
+    if (current == ordinal) return;
+  }
+  check_cuda(cudaSetDevice(ordinal), "cudaSetDevice(ordinal)", __FILE__, __LINE__);
+  bound = ordinal;
 }
 
 }  // namespace salus::gpu::cuda

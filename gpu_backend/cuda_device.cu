@@ -1,5 +1,6 @@
 // The CUDA device: one GPU by ordinal; memory from cudaMalloc, execution contexts from cuda_ops.cu.
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -80,15 +81,26 @@ class CudaDevice final : public Device {
 
 bool cuda_compiled() { return true; }
 
-bool cuda_available() {
+std::string cuda_unavailable_reason() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
-    (void)cudaGetLastError();  // no driver or no device: not an error here
-    return false;
+    (void)cudaGetLastError();  // not an error here: the caller decides
+    if (status == cudaErrorNoDevice) return "no CUDA GPU is visible";
+    if (status == cudaErrorInsufficientDriver) {
+      // The runtime says this both for an old driver and for none at all: tell them apart.
+      void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+      if (driver == nullptr) return "no CUDA GPU is visible (no NVIDIA driver: libcuda.so.1 is not installed)";
+      dlclose(driver);
+    }
+    // A driver older than the runtime, a missing driver, a broken installation: say which.
+    return std::string("the CUDA runtime cannot use the GPU: ") + cudaGetErrorString(status) + " (" +
+           cudaGetErrorName(status) + ")";
   }
-  return count > 0;
+  return count > 0 ? std::string() : std::string("no CUDA GPU is visible");
 }
+
+bool cuda_available() { return cuda_unavailable_reason().empty(); }
 
 std::unique_ptr<Device> make_cuda_device(int ordinal) {
   int count = 0;

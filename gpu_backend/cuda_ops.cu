@@ -370,6 +370,62 @@ std::pair<Algo, std::size_t> choose_algorithm(const std::vector<Perf>& perf, int
   return {fallback, bytes};
 }
 
+// --- Convolution plans, shared by every context of a device ---------------------------------
+
+/// Descriptors and chosen algorithms of one convolution shape. Immutable once made: every
+/// execution context of the device reads it (cuDNN descriptors are host-side structures that
+/// concurrent calls may share).
+struct ConvPlan {
+  TensorDescriptor x, y, bias;
+  FilterDescriptor w;
+  ConvolutionDescriptor conv;
+  cudnnConvolutionFwdAlgo_t fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  cudnnConvolutionBwdDataAlgo_t bwd_data_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
+  std::size_t fwd_bytes = 0, bwd_data_bytes = 0, bwd_filter_bytes = 0;
+};
+
+TensorDescriptor make_tensor(int n, int c, int h, int w) {
+  cudnnTensorDescriptor_t desc = nullptr;
+  CUDNN_CHECK(cudnnCreateTensorDescriptor(&desc));
+  TensorDescriptor owner(desc);
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
+  return owner;
+}
+
+/// Makes the plan of `cs` with `handle` (cuDNN's heuristics need one; any of the device's will do).
+std::unique_ptr<ConvPlan> make_conv_plan(const ConvShape& cs, cudnnHandle_t handle);
+
+/// The plans of one device, made once per shape whichever context asks first: a job's first
+/// iteration on a fresh lane then costs what it costs on a lane that ran it before, and the
+/// heuristics run once per shape in the process rather than once per worker.
+class ConvPlanCache {
+ public:
+  static ConvPlanCache& of(int ordinal) {
+    // Never destroyed: plans may be in use until the process ends, after static destructors of
+    // cuDNN's own libraries may have run.
+    static std::mutex registry_mutex;
+    static auto* registry = new std::map<int, std::unique_ptr<ConvPlanCache>>();
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    auto& slot = (*registry)[ordinal];
+    if (!slot) slot = std::make_unique<ConvPlanCache>();
+    return *slot;
+  }
+
+  const ConvPlan& get(const ConvShape& cs, cudnnHandle_t handle) {
+    const std::array<int, 11> key{cs.n,     cs.c,     cs.h,         cs.w,         cs.k,      cs.r,
+                                  cs.s,     cs.pad_h, cs.pad_w,     cs.stride_h,  cs.stride_w};
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return *it->second;
+    return *plans_.emplace(key, make_conv_plan(cs, handle)).first->second;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::array<int, 11>, std::unique_ptr<ConvPlan>> plans_;
+};
+
 // --- The execution context ------------------------------------------------------------------
 
 class CudaOps final : public Ops {
@@ -428,17 +484,6 @@ class CudaOps final : public Ops {
   void synchronize() override;
 
  private:
-  /// Descriptors and chosen algorithms of one convolution shape.
-  struct ConvPlan {
-    cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;  // owned by tensors_
-    FilterDescriptor w;
-    ConvolutionDescriptor conv;
-    cudnnConvolutionFwdAlgo_t fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-    cudnnConvolutionBwdDataAlgo_t bwd_data_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
-    cudnnConvolutionBwdFilterAlgo_t bwd_filter_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
-    std::size_t fwd_bytes = 0, bwd_data_bytes = 0, bwd_filter_bytes = 0;
-  };
-
   /// Every public method starts with one: serialises use of the handles and caches (a cuDNN
   /// handle must not be used by two threads at once) and makes this context's device current
   /// for the calling thread, so any thread may use the context.
@@ -451,7 +496,7 @@ class CudaOps final : public Ops {
   };
 
   cudnnTensorDescriptor_t tensor(int n, int c, int h, int w);
-  ConvPlan& conv_plan(const ConvShape& cs);
+  const ConvPlan& conv_plan(const ConvShape& cs);
   /// The cuDNN descriptor of an average pooling shape.
   cudnnPoolingDescriptor_t pooling(const PoolShape& ps);
   void require_workspace(const char* op, const ConvShape& cs, int algo, std::size_t need, const void* workspace,
@@ -466,7 +511,6 @@ class CudaOps final : public Ops {
   CudnnHandle cudnn_;
   CublasHandle cublas_;
   std::map<std::array<int, 4>, TensorDescriptor> tensors_;
-  std::map<std::array<int, 11>, std::unique_ptr<ConvPlan>> conv_plans_;
   std::map<std::array<int, 11>, PoolingDescriptor> poolings_;
 };
 
@@ -514,17 +558,18 @@ cudnnTensorDescriptor_t CudaOps::tensor(int n, int c, int h, int w) {
   return desc;
 }
 
-CudaOps::ConvPlan& CudaOps::conv_plan(const ConvShape& cs) {
+const ConvPlan& CudaOps::conv_plan(const ConvShape& cs) {
   check_conv(cs);
-  const std::array<int, 11> key{cs.n, cs.c, cs.h, cs.w, cs.k, cs.r, cs.s, cs.pad_h, cs.pad_w, cs.stride_h, cs.stride_w};
-  auto it = conv_plans_.find(key);
-  if (it != conv_plans_.end()) return *it->second;
+  return ConvPlanCache::of(ordinal_).get(cs, cudnn_.get());
+}
 
+std::unique_ptr<ConvPlan> make_conv_plan(const ConvShape& cs, cudnnHandle_t handle) {
   auto plan = std::make_unique<ConvPlan>();
   const int p = cs.out_h(), q = cs.out_w();
-  plan->x = tensor(cs.n, cs.c, cs.h, cs.w);
-  plan->y = tensor(cs.n, cs.k, p, q);
-  plan->bias = tensor(1, cs.k, 1, 1);
+  plan->x = make_tensor(cs.n, cs.c, cs.h, cs.w);
+  plan->y = make_tensor(cs.n, cs.k, p, q);
+  plan->bias = make_tensor(1, cs.k, 1, 1);
+  const cudnnTensorDescriptor_t xd = plan->x.get(), yd = plan->y.get();
 
   cudnnFilterDescriptor_t filter = nullptr;
   CUDNN_CHECK(cudnnCreateFilterDescriptor(&filter));
@@ -540,23 +585,21 @@ CudaOps::ConvPlan& CudaOps::conv_plan(const ConvShape& cs) {
   CUDNN_CHECK(cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH));
 
   int on = 0, ok = 0, op = 0, oq = 0;
-  CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv, plan->x, filter, &on, &ok, &op, &oq));
+  CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv, xd, filter, &on, &ok, &op, &oq));
   SALUS_INVARIANT(on == cs.n && ok == cs.k && op == p && oq == q, "cuDNN's conv output shape is ConvShape's",
                   describe(cs) + ": cuDNN says " + std::to_string(on) + "x" + std::to_string(ok) + "x" +
                       std::to_string(op) + "x" + std::to_string(oq));
-
-  cudnnHandle_t handle = cudnn_.get();
   {
     int max_count = 0;
     CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &max_count));
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max_count, 1)));
     int returned = 0;
-    CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle, plan->x, filter, conv, plan->y, max_count, &returned,
+    CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle, xd, filter, conv, yd, max_count, &returned,
                                                         perf.data()));
     const auto chosen = choose_algorithm(
         perf, returned, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
         [&](cudnnConvolutionFwdAlgo_t algo, std::size_t* bytes) {
-          return cudnnGetConvolutionForwardWorkspaceSize(handle, plan->x, filter, conv, plan->y, algo, bytes);
+          return cudnnGetConvolutionForwardWorkspaceSize(handle, xd, filter, conv, yd, algo, bytes);
         },
         "cudnnGetConvolutionForwardWorkspaceSize(IMPLICIT_GEMM)");
     plan->fwd_algo = chosen.first;
@@ -567,12 +610,12 @@ CudaOps::ConvPlan& CudaOps::conv_plan(const ConvShape& cs) {
     CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &max_count));
     std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max_count, 1)));
     int returned = 0;
-    CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, filter, plan->y, conv, plan->x, max_count,
+    CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, filter, yd, conv, xd, max_count,
                                                              &returned, perf.data()));
     const auto chosen = choose_algorithm(
         perf, returned, CUDNN_CONVOLUTION_BWD_DATA_ALGO_0,
         [&](cudnnConvolutionBwdDataAlgo_t algo, std::size_t* bytes) {
-          return cudnnGetConvolutionBackwardDataWorkspaceSize(handle, filter, plan->y, conv, plan->x, algo, bytes);
+          return cudnnGetConvolutionBackwardDataWorkspaceSize(handle, filter, yd, conv, xd, algo, bytes);
         },
         "cudnnGetConvolutionBackwardDataWorkspaceSize(ALGO_0)");
     plan->bwd_data_algo = chosen.first;
@@ -583,20 +626,18 @@ CudaOps::ConvPlan& CudaOps::conv_plan(const ConvShape& cs) {
     CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, &max_count));
     std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max_count, 1)));
     int returned = 0;
-    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, plan->x, plan->y, conv, filter, max_count,
+    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, xd, yd, conv, filter, max_count,
                                                                &returned, perf.data()));
     const auto chosen = choose_algorithm(
         perf, returned, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0,
         [&](cudnnConvolutionBwdFilterAlgo_t algo, std::size_t* bytes) {
-          return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, plan->x, plan->y, conv, filter, algo, bytes);
+          return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, xd, yd, conv, filter, algo, bytes);
         },
         "cudnnGetConvolutionBackwardFilterWorkspaceSize(ALGO_0)");
     plan->bwd_filter_algo = chosen.first;
     plan->bwd_filter_bytes = chosen.second;
   }
-  ConvPlan& result = *plan;
-  conv_plans_.emplace(key, std::move(plan));
-  return result;
+  return plan;
 }
 
 void CudaOps::require_workspace(const char* op, const ConvShape& cs, int algo, std::size_t need,
@@ -649,9 +690,9 @@ void CudaOps::conv_forward(const ConvShape& cs, const float* x, const float* w, 
   require_workspace("conv_forward", cs, plan.fwd_algo, plan.fwd_bytes, workspace, workspace_bytes);
   const std::size_t size = workspace == nullptr ? 0 : static_cast<std::size_t>(workspace_bytes);
   const float one = 1.0f, zero = 0.0f;
-  CUDNN_CHECK(cudnnConvolutionForward(cudnn_.get(), &one, plan.x, x, plan.w.get(), w, plan.conv.get(), plan.fwd_algo,
-                                      workspace, size, &zero, plan.y, y));
-  if (bias != nullptr) CUDNN_CHECK(cudnnAddTensor(cudnn_.get(), &one, plan.bias, bias, &one, plan.y, y));
+  CUDNN_CHECK(cudnnConvolutionForward(cudnn_.get(), &one, plan.x.get(), x, plan.w.get(), w, plan.conv.get(), plan.fwd_algo,
+                                      workspace, size, &zero, plan.y.get(), y));
+  if (bias != nullptr) CUDNN_CHECK(cudnnAddTensor(cudnn_.get(), &one, plan.bias.get(), bias, &one, plan.y.get(), y));
 }
 
 void CudaOps::conv_backward_data(const ConvShape& cs, const float* w, const float* dy, float* dx, void* workspace,
@@ -661,8 +702,8 @@ void CudaOps::conv_backward_data(const ConvShape& cs, const float* w, const floa
   require_workspace("conv_backward_data", cs, plan.bwd_data_algo, plan.bwd_data_bytes, workspace, workspace_bytes);
   const std::size_t size = workspace == nullptr ? 0 : static_cast<std::size_t>(workspace_bytes);
   const float one = 1.0f, zero = 0.0f;
-  CUDNN_CHECK(cudnnConvolutionBackwardData(cudnn_.get(), &one, plan.w.get(), w, plan.y, dy, plan.conv.get(),
-                                           plan.bwd_data_algo, workspace, size, &zero, plan.x, dx));
+  CUDNN_CHECK(cudnnConvolutionBackwardData(cudnn_.get(), &one, plan.w.get(), w, plan.y.get(), dy, plan.conv.get(),
+                                           plan.bwd_data_algo, workspace, size, &zero, plan.x.get(), dx));
 }
 
 void CudaOps::conv_backward_filter(const ConvShape& cs, const float* x, const float* dy, float* dw, float* dbias,
@@ -673,10 +714,10 @@ void CudaOps::conv_backward_filter(const ConvShape& cs, const float* x, const fl
                     workspace_bytes);
   const std::size_t size = workspace == nullptr ? 0 : static_cast<std::size_t>(workspace_bytes);
   const float one = 1.0f, zero = 0.0f;
-  CUDNN_CHECK(cudnnConvolutionBackwardFilter(cudnn_.get(), &one, plan.x, x, plan.y, dy, plan.conv.get(),
+  CUDNN_CHECK(cudnnConvolutionBackwardFilter(cudnn_.get(), &one, plan.x.get(), x, plan.y.get(), dy, plan.conv.get(),
                                              plan.bwd_filter_algo, workspace, size, &zero, plan.w.get(), dw));
   if (dbias != nullptr) {
-    CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_.get(), &one, plan.y, dy, &zero, plan.bias, dbias));
+    CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_.get(), &one, plan.y.get(), dy, &zero, plan.bias.get(), dbias));
   }
 }
 

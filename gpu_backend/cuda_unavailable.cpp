@@ -9,6 +9,10 @@ bool cuda_compiled() { return false; }
 
 bool cuda_available() { return false; }
 
+std::string cuda_unavailable_reason() {
+  return "this build has no CUDA device (nvcc or cuDNN were not found when it was configured)";
+}
+
 std::unique_ptr<Device> make_cuda_device(int /*ordinal*/) {
   throw DeviceError("this build has no CUDA device (nvcc or cuDNN were not found at configure time)");
 }

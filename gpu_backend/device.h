@@ -32,6 +32,10 @@ std::unique_ptr<Device> make_cpu_device();
 /// True when the CUDA device was compiled in and at least one GPU is visible.
 bool cuda_compiled();
 bool cuda_available();
+/// Why cuda_available() is false, in words: "this build has no CUDA device", "no CUDA GPU is
+/// visible", or the CUDA runtime's own error (e.g. a driver older than the runtime). Empty when a
+/// GPU is available.
+std::string cuda_unavailable_reason();
 /// The CUDA device `ordinal`. Throws DeviceError when CUDA is not compiled in or no GPU is there.
 std::unique_ptr<Device> make_cuda_device(int ordinal = 0);
 

@@ -6,10 +6,7 @@ namespace salus::gpu {
 std::unique_ptr<Device> make_device(const std::string& name) {
   if (name == "cpu") return make_cpu_device();
   if (name == "cuda") {
-    if (!cuda_compiled()) {
-      throw core::InputError("--device cuda: this build has no CUDA device (nvcc or cuDNN were not found when it was configured)");
-    }
-    if (!cuda_available()) throw core::InputError("--device cuda: no CUDA GPU is visible");
+    if (const std::string why = cuda_unavailable_reason(); !why.empty()) throw core::InputError("--device cuda: " + why);
     return make_cuda_device(0);
   }
   throw core::InputError("unknown device '" + name + "' (valid: cpu, cuda)");

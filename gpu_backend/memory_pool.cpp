@@ -63,6 +63,8 @@ MemoryPool::~MemoryPool() {
 Arena MemoryPool::region(Bytes offset, Bytes size) const {
   SALUS_INVARIANT(offset >= 0 && size >= 0 && offset + size <= capacity_, "region inside the pool",
                   std::to_string(offset) + "+" + std::to_string(size));
+  SALUS_INVARIANT(offset % kAlignment == 0, "a region starts on a 256-byte boundary (CUDA faults on misaligned data)",
+                  std::to_string(offset) + "+" + std::to_string(size));
   return Arena(base_ + offset, size);
 }
 

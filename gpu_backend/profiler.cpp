@@ -100,20 +100,41 @@ std::vector<WorkloadMeasurement> profile_workloads(Device& device, const std::ve
     m.inference = a.inference;
     {
       MemoryPool pool(device, o.capacity);
-      place(pool, {&a}, 1);
+      try {
+        place(pool, {&a}, 1);
+      } catch (const core::InputError& e) {
+        // Measured as far as it goes: its P and E, and that it cannot run in this pool.
+        m.persistent = a.net->persistent_bytes();
+        m.ephemeral_peak = align_up(a.net->ephemeral_bytes(*a.ops, !a.inference));
+        m.error = "needs P " + core::format_size(m.persistent) + " + E " + core::format_size(m.ephemeral_peak) +
+                  ", more than a pool of " + core::format_size(o.capacity);
+        out.push_back(m);
+        continue;
+      }
       run(a, o.warmup, o.iterations);
       m.persistent = a.net->persistent_bytes();
       m.ephemeral_peak = a.lane.peak();
       m.iter_ns = median(a.times);
     }
-    // A copy of itself in a second lane: under the model both run at 1 / max(1, 2u).
+    // A copy of itself in a second lane: under the model both run at 1 / max(1, 2u). Where two
+    // copies do not fit the pool, no lane can ever run beside this workload's: u = 1.
     Instance b = make_instance(device, w);
     MemoryPool pair_pool(device, o.capacity);
-    place(pair_pool, {&a, &b}, 1);
-    const auto t = together({&a, &b}, o);
-    m.pair_self_ns = (t[0] + t[1]) / 2;
-    const double slowdown = static_cast<double>(m.pair_self_ns) / static_cast<double>(std::max<core::TimeNs>(1, m.iter_ns));
-    m.gpu_util = std::clamp(slowdown / 2.0, 0.05, 1.0);
+    bool pair_fits = true;
+    try {
+      place(pair_pool, {&a, &b}, 1);
+    } catch (const core::InputError&) {
+      pair_fits = false;
+    }
+    if (pair_fits) {
+      const auto t = together({&a, &b}, o);
+      m.pair_self_ns = (t[0] + t[1]) / 2;
+      const double slowdown =
+          static_cast<double>(m.pair_self_ns) / static_cast<double>(std::max<core::TimeNs>(1, m.iter_ns));
+      m.gpu_util = std::clamp(slowdown / 2.0, 0.05, 1.0);
+    } else {
+      m.gpu_util = 1.0;
+    }
     out.push_back(m);
   }
   return out;
@@ -123,7 +144,9 @@ std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<Wor
                                            const ProfileOptions& o) {
   std::vector<PairMeasurement> out;
   for (std::size_t i = 0; i < solo.size(); ++i) {
+    if (!solo[i].error.empty()) continue;
     for (std::size_t j = i + 1; j < solo.size(); ++j) {
+      if (!solo[j].error.empty()) continue;
       Instance a = make_instance(device, solo[i].name);
       Instance b = make_instance(device, solo[j].name);
       MemoryPool pool(device, o.capacity);

@@ -24,6 +24,8 @@ struct WorkloadMeasurement {
   core::TimeNs iter_ns = 0;    ///< median solo iteration time
   core::TimeNs pair_self_ns = 0;  ///< median iteration time with a copy of itself in a second lane
   double gpu_util = 1;         ///< u with 1 / max(1, 2u) = solo / pair_self time, in [0.05, 1]
+                               ///< (1 where two copies do not fit the pool)
+  std::string error;           ///< why it could not be measured (it does not fit the pool); empty if it was
 };
 
 struct PairMeasurement {
@@ -32,7 +34,7 @@ struct PairMeasurement {
 };
 
 /// Measures each workload alone and with a copy of itself. Throws core::InputError for unknown
-/// workloads or ones that do not fit the pool.
+/// workloads; one that does not fit the pool comes back with `error` set and no times.
 std::vector<WorkloadMeasurement> profile_workloads(Device& device, const std::vector<std::string>& workloads,
                                                    const ProfileOptions& options);
 

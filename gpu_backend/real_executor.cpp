@@ -9,6 +9,16 @@ namespace salus::gpu {
 
 using core::TimeNs;
 
+namespace {
+
+/// format_size, with the exact bytes beside a rounded figure: two rounded figures can read equal.
+std::string exact_size(Bytes b) {
+  const std::string s = core::format_size(b);
+  return s.ends_with(" B") ? s : s + " (" + std::to_string(b) + " B)";
+}
+
+}  // namespace
+
 struct RealExecutor::Worker {
   std::unique_ptr<Ops> ops;
   std::thread thread;
@@ -30,7 +40,20 @@ RealExecutor::RealExecutor(Device& device, MemoryPool& pool, std::span<const cor
       t0_(std::chrono::steady_clock::now()),
       admin_(device.create_ops()),
       slots_(jobs.size()),
-      stats_(jobs.size()) {}
+      stats_(jobs.size()) {
+  // Contexts first: making a cuDNN handle loads its libraries and can take a while, which would
+  // otherwise land in the first iteration of whichever job starts a lane first.
+  std::lock_guard<std::mutex> lk(mu_);
+  for (int i = 0; i < options_.workers; ++i) add_worker();
+}
+
+RealExecutor::Worker* RealExecutor::add_worker() {
+  workers_.push_back(std::make_unique<Worker>());
+  Worker* w = workers_.back().get();
+  w->ops = device_.create_ops();
+  w->thread = std::thread(&RealExecutor::worker_loop, this, w);
+  return w;
+}
 
 RealExecutor::~RealExecutor() {
   for (auto& w : workers_) {
@@ -57,13 +80,15 @@ void RealExecutor::admit(core::JobIndex job, const core::JobSpec& spec, Bytes pe
   }
   slot.inference = w->inference;
   st.inference = w->inference;
+  SALUS_INVARIANT(persistent_offset % kAlignment == 0, "a persistent block starts on a 256-byte boundary",
+                  "job " + spec.id + " at offset " + std::to_string(persistent_offset));
   try {
     slot.net = build_model(w->model);
     const Bytes need = slot.net->persistent_bytes();
     st.persistent_used = need;
     if (need > spec.persistent) {
-      slot.error = "its persistent state needs " + core::format_size(need) + " but the trace declares P = " +
-                   core::format_size(spec.persistent);
+      slot.error = "its persistent state needs " + exact_size(need) + " but the trace declares P = " +
+                   exact_size(spec.persistent);
       slot.net.reset();
       return;
     }
@@ -83,6 +108,10 @@ void RealExecutor::start(const core::Dispatch& d) {
     complete(core::Completion{d.job, d.lane, 0, t, t, true, slot.error.empty() ? "not initialised" : slot.error});
     return;
   }
+  SALUS_INVARIANT(d.lane_offset % kAlignment == 0 && d.lane_size % kAlignment == 0,
+                  "a lane starts on a 256-byte boundary and holds whole 256-byte units",
+                  "lane " + std::to_string(d.lane) + " at offset " + std::to_string(d.lane_offset) + ", size " +
+                      std::to_string(d.lane_size));
   Worker* w = nullptr;
   {
     std::lock_guard<std::mutex> lk(mu_);
@@ -93,12 +122,7 @@ void RealExecutor::start(const core::Dispatch& d) {
         break;
       }
     }
-    if (w == nullptr) {
-      workers_.push_back(std::make_unique<Worker>());
-      w = workers_.back().get();
-      w->ops = device_.create_ops();
-      w->thread = std::thread(&RealExecutor::worker_loop, this, w);
-    }
+    if (w == nullptr) w = add_worker();
     w->busy = true;
     running_[d.lane] = w;
   }
@@ -194,7 +218,11 @@ void RealExecutor::run_on(Worker& w, core::Dispatch d) {
         if (last) st.loss_last = loss;
       }
       ++st.iterations;
-      st.iteration_ns_total += now() - t_iter;
+      if (first) {
+        st.first_iteration_ns = now() - t_iter;
+      } else {
+        st.iteration_ns_total += now() - t_iter;
+      }
       st.ephemeral_peak = std::max(st.ephemeral_peak, lane.peak());
       ++done;
     }
@@ -204,6 +232,15 @@ void RealExecutor::run_on(Worker& w, core::Dispatch d) {
   } catch (const std::exception& e) {
     failed = true;
     error = e.what();
+  }
+  if (failed) {
+    // Kernels of the failed iteration may still be queued on this lane's stream: wait for them
+    // before the scheduler hands the lane or the job's persistent block to anyone else.
+    try {
+      w.ops->synchronize();
+    } catch (const std::exception& e) {
+      error += std::string("; then, waiting for its lane: ") + e.what();
+    }
   }
   const TimeNs end = now();
   {

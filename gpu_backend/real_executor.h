@@ -33,6 +33,9 @@ namespace salus::gpu {
 struct RealOptions {
   TrainConfig train;
   std::uint64_t seed = 1;
+  /// Worker threads, each with its execution context (stream, cuDNN and cuBLAS handles), made
+  /// before the trace starts; more are made only if more lanes than this run at once.
+  int workers = 1;
 };
 
 /// What a job did, for the summary.
@@ -40,7 +43,8 @@ struct RealJobStats {
   float loss_first = std::numeric_limits<float>::quiet_NaN();
   float loss_last = std::numeric_limits<float>::quiet_NaN();
   std::int64_t iterations = 0;
-  core::TimeNs iteration_ns_total = 0;  ///< sum of measured iteration times
+  core::TimeNs first_iteration_ns = -1;  ///< the job's first iteration (-1 before it ran)
+  core::TimeNs iteration_ns_total = 0;   ///< sum of the measured times of the later iterations
   Bytes persistent_used = 0;            ///< the model's real persistent state
   Bytes ephemeral_peak = 0;             ///< the most lane memory one of its iterations took
   bool inference = false;
@@ -76,6 +80,8 @@ class RealExecutor final : public core::Executor {
   };
   void run_on(Worker& w, core::Dispatch d);
   void worker_loop(Worker* w);
+  /// A new idle worker with its execution context and thread; mu_ held by the caller.
+  Worker* add_worker();
   void complete(const core::Completion& c);
 
   Device& device_;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +23,8 @@ using nlohmann::json;
 
 constexpr const char* kFormat = "salus-catalog/1";
 constexpr const char* kTopKeys = "format, gpu, notes, pairs, workloads";
-constexpr const char* kEntryKeys = "name, persistent_mib, ephemeral_mib, iter_ms, gpu_util, source";
+constexpr const char* kEntryKeys =
+    "name, persistent_mib, ephemeral_mib, persistent_bytes, ephemeral_bytes, iter_ms, gpu_util, source";
 
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
@@ -51,7 +55,8 @@ class EntryReader {
     if (!name->is_string() || name->get<std::string>().empty()) fail("name must be a non-empty string, got " + name->dump());
     p.name = name->get<std::string>();
     prefix_ = "workload '" + p.name + "': ";
-    static const char* const kKeys[] = {"name", "persistent_mib", "ephemeral_mib", "iter_ms", "gpu_util", "source"};
+    static const char* const kKeys[] = {"name",           "persistent_mib",  "ephemeral_mib", "persistent_bytes",
+                                        "ephemeral_bytes", "iter_ms",         "gpu_util",      "source"};
     for (const auto& item : entry_.items()) {
       const std::string& key = item.key();
       if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }) == std::end(kKeys)) {
@@ -66,8 +71,10 @@ class EntryReader {
     if (!source.is_string() || source.get<std::string>().empty()) fail("source must be a non-empty string");
     p.source = source.get<std::string>();
 
-    auto persistent_b = core::bytes_from_mib(persistent);
-    auto ephemeral_b = core::bytes_from_mib(ephemeral);
+    // Exact byte figures (what salus-profile writes) win over the MiB ones, which are for reading
+    // and must agree with them to the 0.01 MiB they are rounded to.
+    auto persistent_b = exact_bytes("persistent_bytes", "persistent_mib", persistent);
+    auto ephemeral_b = exact_bytes("ephemeral_bytes", "ephemeral_mib", ephemeral);
     auto iter = core::ns_from_ms(iter_ms);
     if (!persistent_b) fail("persistent_mib is out of range");
     if (!ephemeral_b) fail("ephemeral_mib is out of range");
@@ -87,6 +94,20 @@ class EntryReader {
   const json& required(const char* key) const {
     if (!entry_.contains(key)) fail(std::string("missing '") + key + "'");
     return entry_.at(key);
+  }
+
+  std::optional<core::Bytes> exact_bytes(const char* key, const char* mib_key, double mib) const {
+    if (!entry_.contains(key)) return core::bytes_from_mib(mib);
+    const json& v = entry_.at(key);
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0) {
+      fail(std::string(key) + " must be a whole number of bytes >= 0, got " + v.dump());
+    }
+    const core::Bytes b = v.get<std::int64_t>();
+    if (std::abs(core::to_mib(b) - mib) > 0.0051) {
+      fail(std::string(key) + " = " + std::to_string(b) + " B is " + std::to_string(core::to_mib(b)) + " MiB, but " +
+           mib_key + " says " + entry_.at(mib_key).dump() + " MiB");
+    }
+    return b;
   }
 
   template <class Ok>
@@ -147,7 +168,13 @@ Catalog Catalog::load(const std::string& path) {
   return catalog;
 }
 
-std::string Catalog::default_path() { return std::string(SALUS_DATA_DIR) + "/profiles/catalog.json"; }
+std::string Catalog::default_path() {
+  // SALUS_DATA_DIR in the environment (a relocated bundle's traces/ folder) wins over the
+  // repository's folder compiled in.
+  const char* env = std::getenv("SALUS_DATA_DIR");
+  const std::string dir = env != nullptr && *env != '\0' ? env : SALUS_DATA_DIR;
+  return dir + "/profiles/catalog.json";
+}
 
 Catalog Catalog::load_default() { return load(default_path()); }
 

@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   bool info_only = false;
   for (int i = 1; i < argc; ++i) info_only = info_only || informational(argv[i]);
   if (!info_only && !salus::gpu::cuda_available()) {
-    std::printf("no CUDA GPU visible: skipped\n");
+    std::printf("%s: skipped\n", salus::gpu::cuda_unavailable_reason().c_str());
     return 77;
   }
   doctest::Context context(argc, argv);

@@ -154,8 +154,12 @@ TEST_CASE("catalog: bad files and entries name the file, the entry's line and wh
   check_entry("no_name.json", R"({"persistent_mib": 1})", ":7: workload has no 'name'");
   check_entry("empty_name.json", entry(""), ":7: name must be a non-empty string, got \"\"");
   check_entry("unknown_key.json", entry("c", R"(, "peak_mib": 3)"),
-              ":7: workload 'c': unknown key 'peak_mib' (valid: name, persistent_mib, ephemeral_mib, iter_ms, gpu_util, "
-              "source)");
+              ":7: workload 'c': unknown key 'peak_mib' (valid: name, persistent_mib, ephemeral_mib, persistent_bytes, "
+              "ephemeral_bytes, iter_ms, gpu_util, source)");
+  check_entry("bytes_fraction.json", entry("c", R"(, "persistent_bytes": 1.5)"),
+              ":7: workload 'c': persistent_bytes must be a whole number of bytes >= 0, got 1.5");
+  check_entry("bytes_disagree.json", entry("c", R"(, "ephemeral_bytes": 1)"),
+              ":7: workload 'c': ephemeral_bytes = 1 B is 0.000001 MiB, but ephemeral_mib says 2 MiB");
   check_entry("duplicate.json", entry("a_1"), ":7: duplicate workload name 'a_1' (first at line 5)");
   check_entry("not_object.json", "42", ":7: a workload must be a JSON object, got 42");
 }
@@ -181,4 +185,17 @@ TEST_CASE("catalog: the bad-entry fixture in tests/data") {
   const std::string path = SALUS_TEST_DATA_DIR "/traces/bad_catalog.json";
   CHECK_THROWS_WITH_AS(Catalog::load(path), (path + ":13: workload 'vae_64': gpu_util must be a number in (0, 1], got 1.5").c_str(),
                        InputError);
+}
+
+TEST_CASE("catalog: exact byte figures win over the rounded MiB ones (what salus-profile writes)") {
+  // 841984 B is 0.803 MiB: a catalog that kept only the MiB figure rounded to 0.80 would declare
+  // 838861 B, less than the model needs.
+  const std::string path = temp_file(
+      "exact.json", catalog_text(R"({"name": "a_1", "persistent_mib": 0.8, "ephemeral_mib": 2, "persistent_bytes": 841984, )"
+                                 R"("ephemeral_bytes": 2097408, "iter_ms": 3, "gpu_util": 0.5, "source": "test"})"));
+  const Catalog c = Catalog::load(path);
+  const auto* p = c.find("a_1");
+  REQUIRE(p != nullptr);
+  CHECK(p->persistent == 841984);
+  CHECK(p->ephemeral == 2097408);
 }
