@@ -11,7 +11,8 @@
 namespace salus::core {
 
 /// Run `iterations` consecutive iterations of `job` in `lane`. The first one is lengthened by
-/// `extra_ns` (the switching cost when the lane changes job). The lane's ephemeral region is
+/// `extra_ns` (the switching cost when the lane changes job, plus JobSpec::first_iter_extra_ns on
+/// the job's first dispatch; a real executor takes the time it takes). The lane's ephemeral region is
 /// [lane_offset, lane_offset + lane_size) of the pool for the whole run.
 struct Dispatch {
   JobIndex job = kNoJob;

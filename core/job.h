@@ -25,6 +25,9 @@ struct JobSpec {
   Bytes ephemeral = 0;            ///< E: per-iteration memory, released at every iteration boundary
   TimeNs iter_ns = 1;             ///< profiled solo iteration time, > 0
   std::int32_t gpu_util_ppm = 1'000'000;  ///< profiled GPU utilisation u in (0, 1], parts per million
+  /// What the job's first iteration takes beyond iter_ns (a catalog's first_iter_ms - iter_ms,
+  /// measured by salus-profile; 0 where the catalog has none). Added to the first dispatch.
+  TimeNs first_iter_extra_ns = 0;
   std::int32_t trace_order = 0;   ///< position in the trace file (tie-breaker)
   /// An inference job: requests_ns[i] is when request i arrives; iteration i serves it and may
   /// not start earlier. Non-decreasing, one per iteration, none before arrival_ns. Empty: a

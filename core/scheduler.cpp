@@ -363,9 +363,10 @@ class Loop {
     run.iterations = spec(d.job).requests_ns.empty() ? std::min(d.max_iterations, st.remaining_iterations(spec(d.job)))
                                                      : 1;
     run.extra_ns = switched ? opts_.switch_cost_ns : 0;
+    ls.run_switch_ns = run.extra_ns;
+    if (st.iterations_done == 0) run.extra_ns += spec(d.job).first_iter_extra_ns;
     run.lane_offset = lane.offset;
     run.lane_size = lane.size;
-    ls.run_switch_ns = run.extra_ns;
     lanes_.set_busy(lane.id, true);
     ++busy_lanes_;
     ephemeral_active_ += spec(d.job).ephemeral;

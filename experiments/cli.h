@@ -27,6 +27,8 @@ std::vector<std::string> lane_mode_notes(const std::vector<std::string>& policie
 struct TraceJobs {
   traces::Trace trace;
   std::vector<core::JobSpec> jobs;
+  sim::PairSlowdowns pairs;  ///< the catalog's measured pairs, in parts per million (may be empty)
+  std::optional<core::TimeNs> switch_ns;  ///< the catalog's measured switch latency, if any
 };
 TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale);
 

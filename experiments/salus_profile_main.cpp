@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 int run(int argc, char** argv) {
   std::string device_name, list, out, gpu_mem;
   bool pairs = true;
+  bool measure_switch = true;
   gpu::ProfileOptions opts;
   po::options_description desc("salus-profile: measure workloads on a device and write a catalog\n\nOptions");
   desc.add_options()
@@ -37,7 +39,11 @@ int run(int argc, char** argv) {
       ("out", po::value(&out)->required(), "catalog file to write")
       ("gpu-mem", po::value(&gpu_mem)->default_value("16GiB"), "memory pool used for the measurements")
       ("warmup", po::value(&opts.warmup)->default_value(2), "iterations run before measuring")
-      ("iterations", po::value(&opts.iterations)->default_value(10), "iterations measured (median)")
+      ("iterations", po::value(&opts.iterations)->default_value(10), "iterations measured, at least")
+      ("min-seconds", po::value(&opts.min_seconds)->default_value(0.5),
+       "and measured for at least this long per workload (the mean and median are written)")
+      ("switch", po::value(&measure_switch)->default_value(true),
+       "also measure the executor's switch latency (switch_ms) with the fastest workload")
       ("pairs", po::value(&pairs)->default_value(true), "also measure every pair in two lanes");
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
@@ -49,6 +55,7 @@ int run(int argc, char** argv) {
   opts.capacity = experiments::parse_capacity(gpu_mem);
   if (opts.iterations < 1) throw core::InputError("--iterations: must be at least 1");
   if (opts.warmup < 0) throw core::InputError("--warmup: must not be negative");
+  if (!(opts.min_seconds >= 0 && opts.min_seconds <= 600)) throw core::InputError("--min-seconds: must be in [0, 600]");
   std::vector<std::string> workloads;
   std::stringstream ss(list);
   for (std::string w; std::getline(ss, w, ',');) {
@@ -62,17 +69,32 @@ int run(int argc, char** argv) {
   const auto solo = gpu::profile_workloads(*device, workloads, opts);
   const auto pair_results = pairs ? gpu::profile_pairs(*device, solo, opts) : std::vector<gpu::PairMeasurement>{};
 
+  // The executor's switch latency, with the workload that switches most often per second.
+  const gpu::WorkloadMeasurement* fastest = nullptr;
+  for (const auto& m : solo) {
+    if (m.error.empty() && (fastest == nullptr || m.iter_ns < fastest->iter_ns)) fastest = &m;
+  }
+  std::optional<core::TimeNs> switch_ns;
+  if (measure_switch && fastest != nullptr) switch_ns = gpu::profile_switch(*device, fastest->name, opts);
+
   const std::string provenance = "measured on " + device->name() + " by salus-profile (pool " +
-                                 core::format_size(opts.capacity) + ", median of " + std::to_string(opts.iterations) +
-                                 " iterations after " + std::to_string(opts.warmup) + " warm-up)";
+                                 core::format_size(opts.capacity) + ", mean of at least " +
+                                 std::to_string(opts.iterations) + " iterations and " +
+                                 experiments::seconds_text(static_cast<core::TimeNs>(opts.min_seconds * 1e9)) +
+                                 " s after " + std::to_string(opts.warmup) + " warm-up)";
   nlohmann::json cat;
   cat["format"] = "salus-catalog/1";
   cat["gpu"] = device->name();
   cat["notes"] = "P = the model's persistent state in the pool; E = the peak lane memory of one iteration; "
-                 "gpu_util from the slowdown s of two copies in two lanes, u = clamp(s / 2, 0.05, 1)";
+                 "iter_ms = mean solo iteration (each waited for, as the executor does), iter_median_ms its median, "
+                 "first_iter_ms the first iteration of a freshly bound network; gpu_util from the slowdown s of two "
+                 "copies in two lanes, u = clamp(s / 2, 0.05, 1); pairs: median iteration time together over the "
+                 "solo median; switch_ms: the real executor's mean switch latency in one lane under FAIR";
+  if (switch_ns) cat["switch_ms"] = round_to(static_cast<double>(*switch_ns) / 1e6, 0.0001);
   nlohmann::json ws = nlohmann::json::array();
   std::string not_measured;
-  std::printf("%-16s %12s %12s %12s %10s\n", "workload", "P (MiB)", "E (MiB)", "iter (ms)", "gpu_util");
+  std::printf("%-16s %12s %12s %12s %12s %10s\n", "workload", "P (MiB)", "E (MiB)", "iter (ms)", "first (ms)",
+              "gpu_util");
   for (const auto& m : solo) {
     if (!m.error.empty()) {
       std::printf("%-16s not measured: %s\n", m.name.c_str(), m.error.c_str());
@@ -87,12 +109,15 @@ int run(int argc, char** argv) {
     // job that needs it (salus-run checks the model's real persistent state against P).
     w["persistent_bytes"] = m.persistent;
     w["ephemeral_bytes"] = m.ephemeral_peak;
-    w["iter_ms"] = round_to(static_cast<double>(m.iter_ns) / 1e6, 0.001);
+    w["iter_ms"] = round_to(static_cast<double>(m.iter_ns) / 1e6, 0.0001);
+    w["iter_median_ms"] = round_to(static_cast<double>(m.iter_median_ns) / 1e6, 0.0001);
+    w["first_iter_ms"] = round_to(static_cast<double>(m.first_iter_ns) / 1e6, 0.0001);
     w["gpu_util"] = round_to(m.gpu_util, 0.001);
     w["source"] = provenance;
     ws.push_back(w);
-    std::printf("%-16s %12.2f %12.2f %12.3f %10.3f\n", m.name.c_str(), core::to_mib(m.persistent),
-                core::to_mib(m.ephemeral_peak), static_cast<double>(m.iter_ns) / 1e6, m.gpu_util);
+    std::printf("%-16s %12.2f %12.2f %12.3f %12.3f %10.3f\n", m.name.c_str(), core::to_mib(m.persistent),
+                core::to_mib(m.ephemeral_peak), static_cast<double>(m.iter_ns) / 1e6,
+                static_cast<double>(m.first_iter_ns) / 1e6, m.gpu_util);
   }
   if (ws.empty()) throw core::InputError("--workloads: none of them fits a pool of " + core::format_size(opts.capacity));
   if (!not_measured.empty()) {
@@ -106,6 +131,7 @@ int run(int argc, char** argv) {
     std::printf("pair %s + %s: slowdown %.3f, %.3f\n", p.a.c_str(), p.b.c_str(), p.slowdown_a, p.slowdown_b);
   }
   cat["pairs"] = ps;
+  if (switch_ns) std::printf("switch latency (%s, FAIR, one lane): %.4f ms\n", fastest->name.c_str(), static_cast<double>(*switch_ns) / 1e6);
   experiments::write_text_file(out, cat.dump(2) + "\n");
   std::printf("wrote %s\n", out.c_str());
   return 0;

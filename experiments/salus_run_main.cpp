@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -146,7 +148,7 @@ int run(int argc, char** argv) {
   bool help = false;
   const Options o = parse(argc, argv, &help);
   if (help) return 0;
-  auto [trace, jobs] = experiments::load_jobs(o.trace, o.profiles, o.capacity, o.time_scale);
+  auto [trace, jobs, pairs, switch_ns] = experiments::load_jobs(o.trace, o.profiles, o.capacity, o.time_scale);
   for (const core::JobSpec& s : jobs) {
     if (!gpu::parse_real_workload(s.workload)) {
       throw core::InputError(o.trace + ": job " + s.id + ": workload '" + s.workload + "' has no real model (valid: " +
@@ -155,15 +157,28 @@ int run(int argc, char** argv) {
   }
   const auto device = gpu::make_device(o.device);
   std::vector<std::string> notes = trace.notes;
-  if (o.memory_from_model) {
+  // Every distinct workload's network is built once before the trace starts: sizing its
+  // ephemeral memory makes the device's convolution plans (shared by all execution contexts), so
+  // no job's first iteration pays for cuDNN's heuristics, as none does in salus-profile's
+  // measurements either. The figures also serve --memory model.
+  {
     const auto ops = device->create_ops();
+    std::map<std::string, std::pair<core::Bytes, core::Bytes>> needs;  // workload -> model's P, E
     for (core::JobSpec& s : jobs) {
-      const gpu::RealWorkload w = *gpu::parse_real_workload(s.workload);
-      const auto net = gpu::build_model(w.model);
-      s.persistent = net->persistent_bytes();
-      s.ephemeral = gpu::align_up(net->ephemeral_bytes(*ops, !w.inference));
+      auto it = needs.find(s.workload);
+      if (it == needs.end()) {
+        const gpu::RealWorkload w = *gpu::parse_real_workload(s.workload);
+        const auto net = gpu::build_model(w.model);
+        it = needs.emplace(s.workload, std::make_pair(net->persistent_bytes(),
+                                                      gpu::align_up(net->ephemeral_bytes(*ops, !w.inference))))
+                 .first;
+      }
+      if (o.memory_from_model) {
+        s.persistent = it->second.first;
+        s.ephemeral = it->second.second;
+      }
     }
-    notes.push_back("P and E of every job from its model on " + device->name() + " (--memory model)");
+    if (o.memory_from_model) notes.push_back("P and E of every job from its model on " + device->name() + " (--memory model)");
   }
   // Every region the pool hands out must start on a 256-byte boundary (CUDA's kernels and cuDNN
   // fault on misaligned float data, and that error is sticky for the whole context). The pool's

@@ -1,5 +1,6 @@
 // salus-sim: replays a job trace in the discrete-event simulator under one or more policies and
 // prints the paper's Table 1 (makespan, average queuing, average JCT, 95th-percentile JCT).
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -38,6 +39,7 @@ struct Options {
   std::string summary_json;
   std::string out_dir;
   double time_scale = 1;
+  std::optional<core::TimeNs> switch_cost_ns;  ///< --switch-cost-ms, when given
 };
 
 Options parse(int argc, char** argv, bool* help) {
@@ -56,10 +58,13 @@ Options parse(int argc, char** argv, bool* help) {
       ("gpu-mem", po::value(&gpu_mem)->default_value("16GiB"), "GPU memory capacity, with a unit (16GiB, 512MiB, 16GB)")
       ("lanes", po::value(&lanes), "single|auto: one shared lane, or lanes per Algorithm 1 "
        "(default: single for srtf and fair, auto for pack; fifo is always exclusive)")
-      ("interference", po::value(&interference)->default_value("profiled"),
-       "none: every iteration takes its solo time; profiled: concurrent lanes run at 1/max(1, sum u) speed")
-      ("switch-cost-ms", po::value(&switch_ms)->default_value(1.0),
-       "milliseconds added to the first iteration after a lane changes job")
+      ("interference", po::value(&interference)->default_value("auto"),
+       "none: every iteration takes its solo time; profiled: concurrent lanes run at 1/max(1, sum u) speed; "
+       "pairs: the catalog's measured pair slowdowns, excess added over the other lanes (u where a pair is "
+       "missing); auto: pairs when the catalog has a pair table, else profiled")
+      ("switch-cost-ms", po::value(&switch_ms),
+       "milliseconds added to the first iteration after a lane changes job (default: the catalog's measured "
+       "switch_ms where it has one, else 1)")
       ("profiles", po::value(&o.profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")
       ("summary-json", po::value(&o.summary_json), "write the summary JSON here")
       ("out", po::value(&o.out_dir), "write per-job CSVs, timelines, memory, lane moves and JCT CDFs into this directory")
@@ -82,11 +87,18 @@ Options parse(int argc, char** argv, bool* help) {
   o.policies = experiments::parse_policy_list(policy_list);
   o.cfg.capacity = experiments::parse_capacity(gpu_mem);
   if (vm.count("lanes")) o.cfg.lanes = experiments::parse_lane_mode(lanes);
-  sim::make_interference(interference);  // throws with the valid names
+  if (interference != "auto") {
+    const auto names = sim::interference_names();
+    if (std::find(names.begin(), names.end(), interference) == names.end()) {
+      throw core::InputError("--interference: unknown model '" + interference + "' (valid: auto, none, profiled, pairs)");
+    }
+  }
   o.cfg.interference = interference;
-  const auto sw = core::ns_from_ms(switch_ms);
-  if (!sw) throw core::InputError("--switch-cost-ms: must be a non-negative number");
-  o.cfg.switch_cost_ns = *sw;
+  if (vm.count("switch-cost-ms")) {
+    const auto sw = core::ns_from_ms(switch_ms);
+    if (!sw) throw core::InputError("--switch-cost-ms: must be a non-negative number");
+    o.switch_cost_ns = *sw;
+  }
   if (!(noise_pct >= 0 && noise_pct < 100)) throw core::InputError("--profile-noise: must be in [0, 100)");
   o.cfg.profile_noise = noise_pct / 100.0;
   o.cfg.seed = seed;
@@ -96,9 +108,13 @@ Options parse(int argc, char** argv, bool* help) {
 
 int run(int argc, char** argv) {
   bool help = false;
-  const Options o = parse(argc, argv, &help);
+  Options o = parse(argc, argv, &help);
   if (help) return 0;
-  const auto [trace, jobs] = experiments::load_jobs(o.trace, o.profiles, o.cfg.capacity, o.time_scale);
+  auto [trace, jobs, pairs, catalog_switch_ns] = experiments::load_jobs(o.trace, o.profiles, o.cfg.capacity, o.time_scale);
+  o.cfg.pairs = std::move(pairs);
+  o.cfg.switch_cost_ns = o.switch_cost_ns.value_or(catalog_switch_ns.value_or(core::kNsPerMs));
+  if (o.cfg.interference == "auto") o.cfg.interference = o.cfg.pairs.empty() ? "profiled" : "pairs";
+  sim::make_interference(o.cfg.interference, &o.cfg.pairs);  // "pairs" without a table: exit 2
 
   std::vector<std::string> notes = trace.notes;
   for (const std::string& n : experiments::lane_mode_notes(o.policies, o.cfg.lanes)) notes.push_back(n);

@@ -9,6 +9,7 @@
 #include "core/policy.h"
 #include "core/scheduler.h"
 #include "core/summary.h"
+#include "sim/interference.h"
 
 namespace salus::experiments {
 
@@ -18,6 +19,7 @@ struct SimConfig {
   int max_lanes = 0;                        ///< auto lanes: at most this many (0: no cap)
   core::TimeNs switch_cost_ns = core::kNsPerMs;
   std::string interference = "profiled";
+  sim::PairSlowdowns pairs;                 ///< the catalog's measured pairs (interference "pairs")
   std::uint64_t seed = 1;
   double profile_noise = 0;                 ///< actual iteration time = profile x U[1-x, 1+x]
   bool record_timeline = false;

@@ -1,12 +1,17 @@
 #include "gpu_backend/profiler.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <exception>
 #include <thread>
 
 #include "core/errors.h"
 #include "gpu_backend/memory_pool.h"
 #include "gpu_backend/model.h"
+#include "gpu_backend/real_executor.h"
+#include "policies/registry.h"
+#include "core/scheduler.h"
 
 namespace salus::gpu {
 namespace {
@@ -45,19 +50,33 @@ void place(MemoryPool& pool, std::vector<Instance*> ins, std::uint64_t seed) {
   }
 }
 
-void run(Instance& in, int warmup, int iterations) {
+/// One iteration, waited for; its time.
+core::TimeNs step(Instance& in) {
   const TrainConfig cfg;
-  in.times.clear();
-  for (int i = 0; i < warmup + iterations; ++i) {
-    const auto t = Clock::now();
-    if (in.inference) {
-      in.net->infer_step(*in.ops, in.lane);
-    } else {
-      in.net->train_step(*in.ops, in.lane, cfg, false);
-    }
-    in.ops->synchronize();
-    if (i >= warmup) in.times.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count());
+  const auto t = Clock::now();
+  if (in.inference) {
+    in.net->infer_step(*in.ops, in.lane);
+  } else {
+    in.net->train_step(*in.ops, in.lane, cfg, false);
   }
+  in.ops->synchronize();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
+}
+
+/// Alone: the first iteration on its own, the rest of the warm-up, then at least o.iterations
+/// iterations and o.min_seconds (at most o.max_iterations). Returns the first iteration's time.
+core::TimeNs run_solo(Instance& in, const ProfileOptions& o) {
+  in.times.clear();
+  const core::TimeNs first = step(in);
+  for (int i = 1; i < o.warmup; ++i) step(in);
+  const auto min_ns = static_cast<core::TimeNs>(o.min_seconds * 1e9);
+  core::TimeNs total = 0;
+  while (static_cast<int>(in.times.size()) < o.max_iterations &&
+         (static_cast<int>(in.times.size()) < o.iterations || total < min_ns)) {
+    in.times.push_back(step(in));
+    total += in.times.back();
+  }
+  return first;
 }
 
 core::TimeNs median(std::vector<core::TimeNs> v) {
@@ -65,16 +84,50 @@ core::TimeNs median(std::vector<core::TimeNs> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-/// Runs the instances at once, one thread each, and returns their median iteration times.
+core::TimeNs mean(const std::vector<core::TimeNs>& v) {
+  if (v.empty()) return 0;
+  core::TimeNs sum = 0;
+  for (core::TimeNs t : v) sum += t;
+  return sum / static_cast<core::TimeNs>(v.size());
+}
+
+/// Runs the instances at once, one thread each, and returns their median iteration times over the
+/// window in which all of them ran: each warms up, all start measuring together, each keeps going
+/// until every one has o.iterations measured iterations, and an iteration that ends after the
+/// first one stopped is not counted.
 std::vector<core::TimeNs> together(std::vector<Instance*> ins, const ProfileOptions& o) {
+  const int n = static_cast<int>(ins.size());
+  std::atomic<int> ready{0}, satisfied{0};
+  std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
   std::vector<std::exception_ptr> errors(ins.size());
   for (std::size_t k = 0; k < ins.size(); ++k) {
     threads.emplace_back([&, k] {
+      Instance& in = *ins[k];
+      in.times.clear();
       try {
-        run(*ins[k], o.warmup, o.iterations);
+        for (int i = 0; i < o.warmup; ++i) step(in);
       } catch (...) {
         errors[k] = std::current_exception();
+        stop = true;
+      }
+      ++ready;
+      while (ready.load() < n) std::this_thread::yield();
+      bool counted = false;
+      while (!stop.load() && !errors[k]) {
+        try {
+          const core::TimeNs t = step(in);
+          if (stop.load()) break;  // the window closed during this iteration
+          in.times.push_back(t);
+        } catch (...) {
+          errors[k] = std::current_exception();
+          stop = true;
+          break;
+        }
+        if (!counted && static_cast<int>(in.times.size()) >= o.iterations) {
+          counted = true;
+          if (++satisfied == n) stop = true;
+        }
       }
     });
   }
@@ -111,10 +164,12 @@ std::vector<WorkloadMeasurement> profile_workloads(Device& device, const std::ve
         out.push_back(m);
         continue;
       }
-      run(a, o.warmup, o.iterations);
+      m.first_iter_ns = run_solo(a, o);
       m.persistent = a.net->persistent_bytes();
       m.ephemeral_peak = a.lane.peak();
-      m.iter_ns = median(a.times);
+      m.iter_ns = mean(a.times);
+      m.iter_median_ns = median(a.times);
+      m.measured = static_cast<std::int64_t>(a.times.size());
     }
     // A copy of itself in a second lane: under the model both run at 1 / max(1, 2u). Where two
     // copies do not fit the pool, no lane can ever run beside this workload's: u = 1.
@@ -130,7 +185,7 @@ std::vector<WorkloadMeasurement> profile_workloads(Device& device, const std::ve
       const auto t = together({&a, &b}, o);
       m.pair_self_ns = (t[0] + t[1]) / 2;
       const double slowdown =
-          static_cast<double>(m.pair_self_ns) / static_cast<double>(std::max<core::TimeNs>(1, m.iter_ns));
+          static_cast<double>(m.pair_self_ns) / static_cast<double>(std::max<core::TimeNs>(1, m.iter_median_ns));
       m.gpu_util = std::clamp(slowdown / 2.0, 0.05, 1.0);
     } else {
       m.gpu_util = 1.0;
@@ -159,12 +214,52 @@ std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<Wor
       PairMeasurement p;
       p.a = solo[i].name;
       p.b = solo[j].name;
-      p.slowdown_a = static_cast<double>(t[0]) / static_cast<double>(std::max<core::TimeNs>(1, solo[i].iter_ns));
-      p.slowdown_b = static_cast<double>(t[1]) / static_cast<double>(std::max<core::TimeNs>(1, solo[j].iter_ns));
+      // Medians over medians: one slow iteration on either side does not move the figure.
+      p.slowdown_a = static_cast<double>(t[0]) / static_cast<double>(std::max<core::TimeNs>(1, solo[i].iter_median_ns));
+      p.slowdown_b = static_cast<double>(t[1]) / static_cast<double>(std::max<core::TimeNs>(1, solo[j].iter_median_ns));
       out.push_back(p);
     }
   }
   return out;
+}
+
+}  // namespace salus::gpu
+
+namespace salus::gpu {
+
+core::TimeNs profile_switch(Device& device, const std::string& workload, const ProfileOptions& o, int switches) {
+  const std::optional<RealWorkload> w = parse_real_workload(workload);
+  if (!w) throw core::InputError("no real model for workload '" + workload + "' (valid: " + real_workload_help() + ")");
+  const auto ops = device.create_ops();
+  const auto net = build_model(w->model);
+  core::JobSpec spec;
+  spec.workload = workload;
+  spec.iterations = switches / 2 + 1;
+  spec.iter_ns = core::kNsPerMs;
+  spec.persistent = align_up(net->persistent_bytes());
+  spec.ephemeral = align_up(net->ephemeral_bytes(*ops, !w->inference));
+  std::vector<core::JobSpec> jobs{spec, spec};
+  jobs[0].id = "switch_a";
+  jobs[1].id = "switch_b";
+  const auto policy = policies::make_policy("fair");
+  const Bytes capacity = o.capacity / kAlignment * kAlignment;
+  MemoryPool pool(device, capacity);
+  RealExecutor exec(device, pool, jobs, RealOptions{});
+  core::SchedulerOptions opts;
+  opts.capacity = capacity;
+  opts.lane_mode = core::LaneMode::kSingle;
+  opts.switch_cost_ns = 0;
+  const core::ScheduleOutcome out = core::run_schedule(jobs, *policy, exec, opts);
+  for (const core::JobState& st : out.jobs) {
+    if (st.status != core::JobStatus::kDone) {
+      throw core::InputError("switch measurement with " + workload + " failed: " + st.reason);
+    }
+  }
+  std::vector<core::TimeNs> gaps = exec.switch_latencies();
+  if (gaps.empty()) throw core::InputError("switch measurement with " + workload + ": the two jobs never took turns");
+  core::TimeNs sum = 0;
+  for (core::TimeNs g : gaps) sum += g;
+  return sum / static_cast<core::TimeNs>(gaps.size());
 }
 
 }  // namespace salus::gpu

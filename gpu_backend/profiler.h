@@ -12,8 +12,10 @@ namespace salus::gpu {
 
 struct ProfileOptions {
   Bytes capacity = 16 * core::kGiB;  ///< pool size
-  int warmup = 2;                    ///< iterations not measured
-  int iterations = 10;               ///< measured iterations (median taken)
+  int warmup = 2;                    ///< iterations not measured (the first is reported on its own)
+  int iterations = 10;               ///< measured iterations, at least
+  double min_seconds = 0.5;          ///< and measured for at least this long (small models)
+  int max_iterations = 20000;        ///< but never more iterations than this
 };
 
 struct WorkloadMeasurement {
@@ -21,7 +23,10 @@ struct WorkloadMeasurement {
   bool inference = false;
   Bytes persistent = 0;        ///< the model's persistent state in the pool
   Bytes ephemeral_peak = 0;    ///< most lane memory one iteration took
-  core::TimeNs iter_ns = 0;    ///< median solo iteration time
+  core::TimeNs iter_ns = 0;        ///< mean solo iteration time (what a job's length adds up to)
+  core::TimeNs iter_median_ns = 0; ///< median solo iteration time
+  core::TimeNs first_iter_ns = 0;  ///< the first iteration of a freshly bound network (plans cached)
+  std::int64_t measured = 0;       ///< iterations measured
   core::TimeNs pair_self_ns = 0;  ///< median iteration time with a copy of itself in a second lane
   double gpu_util = 1;         ///< u with 1 / max(1, 2u) = solo / pair_self time, in [0.05, 1]
                                ///< (1 where two copies do not fit the pool)
@@ -39,8 +44,17 @@ std::vector<WorkloadMeasurement> profile_workloads(Device& device, const std::ve
                                                    const ProfileOptions& options);
 
 /// Measures every unordered pair of the measured workloads running together in two lanes;
-/// pairs that do not fit the pool together are left out.
+/// pairs that do not fit the pool together are left out. Both run until each has its measured
+/// iterations, and only iterations during which the other was still running count: the slower
+/// one is overlapped for its whole window, not only while the faster one does its quota.
 std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<WorkloadMeasurement>& solo,
                                            const ProfileOptions& options);
+
+/// The executor's switch latency on this device: two jobs of `workload` taking turns every
+/// iteration in one lane under FAIR, through the real executor and the scheduling loop, as in
+/// salus-run. Returns the mean gap, in a lane, between the end of one job's iteration and the
+/// start of the other's (host clock), over `switches` switches at least.
+core::TimeNs profile_switch(Device& device, const std::string& workload, const ProfileOptions& options,
+                            int switches = 200);
 
 }  // namespace salus::gpu

@@ -1,6 +1,8 @@
 #pragma once
 /// How concurrently running lanes slow each other down in the simulator.
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <memory>
 #include <span>
 #include <string>
@@ -45,8 +47,30 @@ class UtilisationInterference final : public InterferenceModel {
   void slowdowns(std::span<const RunningIteration> running, std::span<std::int64_t> out) const override;
 };
 
-/// Creates a model by name ("none", "profiled"). Throws core::InputError listing valid names.
-std::unique_ptr<InterferenceModel> make_interference(std::string_view name);
+/// Measured slowdowns of workload pairs: {a, b} -> a's iteration time while b runs in another
+/// lane over a's solo time, in parts per million (salus-profile's pair table).
+using PairSlowdowns = std::map<std::pair<std::string, std::string>, std::int64_t>;
+
+/// `pairs`: the measured pairwise slowdowns. With the set S running, an iteration of workload i
+/// runs at 1 / (1 + sum over the other j in S of (s_ij - 1)) of its solo speed: each other lane
+/// adds the excess it causes in a pair, so k lanes of GPU-bound work (s = 2 in every pair) run
+/// at 1/k, and a lane beside one light lane is slowed exactly as measured. s_ij below 1 (noise)
+/// counts as 1. A pair the table lacks falls back to the `profiled` figure of that pair,
+/// s_ij = max(1, u_i + u_j); so do jobs given by explicit figures (no workload name).
+class PairInterference final : public InterferenceModel {
+ public:
+  explicit PairInterference(PairSlowdowns pairs) : pairs_(std::move(pairs)) {}
+  std::string_view name() const override { return "pairs"; }
+  void slowdowns(std::span<const RunningIteration> running, std::span<std::int64_t> out) const override;
+
+ private:
+  std::int64_t pair_slowdown(const core::JobSpec& a, const core::JobSpec& b) const;
+  PairSlowdowns pairs_;
+};
+
+/// Creates a model by name ("none", "profiled", "pairs"; the last needs `pairs`, a catalog's pair
+/// table, and refuses an empty one). Throws core::InputError listing valid names.
+std::unique_ptr<InterferenceModel> make_interference(std::string_view name, const PairSlowdowns* pairs = nullptr);
 std::vector<std::string> interference_names();
 
 }  // namespace salus::sim

@@ -22,9 +22,10 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kFormat = "salus-catalog/1";
-constexpr const char* kTopKeys = "format, gpu, notes, pairs, workloads";
+constexpr const char* kTopKeys = "format, gpu, notes, pairs, switch_ms, workloads";
 constexpr const char* kEntryKeys =
-    "name, persistent_mib, ephemeral_mib, persistent_bytes, ephemeral_bytes, iter_ms, gpu_util, source";
+    "name, persistent_mib, ephemeral_mib, persistent_bytes, ephemeral_bytes, iter_ms, iter_median_ms, first_iter_ms, "
+    "gpu_util, source";
 
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
@@ -55,8 +56,8 @@ class EntryReader {
     if (!name->is_string() || name->get<std::string>().empty()) fail("name must be a non-empty string, got " + name->dump());
     p.name = name->get<std::string>();
     prefix_ = "workload '" + p.name + "': ";
-    static const char* const kKeys[] = {"name",           "persistent_mib",  "ephemeral_mib", "persistent_bytes",
-                                        "ephemeral_bytes", "iter_ms",         "gpu_util",      "source"};
+    static const char* const kKeys[] = {"name",    "persistent_mib", "ephemeral_mib", "persistent_bytes", "ephemeral_bytes",
+                                        "iter_ms", "iter_median_ms", "first_iter_ms", "gpu_util",         "source"};
     for (const auto& item : entry_.items()) {
       const std::string& key = item.key();
       if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }) == std::end(kKeys)) {
@@ -85,6 +86,16 @@ class EntryReader {
     p.ephemeral = *ephemeral_b;
     p.iter_ns = *iter;
     p.gpu_util_ppm = ppm;
+    // Optional measurements of salus-profile: the median (for reading; the simulator uses the
+    // mean, iter_ms) and the first iteration, whose excess over iter_ms the simulator adds to a
+    // job's first dispatch.
+    if (entry_.contains("iter_median_ms")) number("iter_median_ms", "> 0", [](double v) { return v > 0; });
+    if (entry_.contains("first_iter_ms")) {
+      const double first = number("first_iter_ms", "> 0", [](double v) { return v > 0; });
+      const auto first_ns = core::ns_from_ms(first);
+      if (!first_ns) fail("first_iter_ms is out of range");
+      p.first_iter_extra_ns = std::max<core::TimeNs>(0, *first_ns - p.iter_ns);
+    }
     return p;
   }
 
@@ -125,6 +136,42 @@ class EntryReader {
   std::string prefix_;
 };
 
+/// The "pairs" array: {"a", "b", "slowdown_a", "slowdown_b"} per entry, names of the catalog's
+/// workloads, slowdowns positive numbers. Errors name the entry's line.
+std::vector<PairSlowdown> read_pairs(const json& pairs, const std::string& text, const std::string& path,
+                                     const Catalog& catalog) {
+  if (!pairs.is_array()) throw core::InputError(core::at(path, 1, "\"pairs\" must be an array"));
+  const std::vector<long> lines = json_array_element_lines(text, "pairs");
+  std::vector<PairSlowdown> out;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const long line = i < lines.size() ? lines[i] : 1;
+    const json& e = pairs[i];
+    auto fail = [&](const std::string& what) { throw core::InputError(core::at(path, line, "pair: " + what)); };
+    if (!e.is_object()) fail("must be a JSON object, got " + e.dump());
+    for (const auto& item : e.items()) {
+      if (item.key() != "a" && item.key() != "b" && item.key() != "slowdown_a" && item.key() != "slowdown_b") {
+        fail("unknown key '" + item.key() + "' (valid: a, b, slowdown_a, slowdown_b)");
+      }
+    }
+    PairSlowdown p;
+    for (const char* key : {"a", "b"}) {
+      if (!e.contains(key) || !e.at(key).is_string()) fail(std::string("'") + key + "' must name a workload");
+      const std::string name = e.at(key).get<std::string>();
+      if (catalog.find(name) == nullptr) fail("unknown workload '" + name + "' (not an entry of this catalog)");
+      (std::string_view(key) == "a" ? p.a : p.b) = name;
+    }
+    for (const char* key : {"slowdown_a", "slowdown_b"}) {
+      if (!e.contains(key) || !e.at(key).is_number() || !std::isfinite(e.at(key).get<double>()) ||
+          !(e.at(key).get<double>() > 0)) {
+        fail(std::string(key) + " must be a number > 0" + (e.contains(key) ? ", got " + e.at(key).dump() : ""));
+      }
+      (std::string_view(key) == "slowdown_a" ? p.slowdown_a : p.slowdown_b) = e.at(key).get<double>();
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 }  // namespace
 
 Catalog Catalog::load(const std::string& path) {
@@ -135,7 +182,7 @@ Catalog Catalog::load(const std::string& path) {
   if (!doc.is_object()) throw top_error("a catalog must be a JSON object with \"format\", \"gpu\" and \"workloads\"");
   for (const auto& item : doc.items()) {
     const std::string& key = item.key();
-    if (key != "format" && key != "gpu" && key != "notes" && key != "pairs" && key != "workloads") {
+    if (key != "format" && key != "gpu" && key != "notes" && key != "pairs" && key != "switch_ms" && key != "workloads") {
       throw top_error("unknown key '" + key + "' (valid: " + kTopKeys + ")");
     }
   }
@@ -164,6 +211,15 @@ Catalog Catalog::load(const std::string& path) {
     }
     first_line.emplace(p.name, line);
     catalog.profiles_.emplace(p.name, std::move(p));
+  }
+  if (doc.contains("pairs")) catalog.pairs_ = read_pairs(doc.at("pairs"), text, path, catalog);
+  if (doc.contains("switch_ms")) {
+    const json& v = doc.at("switch_ms");
+    const std::optional<core::TimeNs> ns =
+        v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0 ? core::ns_from_ms(v.get<double>())
+                                                                                : std::nullopt;
+    if (!ns) throw top_error("\"switch_ms\" must be a number of milliseconds >= 0, got " + v.dump());
+    catalog.switch_ns_ = *ns;
   }
   return catalog;
 }

@@ -2,6 +2,7 @@
 /// The workload catalog: per-workload persistent memory P, ephemeral memory E, solo iteration
 /// time and GPU utilisation, each with where the numbers came from. Loaded from JSON.
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,7 +17,15 @@ struct WorkloadProfile {
   core::Bytes ephemeral = 0;              ///< E = peak - P
   core::TimeNs iter_ns = 0;               ///< solo iteration time
   std::int32_t gpu_util_ppm = 1'000'000;  ///< u in (0, 1], parts per million
+  core::TimeNs first_iter_extra_ns = 0;   ///< first_iter_ms - iter_ms when the entry has first_iter_ms (>= 0)
   std::string source;                     ///< provenance: "estimated: ..." or "measured on <GPU>"
+};
+
+/// A measured pair (salus-profile): each workload's iteration time while the other runs in a
+/// second lane, over its solo time.
+struct PairSlowdown {
+  std::string a, b;
+  double slowdown_a = 1, slowdown_b = 1;
 };
 
 class Catalog {
@@ -37,6 +46,13 @@ class Catalog {
   /// Comma-separated list of all names, for error messages.
   std::string names_joined() const;
 
+  /// The measured pairs, as the file lists them; both names are entries of this catalog.
+  const std::vector<PairSlowdown>& pairs() const { return pairs_; }
+
+  /// The executor's switch latency measured with the catalog (top-level "switch_ms"), if any:
+  /// salus-sim's default switching cost.
+  std::optional<core::TimeNs> switch_ns() const { return switch_ns_; }
+
   const std::string& path() const { return path_; }
   const std::string& gpu() const { return gpu_; }
   std::size_t size() const { return profiles_.size(); }
@@ -45,6 +61,8 @@ class Catalog {
   std::string path_;
   std::string gpu_;
   std::map<std::string, WorkloadProfile, std::less<>> profiles_;
+  std::vector<PairSlowdown> pairs_;
+  std::optional<core::TimeNs> switch_ns_;
 };
 
 }  // namespace salus::traces

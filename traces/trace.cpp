@@ -196,6 +196,7 @@ core::JobSpec make_job(const RawJob& raw, const Catalog& catalog, const Place& p
   if (!raw[kGpuUtil].empty()) job.gpu_util_ppm = util_field(place, raw[kGpuUtil]);
   else if (profile) job.gpu_util_ppm = profile->gpu_util_ppm;
   else job.gpu_util_ppm = 1'000'000;
+  if (profile) job.first_iter_extra_ns = profile->first_iter_extra_ns;
   check_solo_time(place, job);
   return job;
 }
@@ -387,6 +388,7 @@ void load_tiresias(Trace& trace, const CsvTable& table, const Catalog& catalog) 
       job.ephemeral = profile->ephemeral;
       job.iter_ns = profile->iter_ns;
       job.gpu_util_ppm = profile->gpu_util_ppm;
+      job.first_iter_extra_ns = profile->first_iter_extra_ns;
     } else {
       ++missing_jobs;
       missing_models.insert(model);

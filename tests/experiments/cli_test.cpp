@@ -49,7 +49,7 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
        "salus-sim: --gpu-mem: unknown size unit 'XB' (valid: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)\n"},
       {kHand + " --gpu-mem 0GiB", "salus-sim: --gpu-mem: must be positive\n"},
       {kHand + " --lanes many", "salus-sim: --lanes: unknown lane mode 'many' (valid: single, auto)\n"},
-      {kHand + " --interference mps", "salus-sim: unknown interference model 'mps' (valid: none, profiled)\n"},
+      {kHand + " --interference mps", "salus-sim: --interference: unknown model 'mps' (valid: auto, none, profiled, pairs)\n"},
       {kHand + " --switch-cost-ms -1", "salus-sim: --switch-cost-ms: must be a non-negative number\n"},
       {kHand + " --profile-noise 100", "salus-sim: --profile-noise: must be in [0, 100)\n"},
       {kHand + " --bogus", "salus-sim: unrecognised option '--bogus' (see --help)\n"},

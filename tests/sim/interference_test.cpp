@@ -46,12 +46,12 @@ std::vector<std::int64_t> slowdowns(const salus::sim::InterferenceModel& m, cons
 }  // namespace
 
 TEST_CASE("interference models by name") {
-  CHECK(salus::sim::interference_names() == std::vector<std::string>{"none", "profiled"});
+  CHECK(salus::sim::interference_names() == std::vector<std::string>{"none", "profiled", "pairs"});
   CHECK(salus::sim::make_interference("none")->name() == "none");
   CHECK(salus::sim::make_interference("none")->ideal());
   CHECK(salus::sim::make_interference("profiled")->name() == "profiled");
   CHECK_FALSE(salus::sim::make_interference("profiled")->ideal());
-  CHECK_THROWS_WITH_AS(salus::sim::make_interference("mps"), "unknown interference model 'mps' (valid: none, profiled)",
+  CHECK_THROWS_WITH_AS(salus::sim::make_interference("mps"), "unknown interference model 'mps' (valid: none, profiled, pairs)",
                        salus::core::InputError);
 }
 
