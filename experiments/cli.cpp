@@ -1,6 +1,7 @@
 #include "experiments/cli.h"
 
 #include <cmath>
+#include <map>
 
 #include <cstdio>
 #include <stdexcept>
@@ -62,11 +63,15 @@ std::vector<std::string> lane_mode_notes(const std::vector<std::string>& names, 
 
 TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale) {
   const traces::Catalog catalog = traces::Catalog::load(profiles);
-  TraceJobs t{traces::load_trace(trace_path, catalog), {}, {}, catalog.switch_ns()};
+  TraceJobs t{traces::load_trace(trace_path, catalog), {}, {}, {}, catalog.switch_ns()};
+  std::map<std::string, std::int32_t> util_ppm;
   for (const traces::PairSlowdown& p : catalog.pairs()) {
     t.pairs[{p.a, p.b}] = std::llround(p.slowdown_a * 1e6);
     t.pairs[{p.b, p.a}] = std::llround(p.slowdown_b * 1e6);
+    util_ppm[p.a] = catalog.find(p.a)->gpu_util_ppm;
+    util_ppm[p.b] = catalog.find(p.b)->gpu_util_ppm;
   }
+  t.share_weights = sim::fit_share_weights(t.pairs, util_ppm);
   t.jobs = traces::jobs_for_capacity(t.trace, capacity);
   if (time_scale != 1) t.jobs = traces::scale_time(std::move(t.jobs), time_scale);
   return t;

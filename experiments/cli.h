@@ -28,6 +28,7 @@ struct TraceJobs {
   traces::Trace trace;
   std::vector<core::JobSpec> jobs;
   sim::PairSlowdowns pairs;  ///< the catalog's measured pairs, in parts per million (may be empty)
+  sim::ShareWeights share_weights;  ///< the `shares` model's weights fitted to them (empty without pairs)
   std::optional<core::TimeNs> switch_ns;  ///< the catalog's measured switch latency, if any
 };
 TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale);

@@ -1,5 +1,6 @@
 // salus-run: runs a trace for real, in one process that owns the device, under Salus scheduling
 // policies: the same core loop and policies as salus-sim, the real executor, real training.
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -82,12 +83,13 @@ struct Options {
   std::optional<core::LaneMode> lanes;
   double time_scale = 1;
   bool memory_from_model = false;
+  bool warmup = true;
   gpu::RealOptions real;
 };
 
 Options parse(int argc, char** argv, bool* help) {
   Options o;
-  std::string policy_list, gpu_mem, lanes, memory;
+  std::string policy_list, gpu_mem, lanes, memory, warmup;
   std::uint64_t seed = 1;
   po::options_description desc(
       "salus-run: run a job trace for real on one device under Salus scheduling policies\n\nOptions");
@@ -106,6 +108,9 @@ Options parse(int argc, char** argv, bool* help) {
       ("memory", po::value(&memory)->default_value("trace"),
        "trace: admit jobs with the P and E the trace or catalog declares; model: with what each model needs "
        "on this device (as salus-profile measures it)")
+      ("warmup", po::value(&warmup)->default_value("on"),
+       "on: run one iteration of every workload before the trace (kernels loaded, plans made), as salus-profile "
+       "measures a warm process; off: the first job of each workload pays for it")
       ("learning-rate", po::value(&o.real.train.learning_rate)->default_value(0.01f), "SGD learning rate")
       ("seed", po::value(&seed)->default_value(1), "seed of the synthetic data and initial weights")
       ("summary-json", po::value(&o.summary_json), "write the summary JSON here (salus-sim's schema plus measurements)")
@@ -130,8 +135,42 @@ Options parse(int argc, char** argv, bool* help) {
     throw core::InputError("--memory: unknown source '" + memory + "' (valid: trace, model)");
   }
   o.memory_from_model = memory == "model";
+  if (warmup != "on" && warmup != "off") throw core::InputError("--warmup: must be on or off, got '" + warmup + "'");
+  o.warmup = warmup == "on";
   o.real.seed = seed;
   return o;
+}
+
+/// One iteration of every distinct workload in a pool of `capacity` before the trace starts (its
+/// persistent block at 0, its lane at the top): the device loads each kernel the first time it
+/// runs (lazy module loading), and cuBLAS picks its kernels, which would otherwise land in the
+/// first job of each workload and nowhere in salus-profile's figures. Returns the note to print.
+std::string warm_up(gpu::Device& device, core::Bytes capacity,
+                    const std::map<std::string, std::pair<core::Bytes, core::Bytes>>& needs) {
+  const auto t0 = std::chrono::steady_clock::now();
+  gpu::MemoryPool pool(device, capacity);
+  const auto ops = device.create_ops();
+  int warmed = 0;
+  for (const auto& [workload, pe] : needs) {
+    const auto [p, e] = pe;
+    if (gpu::align_up(p) + e > capacity) continue;  // rejected by the trace run anyway
+    const gpu::RealWorkload w = *gpu::parse_real_workload(workload);
+    const auto net = gpu::build_model(w.model);
+    net->bind(*ops, pool.base(), 1);
+    gpu::Arena lane = pool.region(capacity - e, e);
+    if (w.inference) {
+      net->infer_step(*ops, lane);
+    } else {
+      net->train_step(*ops, lane, gpu::TrainConfig{}, false);
+    }
+    ops->synchronize();
+    ++warmed;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  char text[160];
+  std::snprintf(text, sizeof text, "warm-up: one iteration of each of %d workloads before the trace (%.2f s; --warmup off "
+                "to skip)", warmed, seconds);
+  return text;
 }
 
 nlohmann::json latency_json(std::vector<core::TimeNs> v) {
@@ -148,7 +187,7 @@ int run(int argc, char** argv) {
   bool help = false;
   const Options o = parse(argc, argv, &help);
   if (help) return 0;
-  auto [trace, jobs, pairs, switch_ns] = experiments::load_jobs(o.trace, o.profiles, o.capacity, o.time_scale);
+  auto [trace, jobs, pairs, share_weights, switch_ns] = experiments::load_jobs(o.trace, o.profiles, o.capacity, o.time_scale);
   for (const core::JobSpec& s : jobs) {
     if (!gpu::parse_real_workload(s.workload)) {
       throw core::InputError(o.trace + ": job " + s.id + ": workload '" + s.workload + "' has no real model (valid: " +
@@ -160,10 +199,10 @@ int run(int argc, char** argv) {
   // Every distinct workload's network is built once before the trace starts: sizing its
   // ephemeral memory makes the device's convolution plans (shared by all execution contexts), so
   // no job's first iteration pays for cuDNN's heuristics, as none does in salus-profile's
-  // measurements either. The figures also serve --memory model.
+  // measurements either. The figures also serve --memory model and the warm-up below.
+  std::map<std::string, std::pair<core::Bytes, core::Bytes>> needs;  // workload -> model's P, E
   {
     const auto ops = device->create_ops();
-    std::map<std::string, std::pair<core::Bytes, core::Bytes>> needs;  // workload -> model's P, E
     for (core::JobSpec& s : jobs) {
       auto it = needs.find(s.workload);
       if (it == needs.end()) {
@@ -189,6 +228,7 @@ int run(int argc, char** argv) {
     s.persistent = gpu::align_up(s.persistent);
     s.ephemeral = gpu::align_up(s.ephemeral);
   }
+  if (o.warmup) notes.push_back(warm_up(*device, capacity, needs));
   for (const std::string& n : experiments::lane_mode_notes(o.policies, o.lanes)) notes.push_back(n);
   std::printf("salus-run: %s (%s, %zu jobs), device %s, pool %s, time scale %g\n", o.trace.c_str(),
               traces::to_string(trace.format), jobs.size(), device->name().c_str(), core::format_size(capacity).c_str(),

@@ -61,7 +61,8 @@ Options parse(int argc, char** argv, bool* help) {
       ("interference", po::value(&interference)->default_value("auto"),
        "none: every iteration takes its solo time; profiled: concurrent lanes run at 1/max(1, sum u) speed; "
        "pairs: the catalog's measured pair slowdowns, excess added over the other lanes (u where a pair is "
-       "missing); auto: pairs when the catalog has a pair table, else profiled")
+       "missing); shares: GPU time shared by weight x u, weights fitted to the catalog's pairs; auto: shares when "
+       "the catalog has a pair table, else profiled")
       ("switch-cost-ms", po::value(&switch_ms),
        "milliseconds added to the first iteration after a lane changes job (default: the catalog's measured "
        "switch_ms where it has one, else 1)")
@@ -90,7 +91,7 @@ Options parse(int argc, char** argv, bool* help) {
   if (interference != "auto") {
     const auto names = sim::interference_names();
     if (std::find(names.begin(), names.end(), interference) == names.end()) {
-      throw core::InputError("--interference: unknown model '" + interference + "' (valid: auto, none, profiled, pairs)");
+      throw core::InputError("--interference: unknown model '" + interference + "' (valid: auto, none, profiled, pairs, shares)");
     }
   }
   o.cfg.interference = interference;
@@ -110,11 +111,14 @@ int run(int argc, char** argv) {
   bool help = false;
   Options o = parse(argc, argv, &help);
   if (help) return 0;
-  auto [trace, jobs, pairs, catalog_switch_ns] = experiments::load_jobs(o.trace, o.profiles, o.cfg.capacity, o.time_scale);
+  auto [trace, jobs, pairs, share_weights, catalog_switch_ns] =
+      experiments::load_jobs(o.trace, o.profiles, o.cfg.capacity, o.time_scale);
   o.cfg.pairs = std::move(pairs);
+  o.cfg.share_weights = std::move(share_weights);
   o.cfg.switch_cost_ns = o.switch_cost_ns.value_or(catalog_switch_ns.value_or(core::kNsPerMs));
-  if (o.cfg.interference == "auto") o.cfg.interference = o.cfg.pairs.empty() ? "profiled" : "pairs";
-  sim::make_interference(o.cfg.interference, &o.cfg.pairs);  // "pairs" without a table: exit 2
+  if (o.cfg.interference == "auto") o.cfg.interference = o.cfg.share_weights.empty() ? "profiled" : "shares";
+  // "pairs" or "shares" without a pair table: exit 2
+  sim::make_interference(o.cfg.interference, &o.cfg.pairs, &o.cfg.share_weights);
 
   std::vector<std::string> notes = trace.notes;
   for (const std::string& n : experiments::lane_mode_notes(o.policies, o.cfg.lanes)) notes.push_back(n);

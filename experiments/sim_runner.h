@@ -20,6 +20,7 @@ struct SimConfig {
   core::TimeNs switch_cost_ns = core::kNsPerMs;
   std::string interference = "profiled";
   sim::PairSlowdowns pairs;                 ///< the catalog's measured pairs (interference "pairs")
+  sim::ShareWeights share_weights;          ///< fitted to them (interference "shares")
   std::uint64_t seed = 1;
   double profile_noise = 0;                 ///< actual iteration time = profile x U[1-x, 1+x]
   bool record_timeline = false;

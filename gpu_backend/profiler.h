@@ -25,7 +25,7 @@ struct WorkloadMeasurement {
   Bytes ephemeral_peak = 0;    ///< most lane memory one iteration took
   core::TimeNs iter_ns = 0;        ///< mean solo iteration time (what a job's length adds up to)
   core::TimeNs iter_median_ns = 0; ///< median solo iteration time
-  core::TimeNs first_iter_ns = 0;  ///< the first iteration of a freshly bound network (plans cached)
+  core::TimeNs first_iter_ns = 0;  ///< the first iteration of a freshly bound network in a warm process
   std::int64_t measured = 0;       ///< iterations measured
   core::TimeNs pair_self_ns = 0;  ///< median iteration time with a copy of itself in a second lane
   double gpu_util = 1;         ///< u with 1 / max(1, 2u) = solo / pair_self time, in [0.05, 1]

@@ -1,6 +1,7 @@
 #include "sim/interference.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/errors.h"
 
@@ -36,7 +37,94 @@ void PairInterference::slowdowns(std::span<const RunningIteration> running, std:
   }
 }
 
-std::unique_ptr<InterferenceModel> make_interference(std::string_view name, const PairSlowdowns* pairs) {
+double ShareInterference::weight(const core::JobSpec& job) const {
+  const auto it = job.workload.empty() ? weights_.end() : weights_.find(job.workload);
+  return it == weights_.end() ? 1.0 : it->second;
+}
+
+void ShareInterference::slowdowns(std::span<const RunningIteration> running, std::span<std::int64_t> out) const {
+  double demand = 0;  // sum of w_k u_k, u in ppm
+  for (const RunningIteration& r : running) demand += weight(*r.spec) * static_cast<double>(r.spec->gpu_util_ppm);
+  for (std::size_t i = 0; i < running.size(); ++i) {
+    out[i] = std::max<std::int64_t>(kSolo, std::llround(demand / weight(*running[i].spec)));
+  }
+}
+
+ShareWeights fit_share_weights(const PairSlowdowns& pairs, const std::map<std::string, std::int32_t>& util_ppm) {
+  struct Row {
+    std::string i, j;
+    double y;
+  };
+  std::vector<Row> rows;
+  std::map<std::string, std::vector<std::size_t>> touching;  // workload -> rows it is in
+  for (const auto& [key, ppm] : pairs) {
+    const auto ui = util_ppm.find(key.first), uj = util_ppm.find(key.second);
+    if (ui == util_ppm.end() || uj == util_ppm.end() || key.first == key.second) continue;
+    const double s = std::max(1.0, static_cast<double>(ppm) / 1e6);
+    const double v = (s - static_cast<double>(ui->second) / 1e6) / (static_cast<double>(uj->second) / 1e6);
+    if (!(v > 0)) continue;  // the pair is within what u alone explains: no information on weights
+    rows.push_back({key.first, key.second, std::log(v)});
+    touching[key.first].push_back(rows.size() - 1);
+    touching[key.second].push_back(rows.size() - 1);
+  }
+  std::map<std::string, double> x;  // log weights
+  for (const auto& [name, idx] : touching) x[name] = 0;
+  // Gauss-Seidel on the normal equations (a graph Laplacian): each log weight becomes the mean
+  // of what its rows ask of it given the others.
+  for (int sweep = 0; sweep < 2000; ++sweep) {
+    for (auto& [name, value] : x) {
+      double sum = 0;
+      for (std::size_t r : touching[name]) {
+        const Row& row = rows[r];
+        sum += row.j == name ? x[row.i] + row.y : x[row.j] - row.y;
+      }
+      value = sum / static_cast<double>(touching[name].size());
+    }
+  }
+  // Normalise each connected group to a geometric mean of 1 (log weights summing to 0).
+  std::map<std::string, int> group;
+  int groups = 0;
+  for (const auto& [name, value] : x) {
+    if (group.count(name)) continue;
+    std::vector<std::string> stack{name};
+    group[name] = groups;
+    while (!stack.empty()) {
+      const std::string n = stack.back();
+      stack.pop_back();
+      for (std::size_t r : touching[n]) {
+        for (const std::string* m : {&rows[r].i, &rows[r].j}) {
+          if (!group.count(*m)) {
+            group[*m] = groups;
+            stack.push_back(*m);
+          }
+        }
+      }
+    }
+    ++groups;
+  }
+  std::vector<double> sum(static_cast<std::size_t>(groups), 0.0);
+  std::vector<int> count(static_cast<std::size_t>(groups), 0);
+  for (const auto& [name, value] : x) {
+    sum[static_cast<std::size_t>(group[name])] += value;
+    ++count[static_cast<std::size_t>(group[name])];
+  }
+  ShareWeights w;
+  for (const auto& [name, value] : x) {
+    const auto g = static_cast<std::size_t>(group[name]);
+    w[name] = std::exp(value - sum[g] / count[g]);
+  }
+  return w;
+}
+
+std::unique_ptr<InterferenceModel> make_interference(std::string_view name, const PairSlowdowns* pairs,
+                                                     const ShareWeights* weights) {
+  if (name == "shares") {
+    if (weights == nullptr || weights->empty()) {
+      throw core::InputError("interference model 'shares' needs a catalog with a \"pairs\" table (salus-profile "
+                             "measures one)");
+    }
+    return std::make_unique<ShareInterference>(*weights);
+  }
   if (name == "none") return std::make_unique<NoInterference>();
   if (name == "profiled") return std::make_unique<UtilisationInterference>();
   if (name == "pairs") {
@@ -46,9 +134,10 @@ std::unique_ptr<InterferenceModel> make_interference(std::string_view name, cons
     }
     return std::make_unique<PairInterference>(*pairs);
   }
-  throw core::InputError("unknown interference model '" + std::string(name) + "' (valid: none, profiled, pairs)");
+  throw core::InputError("unknown interference model '" + std::string(name) +
+                         "' (valid: none, profiled, pairs, shares)");
 }
 
-std::vector<std::string> interference_names() { return {"none", "profiled", "pairs"}; }
+std::vector<std::string> interference_names() { return {"none", "profiled", "pairs", "shares"}; }
 
 }  // namespace salus::sim

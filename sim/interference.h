@@ -68,9 +68,40 @@ class PairInterference final : public InterferenceModel {
   PairSlowdowns pairs_;
 };
 
-/// Creates a model by name ("none", "profiled", "pairs"; the last needs `pairs`, a catalog's pair
-/// table, and refuses an empty one). Throws core::InputError listing valid names.
-std::unique_ptr<InterferenceModel> make_interference(std::string_view name, const PairSlowdowns* pairs = nullptr);
+/// Per-workload weights of the `shares` model, fitted to a pair table by fit_share_weights.
+using ShareWeights = std::map<std::string, double>;
+
+/// `shares`: the GPU's time is shared in proportion to weight x demand. Workload i demands u_i of
+/// the GPU (its profiled utilisation) and has a weight w_i; with the set S running, an iteration
+/// of i runs at 1 / max(1, sum_{k in S} w_k u_k / w_i) of its solo speed. With equal weights this
+/// is `profiled` for the heaviest demand it sees; unequal weights say who wins when kernels
+/// compete: a lane of large kernels beside one of small kernels barely slows, the other a lot,
+/// as the pair table measures. Two copies of i run at 1 / max(1, 2 u_i), u's own definition.
+/// A job whose workload has no weight (no pair measured, or explicit figures) has weight 1, the
+/// fitted weights' geometric mean.
+class ShareInterference final : public InterferenceModel {
+ public:
+  explicit ShareInterference(ShareWeights weights) : weights_(std::move(weights)) {}
+  std::string_view name() const override { return "shares"; }
+  void slowdowns(std::span<const RunningIteration> running, std::span<std::int64_t> out) const override;
+
+ private:
+  double weight(const core::JobSpec& job) const;
+  ShareWeights weights_;
+};
+
+/// Fits the `shares` weights to a pair table: for each measured (i, j) with slowdown s_ij, the
+/// model says s_ij = u_i + (w_j / w_i) u_j, so log w_j - log w_i = log((max(1, s_ij) - u_i) / u_j);
+/// least squares over all measured pairs (those with a positive right-hand side), weights
+/// normalised to a geometric mean of 1 in each connected group of workloads. `util_ppm` gives
+/// u of every workload of the table. Deterministic (fixed number of Gauss-Seidel sweeps).
+ShareWeights fit_share_weights(const PairSlowdowns& pairs, const std::map<std::string, std::int32_t>& util_ppm);
+
+/// Creates a model by name ("none", "profiled", "pairs", "shares"; "pairs" needs `pairs`, a
+/// catalog's pair table, and "shares" the `weights` fitted to one; each refuses an empty one).
+/// Throws core::InputError listing valid names.
+std::unique_ptr<InterferenceModel> make_interference(std::string_view name, const PairSlowdowns* pairs = nullptr,
+                                                     const ShareWeights* weights = nullptr);
 std::vector<std::string> interference_names();
 
 }  // namespace salus::sim

@@ -117,7 +117,7 @@ workloads="lenet_32,mlp_64"
 for m in alexnet googlenet overfeat vgg11 vgg16 vgg19; do workloads="$workloads,${m}_25,${m}_50,${m}_100"; done
 for m in resnet50 resnet101 resnet152; do workloads="$workloads,${m}_25,${m}_50,${m}_75"; done
 if want profile; then
-  run_step profile 200 "$bin/salus-profile" --device cuda --gpu-mem "$gpu_mem" --pairs false \
+  run_step profile 240 "$bin/salus-profile" --device cuda --gpu-mem "$gpu_mem" --pairs false --switch false \
     --workloads "$workloads" --out "$out/profiles.json"
 fi
 
@@ -137,9 +137,10 @@ if want fidelity; then
       --min-duration-s 0.5 --max-duration-s "${FID_MAX_S:-5}" --out "$out/fidelity_trace.csv" >"$out/fid_trace.log" 2>&1
     run_step fid_real 260 "$bin/salus-run" --device cuda --gpu-mem "$gpu_mem" --profiles "$catalog" \
       --trace "$out/fidelity_trace.csv" --out "$out/fid_real" --summary-json "$out/fid_real.json"
-    for interference in profiled none; do
+    # The switching cost is the catalog's measured switch_ms (salus-sim's default with such a catalog).
+    for interference in shares pairs profiled none; do
       run_step "fid_sim_$interference" 30 "$bin/salus-sim" --profiles "$catalog" --gpu-mem "$gpu_mem" \
-        --switch-cost-ms 0 --interference "$interference" --trace "$out/fidelity_trace.csv" \
+        --interference "$interference" --trace "$out/fidelity_trace.csv" \
         --out "$out/fid_sim_$interference" --summary-json "$out/fid_sim_$interference.json"
       python3 "$here/fidelity.py" "$out/fid_sim_$interference" "$out/fid_real" \
         --json "$out/fidelity_$interference.json" >"$out/fidelity_$interference.log" 2>&1

@@ -539,3 +539,126 @@ TEST_CASE("a run that fails ends its job with the executor's reason; the others 
   CHECK(out.jobs[1].status == JobStatus::kDone);
   CHECK(out.jobs[1].finish_ns == ms(50));
 }
+
+// JobSpec::first_iter_extra_ns (a catalog's first_iter_ms - iter_ms): the job's first dispatch
+// is lengthened by it, once; later dispatches and resumed runs are not. The segment's switch
+// field records the switching cost only.
+namespace {
+
+JobSpec with_first_extra(JobSpec s, TimeNs extra) {
+  s.first_iter_extra_ns = extra;
+  return s;
+}
+
+std::vector<TimeNs> dispatch_extras(const FakeExecutor& exec) {
+  std::vector<TimeNs> v;
+  for (const Dispatch& d : exec.dispatches) v.push_back(d.extra_ns);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("first-iteration extra under FIFO (exclusive, first admitted): each job's only run is longer") {
+  // a: 3 x 10 ms + 5 ms extra, b: 2 x 10 ms + 4 ms extra, both at 0; one job at a time, each the
+  // first of its own lane, so a switching cost never applies.
+  //   a 0 - 35 (5 + 30), b 35 - 59 (4 + 20). The same with a switch cost of 1 ms.
+  const auto jobs = trace({with_first_extra(job("a", 0, 3, ms(10), mib(1), mib(1)), ms(5)),
+                           with_first_extra(job("b", 0, 2, ms(10), mib(1), mib(1)), ms(4))});
+  FirstAdmitted p;
+  for (const TimeNs sw : {TimeNs{0}, ms(1)}) {
+    CAPTURE(sw);
+    FakeExecutor exec(jobs);
+    const ScheduleOutcome out = run(jobs, p, options(LaneMode::kExclusive, gib(16), sw), &exec);
+    CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(35), ms(59)});
+    check_segments(out, {{0, 0, 0, ms(35), 3, 0}, {1, 1, ms(35), ms(59), 2, 0}});
+    CHECK(dispatch_extras(exec) == std::vector<TimeNs>{ms(5), ms(4)});
+    CHECK(out.jobs[0].gpu_time_ns == ms(35));
+    CHECK(out.jobs[1].gpu_time_ns == ms(24));
+    CHECK(out.switches == 0);
+  }
+}
+
+TEST_CASE("first-iteration extra under SRTF: paid by the first run, not by the resumed one") {
+  // One lane, Shortest (SRTF). long: 10 x 100 ms + 50 ms extra at 0; short: 1 x 100 ms + 30 ms
+  // extra at 200 ms. long's first iteration takes 50 + 100 ms: its boundaries are 150, 250, 350, ...
+  SUBCASE("no switching cost") {
+    //   long 0 - 250 (2 iterations: 150 + 100), cut for short, which joined at 200.
+    //   short (100 left < 800) 250 - 380 (30 + 100), its first and only run.
+    //   long resumes 380 - 1180 (8 x 100: no extra, it is not its first dispatch).
+    const auto jobs = trace({with_first_extra(job("long", 0, 10, ms(100), mib(1), mib(1)), ms(50)),
+                             with_first_extra(job("short", ms(200), 1, ms(100), mib(1), mib(1)), ms(30))});
+    Shortest p;
+    FakeExecutor exec(jobs);
+    const ScheduleOutcome out = run(jobs, p, options(LaneMode::kSingle), &exec);
+    CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(1180), ms(380)});
+    check_segments(out, {{0, 0, 0, ms(250), 2, 0}, {0, 1, ms(250), ms(380), 1, 0}, {0, 0, ms(380), ms(1180), 8, 0}});
+    CHECK(dispatch_extras(exec) == std::vector<TimeNs>{ms(50), ms(30), 0});
+    CHECK(out.jobs[0].gpu_time_ns == ms(1050));
+    CHECK(out.jobs[1].gpu_time_ns == ms(130));
+  }
+  SUBCASE("switching cost 10 ms: the segment records 10 ms, not the first iteration's extra") {
+    //   long 0 - 250 (the lane's first job: no switch; 50 ms extra).
+    //   short 250 - 390 (10 switch + 30 extra + 100), switch field 10 ms.
+    //   long 390 - 1200 (10 switch + 800), switch field 10 ms.
+    const auto jobs = trace({with_first_extra(job("long", 0, 10, ms(100), mib(1), mib(1)), ms(50)),
+                             with_first_extra(job("short", ms(200), 1, ms(100), mib(1), mib(1)), ms(30))});
+    Shortest p;
+    FakeExecutor exec(jobs);
+    const ScheduleOutcome out = run(jobs, p, options(LaneMode::kSingle, gib(16), ms(10)), &exec);
+    CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(1200), ms(390)});
+    check_segments(out,
+                   {{0, 0, 0, ms(250), 2, 0}, {0, 1, ms(250), ms(390), 1, ms(10)}, {0, 0, ms(390), ms(1200), 8, ms(10)}});
+    CHECK(dispatch_extras(exec) == std::vector<TimeNs>{ms(50), ms(40), ms(10)});
+    CHECK(out.switches == 2);
+    CHECK(out.jobs[0].gpu_time_ns == ms(1060));
+    CHECK(out.jobs[1].gpu_time_ns == ms(140));
+  }
+  SUBCASE("cut inside the first iteration: that iteration carries the extra, the rest do not") {
+    //   short arrives at 20 ms, inside long's first iteration (0 - 150): long is cut at 150 (1).
+    //   short 150 - 280 (30 + 100); long resumes 280 - 1180 (9 x 100).
+    const auto jobs = trace({with_first_extra(job("long", 0, 10, ms(100), mib(1), mib(1)), ms(50)),
+                             with_first_extra(job("short", ms(20), 1, ms(100), mib(1), mib(1)), ms(30))});
+    Shortest p;
+    FakeExecutor exec(jobs);
+    const ScheduleOutcome out = run(jobs, p, options(LaneMode::kSingle), &exec);
+    CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(1180), ms(280)});
+    check_segments(out, {{0, 0, 0, ms(150), 1, 0}, {0, 1, ms(150), ms(280), 1, 0}, {0, 0, ms(280), ms(1180), 9, 0}});
+    CHECK(dispatch_extras(exec) == std::vector<TimeNs>{ms(50), ms(30), 0});
+  }
+}
+
+TEST_CASE("first-iteration extra with one iteration per dispatch: only each job's first dispatch") {
+  // Alternate, one lane; a: 3 x 10 ms + 5 ms extra, b: 2 x 10 ms + 3 ms extra, both at 0.
+  SUBCASE("no switching cost") {
+    //   a 0 - 15 (5 + 10), b 15 - 28 (3 + 10), a 28 - 38, b 38 - 48 (done), a 48 - 58 (done).
+    const auto jobs = trace({with_first_extra(job("a", 0, 3, ms(10), mib(1), mib(1)), ms(5)),
+                             with_first_extra(job("b", 0, 2, ms(10), mib(1), mib(1)), ms(3))});
+    Alternate p;
+    FakeExecutor exec(jobs);
+    const ScheduleOutcome out = run(jobs, p, options(LaneMode::kSingle), &exec);
+    check_segments(out, {{0, 0, 0, ms(15), 1, 0},
+                         {0, 1, ms(15), ms(28), 1, 0},
+                         {0, 0, ms(28), ms(38), 1, 0},
+                         {0, 1, ms(38), ms(48), 1, 0},
+                         {0, 0, ms(48), ms(58), 1, 0}});
+    CHECK(dispatch_extras(exec) == std::vector<TimeNs>{ms(5), ms(3), 0, 0, 0});
+    CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(58), ms(48)});
+  }
+  SUBCASE("switching cost 1 ms") {
+    //   a 0 - 15 (no switch), b 15 - 29 (1 + 3 + 10), a 29 - 40 (1 + 10), b 40 - 51, a 51 - 62.
+    //   Every segment after the first records 1 ms, b's first one too.
+    const auto jobs = trace({with_first_extra(job("a", 0, 3, ms(10), mib(1), mib(1)), ms(5)),
+                             with_first_extra(job("b", 0, 2, ms(10), mib(1), mib(1)), ms(3))});
+    Alternate p;
+    FakeExecutor exec(jobs);
+    const ScheduleOutcome out = run(jobs, p, options(LaneMode::kSingle, gib(16), ms(1)), &exec);
+    check_segments(out, {{0, 0, 0, ms(15), 1, 0},
+                         {0, 1, ms(15), ms(29), 1, ms(1)},
+                         {0, 0, ms(29), ms(40), 1, ms(1)},
+                         {0, 1, ms(40), ms(51), 1, ms(1)},
+                         {0, 0, ms(51), ms(62), 1, ms(1)}});
+    CHECK(dispatch_extras(exec) == std::vector<TimeNs>{ms(5), ms(4), ms(1), ms(1), ms(1)});
+    CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(62), ms(51)});
+    CHECK(out.switches == 4);
+  }
+}

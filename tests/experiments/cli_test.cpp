@@ -49,7 +49,8 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
        "salus-sim: --gpu-mem: unknown size unit 'XB' (valid: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)\n"},
       {kHand + " --gpu-mem 0GiB", "salus-sim: --gpu-mem: must be positive\n"},
       {kHand + " --lanes many", "salus-sim: --lanes: unknown lane mode 'many' (valid: single, auto)\n"},
-      {kHand + " --interference mps", "salus-sim: --interference: unknown model 'mps' (valid: auto, none, profiled, pairs)\n"},
+      {kHand + " --interference mps",
+       "salus-sim: --interference: unknown model 'mps' (valid: auto, none, profiled, pairs, shares)\n"},
       {kHand + " --switch-cost-ms -1", "salus-sim: --switch-cost-ms: must be a non-negative number\n"},
       {kHand + " --profile-noise 100", "salus-sim: --profile-noise: must be in [0, 100)\n"},
       {kHand + " --bogus", "salus-sim: unrecognised option '--bogus' (see --help)\n"},
@@ -164,4 +165,140 @@ TEST_CASE("same inputs and seed give byte-identical outputs") {
   REQUIRE(sim("--trace traces/examples/small.csv --profiles traces/profiles/catalog.json --profile-noise 10 --seed 8 --out '" +
               c.string() + "'").code == 0);
   CHECK(slurp(a / "summary.json") != slurp(c / "summary.json"));
+}
+
+// What salus-sim takes from a measured catalog: the pairs table chooses the "pairs" interference
+// model by default, "switch_ms" is the default switching cost, "first_iter_ms" lengthens each
+// job's first dispatch.
+namespace {
+
+// Two workloads of 100 ms iterations at u = 0.6 (100 + 100 MiB); `top` adds top-level members
+// (with their trailing comma), `a_extra` members of w_a.
+std::string measured_catalog(const std::string& top, const std::string& a_extra = "") {
+  return "{\n  \"format\": \"salus-catalog/1\",\n  \"gpu\": \"test\",\n" + top +
+         "  \"workloads\": [\n"
+         "    {\"name\": \"w_a\", \"persistent_mib\": 100, \"ephemeral_mib\": 100, \"iter_ms\": 100, \"gpu_util\": 0.6, "
+         "\"source\": \"t\"" + a_extra + "},\n"
+         "    {\"name\": \"w_b\", \"persistent_mib\": 100, \"ephemeral_mib\": 100, \"iter_ms\": 100, \"gpu_util\": 0.6, "
+         "\"source\": \"t\"}\n  ]\n}\n";
+}
+
+// w_a beside w_b is slowed 1.25x, w_b beside w_a 1.5x.
+const std::string kPairs =
+    "  \"pairs\": [{\"a\": \"w_a\", \"b\": \"w_b\", \"slowdown_a\": 1.25, \"slowdown_b\": 1.5}],\n";
+
+std::string first_line(const std::string& out) { return out.substr(0, out.find('\n') + 1); }
+
+nlohmann::json summary_of(const fs::path& p) { return nlohmann::json::parse(slurp(p)); }
+
+double finish_s(const nlohmann::json& summary, std::size_t job) {
+  return summary["results"][0]["jobs"][job]["finish_s"].get<double>();
+}
+
+}  // namespace
+
+TEST_CASE("a catalog with a pairs table: --interference defaults to pairs") {
+  // PACK, a (w_a, 5 x 100 ms) and b (w_b, 2 x 100 ms) in two lanes from 0, no switching cost.
+  //   pairs: b's 200 ms of work at 1.5 -> 300 ms; a has done 300 / 1.25 = 240 ms, 260 ms left
+  //          alone -> 560 ms.
+  //   profiled (u 0.6 + 0.6 = 1.2 for both): b 240 ms; a has done 200 ms, 300 left -> 540 ms.
+  const fs::path cat = write_file("pairs_catalog.json", measured_catalog(kPairs));
+  const fs::path trace = write_file("pairs_trace.csv", "job_id,workload,arrival_s,iterations\na,w_a,0,5\nb,w_b,0,2\n");
+  const fs::path json = scratch() / "pairs_summary.json";
+  const std::string args = "--trace '" + trace.string() + "' --profiles '" + cat.string() +
+                           "' --policy pack --switch-cost-ms 0 --summary-json '" + json.string() + "'";
+  const Result r = sim(args);
+  REQUIRE(r.code == 0);
+  CHECK(first_line(r.out) ==
+        "salus-sim: " + trace.string() + " (native, 2 jobs), GPU 16 GiB, interference pairs, switch cost 0 ms\n");
+  nlohmann::json s = summary_of(json);
+  CHECK(s["interference"] == "pairs");
+  CHECK(finish_s(s, 0) == doctest::Approx(0.56).epsilon(1e-12));
+  CHECK(finish_s(s, 1) == doctest::Approx(0.30).epsilon(1e-12));
+  // "--interference pairs" given explicitly: the same run.
+  const Result same = sim(args + " --interference pairs");
+  REQUIRE(same.code == 0);
+  CHECK(summary_of(json) == s);
+  // "--interference profiled" given explicitly wins over the table.
+  const Result p = sim(args + " --interference profiled");
+  REQUIRE(p.code == 0);
+  CHECK(first_line(p.out) ==
+        "salus-sim: " + trace.string() + " (native, 2 jobs), GPU 16 GiB, interference profiled, switch cost 0 ms\n");
+  s = summary_of(json);
+  CHECK(s["interference"] == "profiled");
+  CHECK(finish_s(s, 0) == doctest::Approx(0.54).epsilon(1e-12));
+  CHECK(finish_s(s, 1) == doctest::Approx(0.24).epsilon(1e-12));
+}
+
+TEST_CASE("a catalog without pairs: profiled by default, and --interference pairs exits 2 with the message") {
+  const fs::path cat = write_file("plain_catalog.json", measured_catalog(""));
+  const fs::path trace = write_file("plain_trace.csv", "job_id,workload,arrival_s,iterations\na,w_a,0,5\nb,w_b,0,2\n");
+  const fs::path json = scratch() / "plain_summary.json";
+  const std::string args = "--trace '" + trace.string() + "' --profiles '" + cat.string() + "' --policy pack";
+  const Result r = sim(args + " --summary-json '" + json.string() + "'");
+  REQUIRE(r.code == 0);
+  CHECK(first_line(r.out) ==
+        "salus-sim: " + trace.string() + " (native, 2 jobs), GPU 16 GiB, interference profiled, switch cost 1 ms\n");
+  CHECK(summary_of(json)["interference"] == "profiled");
+  const Result bad = sim(args + " --interference pairs");
+  CHECK(bad.code == 2);
+  CHECK(bad.err ==
+        "salus-sim: interference model 'pairs' needs a catalog with a \"pairs\" table (salus-profile measures one)\n");
+  CHECK(bad.out.empty());
+  // An empty table is no table.
+  const fs::path empty = write_file("empty_pairs_catalog.json", measured_catalog("  \"pairs\": [],\n"));
+  const Result e = sim("--trace '" + trace.string() + "' --profiles '" + empty.string() + "' --policy pack");
+  REQUIRE(e.code == 0);
+  CHECK(first_line(e.out).find(", interference profiled, ") != std::string::npos);
+}
+
+TEST_CASE("the catalog's switch_ms is the default switching cost; --switch-cost-ms wins") {
+  // SRTF, one lane: a (w_a, 5 x 100 ms) at 0, b (w_b, 2 x 100 ms) at 50 ms. a is cut at 100 ms;
+  // b (200 ms left < 400) runs 100 + sw + 200; a resumes: + sw + 400. Finishes with a cost sw:
+  //   0.25 ms (the catalog's): b 300.25 ms, a 700.5 ms
+  //   2 ms (given): b 302, a 704;  0 (given): b 300, a 700;  no switch_ms, none given (1 ms): b 301, a 702.
+  const fs::path cat = write_file("switch_catalog.json", measured_catalog("  \"switch_ms\": 0.25,\n"));
+  const fs::path plain = write_file("switch_plain_catalog.json", measured_catalog(""));
+  const fs::path trace = write_file("switch_trace.csv", "job_id,workload,arrival_s,iterations\na,w_a,0,5\nb,w_b,0.05,2\n");
+  const fs::path json = scratch() / "switch_summary.json";
+  struct Case {
+    fs::path catalog;
+    std::string extra;
+    std::string shown;
+    double switch_ms, a_s, b_s;
+  };
+  const Case cases[] = {
+      {cat, "", "0.25", 0.25, 0.7005, 0.30025},
+      {cat, " --switch-cost-ms 2", "2", 2, 0.704, 0.302},
+      {cat, " --switch-cost-ms 0", "0", 0, 0.7, 0.3},
+      {plain, "", "1", 1, 0.702, 0.301},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.catalog.string());
+    CAPTURE(c.extra);
+    const Result r = sim("--trace '" + trace.string() + "' --profiles '" + c.catalog.string() +
+                         "' --policy srtf --summary-json '" + json.string() + "'" + c.extra);
+    REQUIRE(r.code == 0);
+    CHECK(first_line(r.out) == "salus-sim: " + trace.string() +
+                                   " (native, 2 jobs), GPU 16 GiB, interference profiled, switch cost " + c.shown + " ms\n");
+    const nlohmann::json s = summary_of(json);
+    CHECK(s["switch_cost_ms"].get<double>() == doctest::Approx(c.switch_ms).epsilon(1e-12));
+    CHECK(finish_s(s, 0) == doctest::Approx(c.a_s).epsilon(1e-12));
+    CHECK(finish_s(s, 1) == doctest::Approx(c.b_s).epsilon(1e-12));
+    CHECK(s["results"][0]["switches"] == 2);
+  }
+}
+
+TEST_CASE("the catalog's first_iter_ms lengthens each job's first dispatch in salus-sim") {
+  // FIFO, no switching cost, no interference: a (w_a, 5 x 100 ms, first iteration 130 ms: 30 ms
+  // extra) 0 - 530 ms; b (w_b, no first_iter_ms) 530 - 730 ms.
+  const fs::path cat = write_file("first_catalog.json", measured_catalog("", ", \"first_iter_ms\": 130"));
+  const fs::path trace = write_file("first_trace.csv", "job_id,workload,arrival_s,iterations\na,w_a,0,5\nb,w_b,0,2\n");
+  const fs::path json = scratch() / "first_summary.json";
+  const Result r = sim("--trace '" + trace.string() + "' --profiles '" + cat.string() +
+                       "' --policy fifo --interference none --switch-cost-ms 0 --summary-json '" + json.string() + "'");
+  REQUIRE(r.code == 0);
+  const nlohmann::json s = summary_of(json);
+  CHECK(finish_s(s, 0) == doctest::Approx(0.53).epsilon(1e-12));
+  CHECK(finish_s(s, 1) == doctest::Approx(0.73).epsilon(1e-12));
 }

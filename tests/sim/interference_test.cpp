@@ -131,3 +131,127 @@ TEST_CASE("a cut at the next boundary counts boundaries in work done under slowd
   REQUIRE(out.lane_moves.size() == 3);
   CHECK(salus::test::same_move(out.lane_moves[2], {ms(400), 1, gib(4), gib(3), gib(7), gib(3)}));
 }
+
+// The "pairs" model: with the set S running, iteration i is slowed by
+//   s_i = max(1 + sum over the other j in S of (s_ij - 1), sum over S of u),
+// s_ij the table's figure for (workload_i, workload_j) counted as at least 1, or max(1, u_i + u_j)
+// where the table lacks the pair or a job has no workload name. All in parts per million.
+namespace {
+
+using salus::sim::PairSlowdowns;
+
+JobSpec named(const char* id, const char* workload, std::int32_t util_ppm) {
+  JobSpec s = job(id, 0, 1, 1, 0, 0, util_ppm);
+  s.workload = workload;
+  return s;
+}
+
+// Asymmetric on purpose: (wa, wb) is a's slowdown beside b, (wb, wa) b's beside a. (wb, wc)
+// below 1 is noise and counts as 1; (wc, wb) is missing.
+const PairSlowdowns kTable = {
+    {{"wa", "wb"}, 1'500'000}, {{"wb", "wa"}, 1'300'000}, {{"wa", "wc"}, 1'100'000},
+    {{"wc", "wa"}, 1'450'000}, {{"wb", "wc"}, 900'000},
+};
+
+}  // namespace
+
+TEST_CASE("pairs model by name: needs a non-empty table, with the exact message") {
+  const PairSlowdowns table = {{{"x", "y"}, 1'200'000}};
+  const auto m = salus::sim::make_interference("pairs", &table);
+  CHECK(m->name() == "pairs");
+  CHECK_FALSE(m->ideal());
+  const char* const msg =
+      "interference model 'pairs' needs a catalog with a \"pairs\" table (salus-profile measures one)";
+  CHECK_THROWS_WITH_AS(salus::sim::make_interference("pairs"), msg, salus::core::InputError);
+  CHECK_THROWS_WITH_AS(salus::sim::make_interference("pairs", nullptr), msg, salus::core::InputError);
+  const PairSlowdowns empty;
+  CHECK_THROWS_WITH_AS(salus::sim::make_interference("pairs", &empty), msg, salus::core::InputError);
+  // The other models ignore a table.
+  CHECK(salus::sim::make_interference("profiled", &table)->name() == "profiled");
+  CHECK(salus::sim::make_interference("none", &empty)->name() == "none");
+}
+
+TEST_CASE("pairs: two jobs, the measured pair excess wins over the profiled share") {
+  // a (wa, u 0.6) and b (wb, u 0.5): sum u = 1.1.
+  //   a: 1 + (1.5 - 1) = 1.5 > 1.1;  b: 1 + (1.3 - 1) = 1.3 > 1.1. Each as measured, asymmetric.
+  const salus::sim::PairInterference m(kTable);
+  const JobSpec a = named("a", "wa", 600'000), b = named("b", "wb", 500'000);
+  CHECK(slowdowns(m, {a, b}) == std::vector<std::int64_t>{1'500'000, 1'300'000});
+  CHECK(slowdowns(m, {b, a}) == std::vector<std::int64_t>{1'300'000, 1'500'000});  // indexed like the running set
+  // Alone: no other lane, 1 (u = 0.6 < 1).
+  CHECK(slowdowns(m, {a}) == std::vector<std::int64_t>{1'000'000});
+}
+
+TEST_CASE("pairs: two jobs, the profiled share wins over a small measured excess") {
+  // x (wx, u 0.9) and y (wy, u 0.9): the table says 1.2 and 1.1, but sum u = 1.8 is the floor.
+  const PairSlowdowns table = {{{"wx", "wy"}, 1'200'000}, {{"wy", "wx"}, 1'100'000}};
+  const salus::sim::PairInterference m(table);
+  const JobSpec x = named("x", "wx", 900'000), y = named("y", "wy", 900'000);
+  CHECK(slowdowns(m, {x, y}) == std::vector<std::int64_t>{1'800'000, 1'800'000});
+}
+
+TEST_CASE("pairs: a measured figure below 1 counts as 1; a missing pair falls back to max(1, u_i + u_j)") {
+  // b (wb, u 0.5) and c (wc, u 0.3): sum u = 0.8.
+  //   b: (wb, wc) = 0.9 -> 1: s = 1 + 0 = 1 (not 0.9);
+  //   c: (wc, wb) missing -> max(1, 0.5 + 0.3) = 1: s = 1 (not 1 + (0.8 - 1) = 0.8).
+  const salus::sim::PairInterference m(kTable);
+  const JobSpec b = named("b", "wb", 500'000), c = named("c", "wc", 300'000);
+  CHECK(slowdowns(m, {b, c}) == std::vector<std::int64_t>{1'000'000, 1'000'000});
+  // Two unknown workloads at u 0.7 + 0.6 = 1.3: the fallback is the profiled figure, 1.3 each.
+  const JobSpec p = named("p", "unknown_1", 700'000), q = named("q", "unknown_2", 600'000);
+  CHECK(slowdowns(m, {p, q}) == std::vector<std::int64_t>{1'300'000, 1'300'000});
+}
+
+TEST_CASE("pairs: three jobs add each other lane's excess; the share wins for one of them") {
+  // a (wa, 0.6), b (wb, 0.5), c (wc, 0.3): sum u = 1.4.
+  //   a: 1 + (1.5 - 1) + (1.1 - 1)          = 1.6  > 1.4 -> 1.6
+  //   b: 1 + (1.3 - 1) + (max(1, 0.9) - 1)  = 1.3  < 1.4 -> 1.4 (the share wins)
+  //   c: 1 + (1.45 - 1) + (max(1, 0.8) - 1) = 1.45 > 1.4 -> 1.45
+  const salus::sim::PairInterference m(kTable);
+  const JobSpec a = named("a", "wa", 600'000), b = named("b", "wb", 500'000), c = named("c", "wc", 300'000);
+  CHECK(slowdowns(m, {a, b, c}) == std::vector<std::int64_t>{1'600'000, 1'400'000, 1'450'000});
+  CHECK(slowdowns(m, {c, a, b}) == std::vector<std::int64_t>{1'450'000, 1'600'000, 1'400'000});
+}
+
+TEST_CASE("pairs: a job with no workload name uses the fallback, even if the table has an empty name") {
+  // The table has ("", "wb") = 3 and ("wb", "") = 3: never looked up, an empty name is no workload.
+  // x (no name, u 0.7), a (wa, 0.6), b (wb, 0.5): sum u = 1.8.
+  //   a: 1 + (1.5 - 1) + (max(1, 0.6 + 0.7) - 1) = 1 + 0.5 + 0.3 = 1.8 -> 1.8
+  //   x: 1 + (1.3 - 1) + (1.2 - 1)               = 1.5 < 1.8 -> 1.8
+  //   b: 1 + (1.3 - 1) + (1.2 - 1)               = 1.5 < 1.8 -> 1.8
+  // With (wa, wb) = 1.6 instead, a is 1 + 0.6 + 0.3 = 1.9 > 1.8: the unnamed lane's fallback excess
+  // is added to the measured one.
+  PairSlowdowns table = kTable;
+  table[{"", "wb"}] = 3'000'000;
+  table[{"wb", ""}] = 3'000'000;
+  const JobSpec x = named("x", "", 700'000), a = named("a", "wa", 600'000), b = named("b", "wb", 500'000);
+  CHECK(slowdowns(salus::sim::PairInterference(table), {x, a, b}) ==
+        std::vector<std::int64_t>{1'800'000, 1'800'000, 1'800'000});
+  table[{"wa", "wb"}] = 1'600'000;
+  CHECK(slowdowns(salus::sim::PairInterference(table), {x, a, b}) ==
+        std::vector<std::int64_t>{1'800'000, 1'900'000, 1'800'000});
+  // Two lanes, x and b: both fall back to max(1, 0.7 + 0.5) = 1.2 (not the table's 3).
+  CHECK(slowdowns(salus::sim::PairInterference(table), {x, b}) == std::vector<std::int64_t>{1'200'000, 1'200'000});
+}
+
+TEST_CASE("pairs: a schedule under measured pair slowdowns") {
+  // PACK, two lanes from 0, u = 0.6 each (the profiled model would slow both by 1.2).
+  // Table: a beside b 1.25, b beside a 1.5.
+  //   b: 2 x 100 ms = 200 ms of work at 1.5 -> ends at 300 ms.
+  //   a: at 300 ms it has done 300 / 1.25 = 240 ms of work; alone (1): 260 ms left -> 560 ms.
+  auto jobs = trace({job("a", 0, 5, ms(100), gib(1), gib(2), 600'000), job("b", 0, 2, ms(100), gib(1), gib(2), 600'000)});
+  jobs[0].workload = "wa";
+  jobs[1].workload = "wb";
+  const PairSlowdowns table = {{{"wa", "wb"}, 1'250'000}, {{"wb", "wa"}, 1'500'000}};
+  const auto model = salus::sim::make_interference("pairs", &table);
+  const auto p = salus::policies::make_policy("pack");
+  salus::sim::SimExecutor exec(jobs, *model);
+  SchedulerOptions o;
+  o.capacity = gib(16);
+  o.lane_mode = p->default_lane_mode();
+  o.record_timeline = true;
+  const ScheduleOutcome out = run_schedule(jobs, *p, exec, o);
+  salus::test::check_schedule(jobs, out, o, false);
+  CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(560), ms(300)});
+  CHECK(salus::test::segments(out) == std::vector<Seg>{{0, 0, 0, ms(560), 5, 0}, {1, 1, 0, ms(300), 2, 0}});
+}

@@ -6,11 +6,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "core/errors.h"
 #include "support/temp_files.h"
 #include "traces/catalog.h"
+#include "traces/trace.h"
 
 using salus::core::InputError;
 using salus::traces::Catalog;
@@ -198,4 +200,162 @@ TEST_CASE("catalog: exact byte figures win over the rounded MiB ones (what salus
   REQUIRE(p != nullptr);
   CHECK(p->persistent == 841984);
   CHECK(p->ephemeral == 2097408);
+}
+
+// salus-profile's additions: the "pairs" table, the top-level "switch_ms" and the per-entry
+// "iter_median_ms" and "first_iter_ms".
+namespace {
+
+// Workloads a_1 (line 5) and b_1 (line 6); the pairs from line 9 on, one per line.
+std::string catalog_with_pairs(const std::string& pairs) {
+  return "{\n  \"format\": \"salus-catalog/1\",\n  \"gpu\": \"test\",\n  \"workloads\": [\n" + entry("a_1") + ",\n" +
+         entry("b_1") + "\n  ],\n  \"pairs\": [\n" + pairs + "\n  ]\n}\n";
+}
+
+// The catalog of catalog_text with one more top-level member before "workloads".
+std::string catalog_with_top(const std::string& member, const std::string& entries = entry("a_1")) {
+  return "{\n  \"format\": \"salus-catalog/1\",\n  \"gpu\": \"test\",\n  " + member + ",\n  \"workloads\": [\n" +
+         entries + "\n  ]\n}\n";
+}
+
+const std::string kGoodPair = R"({"a": "a_1", "b": "b_1", "slowdown_a": 1.5, "slowdown_b": 1.25})";
+
+}  // namespace
+
+TEST_CASE("catalog: the pairs table is read as the file lists it") {
+  // Figures below 1 (noise) and whole numbers are taken as they are; a pair of a workload with
+  // itself is allowed (two jobs of one workload).
+  const std::string path = temp_file(
+      "pairs.json", catalog_with_pairs(kGoodPair + ",\n" + R"({"a": "b_1", "b": "a_1", "slowdown_a": 0.95, "slowdown_b": 2})" +
+                                       ",\n" + R"({"a": "a_1", "b": "a_1", "slowdown_a": 1.75, "slowdown_b": 1.75})"));
+  const Catalog c = Catalog::load(path);
+  REQUIRE(c.pairs().size() == 3);
+  CHECK(c.pairs()[0].a == "a_1");
+  CHECK(c.pairs()[0].b == "b_1");
+  CHECK(c.pairs()[0].slowdown_a == 1.5);
+  CHECK(c.pairs()[0].slowdown_b == 1.25);
+  CHECK(c.pairs()[1].a == "b_1");
+  CHECK(c.pairs()[1].b == "a_1");
+  CHECK(c.pairs()[1].slowdown_a == 0.95);
+  CHECK(c.pairs()[1].slowdown_b == 2);
+  CHECK(c.pairs()[2].a == "a_1");
+  CHECK(c.pairs()[2].b == "a_1");
+  CHECK(c.pairs()[2].slowdown_a == 1.75);
+  CHECK(c.size() == 2);
+  // An empty table is a table with no pairs; no table, likewise; neither has a switch latency.
+  CHECK(Catalog::load(temp_file("no_pairs.json", catalog_with_pairs(""))).pairs().empty());
+  const Catalog plain = Catalog::load(temp_file("plain.json", catalog_text(entry("a_1"))));
+  CHECK(plain.pairs().empty());
+  CHECK_FALSE(plain.switch_ns().has_value());
+}
+
+TEST_CASE("catalog: bad pairs name the file, the pair's line and what is wrong") {
+  // The bad pair is the second one, on line 10.
+  auto check_pair = [](const std::string& name, const std::string& bad_pair, const std::string& expected) {
+    const std::string path = temp_file(name, catalog_with_pairs(kGoodPair + ",\n" + bad_pair));
+    CHECK_THROWS_WITH_AS(Catalog::load(path), (path + expected).c_str(), InputError);
+  };
+  check_pair("pair_not_object.json", "42", ":10: pair: must be a JSON object, got 42");
+  check_pair("pair_array.json", R"(["a_1", "b_1"])", ":10: pair: must be a JSON object, got [\"a_1\",\"b_1\"]");
+  check_pair("pair_unknown_key.json", R"({"a": "a_1", "b": "b_1", "slowdown_a": 1, "slowdown_b": 1, "window_ms": 5})",
+             ":10: pair: unknown key 'window_ms' (valid: a, b, slowdown_a, slowdown_b)");
+  check_pair("pair_unknown_a.json", R"({"a": "c_1", "b": "b_1", "slowdown_a": 1, "slowdown_b": 1})",
+             ":10: pair: unknown workload 'c_1' (not an entry of this catalog)");
+  check_pair("pair_unknown_b.json", R"({"a": "a_1", "b": "a", "slowdown_a": 1, "slowdown_b": 1})",
+             ":10: pair: unknown workload 'a' (not an entry of this catalog)");
+  check_pair("pair_no_a.json", R"({"b": "b_1", "slowdown_a": 1, "slowdown_b": 1})", ":10: pair: 'a' must name a workload");
+  check_pair("pair_b_number.json", R"({"a": "a_1", "b": 1, "slowdown_a": 1, "slowdown_b": 1})",
+             ":10: pair: 'b' must name a workload");
+  check_pair("pair_zero.json", R"({"a": "a_1", "b": "b_1", "slowdown_a": 0, "slowdown_b": 1})",
+             ":10: pair: slowdown_a must be a number > 0, got 0");
+  check_pair("pair_negative.json", R"({"a": "a_1", "b": "b_1", "slowdown_a": 1, "slowdown_b": -1.5})",
+             ":10: pair: slowdown_b must be a number > 0, got -1.5");
+  check_pair("pair_string.json", R"({"a": "a_1", "b": "b_1", "slowdown_a": "1.2", "slowdown_b": 1})",
+             ":10: pair: slowdown_a must be a number > 0, got \"1.2\"");
+  check_pair("pair_missing.json", R"({"a": "a_1", "b": "b_1", "slowdown_a": 1.2})",
+             ":10: pair: slowdown_b must be a number > 0");
+  // Not an array: the top level's line.
+  const std::string obj = temp_file("pairs_object.json", catalog_with_top(R"("pairs": {"a": "a_1"})"));
+  CHECK_THROWS_WITH_AS(Catalog::load(obj), (obj + ":1: \"pairs\" must be an array").c_str(), InputError);
+  const std::string num = temp_file("pairs_number.json", catalog_with_top(R"("pairs": 3)"));
+  CHECK_THROWS_WITH_AS(Catalog::load(num), (num + ":1: \"pairs\" must be an array").c_str(), InputError);
+}
+
+TEST_CASE("catalog: switch_ms is read in exact nanoseconds; a negative or non-number one is refused") {
+  CHECK(Catalog::load(temp_file("sw_quarter.json", catalog_with_top(R"("switch_ms": 0.25)"))).switch_ns() ==
+        std::optional<core::TimeNs>{250'000});
+  CHECK(Catalog::load(temp_file("sw_whole.json", catalog_with_top(R"("switch_ms": 2)"))).switch_ns() ==
+        std::optional<core::TimeNs>{2'000'000});
+  CHECK(Catalog::load(temp_file("sw_fine.json", catalog_with_top(R"("switch_ms": 0.012345)"))).switch_ns() ==
+        std::optional<core::TimeNs>{12'345});
+  // 0 is a measurement (no latency), not a missing one.
+  CHECK(Catalog::load(temp_file("sw_zero.json", catalog_with_top(R"("switch_ms": 0)"))).switch_ns() ==
+        std::optional<core::TimeNs>{0});
+  auto check_bad = [](const std::string& name, const std::string& value, const std::string& shown) {
+    const std::string path = temp_file(name, catalog_with_top("\"switch_ms\": " + value));
+    CHECK_THROWS_WITH_AS(Catalog::load(path),
+                         (path + ":1: \"switch_ms\" must be a number of milliseconds >= 0, got " + shown).c_str(),
+                         InputError);
+  };
+  check_bad("sw_negative.json", "-1", "-1");
+  check_bad("sw_negative_small.json", "-0.5", "-0.5");
+  check_bad("sw_string.json", "\"0.25\"", "\"0.25\"");
+  check_bad("sw_null.json", "null", "null");
+  check_bad("sw_bool.json", "true", "true");
+  check_bad("sw_huge.json", "1e300", "1e+300");  // a number, but past the nanosecond range
+}
+
+TEST_CASE("catalog: first_iter_ms sets the first iteration's extra, floored at 0; iter_median_ms is accepted") {
+  // iter_ms 3 (entry()). first 10 -> 7 ms extra; 3.5 -> 0.5 ms; 3 -> 0; 2 (faster than the mean) -> 0.
+  const std::string path = temp_file(
+      "first_iter.json",
+      catalog_text(entry("a_1", R"(, "first_iter_ms": 10, "iter_median_ms": 2.9)") + ",\n" +
+                   entry("b_1", R"(, "first_iter_ms": 3.5)") + ",\n" + entry("c_1", R"(, "first_iter_ms": 3)") + ",\n" +
+                   entry("d_1", R"(, "first_iter_ms": 2)") + ",\n" + entry("e_1", R"(, "iter_median_ms": 3.1)")));
+  const Catalog c = Catalog::load(path);
+  CHECK(c.find("a_1")->first_iter_extra_ns == 7'000'000);
+  CHECK(c.find("a_1")->iter_ns == 3'000'000);  // the mean stays the iteration time, not the median
+  CHECK(c.find("b_1")->first_iter_extra_ns == 500'000);
+  CHECK(c.find("c_1")->first_iter_extra_ns == 0);
+  CHECK(c.find("d_1")->first_iter_extra_ns == 0);
+  CHECK(c.find("e_1")->first_iter_extra_ns == 0);
+  CHECK(c.find("e_1")->iter_ns == 3'000'000);
+}
+
+TEST_CASE("catalog: a non-positive first_iter_ms or iter_median_ms names the entry's line") {
+  // Entries start on lines 5, 6 and 7.
+  auto check_entry = [](const std::string& name, const std::string& bad_entry, const std::string& expected) {
+    const std::string path = temp_file(name, catalog_text(entry("a_1") + ",\n" + entry("b_1") + ",\n" + bad_entry));
+    CHECK_THROWS_WITH_AS(Catalog::load(path), (path + expected).c_str(), InputError);
+  };
+  check_entry("first_zero.json", entry("c", R"(, "first_iter_ms": 0)"),
+              ":7: workload 'c': first_iter_ms must be a number > 0, got 0");
+  check_entry("first_negative.json", entry("c", R"(, "first_iter_ms": -4)"),
+              ":7: workload 'c': first_iter_ms must be a number > 0, got -4");
+  check_entry("first_string.json", entry("c", R"(, "first_iter_ms": "4")"),
+              ":7: workload 'c': first_iter_ms must be a number > 0, got \"4\"");
+  check_entry("first_huge.json", entry("c", R"(, "first_iter_ms": 1e300)"), ":7: workload 'c': first_iter_ms is out of range");
+  check_entry("median_zero.json", entry("c", R"(, "iter_median_ms": 0)"),
+              ":7: workload 'c': iter_median_ms must be a number > 0, got 0");
+  check_entry("median_negative.json", entry("c", R"(, "iter_median_ms": -0.5)"),
+              ":7: workload 'c': iter_median_ms must be a number > 0, got -0.5");
+}
+
+TEST_CASE("catalog: a trace's jobs take the first iteration's extra from their workload") {
+  // a_1 has first_iter_ms 10 over iter_ms 3: 7 ms. A native row naming it gets 7 ms; a row with
+  // explicit figures only, or naming b_1 (no first_iter_ms), gets 0.
+  const Catalog c = Catalog::load(
+      temp_file("first_trace_catalog.json",
+                catalog_text(entry("a_1", R"(, "first_iter_ms": 10)") + ",\n" + entry("b_1"))));
+  const std::string trace = temp_file("first_trace.csv",
+                                      "job_id,workload,arrival_s,iterations,persistent_mib,ephemeral_mib,iter_ms\n"
+                                      "j1,a_1,0,5,,,\n"
+                                      "j2,b_1,0,5,,,\n"
+                                      "j3,,0,5,1,2,3\n");
+  const salus::traces::Trace t = salus::traces::load_trace(trace, c);
+  REQUIRE(t.jobs.size() == 3);
+  CHECK(t.jobs[0].first_iter_extra_ns == 7'000'000);
+  CHECK(t.jobs[0].iter_ns == 3'000'000);
+  CHECK(t.jobs[1].first_iter_extra_ns == 0);
+  CHECK(t.jobs[2].first_iter_extra_ns == 0);
 }
