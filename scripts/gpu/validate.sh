@@ -121,11 +121,6 @@ if want profile; then
     --workloads "$workloads" --out "$out/profiles.json"
 fi
 
-if want bench; then
-  SALUS_BENCH_DEVICE=cuda SALUS_BENCH_MODELS=${BENCH_MODELS:-resnet50_75,alexnet_100,googlenet_100,vgg16_100,lenet_32} \
-    run_step bench 150 "$bin/backend_bench" --benchmark_min_time=0.5 --benchmark_format=console \
-    --benchmark_out="$out/bench.json" --benchmark_out_format=json
-fi
 
 if want fidelity; then
   fid_workloads=${FID_WORKLOADS:-resnet50_25,alexnet_25,googlenet_25,vgg11_25,overfeat_25,lenet_32,mlp_64}

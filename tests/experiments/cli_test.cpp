@@ -167,9 +167,9 @@ TEST_CASE("same inputs and seed give byte-identical outputs") {
   CHECK(slurp(a / "summary.json") != slurp(c / "summary.json"));
 }
 
-// What salus-sim takes from a measured catalog: the pairs table chooses the "pairs" interference
-// model by default, "switch_ms" is the default switching cost, "first_iter_ms" lengthens each
-// job's first dispatch.
+// What salus-sim takes from a measured catalog: a pairs table makes "shares" the default
+// interference model and allows "pairs", "switch_ms" is the default switching cost,
+// "first_iter_ms" lengthens each job's first dispatch.
 namespace {
 
 // Two workloads of 100 ms iterations at u = 0.6 (100 + 100 MiB); `top` adds top-level members
@@ -197,7 +197,7 @@ double finish_s(const nlohmann::json& summary, std::size_t job) {
 
 }  // namespace
 
-TEST_CASE("a catalog with a pairs table: --interference defaults to pairs") {
+TEST_CASE("a catalog with a pairs table: auto picks shares, --interference pairs runs the measured pairs") {
   // PACK, a (w_a, 5 x 100 ms) and b (w_b, 2 x 100 ms) in two lanes from 0, no switching cost.
   //   pairs: b's 200 ms of work at 1.5 -> 300 ms; a has done 300 / 1.25 = 240 ms, 260 ms left
   //          alone -> 560 ms.
@@ -207,30 +207,38 @@ TEST_CASE("a catalog with a pairs table: --interference defaults to pairs") {
   const fs::path json = scratch() / "pairs_summary.json";
   const std::string args = "--trace '" + trace.string() + "' --profiles '" + cat.string() +
                            "' --policy pack --switch-cost-ms 0 --summary-json '" + json.string() + "'";
+  auto line = [&](const char* model) {
+    return "salus-sim: " + trace.string() + " (native, 2 jobs), GPU 16 GiB, interference " + model +
+           ", switch cost 0 ms\n";
+  };
+  // --interference not given: shares (weights fitted to the table), the same run as asking for it.
   const Result r = sim(args);
   REQUIRE(r.code == 0);
-  CHECK(first_line(r.out) ==
-        "salus-sim: " + trace.string() + " (native, 2 jobs), GPU 16 GiB, interference pairs, switch cost 0 ms\n");
+  CHECK(first_line(r.out) == line("shares"));
+  const nlohmann::json by_default = summary_of(json);
+  CHECK(by_default["interference"] == "shares");
+  const Result shares = sim(args + " --interference shares");
+  REQUIRE(shares.code == 0);
+  CHECK(summary_of(json) == by_default);
+  // --interference pairs: the table's figures.
+  const Result pairs = sim(args + " --interference pairs");
+  REQUIRE(pairs.code == 0);
+  CHECK(first_line(pairs.out) == line("pairs"));
   nlohmann::json s = summary_of(json);
   CHECK(s["interference"] == "pairs");
   CHECK(finish_s(s, 0) == doctest::Approx(0.56).epsilon(1e-12));
   CHECK(finish_s(s, 1) == doctest::Approx(0.30).epsilon(1e-12));
-  // "--interference pairs" given explicitly: the same run.
-  const Result same = sim(args + " --interference pairs");
-  REQUIRE(same.code == 0);
-  CHECK(summary_of(json) == s);
-  // "--interference profiled" given explicitly wins over the table.
+  // --interference profiled given explicitly wins over the table.
   const Result p = sim(args + " --interference profiled");
   REQUIRE(p.code == 0);
-  CHECK(first_line(p.out) ==
-        "salus-sim: " + trace.string() + " (native, 2 jobs), GPU 16 GiB, interference profiled, switch cost 0 ms\n");
+  CHECK(first_line(p.out) == line("profiled"));
   s = summary_of(json);
   CHECK(s["interference"] == "profiled");
   CHECK(finish_s(s, 0) == doctest::Approx(0.54).epsilon(1e-12));
   CHECK(finish_s(s, 1) == doctest::Approx(0.24).epsilon(1e-12));
 }
 
-TEST_CASE("a catalog without pairs: profiled by default, and --interference pairs exits 2 with the message") {
+TEST_CASE("a catalog without pairs: profiled by default, and --interference pairs or shares exits 2 with the message") {
   const fs::path cat = write_file("plain_catalog.json", measured_catalog(""));
   const fs::path trace = write_file("plain_trace.csv", "job_id,workload,arrival_s,iterations\na,w_a,0,5\nb,w_b,0,2\n");
   const fs::path json = scratch() / "plain_summary.json";
@@ -245,6 +253,11 @@ TEST_CASE("a catalog without pairs: profiled by default, and --interference pair
   CHECK(bad.err ==
         "salus-sim: interference model 'pairs' needs a catalog with a \"pairs\" table (salus-profile measures one)\n");
   CHECK(bad.out.empty());
+  const Result bad_shares = sim(args + " --interference shares");
+  CHECK(bad_shares.code == 2);
+  CHECK(bad_shares.err ==
+        "salus-sim: interference model 'shares' needs a catalog with a \"pairs\" table (salus-profile measures one)\n");
+  CHECK(bad_shares.out.empty());
   // An empty table is no table.
   const fs::path empty = write_file("empty_pairs_catalog.json", measured_catalog("  \"pairs\": [],\n"));
   const Result e = sim("--trace '" + trace.string() + "' --profiles '" + empty.string() + "' --policy pack");
@@ -252,7 +265,7 @@ TEST_CASE("a catalog without pairs: profiled by default, and --interference pair
   CHECK(first_line(e.out).find(", interference profiled, ") != std::string::npos);
 }
 
-TEST_CASE("the catalog's switch_ms is the default switching cost; --switch-cost-ms wins") {
+TEST_CASE("the catalog's switch_ms is the default switching cost, --switch-cost-ms wins") {
   // SRTF, one lane: a (w_a, 5 x 100 ms) at 0, b (w_b, 2 x 100 ms) at 50 ms. a is cut at 100 ms;
   // b (200 ms left < 400) runs 100 + sw + 200; a resumes: + sw + 400. Finishes with a cost sw:
   //   0.25 ms (the catalog's): b 300.25 ms, a 700.5 ms

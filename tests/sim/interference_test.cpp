@@ -46,13 +46,13 @@ std::vector<std::int64_t> slowdowns(const salus::sim::InterferenceModel& m, cons
 }  // namespace
 
 TEST_CASE("interference models by name") {
-  CHECK(salus::sim::interference_names() == std::vector<std::string>{"none", "profiled", "pairs"});
+  CHECK(salus::sim::interference_names() == std::vector<std::string>{"none", "profiled", "pairs", "shares"});
   CHECK(salus::sim::make_interference("none")->name() == "none");
   CHECK(salus::sim::make_interference("none")->ideal());
   CHECK(salus::sim::make_interference("profiled")->name() == "profiled");
   CHECK_FALSE(salus::sim::make_interference("profiled")->ideal());
-  CHECK_THROWS_WITH_AS(salus::sim::make_interference("mps"), "unknown interference model 'mps' (valid: none, profiled, pairs)",
-                       salus::core::InputError);
+  CHECK_THROWS_WITH_AS(salus::sim::make_interference("mps"),
+                       "unknown interference model 'mps' (valid: none, profiled, pairs, shares)", salus::core::InputError);
 }
 
 TEST_CASE("profiled slowdown is max(1, sum u) for every running iteration") {
@@ -190,7 +190,7 @@ TEST_CASE("pairs: two jobs, the profiled share wins over a small measured excess
   CHECK(slowdowns(m, {x, y}) == std::vector<std::int64_t>{1'800'000, 1'800'000});
 }
 
-TEST_CASE("pairs: a measured figure below 1 counts as 1; a missing pair falls back to max(1, u_i + u_j)") {
+TEST_CASE("pairs: a measured figure below 1 counts as 1, a missing pair falls back to max(1, u_i + u_j)") {
   // b (wb, u 0.5) and c (wc, u 0.3): sum u = 0.8.
   //   b: (wb, wc) = 0.9 -> 1: s = 1 + 0 = 1 (not 0.9);
   //   c: (wc, wb) missing -> max(1, 0.5 + 0.3) = 1: s = 1 (not 1 + (0.8 - 1) = 0.8).
@@ -202,7 +202,7 @@ TEST_CASE("pairs: a measured figure below 1 counts as 1; a missing pair falls ba
   CHECK(slowdowns(m, {p, q}) == std::vector<std::int64_t>{1'300'000, 1'300'000});
 }
 
-TEST_CASE("pairs: three jobs add each other lane's excess; the share wins for one of them") {
+TEST_CASE("pairs: three jobs add each other lane's excess, the share wins for one of them") {
   // a (wa, 0.6), b (wb, 0.5), c (wc, 0.3): sum u = 1.4.
   //   a: 1 + (1.5 - 1) + (1.1 - 1)          = 1.6  > 1.4 -> 1.6
   //   b: 1 + (1.3 - 1) + (max(1, 0.9) - 1)  = 1.3  < 1.4 -> 1.4 (the share wins)

@@ -281,7 +281,7 @@ TEST_CASE("catalog: bad pairs name the file, the pair's line and what is wrong")
   CHECK_THROWS_WITH_AS(Catalog::load(num), (num + ":1: \"pairs\" must be an array").c_str(), InputError);
 }
 
-TEST_CASE("catalog: switch_ms is read in exact nanoseconds; a negative or non-number one is refused") {
+TEST_CASE("catalog: switch_ms is read in exact nanoseconds, a negative or non-number one is refused") {
   CHECK(Catalog::load(temp_file("sw_quarter.json", catalog_with_top(R"("switch_ms": 0.25)"))).switch_ns() ==
         std::optional<core::TimeNs>{250'000});
   CHECK(Catalog::load(temp_file("sw_whole.json", catalog_with_top(R"("switch_ms": 2)"))).switch_ns() ==
@@ -305,7 +305,7 @@ TEST_CASE("catalog: switch_ms is read in exact nanoseconds; a negative or non-nu
   check_bad("sw_huge.json", "1e300", "1e+300");  // a number, but past the nanosecond range
 }
 
-TEST_CASE("catalog: first_iter_ms sets the first iteration's extra, floored at 0; iter_median_ms is accepted") {
+TEST_CASE("catalog: first_iter_ms sets the first iteration's extra, floored at 0, and iter_median_ms is accepted") {
   // iter_ms 3 (entry()). first 10 -> 7 ms extra; 3.5 -> 0.5 ms; 3 -> 0; 2 (faster than the mean) -> 0.
   const std::string path = temp_file(
       "first_iter.json",
