@@ -46,7 +46,9 @@ void ShareInterference::slowdowns(std::span<const RunningIteration> running, std
   double demand = 0;  // sum of w_k u_k, u in ppm
   for (const RunningIteration& r : running) demand += weight(*r.spec) * static_cast<double>(r.spec->gpu_util_ppm);
   for (std::size_t i = 0; i < running.size(); ++i) {
-    out[i] = std::max<std::int64_t>(kSolo, std::llround(demand / weight(*running[i].spec)));
+    const double slowdown = demand / weight(*running[i].spec) / static_cast<double>(kSolo);
+    const double scaled = exponent_ == 1.0 ? slowdown : std::pow(slowdown, exponent_);
+    out[i] = std::max<std::int64_t>(kSolo, std::llround(scaled * static_cast<double>(kSolo)));
   }
 }
 
@@ -117,13 +119,16 @@ ShareWeights fit_share_weights(const PairSlowdowns& pairs, const std::map<std::s
 }
 
 std::unique_ptr<InterferenceModel> make_interference(std::string_view name, const PairSlowdowns* pairs,
-                                                     const ShareWeights* weights) {
+                                                     const ShareWeights* weights, double share_exponent) {
+  if (!(share_exponent > 0 && share_exponent <= 2)) {
+    throw core::InputError("share exponent must be in (0, 2], got " + std::to_string(share_exponent));
+  }
   if (name == "shares") {
     if (weights == nullptr || weights->empty()) {
       throw core::InputError("interference model 'shares' needs a catalog with a \"pairs\" table (salus-profile "
                              "measures one)");
     }
-    return std::make_unique<ShareInterference>(*weights);
+    return std::make_unique<ShareInterference>(*weights, share_exponent);
   }
   if (name == "none") return std::make_unique<NoInterference>();
   if (name == "profiled") return std::make_unique<UtilisationInterference>();

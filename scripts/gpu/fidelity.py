@@ -84,9 +84,12 @@ def main(argv):
         policy = name[: -len("_jobs.csv")]
         sim_path = os.path.join(sim_dir, name)
         if not os.path.exists(sim_path):
-            print(f"fidelity: {sim_path}: missing (policy {policy})", file=sys.stderr)
-            return 2
+            print(f"fidelity: {sim_path}: missing, policy {policy} not compared", file=sys.stderr)
+            continue
         out[policy] = compare(read_jobs(sim_path), read_jobs(os.path.join(real_dir, name)))
+    if not out:
+        print(f"fidelity: no policy run on both sides ({sim_dir}, {real_dir})", file=sys.stderr)
+        return 2
     print(f"{'policy':8} {'jobs':>5} {'done r/s':>9} {'makespan r/s (s)':>18} {'ms err':>7} "
           f"{'JCT err p50':>11} {'p95':>7} {'max':>7} {'tau':>6}")
     for p, r in out.items():
