@@ -429,7 +429,7 @@ ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, const Policy& policy
   if (opts.switch_cost_ns < 0) throw std::invalid_argument("switch cost must not be negative");
   for (const JobSpec& s : jobs) {
     if (s.iterations <= 0 || s.iter_ns <= 0 || s.persistent < 0 || s.ephemeral < 0 || s.arrival_ns < 0 ||
-        s.gpu_util_ppm <= 0 || s.gpu_util_ppm > 1'000'000) {
+        s.gpu_util_ppm <= 0 || s.gpu_util_ppm > 1'000'000 || s.first_iter_extra_ns < 0) {
       throw std::invalid_argument("job '" + s.id + "' has an out-of-range field");
     }
     if (!s.requests_ns.empty() &&

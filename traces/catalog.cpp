@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -143,6 +144,7 @@ std::vector<PairSlowdown> read_pairs(const json& pairs, const std::string& text,
   if (!pairs.is_array()) throw core::InputError(core::at(path, 1, "\"pairs\" must be an array"));
   const std::vector<long> lines = json_array_element_lines(text, "pairs");
   std::vector<PairSlowdown> out;
+  std::map<std::pair<std::string, std::string>, long> seen;  // unordered pair -> line
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const long line = i < lines.size() ? lines[i] : 1;
     const json& e = pairs[i];
@@ -167,6 +169,12 @@ std::vector<PairSlowdown> read_pairs(const json& pairs, const std::string& text,
       }
       (std::string_view(key) == "slowdown_a" ? p.slowdown_a : p.slowdown_b) = e.at(key).get<double>();
     }
+    if (p.a == p.b) fail("'" + p.a + "' paired with itself (two copies are its gpu_util's measurement)");
+    const auto key = std::minmax(p.a, p.b);
+    if (const auto it = seen.find(key); it != seen.end()) {
+      fail(p.a + " and " + p.b + " measured twice (first at line " + std::to_string(it->second) + ")");
+    }
+    seen.emplace(key, line);
     out.push_back(std::move(p));
   }
   return out;

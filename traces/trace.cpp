@@ -196,7 +196,9 @@ core::JobSpec make_job(const RawJob& raw, const Catalog& catalog, const Place& p
   if (!raw[kGpuUtil].empty()) job.gpu_util_ppm = util_field(place, raw[kGpuUtil]);
   else if (profile) job.gpu_util_ppm = profile->gpu_util_ppm;
   else job.gpu_util_ppm = 1'000'000;
-  if (profile) job.first_iter_extra_ns = profile->first_iter_extra_ns;
+  // The catalog's first-iteration extra goes with the catalog's iteration time: a row that gives
+  // its own iter_ms has no measured first iteration.
+  if (profile && raw[kIterMs].empty()) job.first_iter_extra_ns = profile->first_iter_extra_ns;
   check_solo_time(place, job);
   return job;
 }

@@ -251,7 +251,7 @@ TEST_CASE("a lane cap of 1 puts every job in the single lane") {
   CHECK_NOTHROW(m.check_invariants());
 }
 
-TEST_CASE("admit and release keep exact accounting; a lane goes with its last job") {
+TEST_CASE("admit and release keep exact accounting: a lane goes with its last job") {
   LaneManager m(100, 0);
   check_result(m.admit(10, 30), LaneChoice::kNewLane, 0);       // 10 + 30 = 40
   check_result(m.admit(7, 20), LaneChoice::kNewLane, 1);        // 40 + 7 + 20 = 67
@@ -292,7 +292,7 @@ TEST_CASE("a lane whose last job finishes while an iteration is in flight is a b
   CHECK_THROWS_AS(m.release(0, 10), std::logic_error);
 }
 
-TEST_CASE("settle places lanes from the top in opening order; ready() follows") {
+TEST_CASE("settle places lanes from the top in opening order: ready() follows") {
   LaneManager m(100, 0);
   m.admit(10, 30);  // lane 0 -> [70, 100)
   m.admit(10, 20);  // lane 1 -> [50, 70)

@@ -173,6 +173,7 @@ TEST_CASE("run_schedule refuses out-of-range options and jobs with exact message
   SUBCASE("negative arrival") { bad[0].arrival_ns = -1; }
   SUBCASE("zero utilisation") { bad[0].gpu_util_ppm = 0; }
   SUBCASE("utilisation above 1") { bad[0].gpu_util_ppm = 1'000'001; }
+  SUBCASE("negative first-iteration extra") { bad[0].first_iter_extra_ns = -1; }
   FakeExecutor e2(bad);
   CHECK_THROWS_WITH_AS(run_schedule(bad, p, e2, options(LaneMode::kAuto)), "job 'bad' has an out-of-range field",
                        std::invalid_argument);
@@ -204,7 +205,7 @@ TEST_CASE("a job that starts late: the clock jumps to its arrival") {
   CHECK(out.dispatches == 1);
 }
 
-TEST_CASE("P + E > C is rejected at arrival with the reason; the other jobs are unaffected") {
+TEST_CASE("P + E > C is rejected at arrival with the reason: the other jobs are unaffected") {
   // a: 0 - 1.0 s alone in its lane. r (10 GiB + 7 GiB > 16 GiB) arrives at 0.35 s and is rejected
   // without disturbing a (no extra decision cuts a's run: one segment, one dispatch).
   const auto jobs = trace({job("a", 0, 10, ms(100), gib(1), gib(4)), job("r", ms(350), 1, ms(1), gib(10), gib(7)),
@@ -354,7 +355,7 @@ TEST_CASE("a job joining a lane stops the run at the next boundary for a new dec
   CHECK(out.jobs[1].first_start_ns == ms(300));
 }
 
-TEST_CASE("a lane below a removed one moves up at its next boundary; admission waits for the room") {
+TEST_CASE("a lane below a removed one moves up at its next boundary: admission waits for the room") {
   // C = 10 GiB, auto lanes, FirstAdmitted.
   //   a: P 1, E 3, 2 x 100 ms  -> lane 0 at [7, 10) GiB, 0 - 200 ms
   //   b: P 1, E 3, 10 x 150 ms -> lane 1 at [4, 7) GiB (1 + 1 + 3 + 3 = 8 <= 10), from 0
@@ -410,7 +411,7 @@ TEST_CASE("a lane below a removed one moves up at its next boundary; admission w
   }
 }
 
-TEST_CASE("memory forces a job to wait; when a lane goes, it grows the remaining lane") {
+TEST_CASE("memory forces a job to wait: when a lane goes, it grows the remaining lane") {
   // C = 10 GiB, auto lanes, FirstAdmitted.
   //   a: P 2, E 4, 10 x 100 ms -> lane 0 at [6, 10)
   //   b: P 2, E 2,  3 x 100 ms -> lane 1 at [4, 6) (2 + 2 + 4 + 2 = 10)
@@ -527,7 +528,7 @@ class FailingExecutor final : public Executor {
 
 }  // namespace
 
-TEST_CASE("a run that fails ends its job with the executor's reason; the others go on") {
+TEST_CASE("a run that fails ends its job with the executor's reason: the others go on") {
   // Exclusive: a (2 x 10 ms) fails at the end of its run (20 ms); b then runs 20 - 50 ms.
   const auto jobs = trace({job("a", 0, 2, ms(10), mib(1), mib(1)), job("b", 0, 3, ms(10), mib(1), mib(1))});
   FailingExecutor exec(jobs, 0);

@@ -102,7 +102,7 @@ TEST_CASE_TEMPLATE("the switching cost lengthens only the first iteration", H, E
   check_completion(out[0], 0, 0, 3, 0, ms(35));
 }
 
-TEST_CASE_TEMPLATE("runs in different lanes proceed together; simultaneous ends come back together", H, EXECUTORS) {
+TEST_CASE_TEMPLATE("runs in different lanes proceed together: simultaneous ends come back together", H, EXECUTORS) {
   const auto jobs = jobs3();
   H h(jobs);
   h.exec.start(dispatch(0, 0, 4));  // 0 - 40

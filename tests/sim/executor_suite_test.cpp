@@ -144,7 +144,7 @@ TEST_CASE_TEMPLATE("example: SRTF and FAIR in auto lane mode pack like PACK", H,
   }
 }
 
-TEST_CASE_TEMPLATE("a job with P + E > C is rejected; the others run as if it were not there", H, EXECUTORS) {
+TEST_CASE_TEMPLATE("a job with P + E > C is rejected: the others run as if it were not there", H, EXECUTORS) {
   std::vector<JobSpec> jobs = salus::test::paper_example();
   jobs.insert(jobs.begin() + 1, job("huge", ms(100), 5, ms(100), gib(10), gib(7)));
   jobs = trace(jobs);
