@@ -62,9 +62,12 @@ ShareWeights fit_share_weights(const PairSlowdowns& pairs, const std::map<std::s
   for (const auto& [key, ppm] : pairs) {
     const auto ui = util_ppm.find(key.first), uj = util_ppm.find(key.second);
     if (ui == util_ppm.end() || uj == util_ppm.end() || key.first == key.second) continue;
-    const double s = std::max(1.0, static_cast<double>(ppm) / 1e6);
+    // A pair measured at solo speed (s <= 1) only bounds the weights (the model's max(1, ...) hides
+    // the rest): it is left out, as is one that u alone explains (v <= 0).
+    const double s = static_cast<double>(ppm) / 1e6;
+    if (!(s > 1)) continue;
     const double v = (s - static_cast<double>(ui->second) / 1e6) / (static_cast<double>(uj->second) / 1e6);
-    if (!(v > 0)) continue;  // the pair is within what u alone explains: no information on weights
+    if (!(v > 0)) continue;
     rows.push_back({key.first, key.second, std::log(v)});
     touching[key.first].push_back(rows.size() - 1);
     touching[key.second].push_back(rows.size() - 1);

@@ -96,9 +96,10 @@ class ShareInterference final : public InterferenceModel {
   double exponent_;
 };
 
-/// Fits the `shares` weights to a pair table: for each measured (i, j) with slowdown s_ij, the
-/// model says s_ij = u_i + (w_j / w_i) u_j, so log w_j - log w_i = log((max(1, s_ij) - u_i) / u_j);
-/// least squares over all measured pairs (those with a positive right-hand side), weights
+/// Fits the `shares` weights to a pair table: for each measured (i, j) with slowdown s_ij > 1, the
+/// model says s_ij = u_i + (w_j / w_i) u_j, so log w_j - log w_i = log((s_ij - u_i) / u_j);
+/// least squares over those pairs (s_ij <= 1 only bounds the ratio, and a right-hand side <= 0
+/// says nothing of it: both are left out), weights
 /// normalised to a geometric mean of 1 in each connected group of workloads. `util_ppm` gives
 /// u of every workload of the table. Deterministic (fixed number of Gauss-Seidel sweeps).
 ShareWeights fit_share_weights(const PairSlowdowns& pairs, const std::map<std::string, std::int32_t>& util_ppm);

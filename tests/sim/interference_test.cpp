@@ -3,6 +3,9 @@
 // simulator rounds an end up to the next ns (ceil), progress at a resync down (floor).
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "core/errors.h"
@@ -254,4 +257,68 @@ TEST_CASE("pairs: a schedule under measured pair slowdowns") {
   salus::test::check_schedule(jobs, out, o, false);
   CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(560), ms(300)});
   CHECK(salus::test::segments(out) == std::vector<Seg>{{0, 0, 0, ms(560), 5, 0}, {1, 1, 0, ms(300), 2, 0}});
+}
+
+// --- shares: GPU time by weight x demand, weights fitted to the pair table -----------------
+
+namespace {
+
+/// The pair table the shares model itself predicts for weights `w` and utilisations `u` (ppm):
+/// s_ij = u_i + (w_j / w_i) u_j, so fitting it must give the weights back.
+PairSlowdowns table_from_shares(const std::map<std::string, double>& w, const std::map<std::string, std::int32_t>& u) {
+  PairSlowdowns t;
+  for (const auto& [i, wi] : w) {
+    for (const auto& [j, wj] : w) {
+      if (i != j) t[{i, j}] = std::llround(static_cast<double>(u.at(i)) + wj / wi * static_cast<double>(u.at(j)));
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("shares: slowdown is max(1, sum of w u over the running set / own w), by hand") {
+  // a: w 2, u 0.8; b: w 0.5, u 0.6. Sum w u = 1.6 + 0.3 = 1.9.
+  //   a: 1.9 / 2 = 0.95 -> 1 (it barely notices b);  b: 1.9 / 0.5 = 3.8 (it waits behind a).
+  const salus::sim::ShareInterference m({{"wa", 2.0}, {"wb", 0.5}});
+  const JobSpec a = named("a", "wa", 800'000), b = named("b", "wb", 600'000);
+  CHECK(slowdowns(m, {a, b}) == std::vector<std::int64_t>{1'000'000, 3'800'000});
+  // Two copies of a: 2 x 1.6 / 2 = 1.6 = 2 u, u's own definition whatever the weight.
+  CHECK(slowdowns(m, {a, a}) == std::vector<std::int64_t>{1'600'000, 1'600'000});
+  // A job without a weight (explicit figures) weighs 1: with a, sum = 1.6 + 0.6 = 2.2.
+  const JobSpec c = named("c", "", 600'000);
+  CHECK(slowdowns(m, {a, c}) == std::vector<std::int64_t>{1'100'000, 2'200'000});
+  CHECK(slowdowns(m, {a}) == std::vector<std::int64_t>{1'000'000});
+}
+
+TEST_CASE("shares: an exponent below 1 bends every slowdown, 1 leaves it as it is") {
+  const salus::sim::ShareInterference bent({{"wa", 2.0}, {"wb", 0.5}}, 0.5);
+  const JobSpec a = named("a", "wa", 800'000), b = named("b", "wb", 600'000);
+  // b: 3.8 ^ 0.5 = 1.949359; a stays at 1.
+  CHECK(slowdowns(bent, {a, b}) == std::vector<std::int64_t>{1'000'000, 1'949'359});
+  CHECK_THROWS_WITH_AS(salus::sim::make_interference("profiled", nullptr, nullptr, 0.0),
+                       "share exponent must be in (0, 2], got 0.000000", InputError);
+}
+
+TEST_CASE("shares: fitting the model's own pair table gives its weights back, normalised") {
+  // big beside small: 0.95 + 0.25 / 4 x 0.5 = 0.98, measured as solo speed and left out of the
+  // fit; the other eight figures determine the three weights.
+  const std::map<std::string, double> w = {{"big", 4.0}, {"mid", 1.0}, {"small", 0.25}};
+  const std::map<std::string, std::int32_t> u = {{"big", 950'000}, {"mid", 700'000}, {"small", 500'000}};
+  const salus::sim::ShareWeights fitted = salus::sim::fit_share_weights(table_from_shares(w, u), u);
+  REQUIRE(fitted.size() == 3);
+  // Geometric mean 1: 4 x 1 x 0.25 = 1 already.
+  CHECK(fitted.at("big") == doctest::Approx(4.0).epsilon(1e-4));
+  CHECK(fitted.at("mid") == doctest::Approx(1.0).epsilon(1e-4));
+  CHECK(fitted.at("small") == doctest::Approx(0.25).epsilon(1e-4));
+}
+
+TEST_CASE("shares: pairs that u alone explains carry no weight, and unknown workloads are ignored") {
+  // Measured at solo speed (0.9 <= 1): only a bound, left out; a pair with an unknown workload too.
+  const std::map<std::string, std::int32_t> u = {{"x", 900'000}, {"y", 900'000}};
+  const PairSlowdowns only_u = {{{"x", "y"}, 900'000}, {{"y", "x"}, 900'000}, {{"x", "ghost"}, 2'000'000}};
+  CHECK(salus::sim::fit_share_weights(only_u, u).empty());
+  CHECK_THROWS_WITH_AS(salus::sim::make_interference("shares", nullptr, nullptr),
+                       "interference model 'shares' needs a catalog with a \"pairs\" table (salus-profile measures one)",
+                       InputError);
 }
