@@ -47,15 +47,29 @@ std::string opt_seconds(core::TimeNs ns) { return ns < 0 ? "" : seconds_text(ns)
 }  // namespace
 
 void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
-  char line[256];
-  std::snprintf(line, sizeof line, "%-8s %-10s %12s %14s %12s %12s %6s %9s\n", "Policy", "Lanes", "Makespan",
-                "Avg. Queuing", "Avg. JCT", "95% JCT", "Done", "Rejected");
+  char line[320];
+  std::snprintf(line, sizeof line, "%-8s %-10s %12s %14s %12s %12s %6s %9s %7s %12s\n", "Policy", "Lanes", "Makespan",
+                "Avg. Queuing", "Avg. JCT", "95% JCT", "Done", "Rejected", "Failed", "Interrupted");
   os << line;
+  // A run in which no job finished has no makespan, queuing or JCT: a dash, not 0.00 s. The dash
+  // is three bytes of UTF-8 but one column: padded by hand.
+  auto cell = [](double seconds, bool any, int width) {
+    char text[32];
+    if (any) {
+      std::snprintf(text, sizeof text, "%*.2f s", width - 2, seconds);
+      return std::string(text);
+    }
+    return std::string(static_cast<std::size_t>(width - 1), ' ') + "\u2014";
+  };
   for (const SimRun& r : runs) {
     const core::RunMetrics& m = r.metrics;
-    std::snprintf(line, sizeof line, "%-8s %-10s %10.2f s %12.2f s %10.2f s %10.2f s %6lld %9lld\n", r.policy.c_str(),
-                  core::to_string(r.lane_mode), core::to_seconds(m.makespan_ns), m.avg_queuing_s, m.avg_jct_s,
-                  core::to_seconds(m.p95_jct_ns), static_cast<long long>(m.done), static_cast<long long>(m.rejected));
+    const bool any = m.done > 0;
+    std::snprintf(line, sizeof line, "%-8s %-10s %s %s %s %s %6lld %9lld %7lld %12lld\n", r.policy.c_str(),
+                  core::to_string(r.lane_mode), cell(core::to_seconds(m.makespan_ns), any, 12).c_str(),
+                  cell(m.avg_queuing_s, any, 14).c_str(), cell(m.avg_jct_s, any, 12).c_str(),
+                  cell(core::to_seconds(m.p95_jct_ns), any, 12).c_str(), static_cast<long long>(m.done),
+                  static_cast<long long>(m.rejected), static_cast<long long>(m.failed),
+                  static_cast<long long>(m.interrupted));
     os << line;
   }
 }

@@ -33,47 +33,73 @@ std::atomic<bool> g_stop{false};
 
 extern "C" void on_sigint(int) { g_stop.store(true); }
 
-/// Prints "done/running/waiting" on stderr at most once a second while the run goes on.
+/// Prints on stderr, at most once a second while the run goes on, where every job is, each
+/// counted exactly once: not arrived, waiting (arrived, not admitted), admitted and idle (between
+/// its runs), running (a run in flight), done, failed. Printed when the loop has dispatched what
+/// it wanted and waits, so runs in flight are counted as running.
 class ProgressExecutor final : public core::Executor {
  public:
-  ProgressExecutor(core::Executor& inner, std::span<const core::JobSpec> jobs, std::string label)
-      : inner_(inner), jobs_(jobs), label_(std::move(label)) {}
+  ProgressExecutor(core::Executor& inner, std::span<const core::JobSpec> jobs, std::string label, core::Bytes capacity)
+      : inner_(inner), jobs_(jobs), label_(std::move(label)), state_(jobs.size(), kNotAdmitted) {
+    // P + E > C: rejected at arrival by the loop, never seen here.
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      if (jobs[i].persistent + jobs[i].ephemeral > capacity) state_[i] = kRejected;
+    }
+  }
   core::TimeNs now() const override { return inner_.now(); }
   void admit(core::JobIndex j, const core::JobSpec& s, core::Bytes off) override {
-    ++admitted_;
+    state_[static_cast<std::size_t>(j)] = kIdle;
     inner_.admit(j, s, off);
   }
   void release(core::JobIndex j) override {
-    ++released_;
+    auto& st = state_[static_cast<std::size_t>(j)];
+    if (st != kFailed) st = kDone;
     inner_.release(j);
   }
   void start(const core::Dispatch& d) override {
-    ++running_;
+    state_[static_cast<std::size_t>(d.job)] = kRunning;
     inner_.start(d);
   }
   void stop_at_boundary(core::LaneId lane) override { inner_.stop_at_boundary(lane); }
   void wait(core::TimeNs deadline, std::vector<core::Completion>& out) override {
-    const std::size_t before = out.size();
-    inner_.wait(deadline, out);
-    running_ -= static_cast<int>(out.size() - before);
     const core::TimeNs t = now();
     if (t - last_print_ >= core::kNsPerS) {
       last_print_ = t;
-      std::int64_t arrived = 0;
-      for (const core::JobSpec& s : jobs_) arrived += s.arrival_ns <= t;
-      std::fprintf(stderr, "[%s %7.1f s] jobs done %lld, running %d, waiting %lld, not arrived %lld\n", label_.c_str(),
-                   core::to_seconds(t), static_cast<long long>(released_), running_,
-                   static_cast<long long>(arrived - admitted_), static_cast<long long>(jobs_.size()) - arrived);
+      print(t);
+    }
+    const std::size_t before = out.size();
+    inner_.wait(deadline, out);
+    for (std::size_t k = before; k < out.size(); ++k) {
+      auto& st = state_[static_cast<std::size_t>(out[k].job)];
+      st = out[k].failed ? kFailed : (st == kRunning ? kIdle : st);
     }
   }
 
  private:
+  enum State : std::uint8_t { kNotAdmitted, kIdle, kRunning, kDone, kFailed, kRejected };
+  void print(core::TimeNs t) const {
+    long long not_arrived = 0, waiting = 0, idle = 0, running = 0, done = 0, failed = 0, rejected = 0;
+    for (std::size_t i = 0; i < jobs_.size(); ++i) {
+      switch (state_[i]) {
+        case kNotAdmitted: (jobs_[i].arrival_ns <= t ? waiting : not_arrived) += 1; break;
+        case kIdle: ++idle; break;
+        case kRunning: ++running; break;
+        case kDone: ++done; break;
+        case kFailed: ++failed; break;
+        case kRejected: (jobs_[i].arrival_ns <= t ? rejected : not_arrived) += 1; break;
+      }
+    }
+    std::fprintf(stderr,
+                 "[%s %7.1f s] jobs: not arrived %lld, waiting %lld, admitted and idle %lld, running %lld, done %lld, "
+                 "failed %lld, rejected %lld\n",
+                 label_.c_str(), core::to_seconds(t), not_arrived, waiting, idle, running, done, failed, rejected);
+  }
+
   core::Executor& inner_;
   std::span<const core::JobSpec> jobs_;
   std::string label_;
-  std::int64_t admitted_ = 0, released_ = 0;
-  int running_ = 0;
-  core::TimeNs last_print_ = 0;
+  std::vector<State> state_;
+  core::TimeNs last_print_ = -core::kNsPerS;  // the first wait prints
 };
 
 struct Options {
@@ -258,7 +284,7 @@ int run(int argc, char** argv) {
             ? static_cast<int>(std::min<std::size_t>(jobs.size(), opts.max_lanes > 0 ? opts.max_lanes : 4))
             : 1;
     gpu::RealExecutor real(*device, pool, jobs, real_options);
-    ProgressExecutor progress(real, jobs, name);
+    ProgressExecutor progress(real, jobs, name, capacity);
     experiments::SimRun r;
     r.policy = name;
     r.lane_mode = opts.lane_mode;
@@ -294,6 +320,18 @@ int run(int argc, char** argv) {
   }
   if (g_stop.load()) notes.push_back("interrupted (Ctrl-C): the summary covers what ran");
   experiments::print_report(notes, jobs, runs);
+  // The measured switch latency of each run: end of one job's iteration to the start of the next
+  // job's first iteration in the same lane (host clock).
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const nlohmann::json& sw = measured[r]["switch_latency"];
+    if (sw["count"].get<std::size_t>() == 0) {
+      std::printf("switch latency, %s: no switch\n", runs[r].policy.c_str());
+    } else {
+      std::printf("switch latency, %s: %zu switches, p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", runs[r].policy.c_str(),
+                  sw["count"].get<std::size_t>(), sw["p50_ms"].get<double>(), sw["p99_ms"].get<double>(),
+                  sw["max_ms"].get<double>());
+    }
+  }
 
   nlohmann::json summary;
   summary["tool"] = "salus-run";
@@ -319,7 +357,13 @@ int run(int argc, char** argv) {
     }
   }
   experiments::write_outputs(summary, o.summary_json, o.out_dir, jobs, runs);
-  return g_stop.load() ? 130 : 0;
+  if (g_stop.load()) return 130;
+  // A failed job (its kernels failed, its lane overflowed, ...) fails the run; the summary is
+  // written all the same.
+  for (const experiments::SimRun& r : runs) {
+    if (r.metrics.failed > 0) return 1;
+  }
+  return 0;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -438,4 +439,122 @@ TEST_CASE("salus-run --memory model admits jobs with what their models need on t
   }
   CHECK(run("--trace traces/examples/real_small.csv --memory xyz").err ==
         "salus-run: --memory: unknown source 'xyz' (valid: trace, model)\n");
+}
+
+namespace {
+
+/// salus-profile is built next to salus-sim.
+std::string profile_bin() {
+  std::string bin = SALUS_SIM_BIN;
+  bin.replace(bin.rfind("salus-sim"), 9, "salus-profile");
+  REQUIRE_MESSAGE(fs::exists(bin), "salus-profile is not built at " << bin);
+  return bin;
+}
+
+}  // namespace
+
+TEST_CASE("a catalog measured by salus-profile drives salus-run (default memory mode) and salus-sim") {
+  // The round trip: what the profile writes is exactly what the executor then needs (P in exact
+  // bytes: lenet_32's 841984 B would read 0.80 MiB = 838861 B if rounded), so every job is done.
+  const fs::path catalog = scratch() / "round_trip.json";
+  const salus::test::ProgramResult p =
+      salus::test::run_program(SALUS_SOURCE_DIR, profile_bin(),
+                               "--device cpu --workloads lenet_32,mlp_64 --gpu-mem 256MiB --iterations 3 "
+                               "--min-seconds 0 --out '" + catalog.string() + "'");
+  INFO("salus-profile stderr: ", p.err);
+  REQUIRE(p.code == 0);
+  const json cat = read_json(catalog);
+  CHECK(cat.at("workloads").size() == 2);
+  CHECK(cat.at("pairs").size() == 1);
+  CHECK(cat.at("switch_ms").get<double>() >= 0);
+  for (const json& w : cat.at("workloads")) {
+    CHECK(w.at("persistent_bytes").get<std::int64_t>() > 0);
+    CHECK(w.at("first_iter_ms").get<double>() > 0);
+    CHECK(w.at("iter_median_ms").get<double>() > 0);
+  }
+  const fs::path summary = scratch() / "round_trip_run.json";
+  const Result r = run(kSmall + " --time-scale 4 --profiles '" + catalog.string() + "' --summary-json '" +
+                       summary.string() + "'");
+  INFO("salus-run stderr: ", r.err);
+  REQUIRE(r.code == 0);
+  for (const json& res : read_json(summary).at("results")) {
+    CAPTURE(res.at("policy").get<std::string>());
+    CHECK(res.at("jobs_done") == 5);
+  }
+  // salus-sim reads the same catalog, with its pair table (shares by default) and switch_ms.
+  const Result s = sim("--trace traces/examples/real_small.csv --gpu-mem 256MiB --profiles '" + catalog.string() + "'");
+  REQUIRE(s.code == 0);
+  CHECK(s.out.find("interference shares") != std::string::npos);
+}
+
+TEST_CASE("salus-run: a failed job makes the exit status 1, the summary is still written") {
+  // A catalog declaring lenet_32's P one 256-byte unit short: its jobs fail at their first dispatch.
+  const fs::path catalog = scratch() / "short_p.json";
+  std::ofstream(catalog) << R"({"format": "salus-catalog/1", "gpu": "cpu", "workloads": [
+    {"name": "lenet_32", "persistent_mib": 0.8, "persistent_bytes": 841728, "ephemeral_mib": 4,
+     "iter_ms": 5, "gpu_util": 0.5, "source": "test"},
+    {"name": "mlp_64", "persistent_mib": 7, "ephemeral_mib": 1, "iter_ms": 5, "gpu_util": 0.5, "source": "test"}]}
+)";
+  const fs::path summary = scratch() / "failed.json";
+  const Result r = run(kSmall + " --time-scale 10 --policy fifo --profiles '" + catalog.string() + "' --summary-json '" +
+                       summary.string() + "'");
+  CHECK(r.code == 1);
+  CHECK(r.out.find("note: fifo: job lenet_a failed: its persistent state needs 841984 B but the trace declares P = "
+                   "841728 B\n") != std::string::npos);
+  // Failed 3 (the three lenet_32 jobs), Done 2; the columns say so.
+  CHECK(r.out.find("Done  Rejected  Failed  Interrupted\n") != std::string::npos);
+  CHECK(r.out.find("      2         0       3            0\n") != std::string::npos);
+  const json j = read_json(summary);
+  CHECK(j.at("results")[0].at("jobs_failed") == 3);
+}
+
+TEST_CASE("salus-run: a run in which nothing finished prints a dash, not 0.00 s") {
+  // Every job fails: no makespan, queuing or JCT to show.
+  const fs::path catalog = scratch() / "all_fail.json";
+  std::ofstream(catalog) << R"({"format": "salus-catalog/1", "gpu": "cpu", "workloads": [
+    {"name": "lenet_32", "persistent_mib": 0.5, "ephemeral_mib": 4, "iter_ms": 5, "gpu_util": 0.5, "source": "test"},
+    {"name": "mlp_64", "persistent_mib": 1, "ephemeral_mib": 1, "iter_ms": 5, "gpu_util": 0.5, "source": "test"}]}
+)";
+  const Result r = run(kSmall + " --time-scale 10 --policy pack --profiles '" + catalog.string() + "'");
+  CHECK(r.code == 1);
+  const auto at = r.out.find("\npack ");
+  REQUIRE(at != std::string::npos);
+  std::istringstream row(r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1));
+  std::vector<std::string> cells;
+  for (std::string c; row >> c;) cells.push_back(c);
+  const std::string dash = "\u2014";
+  CHECK(cells == std::vector<std::string>{"pack", "auto", dash, dash, dash, dash, "0", "0", "5", "0"});
+  // The columns still line up: the row is as wide as the header (the dash is one column).
+  const auto header = r.out.find("Policy ");
+  REQUIRE(header != std::string::npos);
+  const std::size_t header_width = r.out.find('\n', header) - header;
+  const std::size_t row_width = r.out.find('\n', at + 1) - (at + 1) - 4 * (dash.size() - 1);
+  CHECK(row_width == header_width);
+}
+
+TEST_CASE("salus-run prints each run's switch latency and a progress line that counts every job once") {
+  const Result r = run(kSmall + " --time-scale 2 --policy fair,fifo");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("switch latency, fifo: no switch\n") != std::string::npos);
+  const auto at = r.out.find("switch latency, fair: ");
+  REQUIRE(at != std::string::npos);
+  CHECK(r.out.find(" switches, p50 ", at) != std::string::npos);
+  // Every progress line accounts for the five jobs.
+  std::istringstream err(r.err);
+  int lines = 0;
+  for (std::string line; std::getline(err, line);) {
+    if (line.find("] jobs: ") == std::string::npos) continue;
+    ++lines;
+    long long counts[7] = {};
+    const auto colon = line.find("] jobs: ");
+    REQUIRE(std::sscanf(line.c_str() + colon + 8,
+                        "not arrived %lld, waiting %lld, admitted and idle %lld, running %lld, done %lld, failed "
+                        "%lld, rejected %lld",
+                        &counts[0], &counts[1], &counts[2], &counts[3], &counts[4], &counts[5], &counts[6]) == 7);
+    long long total = 0;
+    for (long long c : counts) total += c;
+    CHECK(total == 5);
+  }
+  INFO("stderr: ", r.err);
+  CHECK(lines >= 1);  // the fair run lasts over a second at time scale 2
 }
