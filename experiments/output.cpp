@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "core/errors.h"
@@ -78,6 +79,13 @@ nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::v
   nlohmann::json results = nlohmann::json::array();
   for (const SimRun& r : runs) results.push_back(core::result_json(r.policy, r.lane_mode, jobs, r.outcome, r.metrics));
   return results;
+}
+
+std::string read_text_tail(const std::string& path, std::size_t max_bytes) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return "";
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return text.size() > max_bytes ? text.substr(text.size() - max_bytes) : text;
 }
 
 void write_text_file(const std::string& path, const std::string& text) {

@@ -25,6 +25,9 @@ nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::v
 void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
 
 /// Writes text to a file, creating parent directories; throws core::InputError on failure.
+/// The last `max_bytes` of a file ("" when it cannot be read): logs in error messages, whole
+/// small files otherwise.
+std::string read_text_tail(const std::string& path, std::size_t max_bytes);
 void write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace salus::experiments

@@ -4,7 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
+#include <stdexcept>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -15,9 +18,11 @@
 
 #include "core/errors.h"
 #include "experiments/cli.h"
+#include "experiments/fidelity.h"
 #include "experiments/output.h"
 #include "experiments/paper_experiments.h"
 #include "traces/catalog.h"
+#include "traces/trace.h"
 
 namespace po = boost::program_options;
 using namespace salus;
@@ -53,8 +58,117 @@ bool draw(const std::string& dir, const std::vector<std::string>& names) {
   return true;
 }
 
+/// The directory this program lives in: salus-profile, salus-run and salus-sim are built (and
+/// bundled) beside it.
+std::string own_dir() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : self.parent_path().string();
+}
+
+/// Runs a sibling program with `args`, its output to `log`; throws with the log's tail if it fails.
+void run_sibling(const std::string& program, const std::string& args, const std::string& log) {
+  const std::string cmd = shell_quote(own_dir() + "/" + program) + " " + args + " > " + shell_quote(log) + " 2>&1";
+  std::printf("fidelity: %s %s\n", program.c_str(), args.c_str());
+  std::fflush(stdout);
+  const int rc = std::system(cmd.c_str());
+  if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
+    std::string tail = experiments::read_text_tail(log, 1200);
+    throw std::runtime_error(program + " failed (exit " + std::to_string(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1) +
+                             "), log " + log + ":\n" + tail);
+  }
+}
+
+/// salus-experiment fidelity: the trace's workloads profiled on the device (unless a catalog is
+/// given), the trace run under the four policies on the real executor `repeat` times and once in
+/// the simulator with that catalog, and the two compared per policy (medians over the repeats).
+nlohmann::json run_fidelity(const std::string& device, const std::string& trace, const std::string& given_profiles,
+                            const std::string& gpu_mem, int repeat, const std::string& out_dir) {
+  std::filesystem::create_directories(out_dir);
+  const std::string q_trace = shell_quote(trace), q_mem = shell_quote(gpu_mem);
+  std::string catalog = given_profiles;
+  if (catalog.empty()) {
+    // The trace's workloads, as named in it (the shipped catalog knows every real workload).
+    const traces::Trace t = traces::load_trace(trace, traces::Catalog::load_default());
+    std::vector<std::string> names;
+    for (const core::JobSpec& j : t.jobs) {
+      if (std::find(names.begin(), names.end(), j.workload) == names.end()) names.push_back(j.workload);
+    }
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ",") + n;
+    catalog = out_dir + "/fidelity_catalog.json";
+    run_sibling("salus-profile", "--device " + shell_quote(device) + " --gpu-mem " + q_mem + " --workloads " +
+                                     shell_quote(list) + " --out " + shell_quote(catalog),
+                out_dir + "/fidelity_profile.log");
+  }
+  const std::string q_cat = shell_quote(catalog);
+  const std::string sim_summary = out_dir + "/fidelity_sim.json";
+  run_sibling("salus-sim", "--trace " + q_trace + " --profiles " + q_cat + " --gpu-mem " + q_mem + " --summary-json " +
+                               shell_quote(sim_summary),
+              out_dir + "/fidelity_sim.log");
+  const nlohmann::json sim = nlohmann::json::parse(experiments::read_text_tail(sim_summary, 1 << 30));
+  std::map<std::string, std::vector<experiments::FidelityRow>> by_policy;
+  std::vector<std::string> order;
+  nlohmann::json repeats = nlohmann::json::array(), per_job = nlohmann::json::object();
+  for (int r = 1; r <= repeat; ++r) {
+    const std::string real_summary = out_dir + "/fidelity_real_" + std::to_string(r) + ".json";
+    run_sibling("salus-run", "--device " + shell_quote(device) + " --trace " + q_trace + " --profiles " + q_cat +
+                                 " --gpu-mem " + q_mem + " --summary-json " + shell_quote(real_summary),
+                out_dir + "/fidelity_real_" + std::to_string(r) + ".log");
+    const nlohmann::json real = nlohmann::json::parse(experiments::read_text_tail(real_summary, 1 << 30));
+    nlohmann::json rows = nlohmann::json::array();
+    for (const experiments::FidelityRow& row : experiments::compare_summaries(sim, real)) {
+      if (by_policy.count(row.policy) == 0) order.push_back(row.policy);
+      by_policy[row.policy].push_back(row);
+      rows.push_back(experiments::to_json(row));
+    }
+    repeats.push_back(rows);
+    if (r == 1) {
+      // Per job, simulated against measured (the first repeat), for the figure.
+      for (const nlohmann::json& res : real.at("results")) {
+        const std::string policy = res.at("policy").get<std::string>();
+        std::map<std::string, double> sim_jct;
+        for (const nlohmann::json& sr : sim.at("results")) {
+          if (sr.at("policy") != policy) continue;
+          for (const nlohmann::json& j : sr.at("jobs")) {
+            if (j.at("status") == "done") sim_jct[j.at("id").get<std::string>()] = j.at("jct_s").get<double>();
+          }
+        }
+        nlohmann::json jobs = nlohmann::json::array();
+        for (const nlohmann::json& j : res.at("jobs")) {
+          const auto it = sim_jct.find(j.at("id").get<std::string>());
+          if (j.at("status") != "done" || it == sim_jct.end()) continue;
+          jobs.push_back({{"id", j.at("id")}, {"jct_real_s", j.at("jct_s")}, {"jct_sim_s", it->second}});
+        }
+        per_job[policy] = jobs;
+      }
+    }
+  }
+  std::vector<experiments::FidelityRow> medians;
+  nlohmann::json policies = nlohmann::json::object();
+  for (const std::string& p : order) {
+    medians.push_back(experiments::median_row(by_policy[p]));
+    policies[p] = experiments::to_json(medians.back());
+  }
+  std::printf("\nfidelity on %s: %s, catalog %s, median of %d repeat(s) (errors relative to the measured run)\n%s",
+              device.c_str(), trace.c_str(), catalog.c_str(), repeat, experiments::fidelity_table(medians).c_str());
+  return {{"experiment", "fidelity"},
+          {"version", 1},
+          {"executor", "real"},
+          {"device", device},
+          {"trace", trace},
+          {"catalog", catalog},
+          {"interference", sim.value("interference", "")},
+          {"switch_cost_ms", sim.value("switch_cost_ms", 0.0)},
+          {"repeat", repeat},
+          {"policies", policies},
+          {"repeats", repeats},
+          {"per_job", per_job}};
+}
+
 int run(int argc, char** argv) {
-  std::string name, out_dir, profiles, gpu_mem, plots, data_dir;
+  std::string name, out_dir, profiles, gpu_mem, plots, data_dir, executor, device, trace;
+  int repeat = 3;
   po::options_description desc(
       "salus-experiment NAME|all --out DIR: run the paper's experiments in the simulator\n\nOptions");
   desc.add_options()
@@ -65,6 +179,12 @@ int run(int argc, char** argv) {
        "directory with the experiments' inputs (long_trace_100.csv, experiments/...)")
       ("profiles", po::value(&profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")
       ("gpu-mem", po::value(&gpu_mem)->default_value("16GiB"), "GPU memory capacity (the paper's P100: 16GiB)")
+      ("executor", po::value(&executor)->default_value("sim"),
+       "sim: the discrete-event simulator; real: the real backend (fidelity only, so far: the paper's "
+       "experiments use workloads the real backend does not implement)")
+      ("device", po::value(&device)->default_value("cpu"), "with --executor real: cpu or cuda")
+      ("trace", po::value(&trace), "fidelity: the trace (default: the shipped traces/experiments/fidelity_cpu.csv)")
+      ("repeat", po::value(&repeat)->default_value(3), "fidelity: real runs of the trace (the medians are reported)")
       ("plots", po::value(&plots)->default_value("auto"),
        "auto: draw the figures when matplotlib is there, else say how to get it; on: failing to draw is an error; off");
   po::positional_options_description pos;
@@ -79,10 +199,37 @@ int run(int argc, char** argv) {
     return 0;
   }
   po::notify(vm);
-  if (name.empty()) throw core::InputError("name an experiment (valid: " + experiments::experiment_names_joined() + ", all)");
+  if (name.empty()) {
+    throw core::InputError("name an experiment (valid: " + experiments::experiment_names_joined() + ", fidelity, all)");
+  }
   if (plots != "auto" && plots != "on" && plots != "off") {
     throw core::InputError("--plots: unknown value '" + plots + "' (valid: auto, on, off)");
   }
+  if (executor != "sim" && executor != "real") {
+    throw core::InputError("--executor: unknown executor '" + executor + "' (valid: sim, real)");
+  }
+  if (device != "cpu" && device != "cuda") throw core::InputError("--device: unknown device '" + device + "' (valid: cpu, cuda)");
+  if (name == "fidelity") {
+    if (executor != "real") {
+      throw core::InputError("fidelity compares the simulator with the real executor: give --executor real");
+    }
+    if (repeat < 1 || repeat > 20) throw core::InputError("--repeat: must be from 1 to 20");
+    if (trace.empty()) trace = data_dir + "/experiments/fidelity_cpu.csv";
+    const std::string given = vm["profiles"].defaulted() ? std::string() : profiles;
+    const nlohmann::json j = run_fidelity(device, trace, given, gpu_mem, repeat, out_dir);
+    const std::string path = out_dir + "/fidelity.json";
+    experiments::write_text_file(path, j.dump(2) + "\n");
+    std::cout << "wrote " << path << "\n";
+    std::cout.flush();
+    if (plots == "off") return 0;
+    if (!draw(out_dir, {"fidelity"}) && plots == "on") return 1;
+    return 0;
+  }
+  if (executor == "real") {
+    throw core::InputError(name + ": --executor real is not available: the paper's experiments use workloads the real "
+                           "backend does not implement (only fidelity runs on it so far); use --executor sim");
+  }
+  if (vm.count("trace") || !vm["repeat"].defaulted()) throw core::InputError("--trace and --repeat are for fidelity only");
   std::vector<std::string> names;
   if (name == "all") {
     for (const auto& e : experiments::experiment_list()) names.push_back(e.name);

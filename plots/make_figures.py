@@ -28,6 +28,7 @@ EXPERIMENTS = {
     "fair_three": ["fig09_fair_throughput"],
     "inference": ["fig10a_inference_gpus", "fig10b_inference_latency"],
     "hyperparam": ["fig11_hyperparam_makespan"],
+    "fidelity": ["fidelity_jct"],
 }
 FIGURES = [fig for figs in EXPERIMENTS.values() for fig in figs]
 
@@ -42,6 +43,7 @@ FIG_SIZE_IN = {
     "fig10a_inference_gpus": (3.5, 2.4),
     "fig10b_inference_latency": (3.5, 2.8),
     "fig11_hyperparam_makespan": (3.5, 2.4),
+    "fidelity_jct": (7.0, 2.2),
 }
 
 # One colour and line style per policy, the same in every figure (Okabe-Ito, colour-blind safe;
@@ -383,12 +385,34 @@ def load_inference(root):
             "models": models}
 
 
+def load_fidelity(root):
+    """salus-experiment fidelity: per policy, simulated against measured JCT of each job."""
+    policies = root["policies"]
+    per_job = root["per_job"]
+    names = [p for p in POLICY_ORDER if p in per_job.obj()]
+    for name in per_job.keys():
+        _known_policy(per_job, name)
+    if not names:
+        per_job.fail("no policies (expected some of " + ", ".join(POLICY_ORDER) + ")")
+    out = []
+    for name in names:
+        jobs = []
+        for j in per_job[name].list():
+            jobs.append((j["jct_real_s"].num(lo=0), j["jct_sim_s"].num(lo=0)))
+        row = policies[name]
+        out.append({"policy": name, "jobs": jobs,
+                    "jct_error_median": row["jct_error_median"].num(lo=0),
+                    "makespan_error": row["makespan_error"].num(lo=0)})
+    return {"policies": out, "device": root["device"].value, "repeat": root["repeat"].integer()}
+
+
 LOADERS = {
     "long_trace": load_long_trace,
     "srtf_snapshot": load_srtf_snapshot,
     "fair_three": load_fair_three,
     "hyperparam": load_hyperparam,
     "inference": load_inference,
+    "fidelity": load_fidelity,
 }
 
 
@@ -755,6 +779,24 @@ def draw_hyperparam_makespan(fig, data):
     _legend_above(ax, 2)
 
 
+def draw_fidelity_jct(fig, data):
+    """One panel per policy: each job's simulated JCT against its measured one, and y = x."""
+    panels = data["policies"]
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, p in zip(axes, panels):
+        xs = [x for x, _ in p["jobs"]]
+        ys = [y for _, y in p["jobs"]]
+        hi = max(xs + ys + [1e-3]) * 1.05
+        ax.plot([0, hi], [0, hi], color="#999999", lw=0.8)
+        ax.scatter(xs, ys, s=8, color=POLICY_COLOUR[p["policy"]])
+        ax.set_xlim(0, hi)
+        ax.set_ylim(0, hi)
+        ax.set_title(f"{POLICY_LABEL[p['policy']]}: JCT err {100 * p['jct_error_median']:.1f}%, "
+                     f"makespan {100 * p['makespan_error']:.1f}%", fontsize=6)
+        ax.set_xlabel(f"measured JCT (s), {data['device']}")
+    axes[0].set_ylabel("simulated JCT (s)")
+
+
 def _fit_in_figure(fig):
     """Runs constrained layout, then pulls in any axes whose decorations still stick out of the
     figure (matplotlib 3.6's constrained layout can leave the last x tick label half outside
@@ -785,6 +827,7 @@ DRAW = {
     "fig10a_inference_gpus": draw_inference_gpus,
     "fig10b_inference_latency": draw_inference_latency,
     "fig11_hyperparam_makespan": draw_hyperparam_makespan,
+    "fidelity_jct": draw_fidelity_jct,
 }
 
 

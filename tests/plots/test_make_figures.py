@@ -17,7 +17,7 @@ import tempfile
 
 SKIP = 77
 
-EXPERIMENTS = ["long_trace", "srtf_snapshot", "fair_three", "inference", "hyperparam"]
+EXPERIMENTS = ["long_trace", "srtf_snapshot", "fair_three", "inference", "hyperparam", "fidelity"]
 # Figure -> PNG size in pixels (inches x 200 dpi); a change here is a change of the figures.
 EXPECTED_PNG = {
     "fig07_jct_cdf": (700, 520),
@@ -27,6 +27,7 @@ EXPECTED_PNG = {
     "fig10a_inference_gpus": (700, 480),
     "fig10b_inference_latency": (700, 560),
     "fig11_hyperparam_makespan": (700, 480),
+    "fidelity_jct": (1400, 440),
 }
 
 failures = []

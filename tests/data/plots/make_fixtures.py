@@ -193,6 +193,22 @@ def inference(rng):
     }
 
 
+def fidelity(rng):
+    policies, per_job = {}, {}
+    for p in ("fifo", "srtf", "pack", "fair"):
+        jobs = []
+        for i in range(8):
+            real = r(rng.uniform(1, 40))
+            jobs.append({"id": f"job{i:03d}", "jct_real_s": real, "jct_sim_s": r(real * rng.uniform(0.9, 1.1))})
+        per_job[p] = jobs
+        policies[p] = {"policy": p, "jobs": 8, "done_both": 8, "makespan_real_s": 45.0, "makespan_sim_s": 46.0,
+                       "makespan_error": 0.022, "jct_error_median": 0.04, "jct_error_p95": 0.09,
+                       "jct_error_max": 0.1, "kendall_tau": 0.95, "switches_real": 10, "switches_sim": 10}
+    return {"experiment": "fidelity", "version": 1, "fixture": True, "executor": "real", "device": "cpu",
+            "trace": "fixture.csv", "catalog": "fixture.json", "interference": "shares", "switch_cost_ms": 0.1,
+            "repeat": 1, "policies": policies, "repeats": [list(policies.values())], "per_job": per_job}
+
+
 def main():
     rng = random.Random(2020)
     write("long_trace.json", long_trace(rng))
@@ -200,6 +216,7 @@ def main():
     write("fair_three.json", fair_three(rng))
     write("hyperparam.json", hyperparam())
     write("inference.json", inference(rng))
+    write("fidelity.json", fidelity(rng))
     # Malformed: a long_trace.json whose fifo policy lacks avg_jct_s.
     bad = long_trace(random.Random(2020))
     del bad["policies"]["fifo"]["avg_jct_s"]

@@ -1,0 +1,143 @@
+#include "experiments/fidelity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "core/errors.h"
+
+namespace salus::experiments {
+namespace {
+
+using nlohmann::json;
+
+double nearest_rank(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto k = static_cast<std::size_t>(std::max(1.0, std::ceil(q * static_cast<double>(v.size())))) - 1;
+  return v[std::min(k, v.size() - 1)];
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double relative(double sim, double real) { return real > 0 ? std::abs(sim - real) / real : 0.0; }
+
+}  // namespace
+
+double kendall_tau(const std::vector<double>& a, const std::vector<double>& b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  if (n < 2) return 1.0;
+  long long concordant = 0, discordant = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const double x = (a[i] - a[j]) * (b[i] - b[j]);
+      if (x > 0) ++concordant;
+      if (x < 0) ++discordant;
+    }
+  }
+  return static_cast<double>(concordant - discordant) / (static_cast<double>(n) * static_cast<double>(n - 1) / 2);
+}
+
+FidelityRow compare_results(const json& sim, const json& real) {
+  FidelityRow row;
+  row.policy = real.at("policy").get<std::string>();
+  if (sim.at("policy") != real.at("policy")) {
+    throw core::InputError("fidelity: comparing policy " + sim.at("policy").get<std::string>() + " with " + row.policy);
+  }
+  std::map<std::string, const json*> sim_jobs;
+  for (const json& j : sim.at("jobs")) sim_jobs[j.at("id").get<std::string>()] = &j;
+  const json& real_jobs = real.at("jobs");
+  if (real_jobs.size() != sim_jobs.size()) {
+    throw core::InputError("fidelity: " + row.policy + ": the simulator ran " + std::to_string(sim_jobs.size()) +
+                           " jobs, the real executor " + std::to_string(real_jobs.size()) + ": not the same trace");
+  }
+  row.jobs = static_cast<int>(real_jobs.size());
+  std::vector<double> errors, finish_real, finish_sim;
+  for (const json& r : real_jobs) {
+    const std::string id = r.at("id").get<std::string>();
+    const auto it = sim_jobs.find(id);
+    if (it == sim_jobs.end()) throw core::InputError("fidelity: job " + id + " is not in the simulated run");
+    const json& s = *it->second;
+    if (r.at("status") != "done" || s.at("status") != "done") continue;
+    ++row.done_both;
+    errors.push_back(relative(s.at("jct_s").get<double>(), r.at("jct_s").get<double>()));
+    finish_real.push_back(r.at("finish_s").get<double>());
+    finish_sim.push_back(s.at("finish_s").get<double>());
+  }
+  row.makespan_real_s = real.at("makespan_s").get<double>();
+  row.makespan_sim_s = sim.at("makespan_s").get<double>();
+  row.makespan_error = relative(row.makespan_sim_s, row.makespan_real_s);
+  row.jct_error_median = nearest_rank(errors, 0.5);
+  row.jct_error_p95 = nearest_rank(errors, 0.95);
+  row.jct_error_max = errors.empty() ? 0 : *std::max_element(errors.begin(), errors.end());
+  row.kendall_tau = kendall_tau(finish_real, finish_sim);
+  row.switches_real = real.value("switches", 0LL);
+  row.switches_sim = sim.value("switches", 0LL);
+  return row;
+}
+
+std::vector<FidelityRow> compare_summaries(const json& sim_summary, const json& real_summary) {
+  std::map<std::string, const json*> sim;
+  for (const json& r : sim_summary.at("results")) sim[r.at("policy").get<std::string>()] = &r;
+  std::vector<FidelityRow> rows;
+  for (const json& r : real_summary.at("results")) {
+    const auto it = sim.find(r.at("policy").get<std::string>());
+    if (it != sim.end()) rows.push_back(compare_results(*it->second, r));
+  }
+  return rows;
+}
+
+FidelityRow median_row(const std::vector<FidelityRow>& repeats) {
+  SALUS_INVARIANT(!repeats.empty(), "median of at least one repeat", "");
+  FidelityRow m = repeats.front();
+  auto med = [&](double FidelityRow::*field) {
+    std::vector<double> v;
+    for (const FidelityRow& r : repeats) v.push_back(r.*field);
+    m.*field = median_of(v);
+  };
+  for (double FidelityRow::*f : {&FidelityRow::makespan_real_s, &FidelityRow::makespan_sim_s, &FidelityRow::makespan_error,
+                                  &FidelityRow::jct_error_median, &FidelityRow::jct_error_p95, &FidelityRow::jct_error_max,
+                                  &FidelityRow::kendall_tau}) {
+    med(f);
+  }
+  return m;
+}
+
+json to_json(const FidelityRow& r) {
+  return {{"policy", r.policy},
+          {"jobs", r.jobs},
+          {"done_both", r.done_both},
+          {"makespan_real_s", r.makespan_real_s},
+          {"makespan_sim_s", r.makespan_sim_s},
+          {"makespan_error", r.makespan_error},
+          {"jct_error_median", r.jct_error_median},
+          {"jct_error_p95", r.jct_error_p95},
+          {"jct_error_max", r.jct_error_max},
+          {"kendall_tau", r.kendall_tau},
+          {"switches_real", r.switches_real},
+          {"switches_sim", r.switches_sim}};
+}
+
+std::string fidelity_table(const std::vector<FidelityRow>& rows) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-8s %5s %18s %8s %12s %8s %8s %7s %16s\n", "policy", "done", "makespan real/sim",
+                "error", "JCT err p50", "p95", "max", "tau", "switches real/sim");
+  out += line;
+  for (const FidelityRow& r : rows) {
+    std::snprintf(line, sizeof line, "%-8s %2d/%-2d %8.2f/%-8.2f s %7.2f%% %11.2f%% %7.2f%% %7.2f%% %7.3f %8lld/%-8lld\n",
+                  r.policy.c_str(), r.done_both, r.jobs, r.makespan_real_s, r.makespan_sim_s, 100 * r.makespan_error,
+                  100 * r.jct_error_median, 100 * r.jct_error_p95, 100 * r.jct_error_max, r.kendall_tau, r.switches_real,
+                  r.switches_sim);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace salus::experiments

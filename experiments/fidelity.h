@@ -1,0 +1,45 @@
+#pragma once
+/// The fidelity report: how well the simulator predicts the real executor on the same trace and
+/// catalog. Compares two summaries (salus-sim's and salus-run's, one schema) policy by policy.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace salus::experiments {
+
+/// One policy's comparison. Errors are relative to the measured (real) value.
+struct FidelityRow {
+  std::string policy;
+  int jobs = 0;
+  int done_both = 0;              ///< jobs done on both sides (the JCT errors are over these)
+  double makespan_real_s = 0, makespan_sim_s = 0;
+  double makespan_error = 0;      ///< |sim - real| / real
+  double jct_error_median = 0;    ///< per-job |sim - real| / real: median (nearest rank)
+  double jct_error_p95 = 0;       ///< 95th percentile (nearest rank)
+  double jct_error_max = 0;
+  double kendall_tau = 0;         ///< of the finish times of the jobs done on both sides (tau-a)
+  long long switches_real = 0, switches_sim = 0;
+};
+
+/// Kendall's tau-a of two equally long sequences: (concordant - discordant) / (n (n - 1) / 2);
+/// ties count as neither. 1 for fewer than two elements.
+double kendall_tau(const std::vector<double>& a, const std::vector<double>& b);
+
+/// Compares one policy's "results" entry of each summary (same trace: the jobs are matched by id).
+/// Throws core::InputError when the two do not describe the same jobs.
+FidelityRow compare_results(const nlohmann::json& sim_result, const nlohmann::json& real_result);
+
+/// Every policy present in both summaries, in the real summary's order.
+std::vector<FidelityRow> compare_summaries(const nlohmann::json& sim_summary, const nlohmann::json& real_summary);
+
+/// The medians, metric by metric, of the rows of several repeats of one policy (counts from the
+/// first repeat).
+FidelityRow median_row(const std::vector<FidelityRow>& repeats);
+
+nlohmann::json to_json(const FidelityRow& row);
+
+/// The table printed by salus-experiment fidelity.
+std::string fidelity_table(const std::vector<FidelityRow>& rows);
+
+}  // namespace salus::experiments

@@ -1,0 +1,138 @@
+// The fidelity report: the error arithmetic on hand-made pairs of summaries, and
+// `salus-experiment fidelity` end to end on a tiny trace on the CPU device.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+#include "experiments/fidelity.h"
+#include "support/programs.h"
+
+namespace {
+
+using nlohmann::json;
+using salus::experiments::FidelityRow;
+namespace fs = std::filesystem;
+
+json job(const std::string& id, const std::string& status, double finish, double jct) {
+  return {{"id", id}, {"status", status}, {"finish_s", finish}, {"jct_s", jct}};
+}
+
+json result(const std::string& policy, double makespan, long long switches, std::vector<json> jobs) {
+  return {{"policy", policy}, {"makespan_s", makespan}, {"switches", switches}, {"jobs", jobs}};
+}
+
+}  // namespace
+
+TEST_CASE("fidelity: errors are relative to the measured run, over jobs done on both sides") {
+  // Measured: a 10 s, b 20 s, c 40 s, d failed. Simulated: a 11 s (+10 %), b 17 s (-15 %),
+  // c 40 s (0 %), d 5 s. Errors 0.10, 0.15, 0 -> median (nearest rank) 0.10, p95 and max 0.15.
+  // Finish order: measured a 10 < b 22 < c 45, simulated a 11 < c 40 < b 41: one discordant pair
+  // of three, tau = (2 - 1) / 3.
+  const json real = result("srtf", 50, 7,
+                           {job("a", "done", 10, 10), job("b", "done", 22, 20), job("c", "done", 45, 40),
+                            job("d", "failed", 12, 12)});
+  const json sim = result("srtf", 45, 6,
+                          {job("c", "done", 40, 40), job("b", "done", 41, 17), job("a", "done", 11, 11),
+                           job("d", "done", 5, 5)});
+  const FidelityRow r = salus::experiments::compare_results(sim, real);
+  CHECK(r.policy == "srtf");
+  CHECK(r.jobs == 4);
+  CHECK(r.done_both == 3);
+  CHECK(r.makespan_error == doctest::Approx(0.1));
+  CHECK(r.jct_error_median == doctest::Approx(0.10));
+  CHECK(r.jct_error_p95 == doctest::Approx(0.15));
+  CHECK(r.jct_error_max == doctest::Approx(0.15));
+  CHECK(r.kendall_tau == doctest::Approx(1.0 / 3.0));
+  CHECK(r.switches_real == 7);
+  CHECK(r.switches_sim == 6);
+}
+
+TEST_CASE("fidelity: Kendall's tau, medians over repeats, and summaries that do not match") {
+  CHECK(salus::experiments::kendall_tau({1, 2, 3, 4}, {10, 20, 30, 40}) == 1.0);
+  CHECK(salus::experiments::kendall_tau({1, 2, 3, 4}, {40, 30, 20, 10}) == -1.0);
+  CHECK(salus::experiments::kendall_tau({1}, {5}) == 1.0);
+  // Ties count as neither: (1, 1) against (1, 2) has no concordant or discordant pair.
+  CHECK(salus::experiments::kendall_tau({1, 1}, {1, 2}) == 0.0);
+
+  FidelityRow a, b, c;
+  a.policy = b.policy = c.policy = "fifo";
+  a.jct_error_median = 0.3, b.jct_error_median = 0.1, c.jct_error_median = 0.2;
+  a.makespan_error = 0.05, b.makespan_error = 0.01, c.makespan_error = 0.02;
+  const FidelityRow m = salus::experiments::median_row({a, b, c});
+  CHECK(m.jct_error_median == doctest::Approx(0.2));
+  CHECK(m.makespan_error == doctest::Approx(0.02));
+
+  const json real = result("fifo", 10, 0, {job("a", "done", 10, 10)});
+  CHECK_THROWS_WITH_AS(salus::experiments::compare_results(result("fifo", 10, 0, {job("z", "done", 10, 10)}), real),
+                       "fidelity: job a is not in the simulated run", salus::core::InputError);
+  CHECK_THROWS_WITH_AS(salus::experiments::compare_results(result("fifo", 10, 0, {}), real),
+                       "fidelity: fifo: the simulator ran 0 jobs, the real executor 1: not the same trace",
+                       salus::core::InputError);
+  // Summaries: the policies present on both sides, in the measured run's order.
+  const json sim_summary = {{"results", {result("pack", 8, 0, {job("a", "done", 8, 8)}),
+                                         result("fifo", 11, 0, {job("a", "done", 11, 11)})}}};
+  const json real_summary = {{"results", {real, result("srtf", 9, 0, {job("a", "done", 9, 9)})}}};
+  const auto rows = salus::experiments::compare_summaries(sim_summary, real_summary);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].policy == "fifo");
+  CHECK(rows[0].jct_error_median == doctest::Approx(0.1));
+}
+
+TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and writes fidelity.json") {
+  const fs::path dir = salus::test::scratch() / "fidelity";
+  fs::create_directories(dir);
+  const fs::path trace = dir / "tiny.csv";
+  std::ofstream(trace) << "job_id,workload,arrival_s,iterations\na,lenet_32,0,12\nb,mlp_64,0.01,12\nc,lenet_32,0.02,6\n";
+  const auto r = salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN,
+                                          "fidelity --executor real --device cpu --repeat 1 --plots off --gpu-mem 256MiB "
+                                          "--trace '" + trace.string() + "' --out '" + dir.string() + "'");
+  INFO("stdout: ", r.out, "\nstderr: ", r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("policy    done  makespan real/sim") != std::string::npos);
+  const json j = json::parse(salus::test::slurp(dir / "fidelity.json"));
+  CHECK(j.at("experiment") == "fidelity");
+  CHECK(j.at("executor") == "real");
+  CHECK(j.at("device") == "cpu");
+  CHECK(j.at("repeat") == 1);
+  // salus-profile measured the pair; the simulator fits shares to it unless every pair ran at solo
+  // speed (which a 2-core CPU can do for two lanes), when it falls back to profiled.
+  CHECK((j.at("interference") == "shares" || j.at("interference") == "profiled"));
+  CHECK(fs::exists(dir / "fidelity_catalog.json"));
+  for (const char* p : {"fifo", "srtf", "pack", "fair"}) {
+    CAPTURE(p);
+    const json& row = j.at("policies").at(p);
+    CHECK(row.at("jobs") == 3);
+    CHECK(row.at("done_both") == 3);
+    CHECK(row.at("makespan_error").get<double>() >= 0);
+    CHECK(j.at("per_job").at(p).size() == 3);
+  }
+  CHECK(j.at("repeats").size() == 1);
+}
+
+TEST_CASE("salus-experiment: the executor and fidelity options refuse what they cannot do, exit 2") {
+  auto run = [](const std::string& args) {
+    return salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN, args + " --plots off --out /tmp/salus-x");
+  };
+  auto r = run("fidelity --executor sim");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: fidelity compares the simulator with the real executor: give --executor real\n");
+  r = run("long_trace --executor real");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: long_trace: --executor real is not available: the paper's experiments use workloads "
+                 "the real backend does not implement (only fidelity runs on it so far); use --executor sim\n");
+  r = run("fidelity --executor real --repeat 0");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --repeat: must be from 1 to 20\n");
+  r = run("fidelity --executor gpu");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --executor: unknown executor 'gpu' (valid: sim, real)\n");
+  r = run("long_trace --trace x.csv");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --trace and --repeat are for fidelity only\n");
+}
