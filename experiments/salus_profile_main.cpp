@@ -66,7 +66,10 @@ int run(int argc, char** argv) {
   }
   if (workloads.empty()) throw core::InputError("--workloads: empty list");
   const auto device = gpu::make_device(device_name);
-  const auto solo = gpu::profile_workloads(*device, workloads, opts);
+  auto solo = gpu::profile_workloads(*device, workloads, opts);
+  // The iteration times the simulator uses come from the executor's own path (the medians, which
+  // the pair slowdowns are relative to, stay the profiler's).
+  for (auto& m : solo) gpu::measure_in_executor(*device, m, opts);
   const auto pair_results = pairs ? gpu::profile_pairs(*device, solo, opts) : std::vector<gpu::PairMeasurement>{};
 
   // The executor's switch latency, with the workload that switches most often per second.
@@ -78,7 +81,8 @@ int run(int argc, char** argv) {
   if (measure_switch && fastest != nullptr) switch_ns = gpu::profile_switch(*device, fastest->name, opts);
 
   const std::string provenance = "measured on " + device->name() + " by salus-profile (pool " +
-                                 core::format_size(opts.capacity) + ", mean of at least " +
+                                 core::format_size(opts.capacity) + ", executor mean over as many iterations as the "
+                                 "profiler's loop took, at least " +
                                  std::to_string(opts.iterations) + " iterations and " +
                                  experiments::seconds_text(static_cast<core::TimeNs>(opts.min_seconds * 1e9)) +
                                  " s after " + std::to_string(opts.warmup) + " warm-up)";
@@ -86,8 +90,9 @@ int run(int argc, char** argv) {
   cat["format"] = "salus-catalog/1";
   cat["gpu"] = device->name();
   cat["notes"] = "P = the model's persistent state in the pool; E = the peak lane memory of one iteration; "
-                 "iter_ms = mean solo iteration (each waited for, as the executor does), iter_median_ms its median, "
-                 "first_iter_ms the first iteration of a freshly bound network; gpu_util from the slowdown s of two "
+                 "iter_ms = mean solo iteration after the first and first_iter_ms the first, both measured through the real "
+                 "executor (one job alone, as salus-run runs it); iter_median_ms = the median of the profiler's own "
+                 "loop, which the pair slowdowns are relative to; gpu_util from the slowdown s of two "
                  "copies in two lanes, u = clamp(s / 2, 0.05, 1); pairs: median iteration time together over the "
                  "solo median; switch_ms: the real executor's mean switch latency in one lane under FAIR";
   if (switch_ns) cat["switch_ms"] = round_to(static_cast<double>(*switch_ns) / 1e6, 0.0001);

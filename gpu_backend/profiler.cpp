@@ -233,39 +233,68 @@ std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<Wor
 
 namespace salus::gpu {
 
-core::TimeNs profile_switch(Device& device, const std::string& workload, const ProfileOptions& o, int switches) {
+namespace {
+
+/// `copies` jobs of `workload`, `iterations` each, all arriving at 0, run through run_schedule and
+/// the real executor under `policy` in `mode`: what salus-run does. Throws if one did not finish.
+struct ExecutorRun {
+  std::vector<RealJobStats> stats;
+  std::vector<core::TimeNs> switch_latencies;
+};
+ExecutorRun run_in_executor(Device& device, const std::string& workload, int copies, std::int64_t iterations,
+                            const char* policy_name, core::LaneMode mode, const ProfileOptions& o) {
   const std::optional<RealWorkload> w = parse_real_workload(workload);
   if (!w) throw core::InputError("no real model for workload '" + workload + "' (valid: " + real_workload_help() + ")");
   const auto ops = device.create_ops();
   const auto net = build_model(w->model);
   core::JobSpec spec;
   spec.workload = workload;
-  spec.iterations = switches / 2 + 1;
+  spec.iterations = iterations;
   spec.iter_ns = core::kNsPerMs;
   spec.persistent = align_up(net->persistent_bytes());
   spec.ephemeral = align_up(net->ephemeral_bytes(*ops, !w->inference));
-  std::vector<core::JobSpec> jobs{spec, spec};
-  jobs[0].id = "switch_a";
-  jobs[1].id = "switch_b";
-  const auto policy = policies::make_policy("fair");
+  std::vector<core::JobSpec> jobs(static_cast<std::size_t>(copies), spec);
+  for (int i = 0; i < copies; ++i) jobs[static_cast<std::size_t>(i)].id = workload + "_" + std::to_string(i);
+  const auto policy = policies::make_policy(policy_name);
   const Bytes capacity = o.capacity / kAlignment * kAlignment;
   MemoryPool pool(device, capacity);
   RealExecutor exec(device, pool, jobs, RealOptions{});
   core::SchedulerOptions opts;
   opts.capacity = capacity;
-  opts.lane_mode = core::LaneMode::kSingle;
+  opts.lane_mode = mode;
   opts.switch_cost_ns = 0;
   const core::ScheduleOutcome out = core::run_schedule(jobs, *policy, exec, opts);
-  for (const core::JobState& st : out.jobs) {
-    if (st.status != core::JobStatus::kDone) {
-      throw core::InputError("switch measurement with " + workload + " failed: " + st.reason);
+  ExecutorRun run;
+  for (std::size_t i = 0; i < out.jobs.size(); ++i) {
+    if (out.jobs[i].status != core::JobStatus::kDone) {
+      throw core::InputError(workload + " in the executor failed: " + out.jobs[i].reason);
     }
+    run.stats.push_back(exec.stats(static_cast<core::JobIndex>(i)));
   }
-  std::vector<core::TimeNs> gaps = exec.switch_latencies();
-  if (gaps.empty()) throw core::InputError("switch measurement with " + workload + ": the two jobs never took turns");
+  run.switch_latencies = exec.switch_latencies();
+  return run;
+}
+
+}  // namespace
+
+void measure_in_executor(Device& device, WorkloadMeasurement& m, const ProfileOptions& o) {
+  if (!m.error.empty()) return;
+  // As many iterations as the solo measurement took, at least 2 (the first is reported apart).
+  const std::int64_t iterations = std::max<std::int64_t>(2, m.measured + 1);
+  const ExecutorRun run = run_in_executor(device, m.name, 1, iterations, "fifo", core::LaneMode::kExclusive, o);
+  const RealJobStats& st = run.stats.front();
+  m.iter_ns = st.iteration_ns_total / (st.iterations - 1);
+  m.first_iter_ns = st.first_iteration_ns;
+}
+
+core::TimeNs profile_switch(Device& device, const std::string& workload, const ProfileOptions& o, int switches) {
+  const ExecutorRun run = run_in_executor(device, workload, 2, switches / 2 + 1, "fair", core::LaneMode::kSingle, o);
+  if (run.switch_latencies.empty()) {
+    throw core::InputError("switch measurement with " + workload + ": the two jobs never took turns");
+  }
   core::TimeNs sum = 0;
-  for (core::TimeNs g : gaps) sum += g;
-  return sum / static_cast<core::TimeNs>(gaps.size());
+  for (core::TimeNs g : run.switch_latencies) sum += g;
+  return sum / static_cast<core::TimeNs>(run.switch_latencies.size());
 }
 
 }  // namespace salus::gpu
