@@ -43,7 +43,7 @@ int run(int argc, char** argv) {
       ("min-seconds", po::value(&opts.min_seconds)->default_value(0.5),
        "and measured for at least this long per workload (the mean and median are written)")
       ("switch", po::value(&measure_switch)->default_value(true),
-       "also measure the executor's switch latency (switch_ms) with the fastest workload")
+       "also measure the executor's switching cost (switch_ms) with the fastest workload")
       ("pairs", po::value(&pairs)->default_value(true), "also measure every pair in two lanes");
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
@@ -78,7 +78,7 @@ int run(int argc, char** argv) {
     if (m.error.empty() && (fastest == nullptr || m.iter_ns < fastest->iter_ns)) fastest = &m;
   }
   std::optional<core::TimeNs> switch_ns;
-  if (measure_switch && fastest != nullptr) switch_ns = gpu::profile_switch(*device, fastest->name, opts);
+  if (measure_switch && fastest != nullptr) switch_ns = gpu::profile_switch(*device, *fastest, opts);
 
   const std::string provenance = "measured on " + device->name() + " by salus-profile (pool " +
                                  core::format_size(opts.capacity) + ", executor mean over as many iterations as the "
@@ -94,7 +94,8 @@ int run(int argc, char** argv) {
                  "executor (one job alone, as salus-run runs it); iter_median_ms = the median of the profiler's own "
                  "loop, which the pair slowdowns are relative to; gpu_util from the slowdown s of two "
                  "copies in two lanes, u = clamp(s / 2, 0.05, 1); pairs: median iteration time together over the "
-                 "solo median; switch_ms: the real executor's mean switch latency in one lane under FAIR";
+                 "solo median; switch_ms: the real executor's switching cost in one lane under FAIR (the gap between two jobs' "
+                 "iterations plus their iterations' excess over the solo mean, per switch)";
   if (switch_ns) cat["switch_ms"] = round_to(static_cast<double>(*switch_ns) / 1e6, 0.0001);
   nlohmann::json ws = nlohmann::json::array();
   std::string not_measured;
@@ -136,7 +137,7 @@ int run(int argc, char** argv) {
     std::printf("pair %s + %s: slowdown %.3f, %.3f\n", p.a.c_str(), p.b.c_str(), p.slowdown_a, p.slowdown_b);
   }
   cat["pairs"] = ps;
-  if (switch_ns) std::printf("switch latency (%s, FAIR, one lane): %.4f ms\n", fastest->name.c_str(), static_cast<double>(*switch_ns) / 1e6);
+  if (switch_ns) std::printf("switching cost (%s, FAIR, one lane): %.4f ms\n", fastest->name.c_str(), static_cast<double>(*switch_ns) / 1e6);
   experiments::write_text_file(out, cat.dump(2) + "\n");
   std::printf("wrote %s\n", out.c_str());
   return 0;

@@ -287,14 +287,20 @@ void measure_in_executor(Device& device, WorkloadMeasurement& m, const ProfileOp
   m.first_iter_ns = st.first_iteration_ns;
 }
 
-core::TimeNs profile_switch(Device& device, const std::string& workload, const ProfileOptions& o, int switches) {
-  const ExecutorRun run = run_in_executor(device, workload, 2, switches / 2 + 1, "fair", core::LaneMode::kSingle, o);
+core::TimeNs profile_switch(Device& device, const WorkloadMeasurement& m, const ProfileOptions& o, int switches) {
+  const ExecutorRun run = run_in_executor(device, m.name, 2, switches / 2 + 1, "fair", core::LaneMode::kSingle, o);
   if (run.switch_latencies.empty()) {
-    throw core::InputError("switch measurement with " + workload + ": the two jobs never took turns");
+    throw core::InputError("switch measurement with " + m.name + ": the two jobs never took turns");
   }
-  core::TimeNs sum = 0;
-  for (core::TimeNs g : run.switch_latencies) sum += g;
-  return sum / static_cast<core::TimeNs>(run.switch_latencies.size());
+  // The gap between one job's iteration and the other's, plus what the iterations after a switch
+  // take beyond the solo mean (the other job's data has taken the caches): the cost the
+  // simulator adds to the first iteration after a switch.
+  core::TimeNs gaps = 0;
+  for (core::TimeNs g : run.switch_latencies) gaps += g;
+  core::TimeNs excess = 0;
+  for (const RealJobStats& st : run.stats) excess += st.iteration_ns_total - (st.iterations - 1) * m.iter_ns;
+  const auto n = static_cast<core::TimeNs>(run.switch_latencies.size());
+  return gaps / n + std::max<core::TimeNs>(0, excess / n);
 }
 
 }  // namespace salus::gpu

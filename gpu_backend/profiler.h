@@ -57,11 +57,12 @@ std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<Wor
 /// there against 6.0 ms in the executor (cause not found); the simulator wants what the executor does.
 void measure_in_executor(Device& device, WorkloadMeasurement& m, const ProfileOptions& options);
 
-/// The executor's switch latency on this device: two jobs of `workload` taking turns every
-/// iteration in one lane under FAIR, through the real executor and the scheduling loop, as in
-/// salus-run. Returns the mean gap, in a lane, between the end of one job's iteration and the
-/// start of the other's (host clock), over `switches` switches at least.
-core::TimeNs profile_switch(Device& device, const std::string& workload, const ProfileOptions& options,
+/// The executor's switching cost on this device: two jobs of the measured workload `m` taking
+/// turns every iteration in one lane under FAIR, through the real executor and the scheduling
+/// loop, as in salus-run. Returns, per switch, the mean gap between the end of one job's iteration
+/// and the start of the other's (host clock) plus what the iterations took beyond m's solo mean
+/// (cold caches after the other job ran), over `switches` switches at least.
+core::TimeNs profile_switch(Device& device, const WorkloadMeasurement& m, const ProfileOptions& options,
                             int switches = 200);
 
 }  // namespace salus::gpu
