@@ -97,8 +97,10 @@ nlohmann::json run_fidelity(const std::string& device, const std::string& trace,
     std::string list;
     for (const std::string& n : names) list += (list.empty() ? "" : ",") + n;
     catalog = out_dir + "/fidelity_catalog.json";
-    run_sibling("salus-profile", "--device " + shell_quote(device) + " --gpu-mem " + q_mem + " --workloads " +
-                                     shell_quote(list) + " --out " + shell_quote(catalog),
+    // Two seconds per workload: on a shared machine a half-second measurement can catch a
+    // neighbour's burst, and every simulated job inherits the error.
+    run_sibling("salus-profile", "--device " + shell_quote(device) + " --gpu-mem " + q_mem + " --min-seconds 2" +
+                                     " --workloads " + shell_quote(list) + " --out " + shell_quote(catalog),
                 out_dir + "/fidelity_profile.log");
   }
   const std::string q_cat = shell_quote(catalog);
