@@ -81,7 +81,7 @@ int run(int argc, char** argv) {
   if (measure_switch && fastest != nullptr) switch_ns = gpu::profile_switch(*device, *fastest, opts);
 
   const std::string provenance = "measured on " + device->name() + " by salus-profile (pool " +
-                                 core::format_size(opts.capacity) + ", executor mean over as many iterations as the "
+                                 core::format_size(opts.capacity) + ", executor median over as many iterations as the "
                                  "profiler's loop took, at least " +
                                  std::to_string(opts.iterations) + " iterations and " +
                                  experiments::seconds_text(static_cast<core::TimeNs>(opts.min_seconds * 1e9)) +
@@ -90,7 +90,7 @@ int run(int argc, char** argv) {
   cat["format"] = "salus-catalog/1";
   cat["gpu"] = device->name();
   cat["notes"] = "P = the model's persistent state in the pool; E = the peak lane memory of one iteration; "
-                 "iter_ms = mean solo iteration after the first and first_iter_ms the first, both measured through the real "
+                 "iter_ms = median solo iteration after the first and first_iter_ms the first, both measured through the real "
                  "executor (one job alone, as salus-run runs it); iter_median_ms = the median of the profiler's own "
                  "loop, which the pair slowdowns are relative to; gpu_util from the slowdown s of two "
                  "copies in two lanes, u = clamp(s / 2, 0.05, 1); pairs: median iteration time together over the "

@@ -23,7 +23,7 @@ struct WorkloadMeasurement {
   bool inference = false;
   Bytes persistent = 0;        ///< the model's persistent state in the pool
   Bytes ephemeral_peak = 0;    ///< most lane memory one iteration took
-  core::TimeNs iter_ns = 0;        ///< mean solo iteration time (what a job's length adds up to)
+  core::TimeNs iter_ns = 0;        ///< solo iteration time (measure_in_executor: the executor's median)
   core::TimeNs iter_median_ns = 0; ///< median solo iteration time
   core::TimeNs first_iter_ns = 0;  ///< the first iteration of a freshly bound network in a warm process
   std::int64_t measured = 0;       ///< iterations measured
@@ -52,7 +52,7 @@ std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<Wor
 
 /// Re-measures a measured workload through the real executor, as salus-run runs it (one job alone,
 /// run_schedule, a worker thread, its synchronisation and completion path): iter_ns becomes the
-/// executor's mean iteration after the first and first_iter_ns its first iteration. The profiler's
+/// executor's median iteration after the first and first_iter_ns its first iteration. The profiler's
 /// own loop (profile_workloads) can differ from it: on the CPU device lenet_32 measured 7.3 ms
 /// there against 6.0 ms in the executor (cause not found); the simulator wants what the executor does.
 void measure_in_executor(Device& device, WorkloadMeasurement& m, const ProfileOptions& options);

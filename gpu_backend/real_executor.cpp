@@ -221,7 +221,9 @@ void RealExecutor::run_on(Worker& w, core::Dispatch d) {
       if (first) {
         st.first_iteration_ns = now() - t_iter;
       } else {
-        st.iteration_ns_total += now() - t_iter;
+        const TimeNs took = now() - t_iter;
+        st.iteration_ns_total += took;
+        if (options_.record_iterations) st.iteration_times_ns.push_back(took);
       }
       st.ephemeral_peak = std::max(st.ephemeral_peak, lane.peak());
       ++done;

@@ -36,6 +36,8 @@ struct RealOptions {
   /// Worker threads, each with its execution context (stream, cuDNN and cuBLAS handles), made
   /// before the trace starts; more are made only if more lanes than this run at once.
   int workers = 1;
+  /// Keep every iteration's time (RealJobStats::iteration_times_ns), for the profiler.
+  bool record_iterations = false;
 };
 
 /// What a job did, for the summary.
@@ -45,6 +47,7 @@ struct RealJobStats {
   std::int64_t iterations = 0;
   core::TimeNs first_iteration_ns = -1;  ///< the job's first iteration (-1 before it ran)
   core::TimeNs iteration_ns_total = 0;   ///< sum of the measured times of the later iterations
+  std::vector<core::TimeNs> iteration_times_ns;  ///< each later iteration, with RealOptions::record_iterations
   Bytes persistent_used = 0;            ///< the model's real persistent state
   Bytes ephemeral_peak = 0;             ///< the most lane memory one of its iterations took
   bool inference = false;
