@@ -66,10 +66,7 @@ int run(int argc, char** argv) {
   }
   if (workloads.empty()) throw core::InputError("--workloads: empty list");
   const auto device = gpu::make_device(device_name);
-  auto solo = gpu::profile_workloads(*device, workloads, opts);
-  // The iteration times the simulator uses come from the executor's own path (the medians, which
-  // the pair slowdowns are relative to, stay the profiler's).
-  for (auto& m : solo) gpu::measure_in_executor(*device, m, opts);
+  const auto solo = gpu::profile_workloads(*device, workloads, opts);
   const auto pair_results = pairs ? gpu::profile_pairs(*device, solo, opts) : std::vector<gpu::PairMeasurement>{};
 
   // The executor's switch latency, with the workload that switches most often per second.

@@ -23,9 +23,9 @@ struct WorkloadMeasurement {
   bool inference = false;
   Bytes persistent = 0;        ///< the model's persistent state in the pool
   Bytes ephemeral_peak = 0;    ///< most lane memory one iteration took
-  core::TimeNs iter_ns = 0;        ///< solo iteration time (measure_in_executor: the executor's median)
-  core::TimeNs iter_median_ns = 0; ///< median solo iteration time
-  core::TimeNs first_iter_ns = 0;  ///< the first iteration of a freshly bound network in a warm process
+  core::TimeNs iter_ns = 0;        ///< solo iteration through the real executor: median after the first
+  core::TimeNs iter_median_ns = 0; ///< median solo iteration in the profiler's own loop (pairs are relative to it)
+  core::TimeNs first_iter_ns = 0;  ///< the first iteration through the real executor, in a warm process
   std::int64_t measured = 0;       ///< iterations measured
   core::TimeNs pair_self_ns = 0;  ///< median iteration time with a copy of itself in a second lane
   double gpu_util = 1;         ///< u with 1 / max(1, 2u) = solo / pair_self time, in [0.05, 1]
@@ -38,8 +38,9 @@ struct PairMeasurement {
   double slowdown_a = 1, slowdown_b = 1;  ///< iteration time together / alone
 };
 
-/// Measures each workload alone and with a copy of itself. Throws core::InputError for unknown
-/// workloads; one that does not fit the pool comes back with `error` set and no times.
+/// Measures each workload alone (in the profiler's loop, then through the real executor) and with
+/// a copy of itself. Throws core::InputError for unknown workloads; one that does not fit the pool
+/// comes back with `error` set and no times.
 std::vector<WorkloadMeasurement> profile_workloads(Device& device, const std::vector<std::string>& workloads,
                                                    const ProfileOptions& options);
 
@@ -50,18 +51,11 @@ std::vector<WorkloadMeasurement> profile_workloads(Device& device, const std::ve
 std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<WorkloadMeasurement>& solo,
                                            const ProfileOptions& options);
 
-/// Re-measures a measured workload through the real executor, as salus-run runs it (one job alone,
-/// run_schedule, a worker thread, its synchronisation and completion path): iter_ns becomes the
-/// executor's median iteration after the first and first_iter_ns its first iteration. The profiler's
-/// own loop (profile_workloads) can differ from it: on the CPU device lenet_32 measured 7.3 ms
-/// there against 6.0 ms in the executor (cause not found); the simulator wants what the executor does.
-void measure_in_executor(Device& device, WorkloadMeasurement& m, const ProfileOptions& options);
-
 /// The executor's switching cost on this device: two jobs of the measured workload `m` taking
 /// turns every iteration in one lane under FAIR, through the real executor and the scheduling
 /// loop, as in salus-run. Returns, per switch, the mean gap between the end of one job's iteration
-/// and the start of the other's (host clock) plus what the iterations took beyond m's solo mean
-/// (cold caches after the other job ran), over `switches` switches at least.
+/// and the start of the other's (host clock) plus what the iterations took beyond m's solo iteration
+/// iter_ns (cold caches after the other job ran), over `switches` switches at least.
 core::TimeNs profile_switch(Device& device, const WorkloadMeasurement& m, const ProfileOptions& options,
                             int switches = 200);
 
