@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 #include "core/errors.h"
+#include "experiments/output.h"
+#include "experiments/siblings.h"
 
 namespace salus::experiments {
 namespace {
@@ -138,6 +141,89 @@ std::string fidelity_table(const std::vector<FidelityRow>& rows) {
     out += line;
   }
   return out;
+}
+
+/// salus-experiment fidelity: the trace's workloads profiled on the device (unless a catalog is
+/// given), the trace run under the four policies on the real executor `repeat` times and once in
+/// the simulator with that catalog, and the two compared per policy (medians over the repeats).
+nlohmann::json run_fidelity(const ExperimentContext& ctx) {
+  const std::string& device = ctx.device;
+  const std::string trace = ctx.trace.empty() ? ctx.data_dir + "/experiments/fidelity_cpu.csv" : ctx.trace;
+  const std::string given_profiles = ctx.profiles_given ? ctx.profiles : std::string();
+  const std::string& gpu_mem = ctx.gpu_mem;
+  const int repeat = ctx.repeat;
+  const std::string& out_dir = ctx.out_dir;
+  if (repeat < 1 || repeat > 20) throw core::InputError("--repeat: must be from 1 to 20");
+  std::filesystem::create_directories(out_dir);
+  const std::string q_trace = shell_quote(trace), q_mem = shell_quote(gpu_mem);
+  std::string catalog = given_profiles;
+  if (catalog.empty()) {
+    catalog = out_dir + "/fidelity_catalog.json";
+    profile_on_device(device, trace_workloads({trace}), gpu_mem, catalog, out_dir + "/fidelity_profile.log");
+  }
+  const std::string q_cat = shell_quote(catalog);
+  const std::string sim_summary = out_dir + "/fidelity_sim.json";
+  run_sibling("salus-sim", "--trace " + q_trace + " --profiles " + q_cat + " --gpu-mem " + q_mem + " --summary-json " +
+                               shell_quote(sim_summary),
+              out_dir + "/fidelity_sim.log");
+  const nlohmann::json sim = nlohmann::json::parse(read_text_tail(sim_summary, 1 << 30));
+  std::map<std::string, std::vector<FidelityRow>> by_policy;
+  std::vector<std::string> order;
+  nlohmann::json repeats = nlohmann::json::array(), per_job = nlohmann::json::object();
+  for (int r = 1; r <= repeat; ++r) {
+    const std::string real_summary = out_dir + "/fidelity_real_" + std::to_string(r) + ".json";
+    run_sibling("salus-run", "--device " + shell_quote(device) + " --trace " + q_trace + " --profiles " + q_cat +
+                                 " --gpu-mem " + q_mem + " --summary-json " + shell_quote(real_summary),
+                out_dir + "/fidelity_real_" + std::to_string(r) + ".log");
+    const nlohmann::json real = nlohmann::json::parse(read_text_tail(real_summary, 1 << 30));
+    nlohmann::json rows = nlohmann::json::array();
+    for (const FidelityRow& row : compare_summaries(sim, real)) {
+      if (by_policy.count(row.policy) == 0) order.push_back(row.policy);
+      by_policy[row.policy].push_back(row);
+      rows.push_back(to_json(row));
+    }
+    repeats.push_back(rows);
+    if (r == 1) {
+      // Per job, simulated against measured (the first repeat), for the figure.
+      for (const nlohmann::json& res : real.at("results")) {
+        const std::string policy = res.at("policy").get<std::string>();
+        std::map<std::string, double> sim_jct;
+        for (const nlohmann::json& sr : sim.at("results")) {
+          if (sr.at("policy") != policy) continue;
+          for (const nlohmann::json& j : sr.at("jobs")) {
+            if (j.at("status") == "done") sim_jct[j.at("id").get<std::string>()] = j.at("jct_s").get<double>();
+          }
+        }
+        nlohmann::json jobs = nlohmann::json::array();
+        for (const nlohmann::json& j : res.at("jobs")) {
+          const auto it = sim_jct.find(j.at("id").get<std::string>());
+          if (j.at("status") != "done" || it == sim_jct.end()) continue;
+          jobs.push_back({{"id", j.at("id")}, {"jct_real_s", j.at("jct_s")}, {"jct_sim_s", it->second}});
+        }
+        per_job[policy] = jobs;
+      }
+    }
+  }
+  std::vector<FidelityRow> medians;
+  nlohmann::json policies = nlohmann::json::object();
+  for (const std::string& p : order) {
+    medians.push_back(median_row(by_policy[p]));
+    policies[p] = to_json(medians.back());
+  }
+  std::printf("\nfidelity on %s: %s, catalog %s, median of %d repeat(s) (errors relative to the measured run)\n%s",
+              device.c_str(), trace.c_str(), catalog.c_str(), repeat, fidelity_table(medians).c_str());
+  return {{"experiment", "fidelity"},
+          {"version", 1},
+          {"executor", "real"},
+          {"device", device},
+          {"trace", trace},
+          {"catalog", catalog},
+          {"interference", sim.value("interference", "")},
+          {"switch_cost_ms", sim.value("switch_cost_ms", 0.0)},
+          {"repeat", repeat},
+          {"policies", policies},
+          {"repeats", repeats},
+          {"per_job", per_job}};
 }
 
 }  // namespace salus::experiments

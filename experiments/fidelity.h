@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/paper_experiments.h"
+
 namespace salus::experiments {
 
 /// One policy's comparison. Errors are relative to the measured (real) value.
@@ -41,5 +43,12 @@ nlohmann::json to_json(const FidelityRow& row);
 
 /// The table printed by salus-experiment fidelity.
 std::string fidelity_table(const std::vector<FidelityRow>& rows);
+
+/// salus-experiment fidelity: the trace's workloads profiled on ctx.device (unless the context's
+/// catalog was given), the trace (ctx.trace, default the shipped experiments/fidelity_cpu.csv) run
+/// under the four policies on the real executor ctx.repeat times and once in the simulator with
+/// that catalog, by running salus-profile, salus-run and salus-sim; the two compared per policy
+/// (medians over the repeats). Writes its files to ctx.out_dir.
+nlohmann::json run_fidelity(const ExperimentContext& ctx);
 
 }  // namespace salus::experiments

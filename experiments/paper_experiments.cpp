@@ -5,11 +5,13 @@
 #include <cstdio>
 #include <map>
 #include <numeric>
+#include <span>
 #include <sstream>
 
 #include "core/errors.h"
 #include "core/summary.h"
 #include "experiments/cli.h"
+#include "experiments/fidelity.h"
 #include "experiments/output.h"
 #include "experiments/sim_runner.h"
 
@@ -17,6 +19,13 @@ namespace salus::experiments {
 namespace {
 
 using nlohmann::json;
+
+// The real variants' traces (relative to the data directory).
+constexpr const char* kLongTraceReal = "experiments/long_trace_real.csv";
+constexpr const char* kFairThreeReal = "experiments/fair_three_real.csv";
+// Version 2 of every experiment: "config" says which executor ran it (executor, device,
+// time_scale), and the runs may come from the real backend.
+constexpr int kVersion = 2;
 
 double seconds(core::TimeNs ns) { return static_cast<double>(ns) / 1e9; }
 double mib(core::Bytes b) { return static_cast<double>(b) / static_cast<double>(core::kMiB); }
@@ -42,16 +51,32 @@ SimConfig paper_config(const ExperimentContext& ctx) {
   return cfg;
 }
 
-json config_json(const ExperimentContext& ctx, const SimConfig& cfg, const std::string& input) {
-  return {{"input", input},
-          {"profiles", ctx.profiles},
-          {"gpu_mem_bytes", cfg.capacity},
-          {"switch_cost_ms", static_cast<double>(cfg.switch_cost_ns) / 1e6},
-          {"interference", cfg.interference}};
+/// The runner of the context's executor with the experiment's simulator settings.
+std::unique_ptr<PolicyRunner> runner_for(const ExperimentContext& ctx, const SimConfig& cfg) {
+  if (ctx.make_runner) return ctx.make_runner(cfg);
+  return std::make_unique<SimRunner>(cfg);
 }
 
-std::string input_path(const ExperimentContext& ctx, const std::string& relative) {
-  return ctx.data_dir + "/" + relative;
+/// "config": the executor's settings (same keys on either), the input and the catalog.
+json config_json(const ExperimentContext& ctx, const PolicyRunner& runner, const std::string& input) {
+  json j = runner.config();
+  j["input"] = input;
+  j["profiles"] = ctx.profiles;
+  j["time_scale"] = ctx.time_scale;
+  return j;
+}
+
+/// The simulator's input or, on the real backend, the real variant's.
+std::string input_path(const ExperimentContext& ctx, const std::string& sim_relative, const std::string& real_relative) {
+  return ctx.data_dir + "/" + (ctx.real ? real_relative : sim_relative);
+}
+
+/// Loads a trace with the context's catalog and time scale and makes its jobs ready for `runner`
+/// (reporting what the runner did to them).
+TraceJobs load_for(const ExperimentContext& ctx, PolicyRunner& runner, const std::string& trace, core::Bytes capacity) {
+  TraceJobs tj = load_jobs(trace, ctx.profiles, capacity, ctx.time_scale);
+  for (const std::string& note : runner.prepare(tj.jobs)) report(ctx, "note: %s\n", note.c_str());
+  return tj;
 }
 
 /// One shipped trace under one policy, with the experiments' settings and the timeline recorded.
@@ -59,12 +84,16 @@ struct OneRun {
   std::string trace;
   SimConfig cfg;
   TraceJobs tj;
-  SimRun run;
+  PolicyRun run;
+  json config;
 };
-OneRun run_shipped(const ExperimentContext& ctx, const std::string& relative, const char* policy) {
-  OneRun r{input_path(ctx, relative), paper_config(ctx), {}, {}};
-  r.tj = load_jobs(r.trace, ctx.profiles, r.cfg.capacity, 1.0);
-  r.run = simulate(r.tj.jobs, policy, r.cfg);
+OneRun run_shipped(const ExperimentContext& ctx, const std::string& sim_relative, const std::string& real_relative,
+                   const char* policy) {
+  OneRun r{input_path(ctx, sim_relative, real_relative), paper_config(ctx), {}, {}, {}};
+  const auto runner = runner_for(ctx, r.cfg);
+  r.tj = load_for(ctx, *runner, r.trace, r.cfg.capacity);
+  r.run = runner->run(r.tj.jobs, policy, true);
+  r.config = config_json(ctx, *runner, r.trace);
   return r;
 }
 
@@ -107,21 +136,23 @@ json jct_cdf(const std::vector<core::JobSpec>& jobs, const core::ScheduleOutcome
 }
 
 json long_trace(const ExperimentContext& ctx) {
-  const std::string trace = input_path(ctx, "long_trace_100.csv");
+  const std::string trace = input_path(ctx, "long_trace_100.csv", kLongTraceReal);
   const SimConfig cfg = paper_config(ctx);
-  const TraceJobs tj = load_jobs(trace, ctx.profiles, cfg.capacity, 1.0);
-  std::vector<SimRun> runs;
-  for (const char* p : {"fifo", "srtf", "pack", "fair"}) runs.push_back(simulate(tj.jobs, p, cfg));
+  const auto runner = runner_for(ctx, cfg);
+  const TraceJobs tj = load_for(ctx, *runner, trace, cfg.capacity);
+  std::vector<PolicyRun> runs;
+  for (const char* p : {"fifo", "srtf", "pack", "fair"}) runs.push_back(runner->run(tj.jobs, p, true));
   if (!ctx.out_dir.empty()) write_run_files(ctx.out_dir + "/long_trace", tj.jobs, runs);
 
-  json j{{"experiment", "long_trace"}, {"version", 1}, {"config", config_json(ctx, cfg, trace)}};
+  json j{{"experiment", "long_trace"}, {"version", kVersion}, {"config", config_json(ctx, *runner, trace)}};
   j["config"]["jobs"] = tj.jobs.size();
-  report(ctx, "long_trace: %zu jobs of %s on one %s GPU\n", tj.jobs.size(), trace.c_str(),
-         core::format_size(cfg.capacity).c_str());
+  report(ctx, "long_trace: %zu jobs of %s on one %s GPU (%s executor)\n", tj.jobs.size(), trace.c_str(),
+         core::format_size(cfg.capacity).c_str(), std::string(runner->executor()).c_str());
+  if (ctx.real) report(ctx, "(the paper's figures in brackets are for its own 100-job trace, not this variant)\n");
   report(ctx, "%-6s %-10s | %21s | %21s | %21s | %21s\n", "policy", "lanes", "makespan min (paper)",
          "avg queuing min (pap)", "avg JCT min (paper)", "p95 JCT min (paper)");
   for (std::size_t r = 0; r < runs.size(); ++r) {
-    const SimRun& run = runs[r];
+    const PolicyRun& run = runs[r];
     const core::RunMetrics& m = run.metrics;
     const PaperRow& p = kPaperTable[r];
     j["policies"][run.policy] = {{"makespan_s", seconds(m.makespan_ns)},
@@ -133,10 +164,15 @@ json long_trace(const ExperimentContext& ctx) {
                                  {"rejected", m.rejected},
                                  {"switches", run.outcome.switches},
                                  {"max_concurrent_lanes", run.outcome.max_concurrent_lanes}};
-    j["paper"][p.policy] = {{"makespan_s", p.makespan_min * 60},
-                            {"avg_queuing_s", p.queuing_min * 60},
-                            {"avg_jct_s", p.jct_min * 60},
-                            {"p95_jct_s", p.p95_min * 60}};
+    // The paper's figures are for its own trace: a real variant's JSON has "paper": null.
+    if (ctx.real) {
+      j["paper"] = nullptr;
+    } else {
+      j["paper"][p.policy] = {{"makespan_s", p.makespan_min * 60},
+                              {"avg_queuing_s", p.queuing_min * 60},
+                              {"avg_jct_s", p.jct_min * 60},
+                              {"p95_jct_s", p.p95_min * 60}};
+    }
     j["jct_cdf"][run.policy] = jct_cdf(tj.jobs, run.outcome);
     report(ctx, "%-6s %-10s | %10.1f (%7.1f) | %10.1f (%7.1f) | %10.1f (%7.1f) | %10.1f (%7.1f)\n",
            run.policy.c_str(), core::to_string(run.lane_mode), seconds(m.makespan_ns) / 60, p.makespan_min,
@@ -149,7 +185,7 @@ json long_trace(const ExperimentContext& ctx) {
   j["avg_jct_fifo_over_fair"] = fifo_over_fair;
   report(ctx, "avg JCT FIFO/SRTF: %.2fx (paper 3.19x); FIFO/FAIR: %.2fx (paper %.2fx)\n", fifo_over_srtf,
          fifo_over_fair, 170.6 / 96.6);
-  for (const SimRun& run : runs) {
+  for (const PolicyRun& run : runs) {
     if (run.metrics.done != static_cast<std::int64_t>(tj.jobs.size())) {
       report(ctx, "note: %s finished %lld of %zu jobs\n", run.policy.c_str(), static_cast<long long>(run.metrics.done),
              tj.jobs.size());
@@ -184,10 +220,10 @@ constexpr std::size_t kSnapshotOtherJobs = 5;  // the paper's Fig. 8a shows jobs
 constexpr std::int64_t kIterationsAroundSwitch = 3;
 
 json srtf_snapshot(const ExperimentContext& ctx) {
-  const OneRun one = run_shipped(ctx, "long_trace_100.csv", "srtf");
+  const OneRun one = run_shipped(ctx, "long_trace_100.csv", "long_trace_100.csv", "srtf");
   const std::string& trace = one.trace;
   const SimConfig& cfg = one.cfg;
-  const SimRun& run = one.run;
+  const PolicyRun& run = one.run;
   const auto& jobs = one.tj.jobs;
   const core::ScheduleOutcome& out = run.outcome;
   std::vector<core::Segment> segs = out.segments;
@@ -304,7 +340,7 @@ json srtf_snapshot(const ExperimentContext& ctx) {
                          {"ephemeral_mib", mib(it.ephemeral)}});
   }
 
-  json j{{"experiment", "srtf_snapshot"}, {"version", 1}, {"config", config_json(ctx, cfg, trace)}};
+  json j{{"experiment", "srtf_snapshot"}, {"version", kVersion}, {"config", one.config}};
   j["gantt"] = {{"window_s", {seconds(t0), seconds(t1)}}, {"jobs", gantt_jobs}, {"bars", bars}};
   j["memory"] = {{"window_s", {seconds(m0), seconds(m1)}},
                  {"switch_s", seconds(a.end_ns)},
@@ -333,39 +369,40 @@ json srtf_snapshot(const ExperimentContext& ctx) {
 // fair_three: Fig. 9, three inception3_50 jobs arriving at 0, 15 and 30 s under FAIR.
 
 json fair_three(const ExperimentContext& ctx) {
-  const OneRun one = run_shipped(ctx, "experiments/fair_three.csv", "fair");
-  const std::string& trace = one.trace;
-  const SimConfig& cfg = one.cfg;
-  const SimRun& run = one.run;
+  const OneRun one = run_shipped(ctx, "experiments/fair_three.csv", kFairThreeReal, "fair");
+  const PolicyRun& run = one.run;
   const auto& jobs = one.tj.jobs;
   const core::ScheduleOutcome& out = run.outcome;
   // 5 s bins: with three jobs taking turns an iteration at a time, a bin much shorter than a few
   // rounds shows the turns rather than the shares (Fig. 9 plots shares).
   constexpr core::TimeNs kBin = 5 * core::kNsPerS;
   const auto bins = static_cast<std::size_t>((out.end_ns + kBin - 1) / kBin);
-  // Images per bin, each iteration's images spread over the time it ran (one lane: iterations
-  // take exactly their profiled time after the switching cost).
+  // Images per bin, each run's images spread evenly over the time it ran after the switching
+  // cost (in the simulator's one lane every iteration takes exactly its profiled time; on the
+  // real backend a run's iterations are taken to be equally long).
   std::vector<std::vector<double>> images(jobs.size(), std::vector<double>(bins, 0.0));
   for (const core::Segment& sg : out.segments) {
     const core::JobSpec& s = jobs[static_cast<std::size_t>(sg.job)];
     const double per_iter = static_cast<double>(std::max<std::int64_t>(1, batch_of(s.workload)));
     const core::TimeNs begin = sg.start_ns + sg.switch_ns;
-    const double rate = per_iter / static_cast<double>(s.iter_ns);  // images per ns
-    const core::TimeNs end = begin + sg.iterations * s.iter_ns;
+    const core::TimeNs end = sg.end_ns;
+    if (end <= begin || sg.iterations == 0) continue;
+    const double rate = per_iter * static_cast<double>(sg.iterations) / static_cast<double>(end - begin);  // images per ns
     for (auto bin = static_cast<std::size_t>(begin / kBin); bin < bins && static_cast<core::TimeNs>(bin) * kBin < end; ++bin) {
       const core::TimeNs lo = std::max(begin, static_cast<core::TimeNs>(bin) * kBin);
       const core::TimeNs hi = std::min(end, static_cast<core::TimeNs>(bin + 1) * kBin);
       if (hi > lo) images[static_cast<std::size_t>(sg.job)][bin] += rate * static_cast<double>(hi - lo);
     }
   }
-  json j{{"experiment", "fair_three"}, {"version", 1}, {"config", config_json(ctx, cfg, trace)}};
+  json j{{"experiment", "fair_three"}, {"version", kVersion}, {"config", one.config}};
   const bool batched = batch_of(jobs.front().workload) > 0;
   j["bin_s"] = seconds(kBin);
   j["unit"] = batched ? "images/s" : "iterations/s";
   json t_s = json::array(), total = json::array();
   for (std::size_t b = 0; b < bins; ++b) t_s.push_back(seconds(static_cast<core::TimeNs>(b) * kBin) + seconds(kBin) / 2);
   std::vector<double> sum(bins, 0.0);
-  report(ctx, "fair_three: %zu jobs of %s under FAIR in one lane\n", jobs.size(), jobs.front().workload.c_str());
+  report(ctx, "fair_three: %zu jobs of %s under FAIR in one lane (%s executor)\n", jobs.size(),
+         jobs.front().workload.c_str(), one.config["executor"].get<std::string>().c_str());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const std::string name = "job " + std::to_string(i + 1);
     j["jobs"].push_back({{"label", name},
@@ -425,19 +462,21 @@ json hyperparam(const ExperimentContext& ctx) {
     double paper_speedup;
   };
   constexpr Set kSets[] = {{"resnet50_50", 1.07}, {"superres_128", 2.38}};
+  // The real variant: two real-backend workloads, a heavy one and a light one (no paper figure).
+  constexpr Set kRealSets[] = {{"lenet_32", 0}, {"mlp_64", 0}};
   const SimConfig cfg = paper_config(ctx);
-  json j{{"experiment", "hyperparam"}, {"version", 1}, {"config", config_json(ctx, cfg, "traces/experiments/")}};
+  const auto runner = runner_for(ctx, cfg);
+  json j{{"experiment", "hyperparam"}, {"version", kVersion}, {"config", config_json(ctx, *runner, "traces/experiments/")}};
   j["config"].erase("input");
   report(ctx, "hyperparam: makespan of 300 jobs submitted together, FIFO vs PACK\n");
   report(ctx, "%-14s %10s %10s %8s %8s %6s %6s\n", "workload", "fifo min", "pack min", "speedup", "(paper)", "lanes",
          "u");
-  for (const Set& set : kSets) {
-    const std::string trace = input_path(ctx, std::string("experiments/hyperparam_") + set.workload + ".csv");
-    const TraceJobs tj = load_jobs(trace, ctx.profiles, cfg.capacity, 1.0);
-    SimConfig quiet = cfg;
-    quiet.record_timeline = false;
-    const SimRun fifo = simulate(tj.jobs, "fifo", quiet);
-    const SimRun pack = simulate(tj.jobs, "pack", quiet);
+  for (const Set& set : ctx.real ? std::span<const Set>(kRealSets) : std::span<const Set>(kSets)) {
+    const std::string file = std::string("experiments/hyperparam_") + set.workload;
+    const std::string trace = input_path(ctx, file + ".csv", file + "_real.csv");
+    const TraceJobs tj = load_for(ctx, *runner, trace, cfg.capacity);
+    const PolicyRun fifo = runner->run(tj.jobs, "fifo", false);
+    const PolicyRun pack = runner->run(tj.jobs, "pack", false);
     const double speedup = static_cast<double>(fifo.metrics.makespan_ns) / static_cast<double>(pack.metrics.makespan_ns);
     const double u = static_cast<double>(tj.jobs.front().gpu_util_ppm) / 1e6;
     j[set.workload] = {{"jobs", tj.jobs.size()},
@@ -445,48 +484,86 @@ json hyperparam(const ExperimentContext& ctx) {
                        {"fifo_makespan_s", seconds(fifo.metrics.makespan_ns)},
                        {"pack_makespan_s", seconds(pack.metrics.makespan_ns)},
                        {"speedup", speedup},
-                       {"paper_speedup", set.paper_speedup},
+                       {"paper_speedup", set.paper_speedup > 0 ? json(set.paper_speedup) : json(nullptr)},
                        {"gpu_util", u},
                        {"max_concurrent_lanes", pack.outcome.max_concurrent_lanes},
                        {"done", {{"fifo", fifo.metrics.done}, {"pack", pack.metrics.done}}}};
-    report(ctx, "%-14s %10.1f %10.1f %7.2fx %7.2fx %6lld %6.2f\n", set.workload, seconds(fifo.metrics.makespan_ns) / 60,
+    report(ctx, "%-14s %10.2f %10.2f %7.2fx %7.2fx %6lld %6.2f\n", set.workload, seconds(fifo.metrics.makespan_ns) / 60,
            seconds(pack.metrics.makespan_ns) / 60, speedup, set.paper_speedup,
            static_cast<long long>(pack.outcome.max_concurrent_lanes), u);
   }
   return j;
 }
 
-}  // namespace
-
-const std::vector<ExperimentInfo>& experiment_list() {
-  static const std::vector<ExperimentInfo> list{
-      {"long_trace", 1, "the 100-job trace under FIFO, SRTF, PACK, FAIR: Table 1 and the JCT CDFs (Fig. 7)",
-       "long_trace_100.csv"},
-      {"srtf_snapshot", 1, "a slice of the long trace under SRTF: jobs preempting each other (Fig. 8a), memory across a switch (Fig. 8b)",
-       "long_trace_100.csv"},
-      {"fair_three", 1, "three inception3_50 jobs arriving at 0, 15, 30 s under FAIR: throughput over time (Fig. 9)",
-       "experiments/fair_three.csv"},
-      {"hyperparam", 1, "300 resnet50_50 jobs and 300 superres_128 jobs submitted together: FIFO vs PACK makespan (Fig. 11)",
-       "experiments/hyperparam_resnet50_50.csv, experiments/hyperparam_superres_128.csv"},
-      {"inference", 1, "42 inference jobs (14 models x 3): GPUs needed without sharing, with MPS-style static "
-       "partitioning and with Salus; request latency (Fig. 10)", "experiments/inference.json"},
-  };
-  return list;
+json inference(const ExperimentContext& ctx) {
+  return run_inference_experiment(ctx, ctx.data_dir + "/experiments/inference.json");
 }
 
-std::string experiment_names_joined() {
+constexpr ExperimentRegistry::Entry kExperiments[] = {
+    {"long_trace", "the 100-job trace under FIFO, SRTF, PACK, FAIR: Table 1 and the JCT CDFs (Fig. 7)",
+     {kVersion, "long_trace_100.csv",
+      "experiments/long_trace_real.csv: 16 jobs of the real backend's lenet_32 and mlp_64 arriving over about 40 s "
+      "(the paper's workloads are too large for the real backend's CPU device)",
+      &long_trace}},
+    {"srtf_snapshot",
+     "a slice of the long trace under SRTF: jobs preempting each other (Fig. 8a), memory across a switch (Fig. 8b)",
+     {kVersion, "long_trace_100.csv", "", &srtf_snapshot}},
+    {"fair_three", "three jobs of one workload arriving in turn under FAIR: throughput over time (Fig. 9)",
+     {kVersion, "experiments/fair_three.csv (inception3_50 at 0, 15, 30 s)",
+      "experiments/fair_three_real.csv: three lenet_32 jobs arriving at 0, 5 and 10 s", &fair_three}},
+    {"hyperparam", "300 resnet50_50 jobs and 300 superres_128 jobs submitted together: FIFO vs PACK makespan (Fig. 11)",
+     {kVersion, "experiments/hyperparam_resnet50_50.csv, experiments/hyperparam_superres_128.csv",
+      "experiments/hyperparam_lenet_32_real.csv, experiments/hyperparam_mlp_64_real.csv: 8 jobs of each submitted "
+      "together",
+      &hyperparam}},
+    {"inference",
+     "42 inference jobs (14 models x 3): GPUs needed without sharing, with MPS-style static partitioning and with "
+     "Salus; request latency (Fig. 10)",
+     {1, "experiments/inference.json", "", &inference}},
+    {"fidelity",
+     "the simulator against the real executor on one trace: per-policy makespan and JCT errors, completion order "
+     "(needs --executor real)",
+     {1, "", "experiments/fidelity_cpu.csv (or --trace FILE), its workloads profiled on the device (or --profiles)",
+      &run_fidelity, false}},
+};
+
+}  // namespace
+
+const ExperimentRegistry& experiment_registry() {
+  static constexpr ExperimentRegistry kRegistry("experiment", kExperiments);
+  return kRegistry;
+}
+
+std::string experiment_names_joined() { return experiment_registry().names_joined(); }
+
+std::string real_experiment_names_joined() {
   std::string s;
-  for (const ExperimentInfo& e : experiment_list()) s += (s.empty() ? "" : ", ") + e.name;
+  for (const auto& e : experiment_registry().entries()) {
+    if (!e.factory.real_variant.empty()) s += (s.empty() ? "" : ", ") + std::string(e.name);
+  }
   return s;
 }
 
+std::vector<std::string> real_inputs(const std::string& name, const std::string& data_dir) {
+  const auto& e = experiment_registry().at(name);
+  if (e.factory.real_variant.empty()) return {};
+  if (name == "long_trace") return {data_dir + "/" + kLongTraceReal};
+  if (name == "fair_three") return {data_dir + "/" + kFairThreeReal};
+  if (name != "hyperparam") return {};  // fidelity profiles its own trace
+  return {data_dir + "/experiments/hyperparam_lenet_32_real.csv", data_dir + "/experiments/hyperparam_mlp_64_real.csv"};
+}
+
 nlohmann::json run_experiment(const std::string& name, const ExperimentContext& ctx) {
-  if (name == "long_trace") return long_trace(ctx);
-  if (name == "srtf_snapshot") return srtf_snapshot(ctx);
-  if (name == "fair_three") return fair_three(ctx);
-  if (name == "hyperparam") return hyperparam(ctx);
-  if (name == "inference") return run_inference_experiment(ctx, input_path(ctx, "experiments/inference.json"));
-  throw core::InputError("unknown experiment '" + name + "' (valid: " + experiment_names_joined() + ", all)");
+  const auto& e = experiment_registry().at(name);
+  if (!ctx.real && e.factory.inputs.empty()) {
+    throw core::InputError(name + " compares the simulator with the real executor: give --executor real");
+  }
+  if (ctx.real && e.factory.real_variant.empty()) {
+    throw core::InputError(name + " has no real variant: its figures read every iteration's exact profiled time or "
+                           "use workloads the real backend does not implement (with --executor real: " +
+                           real_experiment_names_joined() + ")");
+  }
+  return e.factory.run(ctx);
 }
 
 }  // namespace salus::experiments

@@ -1,40 +1,73 @@
 #pragma once
-/// The paper's evaluation (§5) as named, versioned simulator experiments. Each reads its inputs
-/// from the shipped traces/ directory (or the files given in the context), runs the simulator,
-/// prints what the paper reported beside what we got, and returns its figures as JSON
-/// (written by salus-experiment to DIR/NAME.json; plots/make_figures.py draws them).
+/// The paper's evaluation (§5) as named, versioned experiments. Each reads its inputs from the
+/// shipped traces/ directory (or the files given in the context), runs them on the context's
+/// executor (the simulator by default; the real backend for the experiments with a real
+/// variant), prints what the paper reported beside what we got, and returns its figures as JSON
+/// (written by salus-experiment to DIR/NAME.json; plots/make_figures.py draws them). The JSON
+/// schema is the same on either executor; "config" says which ran it.
+#include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/registry.h"
 #include "core/units.h"
+#include "experiments/run.h"
+#include "experiments/sim_runner.h"
 
 namespace salus::experiments {
 
-struct ExperimentInfo {
-  std::string name;
-  int version = 1;         ///< bumped whenever the configuration or the JSON changes
-  std::string description;
-  std::string inputs;      ///< the shipped input files, relative to the data directory
-};
-
-/// Every experiment, in the order `all` runs them.
-const std::vector<ExperimentInfo>& experiment_list();
-/// Comma-separated names, for error messages.
-std::string experiment_names_joined();
-
 struct ExperimentContext {
   std::string data_dir;    ///< the shipped traces/ directory (SALUS_DATA_DIR)
-  std::string profiles;    ///< workload catalog
+  std::string profiles;    ///< workload catalog (for the real executor: one measured on its device)
   std::string out_dir;     ///< extra outputs (per-run CSVs) go to out_dir/NAME/
   core::Bytes capacity = 16 * core::kGiB;
   std::ostream* log = nullptr;  ///< the paper-versus-ours report; nullptr: quiet
+  /// Makes the runner of every trace the experiment runs, given the simulator settings the
+  /// experiment would use. Empty: the simulator (SimRunner) with those settings.
+  std::function<std::unique_ptr<PolicyRunner>(const SimConfig&)> make_runner;
+  /// True when make_runner runs the real backend: the experiment takes its real variant's inputs.
+  bool real = false;
+  /// Arrival times and iteration counts divided by this (>= 1), as salus-run --time-scale.
+  double time_scale = 1;
+  // fidelity, which runs salus-profile, salus-run and salus-sim:
+  std::string device = "cpu";   ///< the real executor's device
+  std::string gpu_mem = "16GiB";///< the pool, as given on the command line
+  std::string trace;            ///< empty: the shipped experiments/fidelity_cpu.csv
+  int repeat = 3;               ///< real runs of the trace
+  bool profiles_given = false;  ///< false: profile the trace's workloads on the device first
 };
 
+/// One experiment: what the registry table holds besides its name and description.
+struct ExperimentSpec {
+  int version = 1;               ///< bumped whenever the configuration or the JSON changes
+  /// The shipped inputs on the simulator, relative to the data directory; empty when it does not
+  /// run on the simulator alone (fidelity needs the real executor).
+  std::string_view inputs;
+  /// On the real backend: the documented variant (its inputs and why they differ), or empty when
+  /// the experiment has none (it is then refused by name with --executor real).
+  std::string_view real_variant;
+  nlohmann::json (*run)(const ExperimentContext& ctx);
+  bool in_all = true;            ///< run by `all` (fidelity is not: it repeats real runs)
+};
+using ExperimentRegistry = core::Registry<ExperimentSpec>;
+
+/// Every experiment the context runs in order, in the order `all` runs them.
+const ExperimentRegistry& experiment_registry();
+/// Comma-separated names, for error messages.
+std::string experiment_names_joined();
+/// The names of the experiments with a real variant, comma-separated.
+std::string real_experiment_names_joined();
+/// The real variants' traces (paths under `data_dir`) of the named experiment; empty when it has
+/// no real variant. The real executor's catalog must describe their workloads.
+std::vector<std::string> real_inputs(const std::string& name, const std::string& data_dir);
+
 /// Runs one experiment by name. Throws core::InputError for an unknown name (listing the valid
-/// ones) or a bad input file.
+/// ones), an experiment without a real variant under a real runner, or a bad input file.
 nlohmann::json run_experiment(const std::string& name, const ExperimentContext& ctx);
 
 /// The inference experiment (Fig. 10), in its own file.

@@ -16,10 +16,11 @@
 #include "core/summary.h"
 #include "experiments/cli.h"
 #include "experiments/output.h"
-#include "experiments/sim_runner.h"
+#include "experiments/run.h"
 #include "gpu_backend/device.h"
 #include "gpu_backend/memory_pool.h"
 #include "gpu_backend/real_executor.h"
+#include "real/real_runner.h"
 #include "policies/registry.h"
 #include "traces/catalog.h"
 #include "traces/trace.h"
@@ -32,75 +33,6 @@ namespace {
 std::atomic<bool> g_stop{false};
 
 extern "C" void on_sigint(int) { g_stop.store(true); }
-
-/// Prints on stderr, at most once a second while the run goes on, where every job is, each
-/// counted exactly once: not arrived, waiting (arrived, not admitted), admitted and idle (between
-/// its runs), running (a run in flight), done, failed. Printed when the loop has dispatched what
-/// it wanted and waits, so runs in flight are counted as running.
-class ProgressExecutor final : public core::Executor {
- public:
-  ProgressExecutor(core::Executor& inner, std::span<const core::JobSpec> jobs, std::string label, core::Bytes capacity)
-      : inner_(inner), jobs_(jobs), label_(std::move(label)), state_(jobs.size(), kNotAdmitted) {
-    // P + E > C: rejected at arrival by the loop, never seen here.
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-      if (jobs[i].persistent + jobs[i].ephemeral > capacity) state_[i] = kRejected;
-    }
-  }
-  core::TimeNs now() const override { return inner_.now(); }
-  void admit(core::JobIndex j, const core::JobSpec& s, core::Bytes off) override {
-    state_[static_cast<std::size_t>(j)] = kIdle;
-    inner_.admit(j, s, off);
-  }
-  void release(core::JobIndex j) override {
-    auto& st = state_[static_cast<std::size_t>(j)];
-    if (st != kFailed) st = kDone;
-    inner_.release(j);
-  }
-  void start(const core::Dispatch& d) override {
-    state_[static_cast<std::size_t>(d.job)] = kRunning;
-    inner_.start(d);
-  }
-  void stop_at_boundary(core::LaneId lane) override { inner_.stop_at_boundary(lane); }
-  void wait(core::TimeNs deadline, std::vector<core::Completion>& out) override {
-    const core::TimeNs t = now();
-    if (t - last_print_ >= core::kNsPerS) {
-      last_print_ = t;
-      print(t);
-    }
-    const std::size_t before = out.size();
-    inner_.wait(deadline, out);
-    for (std::size_t k = before; k < out.size(); ++k) {
-      auto& st = state_[static_cast<std::size_t>(out[k].job)];
-      st = out[k].failed ? kFailed : (st == kRunning ? kIdle : st);
-    }
-  }
-
- private:
-  enum State : std::uint8_t { kNotAdmitted, kIdle, kRunning, kDone, kFailed, kRejected };
-  void print(core::TimeNs t) const {
-    long long not_arrived = 0, waiting = 0, idle = 0, running = 0, done = 0, failed = 0, rejected = 0;
-    for (std::size_t i = 0; i < jobs_.size(); ++i) {
-      switch (state_[i]) {
-        case kNotAdmitted: (jobs_[i].arrival_ns <= t ? waiting : not_arrived) += 1; break;
-        case kIdle: ++idle; break;
-        case kRunning: ++running; break;
-        case kDone: ++done; break;
-        case kFailed: ++failed; break;
-        case kRejected: (jobs_[i].arrival_ns <= t ? rejected : not_arrived) += 1; break;
-      }
-    }
-    std::fprintf(stderr,
-                 "[%s %7.1f s] jobs: not arrived %lld, waiting %lld, admitted and idle %lld, running %lld, done %lld, "
-                 "failed %lld, rejected %lld\n",
-                 label_.c_str(), core::to_seconds(t), not_arrived, waiting, idle, running, done, failed, rejected);
-  }
-
-  core::Executor& inner_;
-  std::span<const core::JobSpec> jobs_;
-  std::string label_;
-  std::vector<State> state_;
-  core::TimeNs last_print_ = -core::kNsPerS;  // the first wait prints
-};
 
 struct Options {
   std::string trace, profiles, summary_json, out_dir, device = "cpu";
@@ -154,9 +86,7 @@ Options parse(int argc, char** argv, bool* help) {
   if (vm.count("lanes")) o.lanes = experiments::parse_lane_mode(lanes);
   if (!(o.time_scale >= 1)) throw core::InputError("--time-scale: must be a number >= 1");
   if (!(o.real.train.learning_rate > 0)) throw core::InputError("--learning-rate: must be positive");
-  if (o.device != "cpu" && o.device != "cuda") {
-    throw core::InputError("--device: unknown device '" + o.device + "' (valid: cpu, cuda)");
-  }
+  if (!gpu::device_registry().find(o.device)) throw core::InputError("--device: " + gpu::device_registry().unknown(o.device));
   if (memory != "trace" && memory != "model") {
     throw core::InputError("--memory: unknown source '" + memory + "' (valid: trace, model)");
   }
@@ -167,163 +97,46 @@ Options parse(int argc, char** argv, bool* help) {
   return o;
 }
 
-/// One iteration of every distinct workload in a pool of `capacity` before the trace starts (its
-/// persistent block at 0, its lane at the top): the device loads each kernel the first time it
-/// runs (lazy module loading), and cuBLAS picks its kernels, which would otherwise land in the
-/// first job of each workload and nowhere in salus-profile's figures. Returns the note to print.
-std::string warm_up(gpu::Device& device, core::Bytes capacity,
-                    const std::map<std::string, std::pair<core::Bytes, core::Bytes>>& needs) {
-  const auto t0 = std::chrono::steady_clock::now();
-  gpu::MemoryPool pool(device, capacity);
-  const auto ops = device.create_ops();
-  int warmed = 0;
-  for (const auto& [workload, pe] : needs) {
-    const auto [p, e] = pe;
-    if (gpu::align_up(p) + e > capacity) continue;  // rejected by the trace run anyway
-    const gpu::RealWorkload w = *gpu::parse_real_workload(workload);
-    const auto net = gpu::build_model(w.model);
-    net->bind(*ops, pool.base(), 1);
-    gpu::Arena lane = pool.region(capacity - e, e);
-    if (w.inference) {
-      net->infer_step(*ops, lane);
-    } else {
-      net->train_step(*ops, lane, gpu::TrainConfig{}, false);
-    }
-    ops->synchronize();
-    ++warmed;
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  char text[160];
-  std::snprintf(text, sizeof text, "warm-up: one iteration of each of %d workloads before the trace (%.2f s; --warmup off "
-                "to skip)", warmed, seconds);
-  return text;
-}
-
-nlohmann::json latency_json(std::vector<core::TimeNs> v) {
-  std::sort(v.begin(), v.end());
-  nlohmann::json j;
-  j["count"] = v.size();
-  j["p50_ms"] = static_cast<double>(core::nearest_rank(v, 0.5)) / 1e6;
-  j["p99_ms"] = static_cast<double>(core::nearest_rank(v, 0.99)) / 1e6;
-  j["max_ms"] = v.empty() ? 0.0 : static_cast<double>(v.back()) / 1e6;
-  return j;
-}
-
 int run(int argc, char** argv) {
   bool help = false;
   const Options o = parse(argc, argv, &help);
   if (help) return 0;
   auto [trace, jobs, pairs, share_weights, switch_ns] = experiments::load_jobs(o.trace, o.profiles, o.capacity, o.time_scale);
-  for (const core::JobSpec& s : jobs) {
-    if (!gpu::parse_real_workload(s.workload)) {
-      throw core::InputError(o.trace + ": job " + s.id + ": workload '" + s.workload + "' has no real model (valid: " +
-                             gpu::real_workload_help() + ")");
-    }
+  try {
+    real::RealRunner::check_workloads(jobs);
+  } catch (const core::InputError& e) {
+    throw core::InputError(o.trace + ": " + e.what());
   }
-  const auto device = gpu::make_device(o.device);
+  real::RealRunConfig rc;
+  rc.device = o.device;
+  rc.capacity = o.capacity;
+  rc.lanes = o.lanes;
+  rc.memory_from_model = o.memory_from_model;
+  rc.warmup = o.warmup;
+  rc.options = o.real;
+  rc.stop = &g_stop;
+  real::RealRunner runner(rc);
   std::vector<std::string> notes = trace.notes;
-  // Every distinct workload's network is built once before the trace starts: sizing its
-  // ephemeral memory makes the device's convolution plans (shared by all execution contexts), so
-  // no job's first iteration pays for cuDNN's heuristics, as none does in salus-profile's
-  // measurements either. The figures also serve --memory model and the warm-up below.
-  std::map<std::string, std::pair<core::Bytes, core::Bytes>> needs;  // workload -> model's P, E
-  {
-    const auto ops = device->create_ops();
-    for (core::JobSpec& s : jobs) {
-      auto it = needs.find(s.workload);
-      if (it == needs.end()) {
-        const gpu::RealWorkload w = *gpu::parse_real_workload(s.workload);
-        const auto net = gpu::build_model(w.model);
-        it = needs.emplace(s.workload, std::make_pair(net->persistent_bytes(),
-                                                      gpu::align_up(net->ephemeral_bytes(*ops, !w.inference))))
-                 .first;
-      }
-      if (o.memory_from_model) {
-        s.persistent = it->second.first;
-        s.ephemeral = it->second.second;
-      }
-    }
-    if (o.memory_from_model) notes.push_back("P and E of every job from its model on " + device->name() + " (--memory model)");
-  }
-  // Every region the pool hands out must start on a 256-byte boundary (CUDA's kernels and cuDNN
-  // fault on misaligned float data, and that error is sticky for the whole context). The pool's
-  // base is aligned, persistent blocks are placed end to end from 0 and lanes from the top, so
-  // P, E and the capacity in whole 256-byte units keep every offset aligned.
-  core::Bytes capacity = o.capacity / gpu::kAlignment * gpu::kAlignment;
-  for (core::JobSpec& s : jobs) {
-    s.persistent = gpu::align_up(s.persistent);
-    s.ephemeral = gpu::align_up(s.ephemeral);
-  }
-  if (o.warmup) notes.push_back(warm_up(*device, capacity, needs));
+  for (std::string& n : runner.prepare(jobs)) notes.push_back(std::move(n));
   for (const std::string& n : experiments::lane_mode_notes(o.policies, o.lanes)) notes.push_back(n);
+  const core::Bytes capacity = runner.capacity();
   std::printf("salus-run: %s (%s, %zu jobs), device %s, pool %s, time scale %g\n", o.trace.c_str(),
-              traces::to_string(trace.format), jobs.size(), device->name().c_str(), core::format_size(capacity).c_str(),
-              o.time_scale);
+              traces::to_string(trace.format), jobs.size(), runner.device().name().c_str(),
+              core::format_size(capacity).c_str(), o.time_scale);
   std::fflush(stdout);
 
   std::signal(SIGINT, on_sigint);
-  std::vector<experiments::SimRun> runs;
-  nlohmann::json measured = nlohmann::json::array();
+  std::vector<experiments::PolicyRun> runs;
   for (const std::string& name : o.policies) {
     if (g_stop.load()) break;
-    const auto policy = policies::make_policy(name);
-    experiments::SimConfig cfg;
-    cfg.lanes = o.lanes;
-    core::SchedulerOptions opts;
-    opts.capacity = capacity;
-    opts.lane_mode = experiments::lane_mode_for(*policy, cfg);
-    opts.switch_cost_ns = 0;
-    opts.record_timeline = !o.out_dir.empty();
-    opts.stop = &g_stop;
-    gpu::MemoryPool pool(*device, capacity);
-    // As many execution contexts as lanes can run at once, made before the trace starts (one for
-    // the single-lane and exclusive modes; for auto lanes the lane cap, at most one per job).
-    gpu::RealOptions real_options = o.real;
-    real_options.workers =
-        opts.lane_mode == core::LaneMode::kAuto
-            ? static_cast<int>(std::min<std::size_t>(jobs.size(), opts.max_lanes > 0 ? opts.max_lanes : 4))
-            : 1;
-    gpu::RealExecutor real(*device, pool, jobs, real_options);
-    ProgressExecutor progress(real, jobs, name, capacity);
-    experiments::SimRun r;
-    r.policy = name;
-    r.lane_mode = opts.lane_mode;
-    r.outcome = core::run_schedule(jobs, *policy, progress, opts);
-    r.metrics = core::compute_metrics(jobs, r.outcome.jobs);
-    nlohmann::json m;
-    m["policy"] = name;
-    m["workers"] = real.workers();
-    m["switch_latency"] = latency_json(real.switch_latencies());
-    nlohmann::json per_job = nlohmann::json::array();
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-      const gpu::RealJobStats& st = real.stats(static_cast<core::JobIndex>(i));
-      nlohmann::json j;
-      j["id"] = jobs[i].id;
-      j["loss_first"] = std::isnan(st.loss_first) ? nlohmann::json(nullptr) : nlohmann::json(st.loss_first);
-      j["loss_last"] = std::isnan(st.loss_last) ? nlohmann::json(nullptr) : nlohmann::json(st.loss_last);
-      j["iterations_measured"] = st.iterations;
-      // The first iteration on its own (it builds cuDNN plans the process has not seen and warms
-      // the caches), the mean over the later ones.
-      j["first_iteration_ms"] =
-          st.first_iteration_ns >= 0 ? nlohmann::json(static_cast<double>(st.first_iteration_ns) / 1e6) : nlohmann::json(nullptr);
-      j["mean_iteration_ms"] = st.iterations > 1 ? nlohmann::json(static_cast<double>(st.iteration_ns_total) / 1e6 /
-                                                                  static_cast<double>(st.iterations - 1))
-                                                 : nlohmann::json(nullptr);
-      j["persistent_used_bytes"] = st.persistent_used;
-      j["ephemeral_peak_bytes"] = st.ephemeral_peak;
-      j["inference"] = st.inference;
-      per_job.push_back(std::move(j));
-    }
-    m["jobs"] = std::move(per_job);
-    measured.push_back(std::move(m));
-    runs.push_back(std::move(r));
+    runs.push_back(runner.run(jobs, name, !o.out_dir.empty()));
   }
   if (g_stop.load()) notes.push_back("interrupted (Ctrl-C): the summary covers what ran");
   experiments::print_report(notes, jobs, runs);
   // The measured switch latency of each run: end of one job's iteration to the start of the next
   // job's first iteration in the same lane (host clock).
   for (std::size_t r = 0; r < runs.size(); ++r) {
-    const nlohmann::json& sw = measured[r]["switch_latency"];
+    const nlohmann::json& sw = runs[r].measured["switch_latency"];
     if (sw["count"].get<std::size_t>() == 0) {
       std::printf("switch latency, %s: no switch\n", runs[r].policy.c_str());
     } else {
@@ -338,7 +151,7 @@ int run(int argc, char** argv) {
   summary["trace"] = o.trace;
   summary["trace_format"] = traces::to_string(trace.format);
   summary["profiles"] = o.profiles;
-  summary["device"] = device->name();
+  summary["device"] = runner.device().name();
   summary["gpu_mem_bytes"] = capacity;
   summary["time_scale"] = o.time_scale;
   summary["seed"] = o.real.seed;
@@ -348,10 +161,11 @@ int run(int argc, char** argv) {
   // ignore them.
   for (std::size_t r = 0; r < runs.size(); ++r) {
     nlohmann::json& res = summary["results"][r];
-    res["workers"] = measured[r]["workers"];
-    res["switch_latency"] = measured[r]["switch_latency"];
+    const nlohmann::json& measured = runs[r].measured;
+    res["workers"] = measured["workers"];
+    res["switch_latency"] = measured["switch_latency"];
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-      for (auto& [k, v] : measured[r]["jobs"][i].items()) {
+      for (auto& [k, v] : measured["jobs"][i].items()) {
         if (k != "id") res["jobs"][i][k] = v;
       }
     }
@@ -360,7 +174,7 @@ int run(int argc, char** argv) {
   if (g_stop.load()) return 130;
   // A failed job (its kernels failed, its lane overflowed, ...) fails the run; the summary is
   // written all the same.
-  for (const experiments::SimRun& r : runs) {
+  for (const experiments::PolicyRun& r : runs) {
     if (r.metrics.failed > 0) return 1;
   }
   return 0;

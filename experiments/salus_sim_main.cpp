@@ -80,10 +80,8 @@ Options parse(int argc, char** argv, bool* help) {
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
   if (vm.count("help")) {
-    std::cout << desc << "\nPolicies:\n";
-    for (const std::string& name : policies::policy_names()) {
-      std::cout << "  " << name << ": " << policies::make_policy(name)->description() << "\n";
-    }
+    std::cout << desc << "\nPolicies:\n" << policies::policy_registry().help() << "\nInterference models (auto: shares "
+              << "with a catalog pair table, else profiled):\n" << sim::interference_registry().help();
     *help = true;
     return o;
   }
@@ -92,9 +90,8 @@ Options parse(int argc, char** argv, bool* help) {
   o.cfg.capacity = experiments::parse_capacity(gpu_mem);
   if (vm.count("lanes")) o.cfg.lanes = experiments::parse_lane_mode(lanes);
   if (interference != "auto") {
-    const auto names = sim::interference_names();
-    if (std::find(names.begin(), names.end(), interference) == names.end()) {
-      throw core::InputError("--interference: unknown model '" + interference + "' (valid: auto, none, profiled, pairs, shares)");
+    if (!sim::interference_registry().find(interference)) {
+      throw core::InputError("--interference: " + sim::interference_registry().unknown(interference, ", or auto"));
     }
   }
   o.cfg.interference = interference;

@@ -9,10 +9,12 @@
 
 namespace salus::experiments {
 
-core::LaneMode lane_mode_for(const core::Policy& policy, const SimConfig& cfg) {
-  if (!cfg.lanes || !policy.supports(*cfg.lanes)) return policy.default_lane_mode();
-  return *cfg.lanes;
+core::LaneMode lane_mode_for(const core::Policy& policy, std::optional<core::LaneMode> lanes) {
+  if (!lanes || !policy.supports(*lanes)) return policy.default_lane_mode();
+  return *lanes;
 }
+
+core::LaneMode lane_mode_for(const core::Policy& policy, const SimConfig& cfg) { return lane_mode_for(policy, cfg.lanes); }
 
 std::vector<core::TimeNs> actual_iteration_times(const std::vector<core::JobSpec>& jobs, double noise,
                                                  std::uint64_t seed) {
@@ -47,6 +49,25 @@ SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& polic
   run.outcome = core::run_schedule(jobs, *policy, exec, opts);
   run.metrics = core::compute_metrics(jobs, run.outcome.jobs);
   return run;
+}
+
+std::vector<std::string> SimRunner::prepare(std::vector<core::JobSpec>& jobs) {
+  (void)jobs;  // the simulator runs any job the trace and catalog describe
+  return {};
+}
+
+PolicyRun SimRunner::run(const std::vector<core::JobSpec>& jobs, const std::string& policy, bool record_timeline) {
+  SimConfig cfg = cfg_;
+  cfg.record_timeline = record_timeline;
+  return simulate(jobs, policy, cfg);
+}
+
+nlohmann::json SimRunner::config() const {
+  return {{"executor", "sim"},
+          {"device", nullptr},
+          {"gpu_mem_bytes", cfg_.capacity},
+          {"switch_cost_ms", static_cast<double>(cfg_.switch_cost_ns) / 1e6},
+          {"interference", cfg_.interference}};
 }
 
 }  // namespace salus::experiments

@@ -3,12 +3,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/job.h"
 #include "core/policy.h"
 #include "core/scheduler.h"
 #include "core/summary.h"
+#include "experiments/run.h"
 #include "sim/interference.h"
 
 namespace salus::experiments {
@@ -27,12 +29,7 @@ struct SimConfig {
   bool record_timeline = false;
 };
 
-struct SimRun {
-  std::string policy;
-  core::LaneMode lane_mode = core::LaneMode::kAuto;
-  core::ScheduleOutcome outcome;
-  core::RunMetrics metrics;
-};
+using SimRun = PolicyRun;
 
 /// The lane mode a policy runs in under `cfg` (fifo is always exclusive).
 core::LaneMode lane_mode_for(const core::Policy& policy, const SimConfig& cfg);
@@ -43,5 +40,19 @@ std::vector<core::TimeNs> actual_iteration_times(const std::vector<core::JobSpec
 
 /// Simulates `jobs` under the named policy. Throws core::InputError for unknown names.
 SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& policy, const SimConfig& cfg);
+
+/// The simulator as a PolicyRunner: every run with `cfg` (its record_timeline is the run's).
+class SimRunner final : public PolicyRunner {
+ public:
+  explicit SimRunner(SimConfig cfg) : cfg_(std::move(cfg)) {}
+  std::string_view executor() const override { return "sim"; }
+  std::vector<std::string> prepare(std::vector<core::JobSpec>& jobs) override;
+  PolicyRun run(const std::vector<core::JobSpec>& jobs, const std::string& policy, bool record_timeline) override;
+  nlohmann::json config() const override;
+  const SimConfig& sim_config() const { return cfg_; }
+
+ private:
+  SimConfig cfg_;
+};
 
 }  // namespace salus::experiments

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/registry.h"
 #include "core/units.h"
 #include "gpu_backend/ops.h"
 
@@ -38,6 +39,11 @@ bool cuda_available();
 std::string cuda_unavailable_reason();
 /// The CUDA device `ordinal`. Throws DeviceError when CUDA is not compiled in or no GPU is there.
 std::unique_ptr<Device> make_cuda_device(int ordinal = 0);
+
+using DeviceFactory = std::unique_ptr<Device> (*)();
+using DeviceRegistry = core::Registry<DeviceFactory>;
+/// The table: cpu, cuda.
+const DeviceRegistry& device_registry();
 
 /// "cpu" or "cuda" → a device; throws core::InputError listing the valid names.
 std::unique_ptr<Device> make_device(const std::string& name);

@@ -181,8 +181,10 @@ def read_json(file, experiment):
     if name is not None and name.value != experiment:
         name.fail(f"is {_describe(name.value)}, expected \"{experiment}\"")
     version = root.get("version")
-    if version is not None and version.integer() != 1:
-        version.fail(f"{version.value} is not supported (this script reads version 1)")
+    # Version 2 adds the executor (sim or real), the device and the time scale to "config";
+    # the figures read the same keys from both.
+    if version is not None and version.integer() not in (1, 2):
+        version.fail(f"{version.value} is not supported (this script reads versions 1 and 2)")
     return root
 
 

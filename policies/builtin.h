@@ -1,10 +1,24 @@
 #pragma once
 /// Factories of the built-in policies. Use registry.h to pick one by name.
 #include <memory>
+#include <string_view>
 
 #include "core/policy.h"
 
 namespace salus::policies {
+
+/// One line each, for --help (the registry table) and Policy::description().
+inline constexpr std::string_view kFifoDescription =
+    "no sharing: one job at a time on the whole GPU, in arrival order, run to completion";
+inline constexpr std::string_view kSrtfDescription =
+    "preemptive shortest-remaining-time-first: at every boundary the admitted job with the least "
+    "remaining solo time (remaining iterations x iter_ms) runs";
+inline constexpr std::string_view kPackDescription =
+    "pack jobs into lanes per Algorithm 1, lanes run concurrently; in a lane the earliest admitted "
+    "unfinished job runs";
+inline constexpr std::string_view kFairDescription =
+    "time sharing that equalises service: at each boundary the job with the least service since "
+    "the last job joined its lane runs";
 
 /// No sharing: one job at a time on the whole GPU, in arrival order, to completion.
 std::unique_ptr<core::Policy> make_fifo();

@@ -15,10 +15,7 @@ core::TimeNs service(const core::SchedulerView& v, core::JobIndex j) {
 class Fair final : public core::Policy {
  public:
   std::string_view name() const override { return "fair"; }
-  std::string_view description() const override {
-    return "time sharing that equalises service: at each boundary the job with the least service since "
-           "the last job joined its lane runs";
-  }
+  std::string_view description() const override { return kFairDescription; }
   core::LaneMode default_lane_mode() const override { return core::LaneMode::kSingle; }
   bool supports(core::LaneMode m) const override { return m != core::LaneMode::kExclusive; }
   core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) const override {

@@ -8,9 +8,7 @@ namespace {
 class Fifo final : public core::Policy {
  public:
   std::string_view name() const override { return "fifo"; }
-  std::string_view description() const override {
-    return "no sharing: one job at a time on the whole GPU, in arrival order, run to completion";
-  }
+  std::string_view description() const override { return kFifoDescription; }
   core::LaneMode default_lane_mode() const override { return core::LaneMode::kExclusive; }
   bool supports(core::LaneMode m) const override { return m == core::LaneMode::kExclusive; }
   core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) const override {

@@ -6,10 +6,7 @@ namespace {
 class Pack final : public core::Policy {
  public:
   std::string_view name() const override { return "pack"; }
-  std::string_view description() const override {
-    return "pack jobs into lanes per Algorithm 1, lanes run concurrently; in a lane the earliest admitted "
-           "unfinished job runs";
-  }
+  std::string_view description() const override { return kPackDescription; }
   core::LaneMode default_lane_mode() const override { return core::LaneMode::kAuto; }
   bool supports(core::LaneMode m) const override { return m != core::LaneMode::kExclusive; }
   core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) const override {

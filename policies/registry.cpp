@@ -1,46 +1,29 @@
 #include "policies/registry.h"
 
-#include "core/errors.h"
 #include "policies/builtin.h"
 
 namespace salus::policies {
 namespace {
 
-struct Entry {
-  const char* name;
-  std::unique_ptr<core::Policy> (*make)();
-};
-
-// Adding a policy: write its factory in builtin.h and list it here.
-constexpr Entry kPolicies[] = {
-    {"fifo", &make_fifo},
-    {"srtf", &make_srtf},
-    {"pack", &make_pack},
-    {"fair", &make_fair},
+// Adding a policy: write its factory and description in builtin.h and list it here.
+constexpr PolicyRegistry::Entry kPolicies[] = {
+    {"fifo", kFifoDescription, &make_fifo},
+    {"srtf", kSrtfDescription, &make_srtf},
+    {"pack", kPackDescription, &make_pack},
+    {"fair", kFairDescription, &make_fair},
 };
 
 }  // namespace
 
-std::unique_ptr<core::Policy> make_policy(std::string_view name) {
-  for (const Entry& e : kPolicies) {
-    if (name == e.name) return e.make();
-  }
-  throw core::InputError("unknown policy '" + std::string(name) + "' (valid: " + policy_names_joined() + ")");
+const PolicyRegistry& policy_registry() {
+  static constexpr PolicyRegistry kRegistry("policy", kPolicies);
+  return kRegistry;
 }
 
-std::vector<std::string> policy_names() {
-  std::vector<std::string> names;
-  for (const Entry& e : kPolicies) names.emplace_back(e.name);
-  return names;
-}
+std::unique_ptr<core::Policy> make_policy(std::string_view name) { return policy_registry().at(name).factory(); }
 
-std::string policy_names_joined() {
-  std::string out;
-  for (const Entry& e : kPolicies) {
-    if (!out.empty()) out += ", ";
-    out += e.name;
-  }
-  return out;
-}
+std::vector<std::string> policy_names() { return policy_registry().names(); }
+
+std::string policy_names_joined() { return policy_registry().names_joined(); }
 
 }  // namespace salus::policies

@@ -6,10 +6,7 @@ namespace {
 class Srtf final : public core::Policy {
  public:
   std::string_view name() const override { return "srtf"; }
-  std::string_view description() const override {
-    return "preemptive shortest-remaining-time-first: at every boundary the admitted job with the least "
-           "remaining solo time (remaining iterations x iter_ms) runs";
-  }
+  std::string_view description() const override { return kSrtfDescription; }
   core::LaneMode default_lane_mode() const override { return core::LaneMode::kSingle; }
   bool supports(core::LaneMode m) const override { return m != core::LaneMode::kExclusive; }
   core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) const override {

@@ -121,31 +121,50 @@ ShareWeights fit_share_weights(const PairSlowdowns& pairs, const std::map<std::s
   return w;
 }
 
+namespace {
+
+std::unique_ptr<InterferenceModel> make_none(const InterferenceInputs&) { return std::make_unique<NoInterference>(); }
+std::unique_ptr<InterferenceModel> make_profiled(const InterferenceInputs&) {
+  return std::make_unique<UtilisationInterference>();
+}
+std::unique_ptr<InterferenceModel> make_pairs(const InterferenceInputs& in) {
+  if (in.pairs == nullptr || in.pairs->empty()) {
+    throw core::InputError("interference model 'pairs' needs a catalog with a \"pairs\" table (salus-profile "
+                           "measures one)");
+  }
+  return std::make_unique<PairInterference>(*in.pairs);
+}
+std::unique_ptr<InterferenceModel> make_shares(const InterferenceInputs& in) {
+  if (in.weights == nullptr || in.weights->empty()) {
+    throw core::InputError("interference model 'shares' needs a catalog with a \"pairs\" table (salus-profile "
+                           "measures one)");
+  }
+  return std::make_unique<ShareInterference>(*in.weights, in.share_exponent);
+}
+
+constexpr InterferenceRegistry::Entry kModels[] = {
+    {"none", "the ideal GPU: every iteration takes its solo time", &make_none},
+    {"profiled", "each workload's utilisation u: a set S runs at 1 / max(1, sum of u) of solo speed", &make_profiled},
+    {"pairs", "the catalog's measured pair slowdowns, each other lane adding its pair's excess (u where a pair is "
+              "missing)", &make_pairs},
+    {"shares", "GPU time shared by weight x u, weights fitted to the catalog's pairs (--share-exponent)", &make_shares},
+};
+
+}  // namespace
+
+const InterferenceRegistry& interference_registry() {
+  static constexpr InterferenceRegistry kRegistry("interference model", kModels);
+  return kRegistry;
+}
+
 std::unique_ptr<InterferenceModel> make_interference(std::string_view name, const PairSlowdowns* pairs,
                                                      const ShareWeights* weights, double share_exponent) {
   if (!(share_exponent > 0 && share_exponent <= 2)) {
     throw core::InputError("share exponent must be in (0, 2], got " + std::to_string(share_exponent));
   }
-  if (name == "shares") {
-    if (weights == nullptr || weights->empty()) {
-      throw core::InputError("interference model 'shares' needs a catalog with a \"pairs\" table (salus-profile "
-                             "measures one)");
-    }
-    return std::make_unique<ShareInterference>(*weights, share_exponent);
-  }
-  if (name == "none") return std::make_unique<NoInterference>();
-  if (name == "profiled") return std::make_unique<UtilisationInterference>();
-  if (name == "pairs") {
-    if (pairs == nullptr || pairs->empty()) {
-      throw core::InputError("interference model 'pairs' needs a catalog with a \"pairs\" table (salus-profile "
-                             "measures one)");
-    }
-    return std::make_unique<PairInterference>(*pairs);
-  }
-  throw core::InputError("unknown interference model '" + std::string(name) +
-                         "' (valid: none, profiled, pairs, shares)");
+  return interference_registry().at(name).factory(InterferenceInputs{pairs, weights, share_exponent});
 }
 
-std::vector<std::string> interference_names() { return {"none", "profiled", "pairs", "shares"}; }
+std::vector<std::string> interference_names() { return interference_registry().names(); }
 
 }  // namespace salus::sim

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/job.h"
+#include "core/registry.h"
 
 namespace salus::sim {
 
@@ -104,9 +105,21 @@ class ShareInterference final : public InterferenceModel {
 /// u of every workload of the table. Deterministic (fixed number of Gauss-Seidel sweeps).
 ShareWeights fit_share_weights(const PairSlowdowns& pairs, const std::map<std::string, std::int32_t>& util_ppm);
 
-/// Creates a model by name ("none", "profiled", "pairs", "shares"; "pairs" needs `pairs`, a
-/// catalog's pair table, and "shares" the `weights` fitted to one; each refuses an empty one).
-/// Throws core::InputError listing valid names.
+/// What a model may be made from: the catalog's pair table, the `shares` weights fitted to it,
+/// and the `shares` exponent.
+struct InterferenceInputs {
+  const PairSlowdowns* pairs = nullptr;
+  const ShareWeights* weights = nullptr;
+  double share_exponent = 1.0;
+};
+using InterferenceFactory = std::unique_ptr<InterferenceModel> (*)(const InterferenceInputs&);
+using InterferenceRegistry = core::Registry<InterferenceFactory>;
+
+/// The table: none, profiled, pairs, shares.
+const InterferenceRegistry& interference_registry();
+
+/// Creates a model by name ("pairs" needs `pairs`, a catalog's pair table, and "shares" the
+/// `weights` fitted to one; each refuses an empty one). Throws core::InputError listing valid names.
 std::unique_ptr<InterferenceModel> make_interference(std::string_view name, const PairSlowdowns* pairs = nullptr,
                                                      const ShareWeights* weights = nullptr, double share_exponent = 1.0);
 std::vector<std::string> interference_names();

@@ -35,7 +35,9 @@ TEST_CASE("help exits 0 and lists the policies") {
   const Result r = sim("--help");
   CHECK(r.code == 0);
   CHECK(r.out.find("--switch-cost-ms") != std::string::npos);
-  CHECK(r.out.find("  fair: time sharing") != std::string::npos);
+  // The policy and interference tables, as the registries print them.
+  CHECK(r.out.find("  fair  time sharing") != std::string::npos);
+  CHECK(r.out.find("  profiled  each workload's utilisation") != std::string::npos);
 }
 
 TEST_CASE("bad command lines exit 2 with the exact message") {
@@ -50,7 +52,7 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
       {kHand + " --gpu-mem 0GiB", "salus-sim: --gpu-mem: must be positive\n"},
       {kHand + " --lanes many", "salus-sim: --lanes: unknown lane mode 'many' (valid: single, auto)\n"},
       {kHand + " --interference mps",
-       "salus-sim: --interference: unknown model 'mps' (valid: auto, none, profiled, pairs, shares)\n"},
+       "salus-sim: --interference: unknown interference model 'mps' (valid: none, profiled, pairs, shares, or auto)\n"},
       {kHand + " --switch-cost-ms -1", "salus-sim: --switch-cost-ms: must be a non-negative number\n"},
       {kHand + " --profile-noise 100", "salus-sim: --profile-noise: must be in [0, 100)\n"},
       {kHand + " --bogus", "salus-sim: unrecognised option '--bogus' (see --help)\n"},

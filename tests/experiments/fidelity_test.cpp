@@ -122,10 +122,20 @@ TEST_CASE("salus-experiment: the executor and fidelity options refuse what they 
   auto r = run("fidelity --executor sim");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: fidelity compares the simulator with the real executor: give --executor real\n");
-  r = run("long_trace --executor real");
+  r = run("srtf_snapshot --executor real");
   CHECK(r.code == 2);
-  CHECK(r.err == "salus-experiment: long_trace: --executor real is not available: the paper's experiments use workloads "
-                 "the real backend does not implement (only fidelity runs on it so far); use --executor sim\n");
+  CHECK(r.err == "salus-experiment: srtf_snapshot has no real variant: its figures read every iteration's exact "
+                 "profiled time or use workloads the real backend does not implement (with --executor real: "
+                 "long_trace, fair_three, hyperparam, fidelity)\n");
+  r = run("long_trace --executor real --device tpu");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --device: unknown device 'tpu' (valid: cpu, cuda)\n");
+  r = run("long_trace --device cuda");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --device is for --executor real\n");
+  r = run("long_trace --time-scale 0.5");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --time-scale: must be a number >= 1\n");
   r = run("fidelity --executor real --repeat 0");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --repeat: must be from 1 to 20\n");

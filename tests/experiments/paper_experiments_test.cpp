@@ -38,24 +38,36 @@ double num(const json& j, const char* key) {
 
 }  // namespace
 
-TEST_CASE("experiments: the list names five experiments, each runnable by name") {
+TEST_CASE("experiments: the registry names six experiments, each runnable by name") {
   std::string names;
-  for (const auto& e : ex::experiment_list()) {
-    names += e.name + " ";
-    CHECK(e.version >= 1);
+  for (const auto& e : ex::experiment_registry().entries()) {
+    names += std::string(e.name) + " ";
+    CHECK(e.factory.version >= 1);
     CHECK_FALSE(e.description.empty());
+    CHECK(static_cast<bool>(e.factory.run));
+    CHECK((!e.factory.inputs.empty() || !e.factory.real_variant.empty()));
   }
-  CHECK(names == "long_trace srtf_snapshot fair_three hyperparam inference ");
+  CHECK(names == "long_trace srtf_snapshot fair_three hyperparam inference fidelity ");
+  CHECK(ex::real_experiment_names_joined() == "long_trace, fair_three, hyperparam, fidelity");
   CHECK_THROWS_WITH_AS(ex::run_experiment("nope", shipped()),
                        "unknown experiment 'nope' (valid: long_trace, srtf_snapshot, fair_three, hyperparam, "
-                       "inference, all)",
+                       "inference, fidelity)",
                        InputError);
+  // fidelity needs the real executor; the simulator-only experiments refuse it by name.
+  CHECK_THROWS_WITH_AS(ex::run_experiment("fidelity", shipped()),
+                       "fidelity compares the simulator with the real executor: give --executor real", InputError);
+  ex::ExperimentContext real = shipped();
+  real.real = true;
+  for (const char* name : {"srtf_snapshot", "inference"}) {
+    CHECK_THROWS_WITH_AS(ex::run_experiment(name, real),
+                         doctest::Contains((std::string(name) + " has no real variant").c_str()), InputError);
+  }
 }
 
 TEST_CASE("experiments: long_trace gives Table 1 for four policies with the paper's ordering") {
   const json j = ex::run_experiment("long_trace", shipped());
   CHECK(j["experiment"] == "long_trace");
-  CHECK(j["version"] == 1);
+  CHECK(j["version"] == 2);
   const json& p = j["policies"];
   for (const char* name : {"fifo", "srtf", "pack", "fair"}) {
     INFO(name);
@@ -212,7 +224,7 @@ TEST_CASE("salus-experiment: bad names and options exit 2 with the valid ones") 
   const auto r = salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN, "bogus --out /tmp/unused");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: unknown experiment 'bogus' (valid: long_trace, srtf_snapshot, fair_three, "
-                 "hyperparam, inference, all)\n");
+                 "hyperparam, inference, fidelity, or all)\n");
   const auto p = salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN, "hyperparam --plots maybe");
   CHECK(p.code == 2);
   CHECK(p.err == "salus-experiment: --plots: unknown value 'maybe' (valid: auto, on, off)\n");

@@ -1,0 +1,253 @@
+#include "real/real_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <span>
+
+#include "core/errors.h"
+#include "core/scheduler.h"
+#include "core/summary.h"
+#include "gpu_backend/memory_pool.h"
+#include "gpu_backend/model.h"
+#include "policies/registry.h"
+
+namespace salus::real {
+namespace {
+
+/// Prints on stderr, at most once a second while the run goes on, where every job is, each
+/// counted exactly once: not arrived, waiting (arrived, not admitted), admitted and idle (between
+/// its runs), running (a run in flight), done, failed. Printed when the loop has dispatched what
+/// it wanted and waits, so runs in flight are counted as running.
+class ProgressExecutor final : public core::Executor {
+ public:
+  ProgressExecutor(core::Executor& inner, std::span<const core::JobSpec> jobs, std::string label, core::Bytes capacity)
+      : inner_(inner), jobs_(jobs), label_(std::move(label)), state_(jobs.size(), kNotAdmitted) {
+    // P + E > C: rejected at arrival by the loop, never seen here.
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      if (jobs[i].persistent + jobs[i].ephemeral > capacity) state_[i] = kRejected;
+    }
+  }
+  core::TimeNs now() const override { return inner_.now(); }
+  void admit(core::JobIndex j, const core::JobSpec& s, core::Bytes off) override {
+    state_[static_cast<std::size_t>(j)] = kIdle;
+    inner_.admit(j, s, off);
+  }
+  void release(core::JobIndex j) override {
+    auto& st = state_[static_cast<std::size_t>(j)];
+    if (st != kFailed) st = kDone;
+    inner_.release(j);
+  }
+  void start(const core::Dispatch& d) override {
+    state_[static_cast<std::size_t>(d.job)] = kRunning;
+    inner_.start(d);
+  }
+  void stop_at_boundary(core::LaneId lane) override { inner_.stop_at_boundary(lane); }
+  void wait(core::TimeNs deadline, std::vector<core::Completion>& out) override {
+    const core::TimeNs t = now();
+    if (t - last_print_ >= core::kNsPerS) {
+      last_print_ = t;
+      print(t);
+    }
+    const std::size_t before = out.size();
+    inner_.wait(deadline, out);
+    for (std::size_t k = before; k < out.size(); ++k) {
+      auto& st = state_[static_cast<std::size_t>(out[k].job)];
+      st = out[k].failed ? kFailed : (st == kRunning ? kIdle : st);
+    }
+  }
+
+ private:
+  enum State : std::uint8_t { kNotAdmitted, kIdle, kRunning, kDone, kFailed, kRejected };
+  void print(core::TimeNs t) const {
+    long long not_arrived = 0, waiting = 0, idle = 0, running = 0, done = 0, failed = 0, rejected = 0;
+    for (std::size_t i = 0; i < jobs_.size(); ++i) {
+      switch (state_[i]) {
+        case kNotAdmitted: (jobs_[i].arrival_ns <= t ? waiting : not_arrived) += 1; break;
+        case kIdle: ++idle; break;
+        case kRunning: ++running; break;
+        case kDone: ++done; break;
+        case kFailed: ++failed; break;
+        case kRejected: (jobs_[i].arrival_ns <= t ? rejected : not_arrived) += 1; break;
+      }
+    }
+    std::fprintf(stderr,
+                 "[%s %7.1f s] jobs: not arrived %lld, waiting %lld, admitted and idle %lld, running %lld, done %lld, "
+                 "failed %lld, rejected %lld\n",
+                 label_.c_str(), core::to_seconds(t), not_arrived, waiting, idle, running, done, failed, rejected);
+  }
+
+  core::Executor& inner_;
+  std::span<const core::JobSpec> jobs_;
+  std::string label_;
+  std::vector<State> state_;
+  core::TimeNs last_print_ = -core::kNsPerS;  // the first wait prints
+};
+
+/// One iteration of every distinct workload in a pool of `capacity` before the trace starts (its
+/// persistent block at 0, its lane at the top): the device loads each kernel the first time it
+/// runs (lazy module loading), and cuBLAS picks its kernels, which would otherwise land in the
+/// first job of each workload and nowhere in salus-profile's figures. Returns the note to print.
+std::string warm_up(gpu::Device& device, core::Bytes capacity,
+                    const std::map<std::string, std::pair<core::Bytes, core::Bytes>>& needs) {
+  const auto t0 = std::chrono::steady_clock::now();
+  gpu::MemoryPool pool(device, capacity);
+  const auto ops = device.create_ops();
+  int warmed = 0;
+  for (const auto& [workload, pe] : needs) {
+    const auto [p, e] = pe;
+    if (gpu::align_up(p) + e > capacity) continue;  // rejected by the trace run anyway
+    const gpu::RealWorkload w = *gpu::parse_real_workload(workload);
+    const auto net = gpu::build_model(w.model);
+    net->bind(*ops, pool.base(), 1);
+    gpu::Arena lane = pool.region(capacity - e, e);
+    if (w.inference) {
+      net->infer_step(*ops, lane);
+    } else {
+      net->train_step(*ops, lane, gpu::TrainConfig{}, false);
+    }
+    ops->synchronize();
+    ++warmed;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  char text[160];
+  std::snprintf(text, sizeof text, "warm-up: one iteration of each of %d workloads before the trace (%.2f s; --warmup off "
+                "to skip)", warmed, seconds);
+  return text;
+}
+
+nlohmann::json ms_or_null(core::TimeNs ns, bool present) {
+  return present ? nlohmann::json(static_cast<double>(ns) / 1e6) : nlohmann::json(nullptr);
+}
+
+nlohmann::json loss_or_null(float v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
+
+}  // namespace
+
+nlohmann::json latency_json(std::vector<core::TimeNs> v) {
+  std::sort(v.begin(), v.end());
+  nlohmann::json j;
+  j["count"] = v.size();
+  j["p50_ms"] = static_cast<double>(core::nearest_rank(v, 0.5)) / 1e6;
+  j["p99_ms"] = static_cast<double>(core::nearest_rank(v, 0.99)) / 1e6;
+  j["max_ms"] = v.empty() ? 0.0 : static_cast<double>(v.back()) / 1e6;
+  return j;
+}
+
+RealRunner::RealRunner(RealRunConfig cfg) : cfg_(std::move(cfg)), device_(gpu::make_device(cfg_.device)) {}
+
+core::Bytes RealRunner::capacity() const { return cfg_.capacity / gpu::kAlignment * gpu::kAlignment; }
+
+void RealRunner::check_workloads(const std::vector<core::JobSpec>& jobs) {
+  for (const core::JobSpec& s : jobs) {
+    if (!gpu::parse_real_workload(s.workload)) {
+      throw core::InputError("job " + s.id + ": workload '" + s.workload + "' has no real model (valid: " +
+                             gpu::real_workload_help() + ")");
+    }
+  }
+}
+
+std::vector<std::string> RealRunner::prepare(std::vector<core::JobSpec>& jobs) {
+  check_workloads(jobs);
+  std::vector<std::string> notes;
+  // Every distinct workload's network is built once before the trace starts: sizing its
+  // ephemeral memory makes the device's convolution plans (shared by all execution contexts), so
+  // no job's first iteration pays for cuDNN's heuristics, as none does in salus-profile's
+  // measurements either. The figures also serve memory_from_model and the warm-up.
+  std::map<std::string, std::pair<core::Bytes, core::Bytes>> needs;  // workload -> model's P, E
+  {
+    const auto ops = device_->create_ops();
+    for (core::JobSpec& s : jobs) {
+      auto it = needs.find(s.workload);
+      if (it == needs.end()) {
+        const gpu::RealWorkload w = *gpu::parse_real_workload(s.workload);
+        const auto net = gpu::build_model(w.model);
+        it = needs.emplace(s.workload, std::make_pair(net->persistent_bytes(),
+                                                      gpu::align_up(net->ephemeral_bytes(*ops, !w.inference))))
+                 .first;
+      }
+      if (cfg_.memory_from_model) {
+        s.persistent = it->second.first;
+        s.ephemeral = it->second.second;
+      }
+    }
+    if (cfg_.memory_from_model) notes.push_back("P and E of every job from its model on " + device_->name() + " (--memory model)");
+  }
+  // Every region the pool hands out must start on a 256-byte boundary (CUDA's kernels and cuDNN
+  // fault on misaligned float data, and that error is sticky for the whole context). The pool's
+  // base is aligned, persistent blocks are placed end to end from 0 and lanes from the top, so
+  // P, E and the capacity in whole 256-byte units keep every offset aligned.
+  for (core::JobSpec& s : jobs) {
+    s.persistent = gpu::align_up(s.persistent);
+    s.ephemeral = gpu::align_up(s.ephemeral);
+  }
+  if (cfg_.warmup) notes.push_back(warm_up(*device_, capacity(), needs));
+  return notes;
+}
+
+experiments::PolicyRun RealRunner::run(const std::vector<core::JobSpec>& jobs, const std::string& name,
+                                       bool record_timeline) {
+  const auto policy = policies::make_policy(name);
+  core::SchedulerOptions opts;
+  opts.capacity = capacity();
+  opts.lane_mode = experiments::lane_mode_for(*policy, cfg_.lanes);
+  opts.switch_cost_ns = 0;  // the executor takes the time switching takes
+  opts.record_timeline = record_timeline;
+  opts.stop = cfg_.stop;
+  gpu::MemoryPool pool(*device_, opts.capacity);
+  // As many execution contexts as lanes can run at once, made before the trace starts (one for
+  // the single-lane and exclusive modes; for auto lanes the lane cap, at most one per job).
+  gpu::RealOptions real_options = cfg_.options;
+  real_options.workers =
+      opts.lane_mode == core::LaneMode::kAuto
+          ? static_cast<int>(std::min<std::size_t>(jobs.size(), opts.max_lanes > 0 ? opts.max_lanes : 4))
+          : 1;
+  gpu::RealExecutor real(*device_, pool, jobs, real_options);
+  experiments::PolicyRun r;
+  r.policy = name;
+  r.lane_mode = opts.lane_mode;
+  if (cfg_.progress) {
+    ProgressExecutor progress(real, jobs, name, opts.capacity);
+    r.outcome = core::run_schedule(jobs, *policy, progress, opts);
+  } else {
+    r.outcome = core::run_schedule(jobs, *policy, real, opts);
+  }
+  r.metrics = core::compute_metrics(jobs, r.outcome.jobs);
+  nlohmann::json& m = r.measured;
+  m["workers"] = real.workers();
+  m["switch_latency"] = latency_json(real.switch_latencies());
+  nlohmann::json per_job = nlohmann::json::array();
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const gpu::RealJobStats& st = real.stats(static_cast<core::JobIndex>(i));
+    nlohmann::json j;
+    j["id"] = jobs[i].id;
+    j["loss_first"] = loss_or_null(st.loss_first);
+    j["loss_last"] = loss_or_null(st.loss_last);
+    j["iterations_measured"] = st.iterations;
+    // The first iteration on its own (it builds cuDNN plans the process has not seen and warms
+    // the caches), the mean over the later ones.
+    j["first_iteration_ms"] = ms_or_null(st.first_iteration_ns, st.first_iteration_ns >= 0);
+    j["mean_iteration_ms"] = st.iterations > 1 ? nlohmann::json(static_cast<double>(st.iteration_ns_total) / 1e6 /
+                                                                static_cast<double>(st.iterations - 1))
+                                               : nlohmann::json(nullptr);
+    j["persistent_used_bytes"] = st.persistent_used;
+    j["ephemeral_peak_bytes"] = st.ephemeral_peak;
+    j["inference"] = st.inference;
+    per_job.push_back(std::move(j));
+  }
+  m["jobs"] = std::move(per_job);
+  return r;
+}
+
+nlohmann::json RealRunner::config() const {
+  // The simulator's settings have no meaning here: the executor takes the time switching and
+  // sharing the device take.
+  return {{"executor", "real"},
+          {"device", device_->name()},
+          {"gpu_mem_bytes", capacity()},
+          {"switch_cost_ms", nullptr},
+          {"interference", nullptr}};
+}
+
+}  // namespace salus::real

@@ -1,0 +1,70 @@
+#pragma once
+/// The real executor as a PolicyRunner: one device, one memory pool per run, the jobs' iterations
+/// trained for real under the same loop and policies as the simulator. Used by salus-run and by
+/// salus-experiment --executor real.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/job.h"
+#include "core/policy.h"
+#include "experiments/run.h"
+#include "gpu_backend/device.h"
+#include "gpu_backend/real_executor.h"
+
+namespace salus::real {
+
+struct RealRunConfig {
+  std::string device = "cpu";          ///< a name from gpu::device_registry()
+  core::Bytes capacity = 16 * core::kGiB;  ///< the pool (rounded down to whole 256-byte units)
+  std::optional<core::LaneMode> lanes; ///< nullopt: each policy's default
+  /// P and E of every job from its model on this device (as salus-profile measures them) instead
+  /// of what the trace or catalog declares.
+  bool memory_from_model = false;
+  /// One iteration of every workload before the trace (kernels loaded, plans made).
+  bool warmup = true;
+  gpu::RealOptions options;
+  /// When set (a SIGINT handler), a run stops at the next boundaries (core::SchedulerOptions::stop).
+  const std::atomic<bool>* stop = nullptr;
+  /// A progress line on stderr at most once a second.
+  bool progress = true;
+};
+
+class RealRunner final : public experiments::PolicyRunner {
+ public:
+  /// Makes the device; throws core::InputError for an unknown or unavailable one.
+  explicit RealRunner(RealRunConfig cfg);
+
+  std::string_view executor() const override { return "real"; }
+  /// Throws core::InputError "job ID: workload 'x' has no real model (valid: ...)" for the first
+  /// job whose workload the real backend does not implement.
+  static void check_workloads(const std::vector<core::JobSpec>& jobs);
+  /// Checks that every job's workload has a model (core::InputError naming the job otherwise),
+  /// sizes each workload's network once, takes P and E from the models with memory_from_model,
+  /// rounds P and E up to 256 bytes, and warms the device up.
+  std::vector<std::string> prepare(std::vector<core::JobSpec>& jobs) override;
+  /// One run in a fresh pool; `measured` holds the workers, the switch latencies and per job the
+  /// losses, iteration times and memory the executor saw.
+  experiments::PolicyRun run(const std::vector<core::JobSpec>& jobs, const std::string& policy,
+                             bool record_timeline) override;
+  nlohmann::json config() const override;
+
+  const gpu::Device& device() const { return *device_; }
+  /// The pool's size: the configured capacity in whole 256-byte units.
+  core::Bytes capacity() const;
+
+ private:
+  RealRunConfig cfg_;
+  std::unique_ptr<gpu::Device> device_;
+};
+
+/// p50, p99 and max (ms) and the count of a list of latencies.
+nlohmann::json latency_json(std::vector<core::TimeNs> v);
+
+}  // namespace salus::real
