@@ -145,6 +145,9 @@ void RealExecutor::wait(TimeNs deadline, std::vector<core::Completion>& out) {
   // Wake at least every 100 ms so the loop can see its stop flag (Ctrl-C).
   const TimeNs until = std::min(deadline, now() + 100 * core::kNsPerMs);
   std::unique_lock<std::mutex> lk(mu_);
+  // The contract (core/executor.h): kNever only while a run is in flight, or a completion is due.
+  SALUS_INVARIANT(deadline != core::kNever || !running_.empty() || !done_.empty(),
+                  "wait(kNever) with a run in flight", "nothing runs and nothing is due");
   done_cv_.wait_until(lk, t0_ + std::chrono::nanoseconds(until), [&] { return !done_.empty(); });
   while (!done_.empty()) {
     out.push_back(std::move(done_.front()));
