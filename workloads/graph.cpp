@@ -228,7 +228,7 @@ LayerParameters layer_parameters(const Graph& g, int id) {
       break;
     case Op::kLstm:
       // One (in + hidden) x 4 hidden matrix for the four gates, and their biases.
-      p.trainable = (l.in_features + l.hidden) * 4 * static_cast<std::int64_t>(l.hidden) + 4 * static_cast<std::int64_t>(l.hidden);
+      p.trainable = (l.in_features + l.hidden + 1) * 4 * static_cast<std::int64_t>(l.hidden);
       p.tensors = 2;
       break;
     case Op::kEmbedding:
