@@ -1,154 +1,55 @@
-// Model builders for the real backend, by workload name "<model>_<batch>". Shapes follow the
-// published architectures (ImageNet 224x224 inputs unless stated; no dropout, which changes no
-// memory class and no kernel the paper's jobs depend on).
+// The real backend's networks, built from the model zoo (workloads/): "<model>_<batch>" names a
+// zoo model marked runnable at any batch size. The lowering rules are listed in models.h.
+#include "gpu_backend/models.h"
+
+#include <algorithm>
 #include <cctype>
-#include <functional>
-#include <map>
+#include <stdexcept>
+#include <string>
 
 #include "core/errors.h"
-#include "gpu_backend/model.h"
+#include "workloads/zoo.h"
 
 namespace salus::gpu {
 namespace {
 
-using Builder = std::function<void(Network&)>;
+using workloads::Graph;
+using workloads::Layer;
+using workloads::Op;
 
-void lenet(Network& n) {  // LeNet-5 on 28x28 grey images
-  int x = n.input(1, 28, 28);
-  x = n.maxpool(n.relu(n.conv(x, 6, 5, 1, 2)), 2, 2);
-  x = n.maxpool(n.relu(n.conv(x, 16, 5)), 2, 2);
-  x = n.relu(n.fc(x, 120));
-  x = n.relu(n.fc(x, 84));
-  n.set_loss(n.fc(x, 10), 10);
+[[noreturn]] void unsupported(const Graph& g, int id, const std::string& why) {
+  throw std::logic_error("the real backend cannot build layer " + std::to_string(id) + " (" +
+                         std::string(workloads::op_name(g.at(id).op)) + "): " + why);
 }
 
-void mlp(Network& n) {  // three fully connected layers on 28x28 images
-  int x = n.input(1, 28, 28);
-  x = n.relu(n.fc(x, 512));
-  x = n.relu(n.fc(x, 256));
-  n.set_loss(n.fc(x, 10), 10);
+/// Symmetric padding of a window of k: SAME becomes (k - 1) / 2, which needs an odd window.
+int padding(const Graph& g, int id, int k, int pad) {
+  if (pad != workloads::kSame) return pad;
+  if (k % 2 == 0) unsupported(g, id, "SAME padding of an even window is asymmetric");
+  return (k - 1) / 2;
 }
 
-void classifier(Network& n, int x, int hidden) {
-  x = n.relu(n.fc(x, hidden));
-  x = n.relu(n.fc(x, hidden));
-  n.set_loss(n.fc(x, 1000), 1000);
-}
-
-void alexnet(Network& n) {  // the one-GPU variant (64-192-384-256-256)
-  int x = n.input(3, 224, 224);
-  x = n.maxpool(n.relu(n.conv(x, 64, 11, 4, 2)), 3, 2);
-  x = n.maxpool(n.relu(n.conv(x, 192, 5, 1, 2)), 3, 2);
-  x = n.relu(n.conv(x, 384, 3, 1, 1));
-  x = n.relu(n.conv(x, 256, 3, 1, 1));
-  x = n.maxpool(n.relu(n.conv(x, 256, 3, 1, 1)), 3, 2);
-  classifier(n, x, 4096);
-}
-
-void overfeat(Network& n) {  // OverFeat "fast" on 231x231 inputs
-  int x = n.input(3, 231, 231);
-  x = n.maxpool(n.relu(n.conv(x, 96, 11, 4, 0)), 2, 2);
-  x = n.maxpool(n.relu(n.conv(x, 256, 5, 1, 0)), 2, 2);
-  x = n.relu(n.conv(x, 512, 3, 1, 1));
-  x = n.relu(n.conv(x, 1024, 3, 1, 1));
-  x = n.maxpool(n.relu(n.conv(x, 1024, 3, 1, 1)), 2, 2);
-  x = n.relu(n.fc(x, 3072));
-  x = n.relu(n.fc(x, 4096));
-  n.set_loss(n.fc(x, 1000), 1000);
-}
-
-Builder vgg(std::vector<int> convs_per_stage) {
-  return [convs_per_stage](Network& n) {
-    static constexpr int kWidth[] = {64, 128, 256, 512, 512};
-    int x = n.input(3, 224, 224);
-    for (std::size_t s = 0; s < convs_per_stage.size(); ++s) {
-      for (int i = 0; i < convs_per_stage[s]; ++i) x = n.relu(n.conv(x, kWidth[s], 3, 1, 1));
-      x = n.maxpool(x, 2, 2);
-    }
-    classifier(n, x, 4096);
-  };
-}
-
-Builder resnet(std::vector<int> blocks_per_stage) {
-  return [blocks_per_stage](Network& n) {
-    int x = n.input(3, 224, 224);
-    x = n.maxpool(n.conv_bn_relu(x, 64, 7, 2, 3), 3, 2, 1);
-    int width = 64;
-    for (std::size_t s = 0; s < blocks_per_stage.size(); ++s, width *= 2) {
-      for (int b = 0; b < blocks_per_stage[s]; ++b) {
-        const int stride = (b == 0 && s > 0) ? 2 : 1;
-        // Bottleneck: 1x1 reduce, 3x3, 1x1 expand (x4), projection shortcut on the first block.
-        int y = n.conv_bn_relu(x, width, 1, 1, 0);
-        y = n.conv_bn_relu(y, width, 3, stride, 1);
-        y = n.batchnorm(n.conv(y, width * 4, 1, 1, 0), /*zero_gamma=*/true);
-        const int shortcut = b == 0 ? n.batchnorm(n.conv(x, width * 4, 1, stride, 0)) : x;
-        x = n.relu(n.add(y, shortcut));
-      }
-    }
-    x = n.avgpool(x, 7, 1);
-    n.set_loss(n.fc(x, 1000), 1000);
-  };
-}
-
-void googlenet(Network& n) {  // Inception v1 (without the auxiliary classifiers)
-  auto inception = [&n](int x, int c1, int c3r, int c3, int c5r, int c5, int pool_proj) {
-    const int b1 = n.relu(n.conv(x, c1, 1));
-    const int b2 = n.relu(n.conv(n.relu(n.conv(x, c3r, 1)), c3, 3, 1, 1));
-    const int b3 = n.relu(n.conv(n.relu(n.conv(x, c5r, 1)), c5, 5, 1, 2));
-    const int b4 = n.relu(n.conv(n.maxpool(x, 3, 1, 1), pool_proj, 1));
-    return n.concat({b1, b2, b3, b4});
-  };
-  int x = n.input(3, 224, 224);
-  x = n.maxpool(n.relu(n.conv(x, 64, 7, 2, 3)), 3, 2, 1);
-  x = n.relu(n.conv(x, 64, 1));
-  x = n.maxpool(n.relu(n.conv(x, 192, 3, 1, 1)), 3, 2, 1);
-  x = inception(x, 64, 96, 128, 16, 32, 32);
-  x = inception(x, 128, 128, 192, 32, 96, 64);
-  x = n.maxpool(x, 3, 2, 1);
-  x = inception(x, 192, 96, 208, 16, 48, 64);
-  x = inception(x, 160, 112, 224, 24, 64, 64);
-  x = inception(x, 128, 128, 256, 24, 64, 64);
-  x = inception(x, 112, 144, 288, 32, 64, 64);
-  x = inception(x, 256, 160, 320, 32, 128, 128);
-  x = n.maxpool(x, 3, 2, 1);
-  x = inception(x, 256, 160, 320, 32, 128, 128);
-  x = inception(x, 384, 192, 384, 48, 128, 128);
-  x = n.avgpool(x, 7, 1);
-  n.set_loss(n.fc(x, 1000), 1000);
-}
-
-const std::map<std::string, Builder>& builders() {
-  static const std::map<std::string, Builder> kBuilders = {
-      {"lenet", lenet},
-      {"mlp", mlp},
-      {"alexnet", alexnet},
-      {"overfeat", overfeat},
-      {"vgg11", vgg({1, 1, 2, 2, 2})},
-      {"vgg16", vgg({2, 2, 3, 3, 3})},
-      {"vgg19", vgg({2, 2, 4, 4, 4})},
-      {"resnet50", resnet({3, 4, 6, 3})},
-      {"resnet101", resnet({3, 4, 23, 3})},
-      {"resnet152", resnet({3, 8, 36, 3})},
-      {"googlenet", googlenet},
-  };
-  return kBuilders;
+/// The zoo's runnable models, in name order.
+std::vector<std::string> runnable_names() {
+  std::vector<std::string> v;
+  for (const workloads::Model& m : workloads::models()) {
+    if (m.runnable) v.push_back(m.name);
+  }
+  std::sort(v.begin(), v.end());
+  return v;
 }
 
 std::string joined_names() {
   std::string s;
-  for (const auto& [name, b] : builders()) s += (s.empty() ? "" : ", ") + name;
+  for (const std::string& name : runnable_names()) s += (s.empty() ? "" : ", ") + name;
   return s;
 }
 
-}  // namespace
-
-std::vector<std::string> model_names() {
-  std::vector<std::string> v;
-  for (const auto& [name, b] : builders()) v.push_back(name);
-  return v;
+const workloads::Model* runnable(const std::string& name) {
+  const workloads::Model* m = workloads::lookup(name);
+  return m != nullptr && m->runnable ? m : nullptr;
 }
 
-namespace {
 bool split(const std::string& workload, std::string* model, int* batch) {
   const auto us = workload.rfind('_');
   if (us == std::string::npos || us + 1 >= workload.size()) return false;
@@ -159,9 +60,95 @@ bool split(const std::string& workload, std::string* model, int* batch) {
   if (digits.size() > 6) return false;
   *model = workload.substr(0, us);
   *batch = std::stoi(digits);
-  return *batch > 0 && builders().count(*model) > 0;
+  return *batch > 0 && runnable(*model) != nullptr;
 }
+
 }  // namespace
+
+LoweredNetwork lower(const Graph& g, int batch) {
+  LoweredNetwork out;
+  out.network = std::make_unique<Network>(batch);
+  Network& net = *out.network;
+  const int count = g.size();
+  out.node.assign(static_cast<std::size_t>(count), -1);
+  // value[i]: the node holding layer i's output (for a dropout, its input's).
+  std::vector<int> value(static_cast<std::size_t>(count), -1);
+  // The batch norm ending a residual branch starts with gamma 0 (models.h).
+  std::vector<bool> branch_end(static_cast<std::size_t>(count), false);
+  for (const Layer& l : g.layers()) {
+    if (l.op == Op::kAdd) branch_end[static_cast<std::size_t>(l.in[1])] = true;
+  }
+  bool has_loss = false;
+  for (int i = 0; i < count; ++i) {
+    const Layer& l = g.at(i);
+    const auto in = [&](std::size_t k) {
+      const int v = value[static_cast<std::size_t>(l.in.at(k))];
+      SALUS_INVARIANT(v >= 0, "a lowered layer reads lowered layers", std::to_string(i));
+      return v;
+    };
+    int node = -1;
+    switch (l.op) {
+      case Op::kInput:
+        if (i != 0) unsupported(g, i, "the backend's network has one input, the first layer");
+        node = net.input(l.out.c, l.out.h, l.out.w);
+        break;
+      case Op::kConv:
+        node = net.conv(in(0), l.out.c, l.kh, l.kw, l.sh, l.sw, padding(g, i, l.kh, l.pad), padding(g, i, l.kw, l.pad));
+        break;
+      case Op::kFullyConnected:
+        if (l.rows != 1) unsupported(g, i, "a fully connected layer per step of a sequence");
+        node = net.fc(in(0), l.out.c);
+        break;
+      case Op::kBatchNorm:
+        node = net.batchnorm(in(0), branch_end[static_cast<std::size_t>(i)]);
+        break;
+      case Op::kRelu:
+        node = net.relu(in(0));
+        break;
+      case Op::kMaxPool:
+      case Op::kAvgPool:
+        if (l.kh != l.kw || l.sh != l.sw) unsupported(g, i, "a pooling window or stride that is not square");
+        node = l.op == Op::kMaxPool ? net.maxpool(in(0), l.kh, l.sh, padding(g, i, l.kh, l.pad))
+                                    : net.avgpool(in(0), l.kh, l.sh, padding(g, i, l.kh, l.pad));
+        break;
+      case Op::kSpatialMean: {
+        const workloads::Shape& s = g.at(l.in.front()).out;
+        if (s.h != s.w) unsupported(g, i, "a spatial mean over a feature map that is not square");
+        node = net.avgpool(in(0), s.h, 1, 0);
+        break;
+      }
+      case Op::kAdd:
+        node = net.add(in(0), in(1));
+        break;
+      case Op::kConcat: {
+        std::vector<int> xs;
+        for (std::size_t k = 0; k < l.in.size(); ++k) xs.push_back(in(k));
+        node = net.concat(xs);
+        break;
+      }
+      case Op::kDropout:
+        value[static_cast<std::size_t>(i)] = in(0);
+        continue;
+      case Op::kSoftmaxLoss: {
+        if (has_loss) unsupported(g, i, "a second loss");
+        const workloads::Shape& s = g.at(l.in.front()).out;
+        if (s.h != 1 || s.w != 1) unsupported(g, i, "a softmax over a sequence");
+        net.set_loss(in(0), s.c);
+        has_loss = true;
+        continue;
+      }
+      default: unsupported(g, i, "no such layer in gpu_backend/ops.h");
+    }
+    const Dims& d = net.dims(node);
+    SALUS_INVARIANT(d.n == batch && d.c == l.out.c && d.h == l.out.h && d.w == l.out.w,
+                    "the network's layer has the graph's shape", std::to_string(i));
+    out.node[static_cast<std::size_t>(i)] = value[static_cast<std::size_t>(i)] = node;
+  }
+  if (!has_loss) throw std::logic_error("the real backend needs a graph that ends in a softmax loss");
+  return out;
+}
+
+std::vector<std::string> model_names() { return runnable_names(); }
 
 bool is_model(const std::string& workload) {
   std::string model;
@@ -190,9 +177,9 @@ std::unique_ptr<Network> build_model(const std::string& workload) {
     throw core::InputError("no real model for workload '" + workload + "' (valid: <model>_<batch> with model one of " +
                            joined_names() + ")");
   }
-  auto net = std::make_unique<Network>(batch);
-  builders().at(model)(*net);
-  return net;
+  const workloads::Model& m = *runnable(model);
+  SALUS_INVARIANT(m.variants_are_batches, "a runnable model's graph does not depend on its variant", m.name);
+  return lower(m.graph(m.variants.front()), batch).network;
 }
 
 }  // namespace salus::gpu

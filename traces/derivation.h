@@ -2,11 +2,12 @@
 /// The workload catalog derived from the models' architectures: every figure in
 /// profiles/catalog.json comes from `catalog_json()` (program salus-catalog), never by hand.
 ///
-/// Each model of the paper's Table 3 (and two small test models) is described layer by layer
-/// (convolution, fully connected, batch norm, pooling, LSTM, ... with their shapes). From the layer
-/// list the code computes parameters, forward FLOPs, the activations backward needs, the largest
-/// layer step and the number of kernels, and from those, with the P100 constants and the formulas
-/// in derivation.cpp (one documented place), the catalog fields P, E, iteration time and u.
+/// Each model of the paper's Table 3 (and two small test models) is described once, as a layer
+/// graph in the model zoo (workloads/zoo.h), from which the real backend builds its networks too.
+/// Walking a model's graph the code computes parameters, forward FLOPs, the activations backward
+/// needs, the largest layer step and the number of kernels, and from those, with the P100
+/// constants and the formulas in derivation.cpp (one documented place), the catalog fields P, E,
+/// iteration time and u.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -71,7 +72,7 @@ struct DerivedWorkload {
   std::string source() const;
 };
 
-/// Names of the described models, paper models in Table 3 order, then lenet and mlp.
+/// Names of the zoo's models, paper models in Table 3 order, then lenet and mlp.
 std::vector<std::string> derivation_model_names();
 /// The variants of a model: batch sizes ("25", "50", "100"), or "small", "medium", "large".
 std::vector<std::string> derivation_variants(std::string_view model);

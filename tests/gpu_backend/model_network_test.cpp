@@ -105,15 +105,18 @@ TEST_CASE("parameter counts match the published architectures") {
   CHECK(build_model("lenet_32")->parameters() == 61'706);
   // MLP 784-512-256-10 with biases.
   CHECK(build_model("mlp_64")->parameters() == 784 * 512 + 512 + 512 * 256 + 256 + 256 * 10 + 10);
-  // torchvision's alexnet (the one-GPU 64-192-384-256-256 variant) and vgg16: every layer has a bias.
-  CHECK(build_model("alexnet_25")->parameters() == 61'100'840);
-  CHECK(build_model("vgg16_25")->parameters() == 138'357'544);
-  CHECK(build_model("vgg11_25")->parameters() == 132'863'336);
-  CHECK(build_model("vgg19_25")->parameters() == 143'667'240);
-  // ResNet-50's published 25,557,032 counts convolutions without bias (batch norm follows); this
-  // builder gives every convolution a bias, so it adds one per output channel of each of them:
-  // stem 64; per stage blocks x (w + w + 4w) + a 4w projection: 1408 + 3584 + 10240 + 11264.
-  CHECK(build_model("resnet50_25")->parameters() == 25'557'032 + 64 + 1408 + 3584 + 10240 + 11264);
+  // The zoo's tf_cnn_benchmarks networks (workloads/) classify 1001 classes: the published
+  // 1000-class counts plus one row of the last layer (4096 + 1 for alexnet and the VGGs).
+  // tf_cnn_benchmarks AlexNet (227x227, 64-192-384-384-256) and the VGGs: every layer has a bias.
+  CHECK(build_model("alexnet_25")->parameters() == 61'842'345);
+  CHECK(build_model("vgg16_25")->parameters() == 138'357'544 + 4097);
+  CHECK(build_model("vgg11_25")->parameters() == 132'863'336 + 4097);
+  CHECK(build_model("vgg19_25")->parameters() == 143'667'240 + 4097);
+  // ResNet-50's published 25,557,032 counts convolutions without bias (batch norm follows), as the
+  // zoo describes them; the backend's convolution always carries a bias, which adds one per output
+  // channel of each of them: stem 64; per stage blocks x (w + w + 4w) + a 4w projection: 1408 +
+  // 3584 + 10240 + 11264. The 1001st class adds 2048 + 1.
+  CHECK(build_model("resnet50_25")->parameters() == 25'557'032 + 2049 + 64 + 1408 + 3584 + 10240 + 11264);
   // The parameter count does not depend on the batch.
   CHECK(build_model("resnet50_1")->parameters() == build_model("resnet50_75")->parameters());
 }
