@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <deque>
+#include <functional>
 #include <cstdio>
 #include <stdexcept>
 #include <string_view>
@@ -182,6 +184,50 @@ void write_text_file(const std::string& path, const std::string& text) {
   if (!f) throw core::InputError(path + ": write failed");
 }
 
+void write_timeline_rows(const std::vector<core::Segment>& segments, const std::function<void(const core::Segment&)>& row) {
+  // Segments come in completion order, one per dispatched run; rows go out in start order (ties:
+  // lane). A run that continues the lane's previous one (same job, starting when it ended, no
+  // switching cost: a run cut at a boundary and resumed) extends its row. A row is written once
+  // the next segment of its lane has shown it closed and every earlier row is written, so only
+  // rows still open wait in memory.
+  std::vector<std::uint32_t> order(segments.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = static_cast<std::uint32_t>(k);
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const core::Segment& x = segments[a];
+    const core::Segment& y = segments[b];
+    return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.lane < y.lane;
+  });
+  struct Pending {
+    core::Segment row;
+    bool closed;
+  };
+  std::deque<Pending> pending;
+  std::int64_t front_id = 0;      // id of pending.front()
+  std::vector<std::int64_t> open;  // per lane: id of its open row, -1 when none
+  for (const std::uint32_t k : order) {
+    const core::Segment& g = segments[k];
+    const auto lane = static_cast<std::size_t>(g.lane);
+    if (lane >= open.size()) open.resize(lane + 1, -1);
+    if (open[lane] >= front_id) {
+      Pending& p = pending[static_cast<std::size_t>(open[lane] - front_id)];
+      if (p.row.job == g.job && p.row.end_ns == g.start_ns && g.switch_ns == 0) {
+        p.row.end_ns = g.end_ns;
+        p.row.iterations += g.iterations;
+        continue;
+      }
+      p.closed = true;
+    }
+    open[lane] = front_id + static_cast<std::int64_t>(pending.size());
+    pending.push_back({g, false});
+    while (!pending.empty() && pending.front().closed) {
+      row(pending.front().row);
+      pending.pop_front();
+      ++front_id;
+    }
+  }
+  for (const Pending& p : pending) row(p.row);
+}
+
 const char* to_string(TimelineMode m) { return m == TimelineMode::kOff ? "off" : "runs"; }
 
 TimelineMode parse_timeline_mode(const std::string& text, const std::string& option) {
@@ -249,16 +295,7 @@ void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& j
     if (timeline == TimelineMode::kRuns) {
       OutFile tf(base + "_timeline.csv");
       tf.line() += "lane,job_id,start_s,end_s,iterations,switch_s\n";
-      // Segments are in completion order; plots want start order. Sort indices, not segments.
-      std::vector<std::uint32_t> order(o.segments.size());
-      for (std::size_t k = 0; k < order.size(); ++k) order[k] = static_cast<std::uint32_t>(k);
-      std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-        const core::Segment& x = o.segments[a];
-        const core::Segment& y = o.segments[b];
-        return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.lane < y.lane;
-      });
-      for (const std::uint32_t k : order) {
-        const core::Segment& g = o.segments[k];
+      write_timeline_rows(o.segments, [&](const core::Segment& g) {
         std::string& l = tf.line();
         append_int(l, g.lane);
         l += ',';
@@ -273,7 +310,7 @@ void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& j
         append_seconds(l, g.switch_ns);
         l += '\n';
         tf.row();
-      }
+      });
       tf.close();
     }
     OutFile mf(base + "_memory.csv");

@@ -1,5 +1,6 @@
 #pragma once
 /// Outputs shared by the programs: the Table 1 text table, the summary JSON and the per-run CSVs.
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -39,6 +40,11 @@ enum class TimelineMode { kOff, kRuns };
 const char* to_string(TimelineMode m);
 /// "off" or "runs"; throws core::InputError naming `option` and the valid values.
 TimelineMode parse_timeline_mode(const std::string& text, const std::string& option = "--timeline");
+
+/// The timeline's rows, in start order (ties: lane), from a run's segments (one per dispatched
+/// run, in completion order): consecutive runs of one job in one lane, each starting when the
+/// previous ended and paying no switching cost, are one row with their iterations summed.
+void write_timeline_rows(const std::vector<core::Segment>& segments, const std::function<void(const core::Segment&)>& row);
 
 /// Writes DIR/<policy>_jobs.csv, _timeline.csv (unless `timeline` is kOff), _memory.csv,
 /// _lane_moves.csv and DIR/jct_cdf.csv, streaming each file. Throws core::InputError when a

@@ -1,8 +1,7 @@
 #include "traces/csv.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -140,11 +139,24 @@ CsvTable parse_csv(std::string_view text, const std::string& path) {
 }
 
 std::string read_text_file(const std::string& path, const std::string& kind) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::InputError(path + ": cannot open " + kind);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) throw core::InputError(path + ": cannot open " + kind);
+  // One buffer of the file's size, filled in place: a stream would grow it by doubling and copy
+  // it out again, three times the file's size for a large trace. The size is a hint only (a
+  // pipe has none); reading goes on to the end.
+  std::string text;
+  if (std::fseek(f, 0, SEEK_END) == 0) {
+    const long size = std::ftell(f);
+    if (size > 0) text.reserve(static_cast<std::size_t>(size));
+    std::rewind(f);
+  }
+  char chunk[1 << 16];
+  std::size_t n = 0;
+  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) text.append(chunk, n);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) throw core::InputError(path + ": cannot read " + kind);
+  return text;
 }
 
 nlohmann::json parse_json(std::string_view text, const std::string& path) {

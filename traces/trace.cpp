@@ -207,28 +207,37 @@ core::JobSpec make_job(const RawJob& raw, const Catalog& catalog, const Place& p
 }
 
 // The job_ids seen so far and where each was first seen ("first at line 3"): an open-addressing
-// table of indices into the trace's jobs, whose own strings are the keys, so that a trace of
-// millions of jobs costs no allocation per job.
+// table of (job index, hash of its id) into the trace's jobs, whose own strings are the keys. A
+// trace of millions of jobs costs no allocation per job, and a new id compares against another
+// job's string only when their hashes agree.
 class FirstSeen {
  public:
   // The index of the earlier job with this id, or -1.
   std::int64_t find(const std::vector<core::JobSpec>& jobs, std::string_view id) const {
     if (slots_.empty()) return -1;
+    const std::uint32_t h = hash(id);
     const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = std::hash<std::string_view>{}(id) & mask;; i = (i + 1) & mask) {
-      const std::int64_t k = slots_[i];
-      if (k < 0 || jobs[static_cast<std::size_t>(k)].id == id) return k;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (s.job == 0) return -1;
+      if (s.hash == h && jobs[s.job - 1].id == id) return static_cast<std::int64_t>(s.job - 1);
     }
   }
   // Records the last job of `jobs`, found at `place`.
   void add(const std::vector<core::JobSpec>& jobs, const Place& place) {
+    if (where_.empty()) where_.reserve(jobs.capacity());
     where_.push_back({place.line, place.index});
-    if (jobs.size() * 2 > slots_.size()) {  // load factor at most 1/2
-      slots_.assign(std::max<std::size_t>(64, slots_.size() * 2), -1);
-      for (std::size_t k = 0; k < jobs.size(); ++k) put(jobs, k);
-    } else {
-      put(jobs, jobs.size() - 1);
+    const Slot added{static_cast<std::uint32_t>(jobs.size()), hash(jobs.back().id)};
+    if (jobs.size() * 2 > slots_.size()) {  // load factor at most 1/2; sized for the reserved jobs at once
+      std::size_t n = std::max<std::size_t>(64, slots_.size() * 2);
+      while (n < jobs.capacity() * 2) n *= 2;
+      std::vector<Slot> old(n);
+      old.swap(slots_);
+      for (const Slot& s : old) {
+        if (s.job != 0) put(s);
+      }
     }
+    put(added);
   }
   std::string where_first(std::int64_t k) const {
     const auto& [line, index] = where_[static_cast<std::size_t>(k)];
@@ -236,13 +245,21 @@ class FirstSeen {
   }
 
  private:
-  void put(const std::vector<core::JobSpec>& jobs, std::size_t k) {
-    const std::size_t mask = slots_.size() - 1;
-    std::size_t i = std::hash<std::string_view>{}(jobs[k].id) & mask;
-    while (slots_[i] >= 0) i = (i + 1) & mask;
-    slots_[i] = static_cast<std::int64_t>(k);
+  struct Slot {
+    std::uint32_t job = 0;  // index + 1; 0: empty
+    std::uint32_t hash = 0;
+  };
+  static std::uint32_t hash(std::string_view id) {
+    const std::size_t h = std::hash<std::string_view>{}(id);
+    return static_cast<std::uint32_t>(h ^ (h >> 32));
   }
-  std::vector<std::int64_t> slots_;
+  void put(const Slot& s) {
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = s.hash & mask;
+    while (slots_[i].job != 0) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
+  std::vector<Slot> slots_;
   std::vector<std::pair<long, std::size_t>> where_;
 };
 
@@ -502,6 +519,9 @@ Trace load_trace(const std::string& path, const Catalog& catalog) {
     load_json(trace, text, catalog);
     return trace;
   }
+  // One job per line at most: reserving keeps a large trace from being copied as it grows.
+  trace.jobs.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+  trace.whole_gpu.reserve(trace.jobs.capacity());
   CsvReader rows(text, path);
   if (!rows.next()) throw core::InputError(core::at(path, 1, "no jobs"));
   const CsvRow header{rows.line(), {rows.fields().begin(), rows.fields().end()}};
@@ -516,7 +536,13 @@ Trace load_trace(const std::string& path, const Catalog& catalog) {
 }
 
 std::vector<core::JobSpec> jobs_for_capacity(const Trace& trace, core::Bytes capacity) {
-  std::vector<core::JobSpec> jobs = trace.jobs;
+  Trace copy = trace;
+  return jobs_for_capacity(std::move(copy), capacity);
+}
+
+std::vector<core::JobSpec> jobs_for_capacity(Trace&& trace, core::Bytes capacity) {
+  std::vector<core::JobSpec> jobs = std::move(trace.jobs);
+  trace.jobs.clear();
   for (std::size_t i = 0; i < jobs.size() && i < trace.whole_gpu.size(); ++i) {
     if (trace.whole_gpu[i]) {
       jobs[i].persistent = 0;
