@@ -115,6 +115,7 @@ Options parse(int argc, char** argv, bool* help) {
   o.cfg.seed = seed;
   o.timeline = experiments::parse_timeline_mode(timeline);
   o.cfg.record_timeline = !o.out_dir.empty();
+  o.cfg.record_segments = o.timeline != experiments::TimelineMode::kOff;  // no file, so nothing to keep
   return o;
 }
 

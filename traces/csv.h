@@ -28,8 +28,8 @@ struct CsvTable {
 /// call of next(). No heap allocation per row or cell once the buffers have grown to the widest
 /// row. Understands quoted fields ("a,b", "say ""hi"""), LF and CRLF line ends, a UTF-8 byte
 /// order mark, and skips blank lines and lines whose first non-blank character is '#'. Unquoted
-/// fields are trimmed of spaces and tabs. `path` (referenced, not copied) only names the file in
-/// errors; next() throws core::InputError "path:line: what" on malformed quoting.
+/// fields are trimmed of spaces and tabs. `path` only names the file in errors; next() throws
+/// core::InputError "path:line: what" on malformed quoting.
 class CsvReader {
  public:
   CsvReader(std::string_view text, const std::string& path);
@@ -50,7 +50,7 @@ class CsvReader {
     bool unescaped;  // in scratch_, not in the text
   };
   std::string_view text_;
-  const std::string& path_;
+  std::string path_;
   std::size_t pos_ = 0;
   long line_ = 1;
   long row_line_ = 0;

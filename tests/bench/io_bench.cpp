@@ -143,7 +143,7 @@ void BM_WriteRunFiles(benchmark::State& state, experiments::TimelineMode mode) {
   std::uintmax_t bytes = 0;
   for (const auto& e : fs::directory_iterator(dir)) bytes += e.file_size();
   state.counters["MB written"] = static_cast<double>(bytes) / 1e6;
-  state.counters["timeline rows"] = static_cast<double>(r.runs[0].outcome.segments.size());
+  state.counters["segments"] = static_cast<double>(r.runs[0].outcome.segments.size());
   state.counters["memory rows"] = static_cast<double>(r.runs[0].outcome.memory.size());
 }
 
