@@ -223,6 +223,11 @@ class FirstSeen {
       if (s.hash == h && jobs[s.job - 1].id == id) return static_cast<std::int64_t>(s.job - 1);
     }
   }
+  // Starts loading the slot where `id` would go: the table is larger than the caches, and the
+  // row's other fields are parsed while the load is in flight.
+  void prefetch(std::string_view id) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[hash(id) & (slots_.size() - 1)]);
+  }
   // Records the last job of `jobs`, found at `place`.
   void add(const std::vector<core::JobSpec>& jobs, const Place& place) {
     if (where_.empty()) where_.reserve(jobs.capacity());
@@ -313,6 +318,7 @@ void load_native_csv(Trace& trace, const CsvRow& header, CsvReader& rows, const 
       if (i >= 0) raw[static_cast<std::size_t>(c)].assign(rows.fields()[static_cast<std::size_t>(i)]);
     }
     const Place place{path, rows.line(), r};
+    first.prefetch(raw[kJobId]);
     add_job(trace, make_job(raw, catalog, place), place, first);
   }
   if (trace.jobs.empty()) throw core::InputError(core::at(path, header.line, "no jobs"));
