@@ -1,7 +1,12 @@
 #include "traces/csv.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include <nlohmann/json.hpp>
 
@@ -138,6 +143,19 @@ CsvTable parse_csv(std::string_view text, const std::string& path) {
   return table;
 }
 
+void advise_huge_pages(const void* data, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kHuge = std::uintptr_t{1} << 21;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kHuge - 1);
+  // Advice only: an error (an old kernel, THP compiled out) leaves ordinary pages.
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
 std::string read_text_file(const std::string& path, const std::string& kind) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) throw core::InputError(path + ": cannot open " + kind);
@@ -147,7 +165,10 @@ std::string read_text_file(const std::string& path, const std::string& kind) {
   std::string text;
   if (std::fseek(f, 0, SEEK_END) == 0) {
     const long size = std::ftell(f);
-    if (size > 0) text.reserve(static_cast<std::size_t>(size));
+    if (size > 0) {
+      text.reserve(static_cast<std::size_t>(size));
+      advise_huge_pages(text.data(), text.capacity());
+    }
     std::rewind(f);
   }
   char chunk[1 << 16];

@@ -230,13 +230,19 @@ class FirstSeen {
   }
   // Records the last job of `jobs`, found at `place`.
   void add(const std::vector<core::JobSpec>& jobs, const Place& place) {
-    if (where_.empty()) where_.reserve(jobs.capacity());
+    if (where_.empty()) {
+      where_.reserve(jobs.capacity());
+      advise_huge_pages(where_.data(), where_.capacity() * sizeof(where_[0]));
+    }
     where_.push_back({place.line, place.index});
     const Slot added{static_cast<std::uint32_t>(jobs.size()), hash(jobs.back().id)};
     if (jobs.size() * 2 > slots_.size()) {  // load factor at most 1/2; sized for the reserved jobs at once
       std::size_t n = std::max<std::size_t>(64, slots_.size() * 2);
       while (n < jobs.capacity() * 2) n *= 2;
-      std::vector<Slot> old(n);
+      std::vector<Slot> old;
+      old.reserve(n);
+      advise_huge_pages(old.data(), n * sizeof(Slot));
+      old.resize(n);
       old.swap(slots_);
       for (const Slot& s : old) {
         if (s.job != 0) put(s);
@@ -527,6 +533,7 @@ Trace load_trace(const std::string& path, const Catalog& catalog) {
   }
   // One job per line at most: reserving keeps a large trace from being copied as it grows.
   trace.jobs.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+  advise_huge_pages(trace.jobs.data(), trace.jobs.capacity() * sizeof(core::JobSpec));
   trace.whole_gpu.reserve(trace.jobs.capacity());
   CsvReader rows(text, path);
   if (!rows.next()) throw core::InputError(core::at(path, 1, "no jobs"));
