@@ -240,7 +240,7 @@ class Loop {
     lanes_.set_busy(c.lane, false);
     --busy_lanes_;
     ephemeral_active_ -= spec(c.job).ephemeral;
-    if (opts_.record_timeline && (c.iterations_done > 0 || c.end_ns > c.start_ns)) {
+    if (opts_.record_timeline && opts_.record_segments && (c.iterations_done > 0 || c.end_ns > c.start_ns)) {
       out_.segments.push_back(Segment{c.lane, c.job, c.start_ns, c.end_ns, c.iterations_done, ls.run_switch_ns});
     }
     if (c.failed) {

@@ -27,6 +27,7 @@ struct SchedulerOptions {
   int max_lanes = 0;
   TimeNs switch_cost_ns = 0;     ///< added to the first iteration after a lane changes job
   bool record_timeline = false;  ///< keep segments, memory samples and lane moves
+  bool record_segments = true;   ///< with record_timeline: false keeps only memory samples and lane moves
   bool check_invariants = true;  ///< check the safety condition and layout after every change
   /// When set (e.g. from a SIGINT handler), the loop admits and dispatches nothing more, lets
   /// running iterations reach their boundary, marks every unfinished job kInterrupted and returns.

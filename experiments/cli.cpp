@@ -1,6 +1,7 @@
 #include "experiments/cli.h"
 
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 #include <cstdio>
@@ -72,7 +73,9 @@ TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, 
     util_ppm[p.b] = catalog.find(p.b)->gpu_util_ppm;
   }
   t.share_weights = sim::fit_share_weights(t.pairs, util_ppm);
-  t.jobs = traces::jobs_for_capacity(t.trace, capacity);
+  // The jobs move out of the trace (a copy of a 200k-job trace is 30 MB); its path, format and
+  // notes stay.
+  t.jobs = traces::jobs_for_capacity(std::move(t.trace), capacity);
   if (time_scale != 1) t.jobs = traces::scale_time(std::move(t.jobs), time_scale);
   return t;
 }
@@ -103,6 +106,30 @@ void write_outputs(const nlohmann::json& summary, const std::string& summary_pat
     write_run_files(out_dir, jobs, runs);
     write_text_file(out_dir + "/summary.json", text);
     std::printf("wrote %s/{summary.json,jct_cdf.csv,<policy>_{jobs,timeline,memory,lane_moves}.csv}\n", out_dir.c_str());
+  }
+}
+
+void write_streamed_outputs(const nlohmann::json& header, const std::string& summary_path, const std::string& out_dir,
+                            const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
+                            TimelineMode timeline) {
+  std::string first;  // the summary is streamed once, then copied
+  auto write_summary = [&](const std::string& path) {
+    if (first.empty()) {
+      write_summary_json(path, header, jobs, runs);
+      first = path;
+      return;
+    }
+    std::error_code ec;
+    if (std::filesystem::equivalent(first, path, ec)) return;  // the same file named twice
+    std::filesystem::copy_file(first, path, std::filesystem::copy_options::overwrite_existing, ec);
+    if (ec) throw core::InputError(path + ": cannot write (" + ec.message() + ")");
+  };
+  if (!summary_path.empty()) write_summary(summary_path);
+  if (!out_dir.empty()) {
+    write_run_files(out_dir, jobs, runs, timeline);
+    write_summary(out_dir + "/summary.json");
+    std::printf("wrote %s/{summary.json,jct_cdf.csv,<policy>_{jobs,%smemory,lane_moves}.csv}\n", out_dir.c_str(),
+                timeline == TimelineMode::kOff ? "" : "timeline,");
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/job.h"
 #include "core/policy.h"
+#include "experiments/output.h"
 #include "experiments/sim_runner.h"
 #include "traces/trace.h"
 
@@ -40,6 +41,13 @@ void print_report(const std::vector<std::string>& notes, const std::vector<core:
 /// Writes the summary (to --summary-json and, with --out, DIR/summary.json) and the per-run CSVs.
 void write_outputs(const nlohmann::json& summary, const std::string& summary_path, const std::string& out_dir,
                    const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
+
+/// write_outputs for runs whose summary is `header` plus the streamed "results" of `runs`
+/// (write_summary_json): the same files and bytes, built only when asked for and never held
+/// whole in memory. `timeline` says whether DIR/<policy>_timeline.csv is written.
+void write_streamed_outputs(const nlohmann::json& header, const std::string& summary_path, const std::string& out_dir,
+                            const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
+                            TimelineMode timeline);
 
 /// Runs a program's body and turns errors into exit statuses: bad input (core::InputError, a
 /// command-line error) prints "<tool>: what" and returns 2; a broken invariant (std::logic_error)

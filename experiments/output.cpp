@@ -1,7 +1,12 @@
 #include "experiments/output.h"
 
 #include <algorithm>
+#include <charconv>
+#include <deque>
+#include <functional>
 #include <cstdio>
+#include <stdexcept>
+#include <string_view>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -11,39 +16,119 @@
 
 namespace salus::experiments {
 
-std::string seconds_text(core::TimeNs ns) {
+namespace {
+
+// Appends the exact decimal seconds of a nanosecond count (seconds_text) without a temporary.
+void append_seconds(std::string& out, core::TimeNs ns) {
   const bool neg = ns < 0;
   const unsigned long long a = neg ? 0ULL - static_cast<unsigned long long>(ns) : static_cast<unsigned long long>(ns);
   char buf[48];
-  std::snprintf(buf, sizeof buf, "%s%llu.%09llu", neg ? "-" : "", a / 1'000'000'000ULL, a % 1'000'000'000ULL);
-  std::string s = buf;
-  while (s.back() == '0') s.pop_back();
-  if (s.back() == '.') s.pop_back();
+  char* p = buf;
+  if (neg) *p++ = '-';
+  p = std::to_chars(p, buf + sizeof buf, a / 1'000'000'000ULL).ptr;
+  unsigned long long frac = a % 1'000'000'000ULL;
+  if (frac != 0) {
+    *p++ = '.';
+    int digits = 9;
+    while (frac % 10 == 0) {
+      frac /= 10;
+      --digits;
+    }
+    for (int i = digits - 1; i >= 0; --i) {
+      p[i] = static_cast<char>('0' + frac % 10);
+      frac /= 10;
+    }
+    p += digits;
+  }
+  out.append(buf, p);
+}
+
+}  // namespace
+
+std::string seconds_text(core::TimeNs ns) {
+  std::string s;
+  append_seconds(s, ns);
   return s;
 }
 
 namespace {
 
-std::string mib_text(core::Bytes b) {
+void append_mib(std::string& out, core::Bytes b) {
   char buf[48];
-  std::snprintf(buf, sizeof buf, "%.6f", core::to_mib(b));
-  std::string s = buf;
-  while (s.back() == '0') s.pop_back();
-  if (s.back() == '.') s.pop_back();
-  return s;
+  int n = std::snprintf(buf, sizeof buf, "%.6f", core::to_mib(b));
+  while (n > 0 && buf[n - 1] == '0') --n;
+  if (n > 0 && buf[n - 1] == '.') --n;
+  out.append(buf, static_cast<std::size_t>(n));
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
+template <typename Int>
+void append_int(std::string& out, Int v) {
+  char buf[24];
+  out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
+void append_csv_field(std::string& out, std::string_view s) {
+  if (s.find_first_of(",\"\n") == std::string_view::npos) {
+    out += s;
+    return;
   }
-  return q + "\"";
+  out += '"';
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
 }
 
-std::string opt_seconds(core::TimeNs ns) { return ns < 0 ? "" : seconds_text(ns); }
+void append_opt_seconds(std::string& out, core::TimeNs ns) {
+  if (ns >= 0) append_seconds(out, ns);
+}
+
+void create_parent(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+}
+
+// A file written through a buffer that is flushed as it fills, so an output of any size costs a
+// megabyte of memory. Callers append to line() and call row() after each line.
+class OutFile {
+ public:
+  explicit OutFile(std::string path) : path_(std::move(path)) {
+    create_parent(path_);
+    f_ = std::fopen(path_.c_str(), "wb");
+    if (f_ == nullptr) throw core::InputError(path_ + ": cannot open for writing");
+    buf_.reserve(kFlushBytes + 4096);
+  }
+  OutFile(const OutFile&) = delete;
+  OutFile& operator=(const OutFile&) = delete;
+  ~OutFile() {
+    if (f_ != nullptr) std::fclose(f_);
+  }
+  std::string& line() { return buf_; }
+  void row() {
+    if (buf_.size() >= kFlushBytes) flush();
+  }
+  /// Flushes and closes; throws core::InputError when any write failed.
+  void close() {
+    flush();
+    const bool closed = std::fclose(f_) == 0;
+    f_ = nullptr;
+    if (failed_ || !closed) throw core::InputError(path_ + ": write failed");
+  }
+  std::FILE* file() { return f_; }
+
+ private:
+  static constexpr std::size_t kFlushBytes = 1 << 20;
+  void flush() {
+    if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size()) failed_ = true;
+    buf_.clear();
+  }
+  std::string path_;
+  std::FILE* f_ = nullptr;
+  std::string buf_;
+  bool failed_ = false;
+};
 
 }  // namespace
 
@@ -99,61 +184,291 @@ void write_text_file(const std::string& path, const std::string& text) {
   if (!f) throw core::InputError(path + ": write failed");
 }
 
-void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
-  std::ostringstream cdf;
-  cdf << "policy,jct_s,fraction\n";
+void write_timeline_rows(const std::vector<core::Segment>& segments, const std::function<void(const core::Segment&)>& row) {
+  // Segments come in completion order, one per dispatched run; rows go out in start order (ties:
+  // lane). A run that continues the lane's previous one (same job, starting when it ended, no
+  // switching cost: a run cut at a boundary and resumed) extends its row. A row is written once
+  // the next segment of its lane has shown it closed and every earlier row is written, so only
+  // rows still open wait in memory.
+  std::vector<std::uint32_t> order(segments.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = static_cast<std::uint32_t>(k);
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const core::Segment& x = segments[a];
+    const core::Segment& y = segments[b];
+    return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.lane < y.lane;
+  });
+  struct Pending {
+    core::Segment row;
+    bool closed;
+  };
+  std::deque<Pending> pending;
+  std::int64_t front_id = 0;      // id of pending.front()
+  std::vector<std::int64_t> open;  // per lane: id of its open row, -1 when none
+  for (const std::uint32_t k : order) {
+    const core::Segment& g = segments[k];
+    const auto lane = static_cast<std::size_t>(g.lane);
+    if (lane >= open.size()) open.resize(lane + 1, -1);
+    if (open[lane] >= front_id) {
+      Pending& p = pending[static_cast<std::size_t>(open[lane] - front_id)];
+      if (p.row.job == g.job && p.row.end_ns == g.start_ns && g.switch_ns == 0) {
+        p.row.end_ns = g.end_ns;
+        p.row.iterations += g.iterations;
+        continue;
+      }
+      p.closed = true;
+    }
+    open[lane] = front_id + static_cast<std::int64_t>(pending.size());
+    pending.push_back({g, false});
+    while (!pending.empty() && pending.front().closed) {
+      row(pending.front().row);
+      pending.pop_front();
+      ++front_id;
+    }
+  }
+  for (const Pending& p : pending) row(p.row);
+}
+
+const char* to_string(TimelineMode m) { return m == TimelineMode::kOff ? "off" : "runs"; }
+
+TimelineMode parse_timeline_mode(const std::string& text, const std::string& option) {
+  if (text == "off") return TimelineMode::kOff;
+  if (text == "runs") return TimelineMode::kRuns;
+  throw core::InputError(option + ": unknown timeline mode '" + text + "' (valid: off, runs)");
+}
+
+void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
+                     TimelineMode timeline) {
+  OutFile cdf(dir + "/jct_cdf.csv");
+  cdf.line() += "policy,jct_s,fraction\n";
+  std::vector<core::TimeNs> jcts;
   for (const SimRun& r : runs) {
     const core::ScheduleOutcome& o = r.outcome;
-    std::ostringstream jf;
-    jf << "id,workload,arrival_s,start_s,finish_s,jct_s,queuing_s,status,lane,iterations,reason\n";
-    std::vector<core::TimeNs> jcts;
+    const std::string base = dir + "/" + r.policy;
+    OutFile jf(base + "_jobs.csv");
+    jf.line() += "id,workload,arrival_s,start_s,finish_s,jct_s,queuing_s,status,lane,iterations,reason\n";
+    jcts.clear();
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       const core::JobSpec& s = jobs[i];
       const core::JobState& st = o.jobs[i];
       const core::TimeNs jct = st.finish_ns < 0 ? -1 : st.finish_ns - s.arrival_ns;
       const core::TimeNs q = st.first_start_ns < 0 ? -1 : st.first_start_ns - s.arrival_ns;
-      jf << csv_field(s.id) << ',' << csv_field(s.workload) << ',' << seconds_text(s.arrival_ns) << ','
-         << opt_seconds(st.first_start_ns) << ',' << opt_seconds(st.finish_ns) << ',' << opt_seconds(jct) << ','
-         << opt_seconds(q) << ',' << core::to_string(st.status) << ',' << st.lane << ',' << st.iterations_done << ','
-         << csv_field(st.reason) << '\n';
+      std::string& l = jf.line();
+      append_csv_field(l, s.id);
+      l += ',';
+      append_csv_field(l, s.workload);
+      l += ',';
+      append_seconds(l, s.arrival_ns);
+      l += ',';
+      append_opt_seconds(l, st.first_start_ns);
+      l += ',';
+      append_opt_seconds(l, st.finish_ns);
+      l += ',';
+      append_opt_seconds(l, jct);
+      l += ',';
+      append_opt_seconds(l, q);
+      l += ',';
+      l += core::to_string(st.status);
+      l += ',';
+      append_int(l, st.lane);
+      l += ',';
+      append_int(l, st.iterations_done);
+      l += ',';
+      append_csv_field(l, st.reason);
+      l += '\n';
+      jf.row();
       if (st.status == core::JobStatus::kDone) jcts.push_back(jct);
     }
+    jf.close();
     std::sort(jcts.begin(), jcts.end());
     for (std::size_t k = 0; k < jcts.size(); ++k) {
       char frac[32];
       std::snprintf(frac, sizeof frac, "%.6f", static_cast<double>(k + 1) / static_cast<double>(jcts.size()));
-      cdf << r.policy << ',' << seconds_text(jcts[k]) << ',' << frac << '\n';
+      std::string& l = cdf.line();
+      l += r.policy;
+      l += ',';
+      append_seconds(l, jcts[k]);
+      l += ',';
+      l += frac;
+      l += '\n';
+      cdf.row();
     }
-    std::ostringstream tf;
-    tf << "lane,job_id,start_s,end_s,iterations,switch_s\n";
-    std::vector<core::Segment> segments = o.segments;  // in completion order; plots want start order
-    std::stable_sort(segments.begin(), segments.end(), [](const core::Segment& x, const core::Segment& y) {
-      return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.lane < y.lane;
-    });
-    for (const core::Segment& g : segments) {
-      tf << g.lane << ',' << csv_field(jobs[static_cast<std::size_t>(g.job)].id) << ',' << seconds_text(g.start_ns)
-         << ',' << seconds_text(g.end_ns) << ',' << g.iterations << ',' << seconds_text(g.switch_ns) << '\n';
+    if (timeline == TimelineMode::kRuns) {
+      OutFile tf(base + "_timeline.csv");
+      tf.line() += "lane,job_id,start_s,end_s,iterations,switch_s\n";
+      write_timeline_rows(o.segments, [&](const core::Segment& g) {
+        std::string& l = tf.line();
+        append_int(l, g.lane);
+        l += ',';
+        append_csv_field(l, jobs[static_cast<std::size_t>(g.job)].id);
+        l += ',';
+        append_seconds(l, g.start_ns);
+        l += ',';
+        append_seconds(l, g.end_ns);
+        l += ',';
+        append_int(l, g.iterations);
+        l += ',';
+        append_seconds(l, g.switch_ns);
+        l += '\n';
+        tf.row();
+      });
+      tf.close();
     }
-    std::ostringstream mf;
-    mf << "time_s,persistent_mib,lanes_reserved_mib,ephemeral_active_mib,lanes\n";
+    OutFile mf(base + "_memory.csv");
+    mf.line() += "time_s,persistent_mib,lanes_reserved_mib,ephemeral_active_mib,lanes\n";
     for (const core::MemorySample& m : o.memory) {
-      mf << seconds_text(m.time_ns) << ',' << mib_text(m.persistent) << ',' << mib_text(m.lanes_reserved) << ','
-         << mib_text(m.ephemeral_active) << ',' << m.lanes << '\n';
+      std::string& l = mf.line();
+      append_seconds(l, m.time_ns);
+      l += ',';
+      append_mib(l, m.persistent);
+      l += ',';
+      append_mib(l, m.lanes_reserved);
+      l += ',';
+      append_mib(l, m.ephemeral_active);
+      l += ',';
+      append_int(l, m.lanes);
+      l += '\n';
+      mf.row();
     }
-    std::ostringstream lf;
-    lf << "time_s,lane,from_offset_mib,from_size_mib,to_offset_mib,to_size_mib\n";
+    mf.close();
+    OutFile lf(base + "_lane_moves.csv");
+    lf.line() += "time_s,lane,from_offset_mib,from_size_mib,to_offset_mib,to_size_mib\n";
     for (const core::LaneMove& mv : o.lane_moves) {
-      lf << seconds_text(mv.time_ns) << ',' << mv.lane << ','
-         << (mv.from_offset == core::kUnplaced ? std::string() : mib_text(mv.from_offset)) << ','
-         << mib_text(mv.from_size) << ',' << mib_text(mv.to_offset) << ',' << mib_text(mv.to_size) << '\n';
+      std::string& l = lf.line();
+      append_seconds(l, mv.time_ns);
+      l += ',';
+      append_int(l, mv.lane);
+      l += ',';
+      if (mv.from_offset != core::kUnplaced) append_mib(l, mv.from_offset);
+      l += ',';
+      append_mib(l, mv.from_size);
+      l += ',';
+      append_mib(l, mv.to_offset);
+      l += ',';
+      append_mib(l, mv.to_size);
+      l += '\n';
+      lf.row();
     }
-    const std::string base = dir + "/" + r.policy;
-    write_text_file(base + "_jobs.csv", jf.str());
-    write_text_file(base + "_timeline.csv", tf.str());
-    write_text_file(base + "_memory.csv", mf.str());
-    write_text_file(base + "_lane_moves.csv", lf.str());
+    lf.close();
   }
-  write_text_file(dir + "/jct_cdf.csv", cdf.str());
+  cdf.close();
+}
+
+namespace {
+
+// One entry of "results", core::result_json's members in the order nlohmann keeps them (sorted).
+void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const SimRun& r) {
+  const core::ScheduleOutcome& o = r.outcome;
+  const core::RunMetrics& m = r.metrics;
+  w.begin_object();
+  w.key("admissions");
+  w.begin_object();
+  w.key("existing_lane");
+  w.value(o.admissions_existing_lane);
+  w.key("grown_lane");
+  w.value(o.admissions_grown_lane);
+  w.key("new_lane");
+  w.value(o.admissions_new_lane);
+  w.end_object();
+  w.key("avg_jct_s");
+  w.value(m.avg_jct_s);
+  w.key("avg_queuing_s");
+  w.value(m.avg_queuing_s);
+  w.key("iterations");
+  w.value(o.iterations);
+  w.key("jobs");
+  w.begin_array();
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const core::JobSpec& s = jobs[i];
+    const core::JobState& st = o.jobs[i];
+    const bool started = st.first_start_ns >= 0;
+    const bool finished = st.finish_ns >= 0;
+    w.begin_object();
+    w.key("arrival_s");
+    w.value(core::to_seconds(s.arrival_ns));
+    w.key("finish_s");
+    finished ? w.value(core::to_seconds(st.finish_ns)) : w.null();
+    w.key("id");
+    w.value(s.id);
+    w.key("iterations");
+    w.value(st.iterations_done);
+    w.key("jct_s");
+    finished ? w.value(core::to_seconds(st.finish_ns - s.arrival_ns)) : w.null();
+    w.key("lane");
+    w.value(st.lane);
+    w.key("queuing_s");
+    started ? w.value(core::to_seconds(st.first_start_ns - s.arrival_ns)) : w.null();
+    w.key("reason");
+    w.value(st.reason);
+    w.key("start_s");
+    started ? w.value(core::to_seconds(st.first_start_ns)) : w.null();
+    w.key("status");
+    w.value(core::to_string(st.status));
+    w.key("workload");
+    w.value(s.workload);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("jobs_done");
+  w.value(m.done);
+  w.key("jobs_failed");
+  w.value(m.failed);
+  w.key("jobs_interrupted");
+  w.value(m.interrupted);
+  w.key("jobs_rejected");
+  w.value(m.rejected);
+  w.key("jobs_total");
+  w.value(m.jobs);
+  w.key("lane_mode");
+  w.value(core::to_string(r.lane_mode));
+  w.key("lanes_opened");
+  w.value(o.lanes_opened);
+  w.key("makespan_s");
+  w.value(core::to_seconds(m.makespan_ns));
+  w.key("max_concurrent_lanes");
+  w.value(o.max_concurrent_lanes);
+  w.key("median_jct_s");
+  w.value(core::to_seconds(m.median_jct_ns));
+  w.key("p95_jct_s");
+  w.value(core::to_seconds(m.p95_jct_ns));
+  w.key("policy");
+  w.value(r.policy);
+  w.key("switches");
+  w.value(o.switches);
+  w.end_object();
+}
+
+}  // namespace
+
+void write_results_json(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
+  w.begin_array();
+  for (const SimRun& r : runs) write_result(w, jobs, r);
+  w.end_array();
+}
+
+void write_summary_json(const std::string& path, const nlohmann::json& header, const std::vector<core::JobSpec>& jobs,
+                        const std::vector<SimRun>& runs) {
+  if (!header.is_object()) throw std::logic_error("write_summary_json: the header must be a JSON object");
+  OutFile f(path);
+  {
+    JsonWriter w(f.file());
+    bool results_done = false;
+    auto results = [&] {
+      w.key("results");
+      write_results_json(w, jobs, runs);
+      results_done = true;
+    };
+    w.begin_object();
+    for (const auto& item : header.items()) {
+      if (item.key() == "results") continue;
+      if (!results_done && item.key() > "results") results();
+      w.key(item.key());
+      w.value(item.value());
+    }
+    if (!results_done) results();
+    w.end_object();
+    if (!w.finish()) throw core::InputError(path + ": write failed");
+  }
+  f.close();
 }
 
 }  // namespace salus::experiments

@@ -1,5 +1,6 @@
 #pragma once
 /// Outputs shared by the programs: the Table 1 text table, the summary JSON and the per-run CSVs.
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -7,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/job.h"
+#include "experiments/json_writer.h"
 #include "experiments/sim_runner.h"
 
 namespace salus::experiments {
@@ -17,12 +19,38 @@ std::string seconds_text(core::TimeNs ns);
 /// The paper's Table 1 form: one row per run.
 void print_table(std::ostream& os, const std::vector<SimRun>& runs);
 
-/// One "results" entry per run (core::result_json).
+/// One "results" entry per run (core::result_json), as a document (salus-run adds its own
+/// per-job fields to it). salus-sim streams the same entries with write_summary_json instead.
 nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
 
-/// Writes DIR/<policy>_jobs.csv, _timeline.csv, _memory.csv, _lane_moves.csv and DIR/jct_cdf.csv.
-/// Throws core::InputError when a file cannot be written.
-void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
+/// Streams the "results" array (one core::result_json entry per run) without building it:
+/// byte-identical to JsonWriter::value(results_json(jobs, runs)).
+void write_results_json(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
+
+/// Writes a summary to `path` (parent directories created): the members of the object `header`
+/// in key order, with "results" streamed from the runs in its sorted place. The bytes equal
+/// `(header + {"results": results_json(jobs, runs)}).dump(2) + "\n"`. Throws core::InputError
+/// when the file cannot be written.
+void write_summary_json(const std::string& path, const nlohmann::json& header, const std::vector<core::JobSpec>& jobs,
+                        const std::vector<SimRun>& runs);
+
+/// What <policy>_timeline.csv holds: nothing (no file), or one row per run, a run being
+/// consecutive iterations of one job in one lane without a switch between them.
+enum class TimelineMode { kOff, kRuns };
+const char* to_string(TimelineMode m);
+/// "off" or "runs"; throws core::InputError naming `option` and the valid values.
+TimelineMode parse_timeline_mode(const std::string& text, const std::string& option = "--timeline");
+
+/// The timeline's rows, in start order (ties: lane), from a run's segments (one per dispatched
+/// run, in completion order): consecutive runs of one job in one lane, each starting when the
+/// previous ended and paying no switching cost, are one row with their iterations summed.
+void write_timeline_rows(const std::vector<core::Segment>& segments, const std::function<void(const core::Segment&)>& row);
+
+/// Writes DIR/<policy>_jobs.csv, _timeline.csv (unless `timeline` is kOff), _memory.csv,
+/// _lane_moves.csv and DIR/jct_cdf.csv, streaming each file. Throws core::InputError when a
+/// file cannot be written.
+void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
+                     TimelineMode timeline = TimelineMode::kRuns);
 
 /// Writes text to a file, creating parent directories; throws core::InputError on failure.
 /// The last `max_bytes` of a file ("" when it cannot be read): logs in error messages, whole

@@ -38,12 +38,13 @@ struct Options {
   std::string profiles;
   std::string summary_json;
   std::string out_dir;
+  experiments::TimelineMode timeline = experiments::TimelineMode::kRuns;
   double time_scale = 1;
   std::optional<core::TimeNs> switch_cost_ns;  ///< --switch-cost-ms, when given
 };
 
 Options parse(int argc, char** argv, bool* help) {
-  std::string policy_list, gpu_mem, lanes, interference;
+  std::string policy_list, gpu_mem, lanes, interference, timeline;
   double switch_ms = 0, noise_pct = 0;
   std::uint64_t seed = 0;
   Options o;
@@ -72,6 +73,9 @@ Options parse(int argc, char** argv, bool* help) {
       ("profiles", po::value(&o.profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")
       ("summary-json", po::value(&o.summary_json), "write the summary JSON here")
       ("out", po::value(&o.out_dir), "write per-job CSVs, timelines, memory, lane moves and JCT CDFs into this directory")
+      ("timeline", po::value(&timeline)->default_value("runs"),
+       "with --out: runs: <policy>_timeline.csv has a row per run of consecutive iterations of one job in one lane; "
+       "off: no timeline file")
       ("time-scale", po::value(&o.time_scale)->default_value(1.0),
        "divide arrival times and iteration counts by this (>= 1), as salus-run does")
       ("seed", po::value(&seed)->default_value(1), "seed for --profile-noise")
@@ -106,7 +110,9 @@ Options parse(int argc, char** argv, bool* help) {
   if (!(noise_pct >= 0 && noise_pct < 100)) throw core::InputError("--profile-noise: must be in [0, 100)");
   o.cfg.profile_noise = noise_pct / 100.0;
   o.cfg.seed = seed;
+  o.timeline = experiments::parse_timeline_mode(timeline);
   o.cfg.record_timeline = !o.out_dir.empty();
+  o.cfg.record_segments = o.timeline != experiments::TimelineMode::kOff;  // no file, so nothing to keep
   return o;
 }
 
@@ -138,6 +144,8 @@ int run(int argc, char** argv) {
               o.cfg.interference.c_str(), experiments::seconds_text(o.cfg.switch_cost_ns * 1000).c_str());
   experiments::print_report(notes, jobs, runs);
 
+  if (o.summary_json.empty() && o.out_dir.empty()) return 0;
+  // The header is small; the per-job results are streamed (write_streamed_outputs).
   nlohmann::json summary;
   summary["tool"] = "salus-sim";
   summary["trace"] = o.trace;
@@ -151,8 +159,7 @@ int run(int argc, char** argv) {
   summary["profile_noise"] = o.cfg.profile_noise;
   summary["time_scale"] = o.time_scale;
   summary["notes"] = notes;
-  summary["results"] = experiments::results_json(jobs, runs);
-  experiments::write_outputs(summary, o.summary_json, o.out_dir, jobs, runs);
+  experiments::write_streamed_outputs(summary, o.summary_json, o.out_dir, jobs, runs, o.timeline);
   return 0;
 }
 

@@ -40,6 +40,7 @@ SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& polic
   opts.max_lanes = cfg.max_lanes;
   opts.switch_cost_ns = cfg.switch_cost_ns;
   opts.record_timeline = cfg.record_timeline;
+  opts.record_segments = cfg.record_segments;
   std::vector<core::TimeNs> actual;
   if (cfg.profile_noise > 0) actual = actual_iteration_times(jobs, cfg.profile_noise, cfg.seed);
   sim::SimExecutor exec(jobs, *model, std::move(actual));

@@ -27,6 +27,7 @@ struct SimConfig {
   std::uint64_t seed = 1;
   double profile_noise = 0;                 ///< actual iteration time = profile x U[1-x, 1+x]
   bool record_timeline = false;
+  bool record_segments = true;              ///< with record_timeline (core::SchedulerOptions)
 };
 
 using SimRun = PolicyRun;

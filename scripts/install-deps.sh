@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build git
       libboost-program-options-dev libeigen3-dev nlohmann-json3-dev
-      libbenchmark-dev doctest-dev python3 python3-matplotlib)
+      libbenchmark-dev doctest-dev python3 python3-matplotlib
+      time)  # /usr/bin/time -v: scripts/bench-process.sh
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,8 +1,12 @@
 #include "traces/csv.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <cstdint>
+#include <cstdio>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include <nlohmann/json.hpp>
 
@@ -13,123 +17,167 @@ namespace {
 
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
-class CsvReader {
- public:
-  CsvReader(std::string_view text, const std::string& path) : text_(text), path_(path) {
-    if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // UTF-8 byte order mark
-  }
-
-  CsvTable read() {
-    CsvTable table;
-    bool have_header = false;
-    while (pos_ < text_.size()) {
-      if (skip_ignored_line()) continue;
-      CsvRow row = read_row();
-      if (!have_header) {
-        table.header = std::move(row);
-        have_header = true;
-      } else {
-        table.rows.push_back(std::move(row));
-      }
-    }
-    return table;
-  }
-
- private:
-  // A blank line, or one whose first non-blank character is '#', is consumed whole.
-  bool skip_ignored_line() {
-    std::size_t i = pos_;
-    while (i < text_.size() && (is_blank(text_[i]) || text_[i] == '\r')) ++i;
-    const bool blank = i == text_.size() || text_[i] == '\n';
-    const bool comment = i < text_.size() && text_[i] == '#';
-    if (!blank && !comment) return false;
-    while (i < text_.size() && text_[i] != '\n') ++i;
-    pos_ = i;
-    end_line();
-    return true;
-  }
-
-  // Consumes a '\n' (if any) and counts the line.
-  void end_line() {
-    if (pos_ < text_.size() && text_[pos_] == '\n') {
-      ++pos_;
-      ++line_;
-    }
-  }
-
-  bool at_line_end() const {
-    if (pos_ >= text_.size() || text_[pos_] == '\n') return true;
-    return text_[pos_] == '\r' && (pos_ + 1 == text_.size() || text_[pos_ + 1] == '\n');
-  }
-
-  CsvRow read_row() {
-    CsvRow row;
-    row.line = line_;
-    for (;;) {
-      row.fields.push_back(read_field());
-      if (pos_ < text_.size() && text_[pos_] == ',') {
-        ++pos_;
-        continue;
-      }
-      if (pos_ < text_.size() && text_[pos_] == '\r') ++pos_;
-      end_line();
-      return row;
-    }
-  }
-
-  std::string read_field() {
-    while (pos_ < text_.size() && is_blank(text_[pos_])) ++pos_;
-    std::string field;
-    if (pos_ < text_.size() && text_[pos_] == '"') {
-      const long quote_line = line_;
-      ++pos_;
-      for (;;) {
-        if (pos_ >= text_.size()) throw core::InputError(core::at(path_, quote_line, "unterminated quoted field"));
-        const char c = text_[pos_++];
-        if (c == '"') {
-          if (pos_ < text_.size() && text_[pos_] == '"') {
-            field += '"';
-            ++pos_;
-            continue;
-          }
-          break;
-        }
-        if (c == '\n') ++line_;
-        field += c;
-      }
-      while (pos_ < text_.size() && is_blank(text_[pos_])) ++pos_;
-      if (!at_line_end() && text_[pos_] != ',') {
-        throw core::InputError(core::at(path_, line_, "unexpected text after a closing quote"));
-      }
-      return field;
-    }
-    while (!at_line_end() && text_[pos_] != ',') {
-      if (text_[pos_] == '"') {
-        throw core::InputError(
-            core::at(path_, line_, "quote inside an unquoted field (quote the whole field and double inner quotes)"));
-      }
-      field += text_[pos_++];
-    }
-    while (!field.empty() && is_blank(field.back())) field.pop_back();
-    return field;
-  }
-
-  std::string_view text_;
-  const std::string& path_;
-  std::size_t pos_ = 0;
-  long line_ = 1;
-};
-
 }  // namespace
 
-CsvTable parse_csv(std::string_view text, const std::string& path) { return CsvReader(text, path).read(); }
+CsvReader::CsvReader(std::string_view text, const std::string& path) : text_(text), path_(path) {
+  if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // UTF-8 byte order mark
+}
+
+bool CsvReader::next() {
+  while (pos_ < text_.size() && skip_ignored_line()) {
+  }
+  if (pos_ >= text_.size()) return false;
+  row_line_ = line_;
+  cells_.clear();
+  scratch_.clear();
+  for (;;) {
+    read_field();
+    if (pos_ < text_.size() && text_[pos_] == ',') {
+      ++pos_;
+      continue;
+    }
+    if (pos_ < text_.size() && text_[pos_] == '\r') ++pos_;
+    end_line();
+    break;
+  }
+  // Views into scratch_ are made only now: it may have moved while the row was read.
+  views_.resize(cells_.size());
+  for (std::size_t i = 0; i < cells_.size(); ++i) {
+    const Cell& c = cells_[i];
+    views_[i] = c.unescaped ? std::string_view(scratch_).substr(c.pos, c.len) : text_.substr(c.pos, c.len);
+  }
+  return true;
+}
+
+// A blank line, or one whose first non-blank character is '#', is consumed whole.
+bool CsvReader::skip_ignored_line() {
+  std::size_t i = pos_;
+  while (i < text_.size() && (is_blank(text_[i]) || text_[i] == '\r')) ++i;
+  const bool blank = i == text_.size() || text_[i] == '\n';
+  const bool comment = i < text_.size() && text_[i] == '#';
+  if (!blank && !comment) return false;
+  while (i < text_.size() && text_[i] != '\n') ++i;
+  pos_ = i;
+  end_line();
+  return true;
+}
+
+// Consumes a '\n' (if any) and counts the line.
+void CsvReader::end_line() {
+  if (pos_ < text_.size() && text_[pos_] == '\n') {
+    ++pos_;
+    ++line_;
+  }
+}
+
+bool CsvReader::at_line_end() const {
+  if (pos_ >= text_.size() || text_[pos_] == '\n') return true;
+  return text_[pos_] == '\r' && (pos_ + 1 == text_.size() || text_[pos_ + 1] == '\n');
+}
+
+void CsvReader::read_field() {
+  while (pos_ < text_.size() && is_blank(text_[pos_])) ++pos_;
+  if (pos_ < text_.size() && text_[pos_] == '"') {
+    const long quote_line = line_;
+    ++pos_;
+    const std::size_t start = pos_;
+    bool doubled = false;  // a "" inside: the field is unescaped into scratch_
+    for (;;) {
+      if (pos_ >= text_.size()) throw core::InputError(core::at(path_, quote_line, "unterminated quoted field"));
+      const char c = text_[pos_++];
+      if (c == '"') {
+        if (pos_ < text_.size() && text_[pos_] == '"') {
+          doubled = true;
+          ++pos_;
+          continue;
+        }
+        break;
+      }
+      if (c == '\n') ++line_;
+    }
+    const std::size_t end = pos_ - 1;  // the closing quote
+    if (!doubled) {
+      cells_.push_back({start, end - start, false});
+    } else {
+      const std::size_t at = scratch_.size();
+      for (std::size_t i = start; i < end; ++i) {
+        scratch_ += text_[i];
+        if (text_[i] == '"') ++i;  // the second quote of a pair
+      }
+      cells_.push_back({at, scratch_.size() - at, true});
+    }
+    while (pos_ < text_.size() && is_blank(text_[pos_])) ++pos_;
+    if (!at_line_end() && text_[pos_] != ',') {
+      throw core::InputError(core::at(path_, line_, "unexpected text after a closing quote"));
+    }
+    return;
+  }
+  const std::size_t start = pos_;
+  while (!at_line_end() && text_[pos_] != ',') {
+    if (text_[pos_] == '"') {
+      throw core::InputError(
+          core::at(path_, line_, "quote inside an unquoted field (quote the whole field and double inner quotes)"));
+    }
+    ++pos_;
+  }
+  std::size_t end = pos_;
+  while (end > start && is_blank(text_[end - 1])) --end;
+  cells_.push_back({start, end - start, false});
+}
+
+CsvTable parse_csv(std::string_view text, const std::string& path) {
+  CsvTable table;
+  CsvReader reader(text, path);
+  bool have_header = false;
+  while (reader.next()) {
+    CsvRow row;
+    row.line = reader.line();
+    row.fields.assign(reader.fields().begin(), reader.fields().end());
+    if (!have_header) {
+      table.header = std::move(row);
+      have_header = true;
+    } else {
+      table.rows.push_back(std::move(row));
+    }
+  }
+  return table;
+}
+
+void advise_huge_pages(const void* data, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kHuge = std::uintptr_t{1} << 21;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kHuge - 1);
+  // Advice only: an error (an old kernel, THP compiled out) leaves ordinary pages.
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
 
 std::string read_text_file(const std::string& path, const std::string& kind) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::InputError(path + ": cannot open " + kind);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) throw core::InputError(path + ": cannot open " + kind);
+  // One buffer of the file's size, filled in place: a stream would grow it by doubling and copy
+  // it out again, three times the file's size for a large trace. The size is a hint only (a
+  // pipe has none); reading goes on to the end.
+  std::string text;
+  if (std::fseek(f, 0, SEEK_END) == 0) {
+    const long size = std::ftell(f);
+    if (size > 0) {
+      text.reserve(static_cast<std::size_t>(size));
+      advise_huge_pages(text.data(), text.capacity());
+    }
+    std::rewind(f);
+  }
+  char chunk[1 << 16];
+  std::size_t n = 0;
+  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) text.append(chunk, n);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) throw core::InputError(path + ": cannot read " + kind);
+  return text;
 }
 
 nlohmann::json parse_json(std::string_view text, const std::string& path) {

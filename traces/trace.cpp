@@ -90,34 +90,37 @@ struct Place {
   }
 };
 
-double decimal_field(const Place& place, const std::string& name, const std::string& text, const char* range,
-                     const std::function<bool(double)>& ok) {
+// The cell as it appears in messages ("got '...'"); only built on the error path.
+std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+
+template <typename Ok>
+double decimal_field(const Place& place, const std::string& name, std::string_view text, const char* range, Ok ok) {
   const std::optional<double> v = parse_decimal(text);
-  if (!v || std::isnan(*v) || !ok(*v)) place.fail(name + " must be a number " + range + ", got '" + text + "'");
+  if (!v || std::isnan(*v) || !ok(*v)) place.fail(name + " must be a number " + range + ", got " + quoted(text));
   return *v;
 }
 
-std::int64_t count_field(const Place& place, const std::string& name, const std::string& text) {
+std::int64_t count_field(const Place& place, const std::string& name, std::string_view text) {
   bool too_large = false;
   const std::optional<std::int64_t> v = parse_count(text, &too_large);
-  if (too_large) place.fail(name + " is too large, got '" + text + "'");
-  if (!v || *v <= 0) place.fail(name + " must be a positive integer, got '" + text + "'");
+  if (too_large) place.fail(name + " is too large, got " + quoted(text));
+  if (!v || *v <= 0) place.fail(name + " must be a positive integer, got " + quoted(text));
   return *v;
 }
 
-core::TimeNs seconds_field(const Place& place, const std::string& name, const std::string& text, bool positive) {
+core::TimeNs seconds_field(const Place& place, const std::string& name, std::string_view text, bool positive) {
   const double s = decimal_field(place, name, text, positive ? "> 0" : ">= 0",
                                  [positive](double v) { return positive ? v > 0 : v >= 0; });
   const std::optional<core::TimeNs> ns = core::ns_from_seconds(s);
-  if (!ns) place.fail(name + " is too large, got '" + text + "'");
-  if (positive && *ns <= 0) place.fail(name + " rounds to 0 ns, got '" + text + "'");
+  if (!ns) place.fail(name + " is too large, got " + quoted(text));
+  if (positive && *ns <= 0) place.fail(name + " rounds to 0 ns, got " + quoted(text));
   return *ns;
 }
 
-std::int32_t util_field(const Place& place, const std::string& text) {
+std::int32_t util_field(const Place& place, std::string_view text) {
   const double u = decimal_field(place, "gpu_util", text, "in (0, 1]", [](double v) { return v > 0 && v <= 1; });
   const auto ppm = static_cast<std::int32_t>(std::llround(u * 1e6));
-  if (ppm <= 0) place.fail("gpu_util rounds to 0 (resolution 1e-6), got '" + text + "'");
+  if (ppm <= 0) place.fail("gpu_util rounds to 0 (resolution 1e-6), got " + quoted(text));
   return ppm;
 }
 
@@ -203,31 +206,96 @@ core::JobSpec make_job(const RawJob& raw, const Catalog& catalog, const Place& p
   return job;
 }
 
-// Where each job_id was first seen, e.g. "first at line 3".
-using FirstSeen = std::map<std::string, std::string, std::less<>>;
+// The job_ids seen so far and where each was first seen ("first at line 3"): an open-addressing
+// table of (job index, hash of its id) into the trace's jobs, whose own strings are the keys. A
+// trace of millions of jobs costs no allocation per job, and a new id compares against another
+// job's string only when their hashes agree.
+class FirstSeen {
+ public:
+  // The index of the earlier job with this id, or -1.
+  std::int64_t find(const std::vector<core::JobSpec>& jobs, std::string_view id) const {
+    if (slots_.empty()) return -1;
+    const std::uint32_t h = hash(id);
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (s.job == 0) return -1;
+      if (s.hash == h && jobs[s.job - 1].id == id) return static_cast<std::int64_t>(s.job - 1);
+    }
+  }
+  // Starts loading the slot where `id` would go: the table is larger than the caches, and the
+  // row's other fields are parsed while the load is in flight.
+  void prefetch(std::string_view id) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[hash(id) & (slots_.size() - 1)]);
+  }
+  // Records the last job of `jobs`, found at `place`.
+  void add(const std::vector<core::JobSpec>& jobs, const Place& place) {
+    if (where_.empty()) {
+      where_.reserve(jobs.capacity());
+      advise_huge_pages(where_.data(), where_.capacity() * sizeof(where_[0]));
+    }
+    where_.push_back({place.line, place.index});
+    const Slot added{static_cast<std::uint32_t>(jobs.size()), hash(jobs.back().id)};
+    if (jobs.size() * 2 > slots_.size()) {  // load factor at most 1/2; sized for the reserved jobs at once
+      std::size_t n = std::max<std::size_t>(64, slots_.size() * 2);
+      while (n < jobs.capacity() * 2) n *= 2;
+      std::vector<Slot> old;
+      old.reserve(n);
+      advise_huge_pages(old.data(), n * sizeof(Slot));
+      old.resize(n);
+      old.swap(slots_);
+      for (const Slot& s : old) {
+        if (s.job != 0) put(s);
+      }
+    }
+    put(added);
+  }
+  std::string where_first(std::int64_t k) const {
+    const auto& [line, index] = where_[static_cast<std::size_t>(k)];
+    return line > 0 ? "first at line " + std::to_string(line) : "first is job " + std::to_string(index + 1);
+  }
+
+ private:
+  struct Slot {
+    std::uint32_t job = 0;  // index + 1; 0: empty
+    std::uint32_t hash = 0;
+  };
+  static std::uint32_t hash(std::string_view id) {
+    const std::size_t h = std::hash<std::string_view>{}(id);
+    return static_cast<std::uint32_t>(h ^ (h >> 32));
+  }
+  void put(const Slot& s) {
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = s.hash & mask;
+    while (slots_[i].job != 0) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
+  std::vector<Slot> slots_;
+  std::vector<std::pair<long, std::size_t>> where_;
+};
 
 // Appends a job, rejecting a job_id seen before.
 void add_job(Trace& trace, core::JobSpec job, const Place& place, FirstSeen& first) {
-  if (auto it = first.find(job.id); it != first.end()) {
-    place.fail("duplicate job_id '" + job.id + "' (" + it->second + ")");
+  if (const std::int64_t k = first.find(trace.jobs, job.id); k >= 0) {
+    place.fail("duplicate job_id '" + job.id + "' (" + first.where_first(k) + ")");
   }
-  first.emplace(job.id, place.where_first());
   job.trace_order = static_cast<std::int32_t>(trace.jobs.size());
   trace.jobs.push_back(std::move(job));
   trace.whole_gpu.push_back(false);
+  first.add(trace.jobs, place);
 }
 
-void check_field_count(const std::string& path, const CsvRow& header, const CsvRow& row) {
-  if (row.fields.size() != header.fields.size()) {
-    throw core::InputError(core::at(path, row.line,
+void check_field_count(const std::string& path, const CsvRow& header, const CsvReader& row) {
+  if (row.fields().size() != header.fields.size()) {
+    throw core::InputError(core::at(path, row.line(),
                                     "expected " + std::to_string(header.fields.size()) + " fields, found " +
-                                        std::to_string(row.fields.size())));
+                                        std::to_string(row.fields().size())));
   }
 }
 
-void load_native_csv(Trace& trace, const CsvTable& table, const Catalog& catalog) {
+// `rows` is positioned after the header.
+void load_native_csv(Trace& trace, const CsvRow& header, CsvReader& rows, const Catalog& catalog) {
   const std::string& path = trace.path;
-  const CsvRow& header = table.header;
   std::array<int, kColumnCount> index;
   index.fill(-1);
   for (std::size_t i = 0; i < header.fields.size(); ++i) {
@@ -247,20 +315,19 @@ void load_native_csv(Trace& trace, const CsvTable& table, const Catalog& catalog
     throw core::InputError(core::at(
         path, header.line, "missing column 'workload' (without it, persistent_mib, ephemeral_mib and iter_ms are all required)"));
   }
-  if (table.rows.empty()) throw core::InputError(core::at(path, header.line, "no jobs"));
-
   FirstSeen first;
-  for (std::size_t r = 0; r < table.rows.size(); ++r) {
-    const CsvRow& row = table.rows[r];
-    check_field_count(path, header, row);
-    RawJob raw;
+  RawJob raw;  // reused: assigning a cell keeps the string's capacity, so no allocation per cell
+  for (std::size_t r = 0; rows.next(); ++r) {
+    check_field_count(path, header, rows);
     for (int c = 0; c < kColumnCount; ++c) {
       const int i = index[static_cast<std::size_t>(c)];
-      if (i >= 0) raw[static_cast<std::size_t>(c)] = row.fields[static_cast<std::size_t>(i)];
+      if (i >= 0) raw[static_cast<std::size_t>(c)].assign(rows.fields()[static_cast<std::size_t>(i)]);
     }
-    const Place place{path, row.line, r};
+    const Place place{path, rows.line(), r};
+    first.prefetch(raw[kJobId]);
     add_job(trace, make_job(raw, catalog, place), place, first);
   }
+  if (trace.jobs.empty()) throw core::InputError(core::at(path, header.line, "no jobs"));
 }
 
 void load_json(Trace& trace, std::string_view text, const Catalog& catalog) {
@@ -326,9 +393,9 @@ bool is_tiresias_header(const CsvRow& header) {
   return has("num_gpu") && has("submit_time") && has("model_name");
 }
 
-void load_tiresias(Trace& trace, const CsvTable& table, const Catalog& catalog) {
+// `rows` is positioned after the header.
+void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Catalog& catalog) {
   const std::string& path = trace.path;
-  const CsvRow& header = table.header;
   std::array<int, kTColumnCount> index;
   index.fill(-1);
   for (std::size_t i = 0; i < header.fields.size(); ++i) {
@@ -350,26 +417,23 @@ void load_tiresias(Trace& trace, const CsvTable& table, const Catalog& catalog) 
           core::at(path, header.line, std::string("missing required column '") + kTiresiasNames[c] + "' in a Tiresias trace"));
     }
   }
-  if (table.rows.empty()) throw core::InputError(core::at(path, header.line, "no jobs"));
-
   std::int64_t from_catalog = 0;
   std::map<std::string, std::pair<std::string, std::int64_t>> mapped;  // model -> (variant, jobs)
   std::int64_t missing_jobs = 0;
   std::set<std::string> missing_models;
   std::int64_t multi_gpu = 0;
   FirstSeen first;
-  for (std::size_t r = 0; r < table.rows.size(); ++r) {
-    const CsvRow& row = table.rows[r];
-    check_field_count(path, header, row);
-    const Place place{path, row.line, r};
-    auto cell = [&](TiresiasColumn c) -> const std::string& { return row.fields[static_cast<std::size_t>(index[c])]; };
+  for (std::size_t r = 0; rows.next(); ++r) {
+    check_field_count(path, header, rows);
+    const Place place{path, rows.line(), r};
+    auto cell = [&](TiresiasColumn c) { return rows.fields()[static_cast<std::size_t>(index[c])]; };
     core::JobSpec job;
     job.id = cell(kTJobId);
     if (job.id.empty()) place.fail("job_id is missing");
     const std::int64_t num_gpu = count_field(place, "num_gpu", cell(kTNumGpu));
     job.arrival_ns = seconds_field(place, "submit_time", cell(kTSubmit), false);
     job.iterations = count_field(place, "iterations", cell(kTIterations));
-    const std::string& model = cell(kTModel);
+    const std::string model(cell(kTModel));
     if (model.empty()) place.fail("model_name is missing");
     const core::TimeNs duration = seconds_field(place, "duration", cell(kTDuration), true);
 
@@ -412,6 +476,7 @@ void load_tiresias(Trace& trace, const CsvTable& table, const Catalog& catalog) 
     add_job(trace, std::move(job), place, first);
     trace.whole_gpu.back() = whole_gpu;
   }
+  if (trace.jobs.empty()) throw core::InputError(core::at(path, header.line, "no jobs"));
 
   if (from_catalog > 0) {
     trace.notes.push_back(std::to_string(from_catalog) + plural(from_catalog, " job takes", " jobs take") +
@@ -466,20 +531,31 @@ Trace load_trace(const std::string& path, const Catalog& catalog) {
     load_json(trace, text, catalog);
     return trace;
   }
-  const CsvTable table = parse_csv(text, path);
-  if (table.header.fields.empty()) throw core::InputError(core::at(path, 1, "no jobs"));
-  if (is_tiresias_header(table.header)) {
+  // One job per line at most: reserving keeps a large trace from being copied as it grows.
+  trace.jobs.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+  advise_huge_pages(trace.jobs.data(), trace.jobs.capacity() * sizeof(core::JobSpec));
+  trace.whole_gpu.reserve(trace.jobs.capacity());
+  CsvReader rows(text, path);
+  if (!rows.next()) throw core::InputError(core::at(path, 1, "no jobs"));
+  const CsvRow header{rows.line(), {rows.fields().begin(), rows.fields().end()}};
+  if (is_tiresias_header(header)) {
     trace.format = TraceFormat::kTiresias;
-    load_tiresias(trace, table, catalog);
+    load_tiresias(trace, header, rows, catalog);
   } else {
     trace.format = TraceFormat::kNative;
-    load_native_csv(trace, table, catalog);
+    load_native_csv(trace, header, rows, catalog);
   }
   return trace;
 }
 
 std::vector<core::JobSpec> jobs_for_capacity(const Trace& trace, core::Bytes capacity) {
-  std::vector<core::JobSpec> jobs = trace.jobs;
+  Trace copy = trace;
+  return jobs_for_capacity(std::move(copy), capacity);
+}
+
+std::vector<core::JobSpec> jobs_for_capacity(Trace&& trace, core::Bytes capacity) {
+  std::vector<core::JobSpec> jobs = std::move(trace.jobs);
+  trace.jobs.clear();
   for (std::size_t i = 0; i < jobs.size() && i < trace.whole_gpu.size(); ++i) {
     if (trace.whole_gpu[i]) {
       jobs[i].persistent = 0;

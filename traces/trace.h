@@ -31,6 +31,8 @@ Trace load_trace(const std::string& path, const Catalog& catalog);
 
 /// The trace's jobs for a GPU of `capacity` bytes: jobs with assumed memory get E = capacity.
 std::vector<core::JobSpec> jobs_for_capacity(const Trace& trace, core::Bytes capacity);
+/// The same, taking the trace's jobs instead of copying them (trace.jobs is left empty).
+std::vector<core::JobSpec> jobs_for_capacity(Trace&& trace, core::Bytes capacity);
 
 /// Scales a trace down by `factor` >= 1, as Salus's own experiments did to fit a run: arrival
 /// times divided by it, iteration counts divided by it and rounded up (at least 1).

@@ -55,6 +55,8 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
        "salus-sim: --interference: unknown interference model 'mps' (valid: none, profiled, pairs, shares, or auto)\n"},
       {kHand + " --switch-cost-ms -1", "salus-sim: --switch-cost-ms: must be a non-negative number\n"},
       {kHand + " --profile-noise 100", "salus-sim: --profile-noise: must be in [0, 100)\n"},
+      {kHand + " --timeline iterations",
+       "salus-sim: --timeline: unknown timeline mode 'iterations' (valid: off, runs)\n"},
       {kHand + " --bogus", "salus-sim: unrecognised option '--bogus' (see --help)\n"},
       {kHand + " --switch-cost-ms abc",
        "salus-sim: the argument ('abc') for option '--switch-cost-ms' is invalid (see --help)\n"},
@@ -167,6 +169,37 @@ TEST_CASE("same inputs and seed give byte-identical outputs") {
   REQUIRE(sim("--trace traces/examples/small.csv --profiles traces/profiles/catalog.json --profile-noise 10 --seed 8 --out '" +
               c.string() + "'").code == 0);
   CHECK(slurp(a / "summary.json") != slurp(c / "summary.json"));
+}
+
+// --timeline runs (the default): one row per run of one job in one lane, so SRTF's a, cut at 0.5
+// when c joined and resumed at once, is one row 0.4-1.1 (7 iterations), and PACK's c, cut at
+// 1.1 for its lane's move, one row 0.5-1.3. --timeline off: no timeline file, the other files
+// byte-identical.
+TEST_CASE("--timeline runs and off") {
+  const fs::path runs = scratch() / "timeline_runs", off = scratch() / "timeline_off";
+  const std::string args = kHand + " --interference none --switch-cost-ms 0";
+  const Result r = sim(args + " --out '" + runs.string() + "'");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("/{summary.json,jct_cdf.csv,<policy>_{jobs,timeline,memory,lane_moves}.csv}\n") != std::string::npos);
+  CHECK(slurp(runs / "srtf_timeline.csv") ==
+        "lane,job_id,start_s,end_s,iterations,switch_s\n0,a,0,0.3,3,0\n0,b,0.3,0.4,2,0\n0,a,0.4,1.1,7,0\n0,c,1.1,1.9,4,0\n");
+  CHECK(slurp(runs / "pack_timeline.csv") ==
+        "lane,job_id,start_s,end_s,iterations,switch_s\n0,a,0,1,10,0\n1,b,0.25,0.35,2,0\n2,c,0.5,1.3,4,0\n");
+  const Result o = sim(args + " --timeline off --out '" + off.string() + "'");
+  REQUIRE(o.code == 0);
+  CHECK(o.out.find("/{summary.json,jct_cdf.csv,<policy>_{jobs,memory,lane_moves}.csv}\n") != std::string::npos);
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(runs)) {
+    const std::string name = e.path().filename().string();
+    CAPTURE(name);
+    if (name.find("_timeline.csv") != std::string::npos) {
+      CHECK_FALSE(fs::exists(off / name));
+      continue;
+    }
+    CHECK(slurp(e.path()) == slurp(off / name));
+    ++files;
+  }
+  CHECK(files == 14);
 }
 
 // What salus-sim takes from a measured catalog: a pairs table makes "shares" the default

@@ -73,3 +73,29 @@ TEST_CASE("json: lines where the elements of the records array start") {
   CHECK(json_array_element_lines("{\"jobs\": []}", "jobs").empty());
   CHECK(json_array_element_lines("{\"x\": {\"jobs\": [1]}}", "jobs").empty());  // only top-level keys count
 }
+
+TEST_CASE("csv: the row reader hands out views, unescaping doubled quotes, with each row's line") {
+  const std::string text = "x,y\n\"say \"\"hi\"\"\",\"a\"\"b\"\n\n\"two\nlines\", plain \n";
+  salus::traces::CsvReader r(text, "t.csv");
+  REQUIRE(r.next());
+  CHECK(r.line() == 1);
+  REQUIRE(r.next());
+  CHECK(r.line() == 2);
+  REQUIRE(r.fields().size() == 2);
+  CHECK(r.fields()[0] == "say \"hi\"");  // both unescaped fields of a row stay valid together
+  CHECK(r.fields()[1] == "a\"b");
+  REQUIRE(r.next());
+  CHECK(r.line() == 4);
+  REQUIRE(r.fields().size() == 2);
+  CHECK(r.fields()[0] == "two\nlines");
+  CHECK(r.fields()[0].data() == text.data() + text.find("two"));  // a view into the text, not a copy
+  CHECK(r.fields()[1] == "plain");
+  CHECK_FALSE(r.next());
+}
+
+TEST_CASE("csv: the row reader reports malformed quoting with the file and line") {
+  salus::traces::CsvReader r("x,y\na,1\nb,\"open\n", "dir/t.csv");
+  REQUIRE(r.next());
+  REQUIRE(r.next());
+  CHECK_THROWS_WITH_AS(r.next(), "dir/t.csv:3: unterminated quoted field", InputError);
+}

@@ -108,6 +108,15 @@ TEST_CASE("errors: duplicate job_id names the earlier line") {
               ":5: duplicate job_id 'a' (first at line 2)");
 }
 
+TEST_CASE("errors: duplicate job_id in a trace large enough to grow the id table several times") {
+  // 5,000 distinct ids (the table of seen ids grows past its first size), then job 1234 again.
+  std::string text = kHeader;
+  for (int i = 0; i < 5000; ++i) text += "job" + std::to_string(i) + ",alpha_10,0,1,,,,\n";
+  // A quoted id is the same id: "job5000" is new, "job1234" (line 1236) is not.
+  CHECK(load_trace(temp_file("large_ok.csv", text + "\"job5000\",beta,0,1,,,,\n"), test_catalog()).jobs.size() == 5001);
+  check_error("large_dup.csv", text + "\"job1234\",beta,0,1,,,,\n", ":5002: duplicate job_id 'job1234' (first at line 1236)");
+}
+
 TEST_CASE("errors: wrong field count") {
   check_error("fields.csv", "job_id,workload,arrival_s,iterations\na,alpha_10,0,1\nb,alpha_10,0\n",
               ":3: expected 4 fields, found 3");
