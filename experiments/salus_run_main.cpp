@@ -6,6 +6,7 @@
 #include <exception>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <utility>
 #include <string>
 #include <vector>
@@ -41,9 +42,10 @@ class ProgressExecutor final : public core::Executor {
  public:
   ProgressExecutor(core::Executor& inner, std::span<const core::JobSpec> jobs, std::string label, core::Bytes capacity)
       : inner_(inner), jobs_(jobs), label_(std::move(label)), state_(jobs.size(), kNotAdmitted) {
-    // P + E > C: rejected at arrival by the loop, never seen here.
+    // P + E > C in whole 256-byte units: rejected at arrival by the loop, never seen here.
+    const core::Bytes c = capacity / gpu::kAlignment * gpu::kAlignment;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-      if (jobs[i].persistent + jobs[i].ephemeral > capacity) state_[i] = kRejected;
+      if (gpu::align_up(jobs[i].persistent) + gpu::align_up(jobs[i].ephemeral) > c) state_[i] = kRejected;
     }
   }
   core::TimeNs now() const override { return inner_.now(); }
@@ -110,12 +112,13 @@ struct Options {
   double time_scale = 1;
   bool memory_from_model = false;
   bool warmup = true;
+  gpu::MathMode math = gpu::MathMode::kFp32;
   gpu::RealOptions real;
 };
 
 Options parse(int argc, char** argv, bool* help) {
   Options o;
-  std::string policy_list, gpu_mem, lanes, memory, warmup;
+  std::string policy_list, gpu_mem, lanes, memory, warmup, math;
   std::uint64_t seed = 1;
   po::options_description desc(
       "salus-run: run a job trace for real on one device under Salus scheduling policies\n\nOptions");
@@ -125,6 +128,9 @@ Options parse(int argc, char** argv, bool* help) {
       ("policy", po::value(&policy_list)->default_value(policies::policy_names_joined()),
        ("comma-separated policies (valid: " + policies::policy_names_joined() + ")").c_str())
       ("device", po::value(&o.device)->default_value("cpu"), "cpu (Eigen) or cuda (cuDNN, cuBLAS)")
+      ("math", po::value(&math)->default_value("fp32"),
+       "fp32: exact FP32 convolutions and GEMMs (comparable with the CPU device); tf32: TF32 tensor cores for "
+       "them, as frameworks train on Ampere and Hopper (cuda only; the cpu device refuses it)")
       ("gpu-mem", po::value(&gpu_mem)->default_value("16GiB"),
        "memory pool reserved on the device, with a unit (16GiB emulates a P100); never more than it has free")
       ("lanes", po::value(&lanes), "single|auto (defaults as in salus-sim)")
@@ -163,6 +169,7 @@ Options parse(int argc, char** argv, bool* help) {
   o.memory_from_model = memory == "model";
   if (warmup != "on" && warmup != "off") throw core::InputError("--warmup: must be on or off, got '" + warmup + "'");
   o.warmup = warmup == "on";
+  o.math = gpu::parse_math_mode(math);
   o.real.seed = seed;
   return o;
 }
@@ -174,8 +181,8 @@ Options parse(int argc, char** argv, bool* help) {
 std::string warm_up(gpu::Device& device, core::Bytes capacity,
                     const std::map<std::string, std::pair<core::Bytes, core::Bytes>>& needs) {
   const auto t0 = std::chrono::steady_clock::now();
+  const auto ops = device.create_ops();  // before the pool, as in the trace run
   gpu::MemoryPool pool(device, capacity);
-  const auto ops = device.create_ops();
   int warmed = 0;
   for (const auto& [workload, pe] : needs) {
     const auto [p, e] = pe;
@@ -220,7 +227,10 @@ int run(int argc, char** argv) {
                              gpu::real_workload_help() + ")");
     }
   }
-  const auto device = gpu::make_device(o.device);
+  const auto device = gpu::make_device(o.device, o.math);
+  // Device memory in use once the context exists (total - free; nullopt on the CPU), before any
+  // handle, module or pool: the baseline of outside_pool_growth_bytes.
+  const std::optional<core::Bytes> used_at_start = device->used_memory();
   std::vector<std::string> notes = trace.notes;
   // Every distinct workload's network is built once before the trace starts: sizing its
   // ephemeral memory makes the device's convolution plans (shared by all execution contexts), so
@@ -245,20 +255,17 @@ int run(int argc, char** argv) {
     }
     if (o.memory_from_model) notes.push_back("P and E of every job from its model on " + device->name() + " (--memory model)");
   }
-  // Every region the pool hands out must start on a 256-byte boundary (CUDA's kernels and cuDNN
-  // fault on misaligned float data, and that error is sticky for the whole context). The pool's
-  // base is aligned, persistent blocks are placed end to end from 0 and lanes from the top, so
-  // P, E and the capacity in whole 256-byte units keep every offset aligned.
-  core::Bytes capacity = o.capacity / gpu::kAlignment * gpu::kAlignment;
-  for (core::JobSpec& s : jobs) {
-    s.persistent = gpu::align_up(s.persistent);
-    s.ephemeral = gpu::align_up(s.ephemeral);
-  }
+  // Every region the pool hands out starts on a 256-byte boundary (CUDA's kernels and cuDNN fault
+  // on misaligned float data, and that error is sticky for the whole context): the scheduling
+  // loop rounds P and E up and the capacity down to whole units (SchedulerOptions::alignment,
+  // the same in salus-sim), and the pool's base is aligned.
+  static_assert(gpu::kAlignment == 256, "the pool's alignment is the loop's default");
+  const core::Bytes capacity = o.capacity / gpu::kAlignment * gpu::kAlignment;
   if (o.warmup) notes.push_back(warm_up(*device, capacity, needs));
   for (const std::string& n : experiments::lane_mode_notes(o.policies, o.lanes)) notes.push_back(n);
-  std::printf("salus-run: %s (%s, %zu jobs), device %s, pool %s, time scale %g\n", o.trace.c_str(),
-              traces::to_string(trace.format), jobs.size(), device->name().c_str(), core::format_size(capacity).c_str(),
-              o.time_scale);
+  std::printf("salus-run: %s (%s, %zu jobs), device %s, math %s, pool %s, time scale %g\n", o.trace.c_str(),
+              traces::to_string(trace.format), jobs.size(), device->name().c_str(), gpu::to_string(o.math),
+              core::format_size(capacity).c_str(), o.time_scale);
   std::fflush(stdout);
 
   std::signal(SIGINT, on_sigint);
@@ -275,15 +282,15 @@ int run(int argc, char** argv) {
     opts.switch_cost_ns = 0;
     opts.record_timeline = !o.out_dir.empty();
     opts.stop = &g_stop;
-    gpu::MemoryPool pool(*device, capacity);
     // As many execution contexts as lanes can run at once, made before the trace starts (one for
-    // the single-lane and exclusive modes; for auto lanes the lane cap, at most one per job).
+    // the single-lane and exclusive modes; for auto lanes the lane cap, at most one per job), and
+    // the pool reserved after them.
     gpu::RealOptions real_options = o.real;
     real_options.workers =
         opts.lane_mode == core::LaneMode::kAuto
             ? static_cast<int>(std::min<std::size_t>(jobs.size(), opts.max_lanes > 0 ? opts.max_lanes : 4))
             : 1;
-    gpu::RealExecutor real(*device, pool, jobs, real_options);
+    gpu::RealExecutor real(*device, capacity, jobs, real_options);
     ProgressExecutor progress(real, jobs, name, capacity);
     experiments::SimRun r;
     r.policy = name;
@@ -294,6 +301,14 @@ int run(int argc, char** argv) {
     m["policy"] = name;
     m["workers"] = real.workers();
     m["switch_latency"] = latency_json(real.switch_latencies());
+    m["switch_latency"]["clock"] = real.switch_latency_clock();
+    // What the process holds on the device outside the pool, with every handle made and every
+    // module the run used loaded (cudaMemGetInfo): null on the CPU device.
+    const std::optional<core::Bytes> used_now = device->used_memory();
+    m["outside_pool_bytes"] = used_now ? nlohmann::json(*used_now - capacity) : nlohmann::json(nullptr);
+    m["outside_pool_growth_bytes"] =
+        used_now && used_at_start ? nlohmann::json(*used_now - *used_at_start - capacity) : nlohmann::json(nullptr);
+    m["fatal_error"] = r.outcome.fatal_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.outcome.fatal_error);
     nlohmann::json per_job = nlohmann::json::array();
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       const gpu::RealJobStats& st = real.stats(static_cast<core::JobIndex>(i));
@@ -316,20 +331,28 @@ int run(int argc, char** argv) {
     }
     m["jobs"] = std::move(per_job);
     measured.push_back(std::move(m));
+    const std::string fatal = r.outcome.fatal_error;
     runs.push_back(std::move(r));
+    if (!fatal.empty()) {
+      // The device's context is gone: no later policy can run on it.
+      notes.push_back("the device was lost during the " + name + " run (" + fatal +
+                      "): every unfinished job failed and no later policy ran");
+      break;
+    }
   }
   if (g_stop.load()) notes.push_back("interrupted (Ctrl-C): the summary covers what ran");
   experiments::print_report(notes, jobs, runs);
-  // The measured switch latency of each run: end of one job's iteration to the start of the next
-  // job's first iteration in the same lane (host clock).
+  // The measured switch latency of each run: end of one job's last kernel to the start of the
+  // next job's first kernel in the same lane (CUDA events; on the CPU device the host clock, end
+  // of one job's iteration to the start of the next job's first iteration).
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const nlohmann::json& sw = measured[r]["switch_latency"];
     if (sw["count"].get<std::size_t>() == 0) {
       std::printf("switch latency, %s: no switch\n", runs[r].policy.c_str());
     } else {
-      std::printf("switch latency, %s: %zu switches, p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", runs[r].policy.c_str(),
-                  sw["count"].get<std::size_t>(), sw["p50_ms"].get<double>(), sw["p99_ms"].get<double>(),
-                  sw["max_ms"].get<double>());
+      std::printf("switch latency, %s: %zu switches, p50 %.3f ms, p99 %.3f ms, max %.3f ms (%s)\n",
+                  runs[r].policy.c_str(), sw["count"].get<std::size_t>(), sw["p50_ms"].get<double>(),
+                  sw["p99_ms"].get<double>(), sw["max_ms"].get<double>(), sw["clock"].get<std::string>().c_str());
     }
   }
 
@@ -339,6 +362,7 @@ int run(int argc, char** argv) {
   summary["trace_format"] = traces::to_string(trace.format);
   summary["profiles"] = o.profiles;
   summary["device"] = device->name();
+  summary["math"] = gpu::to_string(o.math);
   summary["gpu_mem_bytes"] = capacity;
   summary["time_scale"] = o.time_scale;
   summary["seed"] = o.real.seed;
@@ -348,8 +372,10 @@ int run(int argc, char** argv) {
   // ignore them.
   for (std::size_t r = 0; r < runs.size(); ++r) {
     nlohmann::json& res = summary["results"][r];
-    res["workers"] = measured[r]["workers"];
-    res["switch_latency"] = measured[r]["switch_latency"];
+    for (const char* key : {"workers", "switch_latency", "outside_pool_bytes", "outside_pool_growth_bytes",
+                            "fatal_error"}) {
+      res[key] = measured[r][key];
+    }
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       for (auto& [k, v] : measured[r]["jobs"][i].items()) {
         if (k != "id") res["jobs"][i][k] = v;

@@ -3,11 +3,31 @@
 
 namespace salus::gpu {
 
-std::unique_ptr<Device> make_device(const std::string& name) {
-  if (name == "cpu") return make_cpu_device();
+const char* to_string(MathMode m) {
+  switch (m) {
+    case MathMode::kFp32: return "fp32";
+    case MathMode::kTf32: return "tf32";
+  }
+  return "?";
+}
+
+MathMode parse_math_mode(const std::string& name) {
+  if (name == "fp32") return MathMode::kFp32;
+  if (name == "tf32") return MathMode::kTf32;
+  throw core::InputError("--math: unknown math mode '" + name + "' (valid: fp32, tf32)");
+}
+
+std::unique_ptr<Device> make_device(const std::string& name, MathMode math) {
+  if (name == "cpu") {
+    if (math != MathMode::kFp32) {
+      throw core::InputError(std::string("--math ") + to_string(math) +
+                             ": the cpu device computes in FP32 only (valid on cpu: fp32)");
+    }
+    return make_cpu_device();
+  }
   if (name == "cuda") {
     if (const std::string why = cuda_unavailable_reason(); !why.empty()) throw core::InputError("--device cuda: " + why);
-    return make_cuda_device(0);
+    return make_cuda_device(0, math);
   }
   throw core::InputError("unknown device '" + name + "' (valid: cpu, cuda)");
 }

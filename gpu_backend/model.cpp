@@ -173,9 +173,12 @@ Bytes Network::persistent_bytes() const {
 Bytes Network::workspace_bytes(Ops& ops) const {
   if (workspace_cache_ >= 0) return workspace_cache_;
   Bytes ws = 0;
+  bool gemm = false;
   for (const Node& n : nodes_) {
     if (n.kind == Kind::kConv) ws = std::max(ws, ops.conv_workspace_bytes(n.conv));
+    gemm |= n.kind == Kind::kFc;
   }
+  if (gemm) ws = std::max(ws, ops.blas_workspace_bytes());
   workspace_cache_ = ws;
   return ws;
 }
@@ -232,6 +235,34 @@ void Network::bind(Ops& ops, std::byte* block, std::uint64_t seed) {
   ops.synchronize();
 }
 
+namespace {
+
+/// Gives the context's GEMMs the lane's workspace for one pass and takes it back at the end
+/// (also when the pass throws), so that no later GEMM of the context can write into a region that
+/// has gone to another job by then. The kernels already enqueued keep the workspace they were
+/// launched with; the region stays reserved until the context has been synchronised.
+class BlasWorkspace {
+ public:
+  BlasWorkspace(Ops* ops, void* workspace, Bytes bytes) : ops_(ops) {
+    if (ops_ != nullptr) ops_->set_blas_workspace(workspace, bytes);
+  }
+  ~BlasWorkspace() {
+    if (ops_ == nullptr) return;
+    try {
+      ops_->set_blas_workspace(nullptr, 0);
+    } catch (const std::exception&) {
+      // Only after a device failure, which the pass reports itself.
+    }
+  }
+  BlasWorkspace(const BlasWorkspace&) = delete;
+  BlasWorkspace& operator=(const BlasWorkspace&) = delete;
+
+ private:
+  Ops* ops_;
+};
+
+}  // namespace
+
 // One pass. Allocation order is identical with and without ops, so the counting run measures
 // exactly what a real iteration takes from its lane.
 void Network::pass(Ops* ops, Arena& lane, bool train, Bytes workspace) const {
@@ -240,6 +271,8 @@ void Network::pass(Ops* ops, Arena& lane, bool train, Bytes workspace) const {
   std::vector<float*> y(count, nullptr);
   std::vector<float*> save(count, nullptr);  // batch-norm saved mean, then 1/std
   void* ws = workspace > 0 ? lane.allocate(workspace) : nullptr;
+  const bool gemm = std::any_of(nodes_.begin(), nodes_.end(), [](const Node& n) { return n.kind == Kind::kFc; });
+  const BlasWorkspace blas(gemm ? ops : nullptr, ws, workspace);
   for (std::size_t i = 0; i < count; ++i) {
     const Node& n = nodes_[i];
     if (n.kind == Kind::kInput) {
@@ -408,6 +441,10 @@ float Network::train_step(Ops& ops, Arena& lane, const TrainConfig& cfg, bool re
   pass(&ops, lane, true, workspace_bytes(ops));
   ops.sgd_momentum(params_, w_, dw_, v_, cfg.learning_rate, cfg.momentum, cfg.weight_decay);
   if (!read_loss) return std::numeric_limits<float>::quiet_NaN();
+  return this->read_loss(ops);
+}
+
+float Network::read_loss(Ops& ops) const {
   float loss = 0;
   ops.to_host(loss_, &loss, sizeof loss);
   return loss;

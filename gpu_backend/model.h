@@ -60,7 +60,9 @@ class Network {
   std::int64_t parameters() const { return params_; }
   /// P: weights, gradients, momentum, batch-norm running statistics, batch, labels, loss.
   Bytes persistent_bytes() const;
-  /// E: the lane memory one iteration needs on this Ops' device (training or inference).
+  /// E: the lane memory one iteration needs on this Ops' device (training or inference),
+  /// library workspaces included (the convolutions' and, with fully connected layers, cuBLAS's:
+  /// one buffer of the largest of them, as they run one after another on the context's stream).
   Bytes ephemeral_bytes(Ops& ops, bool train) const;
 
   // --- Running -------------------------------------------------------------------------------
@@ -74,6 +76,8 @@ class Network {
   float train_step(Ops& ops, Arena& lane, const TrainConfig& cfg, bool read_loss);
   /// One inference iteration: forward pass only.
   void infer_step(Ops& ops, Arena& lane);
+  /// The loss of the last pass, copied to the host (waits for the context's work).
+  float read_loss(Ops& ops) const;
 
  private:
   enum class Kind { kInput, kConv, kBatchNorm, kRelu, kPool, kFc, kAdd, kConcat };
