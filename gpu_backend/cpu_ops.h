@@ -13,7 +13,8 @@
 
 namespace salus::gpu {
 
-class CpuOps final : public Ops {
+// Not final: tests derive device doubles from it (a context that loses the device on demand).
+class CpuOps : public Ops {
  public:
   /// c * r * s * out_h * out_w floats: the im2col buffer of one sample, reused sample by sample
   /// by all three convolution calls.
