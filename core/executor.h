@@ -33,6 +33,10 @@ struct Completion {
   TimeNs end_ns = 0;
   bool failed = false;      ///< the job cannot go on (e.g. kernel failure, lane overflow)
   std::string error;        ///< why, when failed
+  /// The device itself is lost (e.g. a sticky CUDA error: the context can run nothing more):
+  /// implies failed. The loop dispatches and admits nothing more, lets the runs in flight end,
+  /// marks every unfinished job failed with `error` and returns.
+  bool fatal = false;
 };
 
 class Executor {

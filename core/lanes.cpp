@@ -17,12 +17,16 @@ const char* to_string(LaneChoice c) {
   return "?";
 }
 
-LaneManager::LaneManager(Bytes capacity, int max_lanes) : capacity_(capacity), max_lanes_(max_lanes) {
-  SALUS_INVARIANT(capacity > 0, "positive capacity", std::to_string(capacity));
+LaneManager::LaneManager(Bytes capacity, int max_lanes, Bytes alignment)
+    : alignment_(alignment), capacity_(alignment > 0 ? capacity / alignment * alignment : capacity), max_lanes_(max_lanes) {
+  SALUS_INVARIANT(alignment >= 1, "alignment >= 1", std::to_string(alignment));
+  SALUS_INVARIANT(capacity_ > 0, "positive capacity", std::to_string(capacity) + " aligned to " + std::to_string(alignment));
   SALUS_INVARIANT(max_lanes >= 0, "max_lanes >= 0", std::to_string(max_lanes));
 }
 
 FindLaneResult LaneManager::find_lane(Bytes p, Bytes e) const {
+  p = aligned(p);
+  e = aligned(e);
   const Bytes used = persistent_ + p + lanes_total_;
   // 1. Open a new lane.
   const bool may_open = max_lanes_ == 0 || static_cast<int>(lanes_.size()) < max_lanes_;
@@ -67,10 +71,12 @@ Bytes LaneManager::find_hole(Bytes size, Bytes limit) const {
   return start + size <= limit ? start : kUnplaced;
 }
 
-bool LaneManager::persistent_fits_now(Bytes p) const { return find_hole(p, ephemeral_floor()) != kUnplaced; }
+bool LaneManager::persistent_fits_now(Bytes p) const { return find_hole(aligned(p), ephemeral_floor()) != kUnplaced; }
 
 FindLaneResult LaneManager::admit(Bytes p, Bytes e) {
   SALUS_INVARIANT(p >= 0 && e >= 0, "non-negative demands", std::to_string(p) + ", " + std::to_string(e));
+  p = aligned(p);
+  e = aligned(e);
   FindLaneResult r = find_lane(p, e);
   if (r.choice == LaneChoice::kNotFound) return {};
   Bytes lanes_after = lanes_total_;
@@ -113,6 +119,7 @@ void LaneManager::release(LaneId id, Bytes p, Bytes offset) {
   SALUS_INVARIANT(i >= 0, "released lane exists", "lane " + std::to_string(id));
   Lane& l = lanes_[static_cast<std::size_t>(i)];
   SALUS_INVARIANT(l.refs > 0, "lane reference count positive", "lane " + std::to_string(id));
+  p = aligned(p);
   if (p > 0) {
     auto it = blocks_.end();
     if (offset != kUnplaced) {
@@ -237,6 +244,8 @@ void LaneManager::check_invariants() const {
   Bytes block_end = 0, block_sum = 0;
   for (const auto& [offset, len] : blocks_) {
     SALUS_INVARIANT(offset >= block_end && len > 0, "layout: persistent blocks do not overlap", std::to_string(offset));
+    SALUS_INVARIANT(offset % alignment_ == 0 && len % alignment_ == 0, "layout: persistent blocks aligned",
+                    std::to_string(len) + " bytes at " + std::to_string(offset));
     block_end = offset + len;
     block_sum += len;
   }
@@ -246,6 +255,8 @@ void LaneManager::check_invariants() const {
   const Lane* above = nullptr;  // the nearest placed lane higher in the stack
   for (const Lane& l : lanes_) {
     if (l.offset == kUnplaced) continue;
+    SALUS_INVARIANT(l.offset % alignment_ == 0 && l.placed_size % alignment_ == 0, "layout: lanes aligned",
+                    "lane " + std::to_string(l.id) + " at " + std::to_string(l.offset));
     SALUS_INVARIANT(l.offset >= block_end && l.offset + l.placed_size <= capacity_,
                     "layout: lane between the persistent region and C", "lane " + std::to_string(l.id));
     SALUS_INVARIANT(above == nullptr || l.offset + l.placed_size <= above->offset,

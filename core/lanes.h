@@ -20,6 +20,11 @@
 /// the persistent region can delay an admission that the sums alone would allow, as it would on
 /// the real device.
 ///
+/// Alignment. With an alignment a (256 bytes in every run: CUDA faults on misaligned float data),
+/// every P and E is rounded up to a multiple of a and the capacity down, so that every persistent
+/// block and every lane starts on a multiple of a whatever the trace says; all sums (sum P, L_j,
+/// the safety condition) are in these rounded units. With a = 1 the sizes are taken as given.
+///
 /// This class knows nothing about time sources, executors or policies: the real backend uses the
 /// same code to lay out its memory pool. Not thread-safe.
 #include <cstdint>
@@ -69,8 +74,17 @@ struct FindLaneResult {
 
 class LaneManager {
  public:
-  /// capacity: C in bytes. max_lanes: 0 for unlimited, 1 for a single lane shared by all jobs.
-  LaneManager(Bytes capacity, int max_lanes);
+  /// capacity: C in bytes (rounded down to a multiple of `alignment`). max_lanes: 0 for unlimited,
+  /// 1 for a single lane shared by all jobs. alignment: see above, >= 1.
+  LaneManager(Bytes capacity, int max_lanes, Bytes alignment = 1);
+
+  /// `bytes` rounded up to the alignment: what a P or E of that size takes in the layout.
+  Bytes aligned(Bytes bytes) const { return (bytes + alignment_ - 1) / alignment_ * alignment_; }
+  /// True when P + E, each rounded up, fits the (rounded-down) capacity: a job that does not can
+  /// never be admitted.
+  bool fits_alone(Bytes persistent, Bytes ephemeral) const {
+    return aligned(persistent) + aligned(ephemeral) <= capacity_;
+  }
 
   /// FindLane(P, E) of Algorithm 1 on the current sums, without changing anything:
   ///  1. open a new lane of size E if  sum P + P + sum L + E <= C  (and the lane cap allows);
@@ -87,7 +101,8 @@ class LaneManager {
 
   /// Admits a job: FindLane, and the physical checks above. On success places its persistent
   /// block, assigns the lane (opening or growing it) and returns the result; otherwise returns
-  /// kNotFound and changes nothing.
+  /// kNotFound and changes nothing. P and E are rounded up to the alignment (here and in every
+  /// other method taking them).
   FindLaneResult admit(Bytes persistent, Bytes ephemeral);
 
   /// A job of `lane` finished: frees its persistent block (P bytes at persistent_offset, as
@@ -116,7 +131,9 @@ class LaneManager {
   /// Target offset of a lane (packed from the top in opening order).
   Bytes target_offset(LaneId id) const;
 
+  /// C, rounded down to the alignment.
   Bytes capacity() const { return capacity_; }
+  Bytes alignment() const { return alignment_; }
   Bytes persistent_bytes() const { return persistent_; }
   /// End of the highest persistent block (0 when none).
   Bytes persistent_top() const { return blocks_.empty() ? 0 : blocks_.rbegin()->first + blocks_.rbegin()->second; }
@@ -138,6 +155,7 @@ class LaneManager {
   Bytes find_hole(Bytes size, Bytes limit) const;
   void update_unsettled();
 
+  Bytes alignment_;
   Bytes capacity_;
   int max_lanes_;
   Bytes persistent_ = 0;

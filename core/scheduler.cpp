@@ -59,7 +59,7 @@ class Loop {
         policy_(policy),
         exec_(exec),
         opts_(opts),
-        lanes_(opts.capacity, opts.lane_mode == LaneMode::kAuto ? opts.max_lanes : 1) {
+        lanes_(opts.capacity, opts.lane_mode == LaneMode::kAuto ? opts.max_lanes : 1, opts.alignment) {
     out_.jobs.resize(specs.size());
   }
 
@@ -89,7 +89,7 @@ class Loop {
         completions.clear();
       }
       if (terminal_ == n) break;
-      if (opts_.stop != nullptr && opts_.stop->load()) {
+      if (!out_.fatal_error.empty() || (opts_.stop != nullptr && opts_.stop->load())) {
         if (busy_lanes_ == 0) {
           interrupt_unfinished();
           break;
@@ -143,11 +143,14 @@ class Loop {
     }
   }
 
+  /// Marks every unfinished job interrupted (the stop flag) or, when the device was lost, failed.
   void interrupt_unfinished() {
+    const bool lost = !out_.fatal_error.empty();
     for (JobState& st : out_.jobs) {
       if (st.status == JobStatus::kDone || st.status == JobStatus::kRejected || st.status == JobStatus::kFailed) continue;
-      st.status = JobStatus::kInterrupted;
-      st.reason = "the run was interrupted before the job finished";
+      st.status = lost ? JobStatus::kFailed : JobStatus::kInterrupted;
+      st.reason = lost ? "not run to the end: the device was lost (" + out_.fatal_error + ")"
+                       : "the run was interrupted before the job finished";
     }
   }
 
@@ -196,11 +199,15 @@ class Loop {
     const JobSpec& s = spec(j);
     JobState& st = state(j);
     st.submit_rank = rank;
-    if (s.persistent + s.ephemeral > opts_.capacity) {
+    if (!lanes_.fits_alone(s.persistent, s.ephemeral)) {
       st.status = JobStatus::kRejected;
       st.reason = "needs P + E = " + format_size(s.persistent) + " + " + format_size(s.ephemeral) +
                   " = " + format_size(s.persistent + s.ephemeral) + ", more than the GPU's " +
                   format_size(opts_.capacity);
+      if (s.persistent + s.ephemeral <= opts_.capacity) {
+        st.reason += " once P and E are rounded up and C down to whole " + std::to_string(opts_.alignment) +
+                     "-byte units";
+      }
       ++terminal_;
       return;
     }
@@ -239,13 +246,14 @@ class Loop {
     ls.cut = false;
     lanes_.set_busy(c.lane, false);
     --busy_lanes_;
-    ephemeral_active_ -= spec(c.job).ephemeral;
+    ephemeral_active_ -= lanes_.aligned(spec(c.job).ephemeral);
     if (opts_.record_timeline && opts_.record_segments && (c.iterations_done > 0 || c.end_ns > c.start_ns)) {
       out_.segments.push_back(Segment{c.lane, c.job, c.start_ns, c.end_ns, c.iterations_done, ls.run_switch_ns});
     }
-    if (c.failed) {
+    if (c.failed || c.fatal) {
       st.status = JobStatus::kFailed;
       st.reason = c.error.empty() ? "failed" : c.error;
+      if (c.fatal && out_.fatal_error.empty()) out_.fatal_error = st.reason;
       finish(c.job, c.end_ns);
       return true;
     }
@@ -369,7 +377,7 @@ class Loop {
     run.lane_size = lane.size;
     lanes_.set_busy(lane.id, true);
     ++busy_lanes_;
-    ephemeral_active_ += spec(d.job).ephemeral;
+    ephemeral_active_ += lanes_.aligned(spec(d.job).ephemeral);
     st.running = true;
     if (st.first_start_ns < 0) st.first_start_ns = now;
     ls.running = d.job;
@@ -427,6 +435,8 @@ ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, const Policy& policy
   if (opts.capacity <= 0) throw std::invalid_argument("capacity must be positive");
   if (opts.max_lanes < 0) throw std::invalid_argument("max_lanes must not be negative");
   if (opts.switch_cost_ns < 0) throw std::invalid_argument("switch cost must not be negative");
+  if (opts.alignment < 1) throw std::invalid_argument("alignment must be at least 1 byte");
+  if (opts.capacity < opts.alignment) throw std::invalid_argument("capacity must hold at least one alignment unit");
   for (const JobSpec& s : jobs) {
     if (s.iterations <= 0 || s.iter_ns <= 0 || s.persistent < 0 || s.ephemeral < 0 || s.arrival_ns < 0 ||
         s.gpu_util_ppm <= 0 || s.gpu_util_ppm > 1'000'000 || s.first_iter_extra_ns < 0) {

@@ -29,6 +29,11 @@ struct SchedulerOptions {
   bool record_timeline = false;  ///< keep segments, memory samples and lane moves
   bool record_segments = true;   ///< with record_timeline: false keeps only memory samples and lane moves
   bool check_invariants = true;  ///< check the safety condition and layout after every change
+  /// Every P and E is rounded up to a multiple of this and the capacity down (see lanes.h), so
+  /// every persistent block and lane offset handed to the executor is a multiple of it. 256 for
+  /// the simulator and the real executor alike (CUDA faults on misaligned float data), so that
+  /// both take the same admission decisions on the same trace; >= 1.
+  Bytes alignment = 256;
   /// When set (e.g. from a SIGINT handler), the loop admits and dispatches nothing more, lets
   /// running iterations reach their boundary, marks every unfinished job kInterrupted and returns.
   /// The executor's wait() must return now and then for the flag to be seen.
@@ -70,10 +75,14 @@ struct ScheduleOutcome {
   std::int64_t steps = 0;              ///< loop steps (executor waits)
   std::int64_t iterations = 0;         ///< iterations completed
   TimeNs end_ns = 0;                   ///< executor clock when the last job ended
+  /// Non-empty when the executor reported the device lost (Completion::fatal): the run ended
+  /// early and every unfinished job failed with this reason.
+  std::string fatal_error;
 };
 
-/// Runs the jobs to completion under the policy on the executor. Jobs with P + E > capacity are
-/// rejected at arrival with a reason; all others finish (or fail, if the executor says so).
+/// Runs the jobs to completion under the policy on the executor. Jobs with P + E > capacity (in
+/// aligned units) are rejected at arrival with a reason; all others finish (or fail, if the
+/// executor says so; all of them when it reports the device lost).
 /// Throws std::invalid_argument when the policy does not support opts.lane_mode, and
 /// std::logic_error if an invariant breaks.
 ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, const Policy& policy, Executor& executor,

@@ -27,7 +27,7 @@ namespace {
 double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 
 int run(int argc, char** argv) {
-  std::string device_name, list, out, gpu_mem;
+  std::string device_name, list, out, gpu_mem, math;
   bool pairs = true;
   bool measure_switch = true;
   gpu::ProfileOptions opts;
@@ -35,6 +35,8 @@ int run(int argc, char** argv) {
   desc.add_options()
       ("help,h", "print this help")
       ("device", po::value(&device_name)->default_value("cpu"), "cpu or cuda")
+      ("math", po::value(&math)->default_value("fp32"),
+       "fp32: exact FP32 convolutions and GEMMs; tf32: TF32 tensor cores for them (cuda only)")
       ("workloads", po::value(&list)->required(), "comma-separated workloads, e.g. lenet_32,mlp_64,resnet50_25")
       ("out", po::value(&out)->required(), "catalog file to write")
       ("gpu-mem", po::value(&gpu_mem)->default_value("16GiB"), "memory pool used for the measurements")
@@ -65,7 +67,7 @@ int run(int argc, char** argv) {
     workloads.push_back(w);
   }
   if (workloads.empty()) throw core::InputError("--workloads: empty list");
-  const auto device = gpu::make_device(device_name);
+  const auto device = gpu::make_device(device_name, gpu::parse_math_mode(math));
   const auto solo = gpu::profile_workloads(*device, workloads, opts);
   const auto pair_results = pairs ? gpu::profile_pairs(*device, solo, opts) : std::vector<gpu::PairMeasurement>{};
 
@@ -77,7 +79,8 @@ int run(int argc, char** argv) {
   std::optional<core::TimeNs> switch_ns;
   if (measure_switch && fastest != nullptr) switch_ns = gpu::profile_switch(*device, *fastest, opts);
 
-  const std::string provenance = "measured on " + device->name() + " by salus-profile (pool " +
+  const std::string provenance = "measured on " + device->name() + " (math " + gpu::to_string(device->math()) +
+                                 ") by salus-profile (pool " +
                                  core::format_size(opts.capacity) + ", executor median over as many iterations as the "
                                  "profiler's loop took, at least " +
                                  std::to_string(opts.iterations) + " iterations and " +
@@ -85,7 +88,7 @@ int run(int argc, char** argv) {
                                  " s after " + std::to_string(opts.warmup) + " warm-up)";
   nlohmann::json cat;
   cat["format"] = "salus-catalog/1";
-  cat["gpu"] = device->name();
+  cat["gpu"] = device->name();  // the math mode is in every entry's source (the catalog has no key for it)
   cat["notes"] = "P = the model's persistent state in the pool; E = the peak lane memory of one iteration; "
                  "iter_ms = median solo iteration after the first and first_iter_ms the first, both measured through the real "
                  "executor (one job alone, as salus-run runs it); iter_median_ms = the median of the profiler's own "

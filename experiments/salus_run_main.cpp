@@ -42,12 +42,13 @@ struct Options {
   double time_scale = 1;
   bool memory_from_model = false;
   bool warmup = true;
+  gpu::MathMode math = gpu::MathMode::kFp32;
   gpu::RealOptions real;
 };
 
 Options parse(int argc, char** argv, bool* help) {
   Options o;
-  std::string policy_list, gpu_mem, lanes, memory, warmup;
+  std::string policy_list, gpu_mem, lanes, memory, warmup, math;
   std::uint64_t seed = 1;
   po::options_description desc(
       "salus-run: run a job trace for real on one device under Salus scheduling policies\n\nOptions");
@@ -57,6 +58,9 @@ Options parse(int argc, char** argv, bool* help) {
       ("policy", po::value(&policy_list)->default_value(policies::policy_names_joined()),
        ("comma-separated policies (valid: " + policies::policy_names_joined() + ")").c_str())
       ("device", po::value(&o.device)->default_value("cpu"), "cpu (Eigen) or cuda (cuDNN, cuBLAS)")
+      ("math", po::value(&math)->default_value("fp32"),
+       "fp32: exact FP32 convolutions and GEMMs (comparable with the CPU device); tf32: TF32 tensor cores for "
+       "them, as frameworks train on Ampere and Hopper (cuda only; the cpu device refuses it)")
       ("gpu-mem", po::value(&gpu_mem)->default_value("16GiB"),
        "memory pool reserved on the device, with a unit (16GiB emulates a P100); never more than it has free")
       ("lanes", po::value(&lanes), "single|auto (defaults as in salus-sim)")
@@ -93,6 +97,7 @@ Options parse(int argc, char** argv, bool* help) {
   o.memory_from_model = memory == "model";
   if (warmup != "on" && warmup != "off") throw core::InputError("--warmup: must be on or off, got '" + warmup + "'");
   o.warmup = warmup == "on";
+  o.math = gpu::parse_math_mode(math);
   o.real.seed = seed;
   return o;
 }
@@ -109,6 +114,7 @@ int run(int argc, char** argv) {
   }
   real::RealRunConfig rc;
   rc.device = o.device;
+  rc.math = o.math;
   rc.capacity = o.capacity;
   rc.lanes = o.lanes;
   rc.memory_from_model = o.memory_from_model;
@@ -120,8 +126,8 @@ int run(int argc, char** argv) {
   for (std::string& n : runner.prepare(jobs)) notes.push_back(std::move(n));
   for (const std::string& n : experiments::lane_mode_notes(o.policies, o.lanes)) notes.push_back(n);
   const core::Bytes capacity = runner.capacity();
-  std::printf("salus-run: %s (%s, %zu jobs), device %s, pool %s, time scale %g\n", o.trace.c_str(),
-              traces::to_string(trace.format), jobs.size(), runner.device().name().c_str(),
+  std::printf("salus-run: %s (%s, %zu jobs), device %s, math %s, pool %s, time scale %g\n", o.trace.c_str(),
+              traces::to_string(trace.format), jobs.size(), runner.device().name().c_str(), gpu::to_string(o.math),
               core::format_size(capacity).c_str(), o.time_scale);
   std::fflush(stdout);
 
@@ -130,19 +136,26 @@ int run(int argc, char** argv) {
   for (const std::string& name : o.policies) {
     if (g_stop.load()) break;
     runs.push_back(runner.run(jobs, name, !o.out_dir.empty()));
+    if (const std::string& fatal = runs.back().outcome.fatal_error; !fatal.empty()) {
+      // The device's context is gone: no later policy can run on it.
+      notes.push_back("the device was lost during the " + name + " run (" + fatal +
+                      "): every unfinished job failed and no later policy ran");
+      break;
+    }
   }
   if (g_stop.load()) notes.push_back("interrupted (Ctrl-C): the summary covers what ran");
   experiments::print_report(notes, jobs, runs);
-  // The measured switch latency of each run: end of one job's iteration to the start of the next
-  // job's first iteration in the same lane (host clock).
+  // The measured switch latency of each run: end of one job's last kernel to the start of the
+  // next job's first kernel in the same lane (CUDA events; on the CPU device the host clock, end
+  // of one job's iteration to the start of the next job's first iteration).
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const nlohmann::json& sw = runs[r].measured["switch_latency"];
     if (sw["count"].get<std::size_t>() == 0) {
       std::printf("switch latency, %s: no switch\n", runs[r].policy.c_str());
     } else {
-      std::printf("switch latency, %s: %zu switches, p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", runs[r].policy.c_str(),
-                  sw["count"].get<std::size_t>(), sw["p50_ms"].get<double>(), sw["p99_ms"].get<double>(),
-                  sw["max_ms"].get<double>());
+      std::printf("switch latency, %s: %zu switches, p50 %.3f ms, p99 %.3f ms, max %.3f ms (%s)\n",
+                  runs[r].policy.c_str(), sw["count"].get<std::size_t>(), sw["p50_ms"].get<double>(),
+                  sw["p99_ms"].get<double>(), sw["max_ms"].get<double>(), sw["clock"].get<std::string>().c_str());
     }
   }
 
@@ -152,6 +165,7 @@ int run(int argc, char** argv) {
   summary["trace_format"] = traces::to_string(trace.format);
   summary["profiles"] = o.profiles;
   summary["device"] = runner.device().name();
+  summary["math"] = gpu::to_string(o.math);
   summary["gpu_mem_bytes"] = capacity;
   summary["time_scale"] = o.time_scale;
   summary["seed"] = o.real.seed;
@@ -162,8 +176,10 @@ int run(int argc, char** argv) {
   for (std::size_t r = 0; r < runs.size(); ++r) {
     nlohmann::json& res = summary["results"][r];
     const nlohmann::json& measured = runs[r].measured;
-    res["workers"] = measured["workers"];
-    res["switch_latency"] = measured["switch_latency"];
+    for (const char* key : {"workers", "switch_latency", "outside_pool_bytes", "outside_pool_growth_bytes",
+                            "fatal_error"}) {
+      res[key] = measured[key];
+    }
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       for (auto& [k, v] : measured["jobs"][i].items()) {
         if (k != "id") res["jobs"][i][k] = v;

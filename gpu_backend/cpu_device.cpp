@@ -33,6 +33,9 @@ class CpuDevice final : public Device {
     throw DeviceError("cpu: cannot read MemAvailable from /proc/meminfo");
   }
 
+  std::optional<Bytes> used_memory() const override { return std::nullopt; }
+  MathMode math() const override { return MathMode::kFp32; }
+
   void* allocate(Bytes bytes) override {
     // aligned_alloc wants a size that is a multiple of the alignment (and not 0).
     void* p = nullptr;

@@ -472,6 +472,15 @@ void CpuOps::fill_labels(int n, std::int32_t* labels, int classes, std::uint64_t
 
 // --- Transfers ------------------------------------------------------------------------------
 
+// create_mark() gives none, so no mark can reach these.
+void CpuOps::record_mark(DeviceMark& /*mark*/) {
+  core::invariant_failed("marks come from this device's create_mark()", __FILE__, __LINE__, "the cpu device has none");
+}
+
+core::TimeNs CpuOps::mark_elapsed_ns(const DeviceMark& /*from*/, const DeviceMark& /*to*/) {
+  core::invariant_failed("marks come from this device's create_mark()", __FILE__, __LINE__, "the cpu device has none");
+}
+
 void CpuOps::to_host(const void* device_src, void* host_dst, Bytes bytes) {
   if (bytes > 0) std::memcpy(host_dst, device_src, static_cast<std::size_t>(bytes));
 }

@@ -13,7 +13,8 @@
 
 namespace salus::gpu {
 
-class CpuOps final : public Ops {
+// Not final: tests derive device doubles from it (a context that loses the device on demand).
+class CpuOps : public Ops {
  public:
   /// c * r * s * out_h * out_w floats: the im2col buffer of one sample, reused sample by sample
   /// by all three convolution calls.
@@ -67,6 +68,14 @@ class CpuOps final : public Ops {
   void fill_uniform(std::int64_t count, float* x, float lo, float hi, std::uint64_t seed) override;
   /// labels[i] = min(classes - 1, floor(uniform01(seed, i) * classes)), the product in float.
   void fill_labels(int n, std::int32_t* labels, int classes, std::uint64_t seed) override;
+
+  /// Eigen's GEMMs take no workspace from the lane.
+  Bytes blas_workspace_bytes() override { return 0; }
+  void set_blas_workspace(void* /*workspace*/, Bytes /*bytes*/) override {}
+  /// No device clock: callers time with the host clock.
+  std::unique_ptr<DeviceMark> create_mark() override { return nullptr; }
+  void record_mark(DeviceMark& mark) override;
+  core::TimeNs mark_elapsed_ns(const DeviceMark& from, const DeviceMark& to) override;
 
   void to_host(const void* device_src, void* host_dst, Bytes bytes) override;
   void to_device(const void* host_src, void* device_dst, Bytes bytes) override;

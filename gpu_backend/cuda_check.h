@@ -35,10 +35,36 @@ inline std::string current_device_label() {
   return label;
 }
 
+/// True for the errors after which, as the CUDA runtime documents them, "the process is in an
+/// inconsistent state and any further CUDA work will return the same error" (sticky errors: the
+/// context is lost for every stream and every thread).
+inline bool is_sticky(cudaError_t status) {
+  switch (status) {
+    case cudaErrorECCUncorrectable:
+    case cudaErrorContained:
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorMpsClientTerminated:
+    case cudaErrorExternalDevice:
+      return true;
+    default:
+      return false;
+  }
+}
+
 [[noreturn]] inline void throw_device_error(const char* call, const std::string& error, const char* file,
-                                            int line) {
+                                            int line, bool device_lost = false) {
   throw DeviceError(std::string(call) + " failed: " + error + " on " + current_device_label() + " at " + file + ":" +
-                    std::to_string(line));
+                        std::to_string(line) + (device_lost ? " (sticky: the device's context is lost)" : ""),
+                    device_lost);
 }
 
 inline void check_cuda(cudaError_t status, const char* call, const char* file, int line) {
@@ -48,7 +74,7 @@ inline void check_cuda(cudaError_t status, const char* call, const char* file, i
   // Sticky errors (a kernel fault) stay: every later call reports them, which is what we want.
   (void)cudaGetLastError();
   throw_device_error(call, std::string(cudaGetErrorString(status)) + " (" + cudaGetErrorName(status) + ")", file,
-                     line);
+                     line, is_sticky(status));
 }
 
 inline void check_cudnn(cudnnStatus_t status, const char* call, const char* file, int line) {

@@ -23,8 +23,10 @@ constexpr Bytes kAlignment = 256;
 
 class CudaDevice final : public Device {
  public:
-  explicit CudaDevice(int ordinal) : ordinal_(ordinal) {
+  CudaDevice(int ordinal, MathMode math) : ordinal_(ordinal), math_(math) {
     cuda::use_device(ordinal_);
+    // The primary context now, so that used_memory() counts it from the first call on.
+    CUDA_CHECK(cudaFree(nullptr));
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal_));
     name_ = prop.name;
@@ -39,6 +41,15 @@ class CudaDevice final : public Device {
     CUDA_CHECK(cudaMemGetInfo(&free, &total));
     return static_cast<Bytes>(free);
   }
+
+  std::optional<Bytes> used_memory() const override {
+    cuda::use_device(ordinal_);
+    std::size_t free = 0, total = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return static_cast<Bytes>(total) - static_cast<Bytes>(free);
+  }
+
+  MathMode math() const override { return math_; }
 
   void* allocate(Bytes bytes) override {
     if (bytes < 0) throw DeviceError("cuda:" + std::to_string(ordinal_) + ": cannot allocate " +
@@ -70,10 +81,11 @@ class CudaDevice final : public Device {
     }
   }
 
-  std::unique_ptr<Ops> create_ops() override { return make_cuda_ops(ordinal_); }
+  std::unique_ptr<Ops> create_ops() override { return make_cuda_ops(ordinal_, math_); }
 
  private:
   const int ordinal_;
+  const MathMode math_;
   std::string name_;
 };
 
@@ -102,7 +114,7 @@ std::string cuda_unavailable_reason() {
 
 bool cuda_available() { return cuda_unavailable_reason().empty(); }
 
-std::unique_ptr<Device> make_cuda_device(int ordinal) {
+std::unique_ptr<Device> make_cuda_device(int ordinal, MathMode math) {
   int count = 0;
   CUDA_CHECK(cudaGetDeviceCount(&count));
   if (ordinal < 0 || ordinal >= count) {
@@ -110,7 +122,7 @@ std::unique_ptr<Device> make_cuda_device(int ordinal) {
                       (count == 0 ? std::string("none is visible")
                                   : std::to_string(count) + " visible, ordinals 0 to " + std::to_string(count - 1)));
   }
-  return std::make_unique<CudaDevice>(ordinal);
+  return std::make_unique<CudaDevice>(ordinal, math);
 }
 
 }  // namespace salus::gpu

@@ -4,7 +4,8 @@
 // execution context: a non-blocking stream with its own cuDNN and cuBLAS handles bound to it.
 //
 // Numerics follow the CPU reference (cpu_ops.cpp) closely enough to be compared with it:
-// convolutions are restricted to FMA (no TF32 tensor cores), element-wise kernels use explicitly
+// with MathMode::kFp32 (the default) convolutions and GEMMs are restricted to FMA (no TF32 tensor
+// cores; MathMode::kTf32 allows them, see device.h), element-wise kernels use explicitly
 // rounded intrinsics (__fadd_rn, __fmul_rn) so nvcc cannot contract them into FMAs, and the
 // synthetic data generators reproduce the CPU's bits exactly.
 #include <cublas_v2.h>
@@ -346,18 +347,18 @@ bool uses_tensor_cores(cudnnMathType_t math) {
   return math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
 
-/// The first of cuDNN's heuristic results (best first) that is supported, does not use tensor
-/// cores (TF32 would lose precision against the float32 reference) and whose workspace fits
+/// The first of cuDNN's heuristic results (best first) that is supported, uses tensor cores only
+/// when `tensor_cores` allows them (TF32 loses precision against the float32 reference) and whose workspace fits
 /// kConvWorkspaceLimit, preferring deterministic algorithms; `fallback` (an implicit-GEMM
 /// algorithm that always runs) when none qualifies. `workspace_of(algo, &bytes)` asks cuDNN for
 /// the workspace of one algorithm with the descriptors at hand.
 template <class Perf, class Algo, class WorkspaceOf>
 std::pair<Algo, std::size_t> choose_algorithm(const std::vector<Perf>& perf, int returned, Algo fallback,
-                                             WorkspaceOf workspace_of, const char* fallback_call) {
+                                             WorkspaceOf workspace_of, const char* fallback_call, bool tensor_cores) {
   for (const bool deterministic_only : {true, false}) {
     for (int i = 0; i < returned; ++i) {
       const Perf& p = perf[static_cast<std::size_t>(i)];
-      if (p.status != CUDNN_STATUS_SUCCESS || uses_tensor_cores(p.mathType)) continue;
+      if (p.status != CUDNN_STATUS_SUCCESS || (!tensor_cores && uses_tensor_cores(p.mathType))) continue;
       if (deterministic_only && p.determinism != CUDNN_DETERMINISTIC) continue;
       std::size_t bytes = 0;
       // A failed query only means this algorithm does not apply here; try the next.
@@ -393,24 +394,27 @@ TensorDescriptor make_tensor(int n, int c, int h, int w) {
   return owner;
 }
 
-/// Makes the plan of `cs` with `handle` (cuDNN's heuristics need one; any of the device's will do).
-std::unique_ptr<ConvPlan> make_conv_plan(const ConvShape& cs, cudnnHandle_t handle);
+/// Makes the plan of `cs` with `handle` (cuDNN's heuristics need one; any of the device's will do)
+/// for `math`.
+std::unique_ptr<ConvPlan> make_conv_plan(const ConvShape& cs, cudnnHandle_t handle, MathMode math);
 
-/// The plans of one device, made once per shape whichever context asks first: a job's first
+/// The plans of one device and math mode, made once per shape whichever context asks first: a job's first
 /// iteration on a fresh lane then costs what it costs on a lane that ran it before, and the
 /// heuristics run once per shape in the process rather than once per worker.
 class ConvPlanCache {
  public:
-  static ConvPlanCache& of(int ordinal) {
+  static ConvPlanCache& of(int ordinal, MathMode math) {
     // Never destroyed: plans may be in use until the process ends, after static destructors of
     // cuDNN's own libraries may have run.
     static std::mutex registry_mutex;
-    static auto* registry = new std::map<int, std::unique_ptr<ConvPlanCache>>();
+    static auto* registry = new std::map<std::pair<int, MathMode>, std::unique_ptr<ConvPlanCache>>();
     std::lock_guard<std::mutex> lock(registry_mutex);
-    auto& slot = (*registry)[ordinal];
-    if (!slot) slot = std::make_unique<ConvPlanCache>();
+    auto& slot = (*registry)[{ordinal, math}];
+    if (!slot) slot = std::make_unique<ConvPlanCache>(math);
     return *slot;
   }
+
+  explicit ConvPlanCache(MathMode math) : math_(math) {}
 
   const ConvPlan& get(const ConvShape& cs, cudnnHandle_t handle) {
     const std::array<int, 11> key{cs.n,     cs.c,     cs.h,         cs.w,         cs.k,      cs.r,
@@ -418,10 +422,11 @@ class ConvPlanCache {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = plans_.find(key);
     if (it != plans_.end()) return *it->second;
-    return *plans_.emplace(key, make_conv_plan(cs, handle)).first->second;
+    return *plans_.emplace(key, make_conv_plan(cs, handle, math_)).first->second;
   }
 
  private:
+  const MathMode math_;
   std::mutex mutex_;
   std::map<std::array<int, 11>, std::unique_ptr<ConvPlan>> plans_;
 };
@@ -430,7 +435,7 @@ class ConvPlanCache {
 
 class CudaOps final : public Ops {
  public:
-  explicit CudaOps(int ordinal);
+  CudaOps(int ordinal, MathMode math);
   ~CudaOps() override;
   CudaOps(const CudaOps&) = delete;
   CudaOps& operator=(const CudaOps&) = delete;
@@ -479,6 +484,12 @@ class CudaOps final : public Ops {
   void fill_uniform(std::int64_t count, float* x, float lo, float hi, std::uint64_t seed) override;
   void fill_labels(int n, std::int32_t* labels, int classes, std::uint64_t seed) override;
 
+  Bytes blas_workspace_bytes() override { return blas_workspace_bytes_; }
+  void set_blas_workspace(void* workspace, Bytes bytes) override;
+  std::unique_ptr<DeviceMark> create_mark() override;
+  void record_mark(DeviceMark& mark) override;
+  core::TimeNs mark_elapsed_ns(const DeviceMark& from, const DeviceMark& to) override;
+
   void to_host(const void* device_src, void* host_dst, Bytes bytes) override;
   void to_device(const void* host_src, void* device_dst, Bytes bytes) override;
   void synchronize() override;
@@ -505,6 +516,8 @@ class CudaOps final : public Ops {
   void launch(const char* name, std::int64_t count, Kernel kernel, Args... args);
 
   const int ordinal_;
+  const MathMode math_;
+  Bytes blas_workspace_bytes_ = 0;
   std::mutex mutex_;
   // Declared in this order so that the handles go before the stream they are bound to.
   StreamHandle stream_;
@@ -514,8 +527,13 @@ class CudaOps final : public Ops {
   std::map<std::array<int, 11>, PoolingDescriptor> poolings_;
 };
 
-CudaOps::CudaOps(int ordinal) : ordinal_(ordinal) {
+CudaOps::CudaOps(int ordinal, MathMode math) : ordinal_(ordinal), math_(math) {
   cuda::use_device(ordinal_);
+  // cuBLAS's recommended workspace (its documentation of cublasSetWorkspace): 32 MiB on Hopper
+  // and later, 4 MiB before. Lanes provide it (Network::pass), so the handle never needs its own.
+  int major = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal_));
+  blas_workspace_bytes_ = (major >= 9 ? 32 : 4) * kMiB;
   cudaStream_t stream = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   stream_ = StreamHandle(stream);
@@ -527,8 +545,9 @@ CudaOps::CudaOps(int ordinal) : ordinal_(ordinal) {
   CUBLAS_CHECK(cublasCreate(&cublas));
   cublas_ = CublasHandle(cublas);
   CUBLAS_CHECK(cublasSetStream(cublas, stream));
-  // Plain float32 GEMMs (no TF32), scalars passed from the host.
-  CUBLAS_CHECK(cublasSetMathMode(cublas, CUBLAS_DEFAULT_MATH));
+  // Plain float32 GEMMs (no TF32) unless TF32 was asked for; scalars passed from the host.
+  // cublasSetStream above reset the workspace to cuBLAS's own pool; set_blas_workspace replaces it.
+  CUBLAS_CHECK(cublasSetMathMode(cublas, math_ == MathMode::kTf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   CUBLAS_CHECK(cublasSetPointerMode(cublas, CUBLAS_POINTER_MODE_HOST));
 }
 
@@ -560,10 +579,11 @@ cudnnTensorDescriptor_t CudaOps::tensor(int n, int c, int h, int w) {
 
 const ConvPlan& CudaOps::conv_plan(const ConvShape& cs) {
   check_conv(cs);
-  return ConvPlanCache::of(ordinal_).get(cs, cudnn_.get());
+  return ConvPlanCache::of(ordinal_, math_).get(cs, cudnn_.get());
 }
 
-std::unique_ptr<ConvPlan> make_conv_plan(const ConvShape& cs, cudnnHandle_t handle) {
+std::unique_ptr<ConvPlan> make_conv_plan(const ConvShape& cs, cudnnHandle_t handle, MathMode math) {
+  const bool tensor_cores = math == MathMode::kTf32;
   auto plan = std::make_unique<ConvPlan>();
   const int p = cs.out_h(), q = cs.out_w();
   plan->x = make_tensor(cs.n, cs.c, cs.h, cs.w);
@@ -581,8 +601,9 @@ std::unique_ptr<ConvPlan> make_conv_plan(const ConvShape& cs, cudnnHandle_t hand
   plan->conv = ConvolutionDescriptor(conv);
   CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv, cs.pad_h, cs.pad_w, cs.stride_h, cs.stride_w, 1, 1,
                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  // FMA only: with the default math type cuDNN may run float convolutions as TF32 on tensor cores.
-  CUDNN_CHECK(cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH));
+  // FP32: FMA only (with the default math type cuDNN may run float convolutions as TF32 on tensor
+  // cores). TF32: tensor-core algorithms permitted, FMA ones still allowed where they are best.
+  CUDNN_CHECK(cudnnSetConvolutionMathType(conv, tensor_cores ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
 
   int on = 0, ok = 0, op = 0, oq = 0;
   CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv, xd, filter, &on, &ok, &op, &oq));
@@ -601,7 +622,7 @@ std::unique_ptr<ConvPlan> make_conv_plan(const ConvShape& cs, cudnnHandle_t hand
         [&](cudnnConvolutionFwdAlgo_t algo, std::size_t* bytes) {
           return cudnnGetConvolutionForwardWorkspaceSize(handle, xd, filter, conv, yd, algo, bytes);
         },
-        "cudnnGetConvolutionForwardWorkspaceSize(IMPLICIT_GEMM)");
+        "cudnnGetConvolutionForwardWorkspaceSize(IMPLICIT_GEMM)", tensor_cores);
     plan->fwd_algo = chosen.first;
     plan->fwd_bytes = chosen.second;
   }
@@ -617,7 +638,7 @@ std::unique_ptr<ConvPlan> make_conv_plan(const ConvShape& cs, cudnnHandle_t hand
         [&](cudnnConvolutionBwdDataAlgo_t algo, std::size_t* bytes) {
           return cudnnGetConvolutionBackwardDataWorkspaceSize(handle, filter, yd, conv, xd, algo, bytes);
         },
-        "cudnnGetConvolutionBackwardDataWorkspaceSize(ALGO_0)");
+        "cudnnGetConvolutionBackwardDataWorkspaceSize(ALGO_0)", tensor_cores);
     plan->bwd_data_algo = chosen.first;
     plan->bwd_data_bytes = chosen.second;
   }
@@ -633,7 +654,7 @@ std::unique_ptr<ConvPlan> make_conv_plan(const ConvShape& cs, cudnnHandle_t hand
         [&](cudnnConvolutionBwdFilterAlgo_t algo, std::size_t* bytes) {
           return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, xd, yd, conv, filter, algo, bytes);
         },
-        "cudnnGetConvolutionBackwardFilterWorkspaceSize(ALGO_0)");
+        "cudnnGetConvolutionBackwardFilterWorkspaceSize(ALGO_0)", tensor_cores);
     plan->bwd_filter_algo = chosen.first;
     plan->bwd_filter_bytes = chosen.second;
   }
@@ -927,6 +948,64 @@ void CudaOps::fill_labels(int n, std::int32_t* labels, int classes, std::uint64_
   launch("launch of fill_labels_kernel", static_cast<std::int64_t>(n), fill_labels_kernel, labels, classes, seed);
 }
 
+// --- cuBLAS workspace and device timestamps -------------------------------------------------
+
+void CudaOps::set_blas_workspace(void* workspace, Bytes bytes) {
+  Entry entry(*this);
+  SALUS_INVARIANT(bytes >= 0 && (workspace != nullptr || bytes == 0) &&
+                      reinterpret_cast<std::uintptr_t>(workspace) % 256 == 0,
+                  "a cuBLAS workspace is 256-byte aligned (cublasSetWorkspace's requirement)",
+                  std::to_string(reinterpret_cast<std::uintptr_t>(workspace)) + ", " + std::to_string(bytes) + " bytes");
+  CUBLAS_CHECK(cublasSetWorkspace(cublas_.get(), workspace, static_cast<std::size_t>(bytes)));
+}
+
+/// A CUDA event with timing, of one device.
+class CudaMark final : public DeviceMark {
+ public:
+  CudaMark(int ordinal, cudaEvent_t event) : ordinal_(ordinal), event_(event) {}
+  ~CudaMark() override {
+    if (cudaSetDevice(ordinal_) == cudaSuccess) (void)cudaEventDestroy(event_);
+    (void)cudaGetLastError();
+  }
+  CudaMark(const CudaMark&) = delete;
+  CudaMark& operator=(const CudaMark&) = delete;
+  int ordinal() const { return ordinal_; }
+  cudaEvent_t event() const { return event_; }
+
+ private:
+  int ordinal_;
+  cudaEvent_t event_;
+};
+
+const CudaMark& cuda_mark(const DeviceMark& mark, int ordinal) {
+  const auto* m = dynamic_cast<const CudaMark*>(&mark);
+  SALUS_INVARIANT(m != nullptr && m->ordinal() == ordinal, "a mark is recorded and read on its own CUDA device",
+                  "cuda:" + std::to_string(ordinal));
+  return *m;
+}
+
+std::unique_ptr<DeviceMark> CudaOps::create_mark() {
+  Entry entry(*this);
+  cudaEvent_t event = nullptr;
+  CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDefault));  // timing enabled
+  return std::make_unique<CudaMark>(ordinal_, event);
+}
+
+void CudaOps::record_mark(DeviceMark& mark) {
+  Entry entry(*this);
+  CUDA_CHECK(cudaEventRecord(cuda_mark(mark, ordinal_).event(), stream_.get()));
+}
+
+core::TimeNs CudaOps::mark_elapsed_ns(const DeviceMark& from, const DeviceMark& to) {
+  Entry entry(*this);
+  const cudaEvent_t a = cuda_mark(from, ordinal_).event(), b = cuda_mark(to, ordinal_).event();
+  CUDA_CHECK(cudaEventSynchronize(b));
+  CUDA_CHECK(cudaEventSynchronize(a));
+  float ms = 0.0f;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+  return static_cast<core::TimeNs>(std::llround(static_cast<double>(ms) * 1e6));
+}
+
 // --- Transfers and synchronisation ----------------------------------------------------------
 // Enqueued on the context's stream, so a copy sees everything enqueued before it; then waited
 // for, as ops.h promises synchronous copies.
@@ -955,6 +1034,6 @@ void CudaOps::synchronize() {
 
 }  // namespace
 
-std::unique_ptr<Ops> make_cuda_ops(int ordinal) { return std::make_unique<CudaOps>(ordinal); }
+std::unique_ptr<Ops> make_cuda_ops(int ordinal, MathMode math) { return std::make_unique<CudaOps>(ordinal, math); }
 
 }  // namespace salus::gpu

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "gpu_backend/device.h"
 #include "gpu_backend/ops.h"
 
 #if defined(__CUDACC__)
@@ -16,8 +17,8 @@
 namespace salus::gpu {
 
 /// A CUDA execution context on device `ordinal`: its own non-blocking stream, cuDNN handle and
-/// cuBLAS handle (defined in cuda_ops.cu). Throws DeviceError.
-std::unique_ptr<Ops> make_cuda_ops(int ordinal);
+/// cuBLAS handle (defined in cuda_ops.cu), computing with `math`. Throws DeviceError.
+std::unique_ptr<Ops> make_cuda_ops(int ordinal, MathMode math);
 
 namespace generator {
 

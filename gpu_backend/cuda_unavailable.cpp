@@ -13,7 +13,7 @@ std::string cuda_unavailable_reason() {
   return "this build has no CUDA device (nvcc or cuDNN were not found when it was configured)";
 }
 
-std::unique_ptr<Device> make_cuda_device(int /*ordinal*/) {
+std::unique_ptr<Device> make_cuda_device(int /*ordinal*/, MathMode /*math*/) {
   throw DeviceError("this build has no CUDA device (nvcc or cuDNN were not found at configure time)");
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 /// A compute device for the real backend: the CPU (Eigen) or a CUDA GPU. Plain C++, no CUDA types.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,17 @@ namespace salus::gpu {
 
 enum class DeviceKind { kCpu, kCuda };
 
+/// Arithmetic of convolutions and GEMMs. kFp32: exact FP32 (FMA) everywhere, as the CPU device
+/// computes; the default, so that a run on CUDA is comparable with the CPU reference and with
+/// every figure measured so far. kTf32: TF32 tensor cores for cuDNN convolutions
+/// (CUDNN_TENSOR_OP_MATH on the convolution descriptor) and cuBLAS GEMMs
+/// (CUBLAS_TF32_TENSOR_OP_MATH), as frameworks run FP32 training on Ampere and Hopper: inputs
+/// rounded to 10 mantissa bits, FP32 accumulation. CUDA only: the CPU device refuses it.
+enum class MathMode { kFp32, kTf32 };
+const char* to_string(MathMode m);
+/// "fp32" or "tf32"; throws core::InputError "--math: unknown math mode 'x' (valid: fp32, tf32)".
+MathMode parse_math_mode(const std::string& name);
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -20,6 +32,12 @@ class Device {
   virtual std::string name() const = 0;
   /// Memory that can still be allocated on the device now.
   virtual Bytes free_memory() const = 0;
+  /// Device memory in use now by everyone (total - free, cudaMemGetInfo): this process's context,
+  /// handles, loaded modules and allocations, and other processes' on the same GPU. nullopt on
+  /// the CPU, whose memory is not the device's own.
+  virtual std::optional<Bytes> used_memory() const = 0;
+  /// The arithmetic its execution contexts use.
+  virtual MathMode math() const = 0;
   /// One large allocation (the memory pool); aligned to at least 256 bytes. Throws DeviceError.
   virtual void* allocate(Bytes bytes) = 0;
   virtual void deallocate(void* p) = 0;
@@ -38,15 +56,17 @@ bool cuda_available();
 /// GPU is available.
 std::string cuda_unavailable_reason();
 /// The CUDA device `ordinal`. Throws DeviceError when CUDA is not compiled in or no GPU is there.
-std::unique_ptr<Device> make_cuda_device(int ordinal = 0);
+std::unique_ptr<Device> make_cuda_device(int ordinal = 0, MathMode math = MathMode::kFp32);
 
-using DeviceFactory = std::unique_ptr<Device> (*)();
+using DeviceFactory = std::unique_ptr<Device> (*)(MathMode);
 using DeviceRegistry = core::Registry<DeviceFactory>;
 /// The table: cpu, cuda.
 const DeviceRegistry& device_registry();
 
-/// "cpu" or "cuda" → a device; throws core::InputError listing the valid names.
-std::unique_ptr<Device> make_device(const std::string& name);
+/// "cpu" or "cuda" → a device; throws core::InputError listing the valid names, and for
+/// MathMode::kTf32 on the CPU ("--math tf32: the cpu device computes in FP32 only (valid on cpu:
+/// fp32)").
+std::unique_ptr<Device> make_device(const std::string& name, MathMode math = MathMode::kFp32);
 std::vector<std::string> device_names();
 
 }  // namespace salus::gpu

@@ -8,8 +8,27 @@
 
 namespace salus::gpu {
 
+namespace {
+
+/// `count` floats rounded up to whole 256-byte units: every weight, bias and statistics
+/// sub-buffer of the persistent block, and the saved statistics in the lane, start on a 256-byte
+/// boundary, as cuDNN's and cuBLAS's vectorised kernels want their operands.
+std::int64_t aligned_floats(std::int64_t count) {
+  constexpr std::int64_t kUnit = kAlignment / static_cast<std::int64_t>(sizeof(float));
+  return (count + kUnit - 1) / kUnit * kUnit;
+}
+
+}  // namespace
+
 Network::Network(int batch) : batch_(batch) {
   SALUS_INVARIANT(batch > 0, "positive batch", std::to_string(batch));
+}
+
+std::int64_t Network::take_params(std::int64_t count) {
+  const std::int64_t at = params_;
+  params_ += aligned_floats(count);
+  param_count_ += count;
+  return at;
 }
 
 int Network::push(Node n) {
@@ -34,10 +53,8 @@ int Network::conv(int x, int k, int kh, int kw, int sh, int sw, int ph, int pw) 
   n.conv = ConvShape{d.n, d.c, d.h, d.w, k, kh, kw, ph, pw, sh, sw};
   SALUS_INVARIANT(n.conv.out_h() > 0 && n.conv.out_w() > 0, "convolution output not empty", std::to_string(nodes_.size()));
   n.out = {d.n, k, n.conv.out_h(), n.conv.out_w()};
-  n.w = params_;
-  params_ += static_cast<std::int64_t>(k) * d.c * kh * kw;
-  n.b = params_;
-  params_ += k;
+  n.w = take_params(static_cast<std::int64_t>(k) * d.c * kh * kw);
+  n.b = take_params(k);
   return push(n);
 }
 
@@ -47,12 +64,10 @@ int Network::batchnorm(int x, bool zero_gamma) {
   n.zero_gamma = zero_gamma;
   n.in = {x};
   n.out = dims(x);
-  n.w = params_;  // gamma, then beta
-  params_ += n.out.c;
-  n.b = params_;
-  params_ += n.out.c;
-  n.stats = stats_;
-  stats_ += 2 * n.out.c;
+  n.w = take_params(n.out.c);  // gamma, then beta
+  n.b = take_params(n.out.c);
+  n.stats = stats_;  // running mean, then (at stats + aligned_floats(c)) running variance
+  stats_ += 2 * aligned_floats(n.out.c);
   return push(n);
 }
 
@@ -105,10 +120,8 @@ int Network::fc(int x, int out) {
   n.fc_in = static_cast<int>(d.per_sample());
   n.fc_out = out;
   n.out = {d.n, out, 1, 1};
-  n.w = params_;
-  params_ += static_cast<std::int64_t>(out) * n.fc_in;
-  n.b = params_;
-  params_ += out;
+  n.w = take_params(static_cast<std::int64_t>(out) * n.fc_in);
+  n.b = take_params(out);
   return push(n);
 }
 
@@ -173,9 +186,12 @@ Bytes Network::persistent_bytes() const {
 Bytes Network::workspace_bytes(Ops& ops) const {
   if (workspace_cache_ >= 0) return workspace_cache_;
   Bytes ws = 0;
+  bool gemm = false;
   for (const Node& n : nodes_) {
     if (n.kind == Kind::kConv) ws = std::max(ws, ops.conv_workspace_bytes(n.conv));
+    gemm |= n.kind == Kind::kFc;
   }
+  if (gemm) ws = std::max(ws, ops.blas_workspace_bytes());
   workspace_cache_ = ws;
   return ws;
 }
@@ -196,6 +212,10 @@ void Network::bind(Ops& ops, std::byte* block, std::uint64_t seed) {
   batch_data_ = a.allocate_array<float>(dims(0).count());
   labels_ = a.allocate_array<std::int32_t>(batch_);
   loss_ = a.allocate_array<float>(1);
+  // The padding between sub-buffers is never read by a layer but is updated by SGD over the whole
+  // arrays: zeros, which SGD keeps at zero (weights first, then each layer's own values).
+  ops.fill(params_, w_, 0.0f);
+  ops.fill(params_, dw_, 0.0f);
   std::uint64_t stream = seed * 1000;
   int weight_layers = 0;
   for (const Node& n : nodes_) weight_layers += n.kind == Kind::kConv || n.kind == Kind::kFc;
@@ -204,8 +224,8 @@ void Network::bind(Ops& ops, std::byte* block, std::uint64_t seed) {
     switch (n.kind) {
       case Kind::kConv:
       case Kind::kFc: {
-        const std::int64_t count = n.b - n.w;
         const std::int64_t fan_in = n.kind == Kind::kFc ? n.fc_in : static_cast<std::int64_t>(n.conv.c) * n.conv.r * n.conv.s;
+        const std::int64_t count = (n.kind == Kind::kFc ? n.fc_out : n.conv.k) * fan_in;
         // He-uniform, U(+-sqrt(6 / fan_in)), keeps the signal's scale through ReLU layers and
         // lets shallow and batch-normalised networks learn fast. Deep stacks without batch norm
         // (alexnet, vgg, overfeat, googlenet) take U(+-1/sqrt(fan_in)), with which SGD at lr 0.01
@@ -221,7 +241,7 @@ void Network::bind(Ops& ops, std::byte* block, std::uint64_t seed) {
         ops.fill(n.out.c, w_ + n.w, n.zero_gamma ? 0.0f : 1.0f);
         ops.fill(n.out.c, w_ + n.b, 0.0f);
         ops.fill(n.out.c, running_ + n.stats, 0.0f);
-        ops.fill(n.out.c, running_ + n.stats + n.out.c, 1.0f);
+        ops.fill(n.out.c, running_ + n.stats + aligned_floats(n.out.c), 1.0f);
         break;
       default: break;
     }
@@ -232,6 +252,34 @@ void Network::bind(Ops& ops, std::byte* block, std::uint64_t seed) {
   ops.synchronize();
 }
 
+namespace {
+
+/// Gives the context's GEMMs the lane's workspace for one pass and takes it back at the end
+/// (also when the pass throws), so that no later GEMM of the context can write into a region that
+/// has gone to another job by then. The kernels already enqueued keep the workspace they were
+/// launched with; the region stays reserved until the context has been synchronised.
+class BlasWorkspace {
+ public:
+  BlasWorkspace(Ops* ops, void* workspace, Bytes bytes) : ops_(ops) {
+    if (ops_ != nullptr) ops_->set_blas_workspace(workspace, bytes);
+  }
+  ~BlasWorkspace() {
+    if (ops_ == nullptr) return;
+    try {
+      ops_->set_blas_workspace(nullptr, 0);
+    } catch (const std::exception&) {
+      // Only after a device failure, which the pass reports itself.
+    }
+  }
+  BlasWorkspace(const BlasWorkspace&) = delete;
+  BlasWorkspace& operator=(const BlasWorkspace&) = delete;
+
+ private:
+  Ops* ops_;
+};
+
+}  // namespace
+
 // One pass. Allocation order is identical with and without ops, so the counting run measures
 // exactly what a real iteration takes from its lane.
 void Network::pass(Ops* ops, Arena& lane, bool train, Bytes workspace) const {
@@ -240,6 +288,8 @@ void Network::pass(Ops* ops, Arena& lane, bool train, Bytes workspace) const {
   std::vector<float*> y(count, nullptr);
   std::vector<float*> save(count, nullptr);  // batch-norm saved mean, then 1/std
   void* ws = workspace > 0 ? lane.allocate(workspace) : nullptr;
+  const bool gemm = std::any_of(nodes_.begin(), nodes_.end(), [](const Node& n) { return n.kind == Kind::kFc; });
+  const BlasWorkspace blas(gemm ? ops : nullptr, ws, workspace);
   for (std::size_t i = 0; i < count; ++i) {
     const Node& n = nodes_[i];
     if (n.kind == Kind::kInput) {
@@ -257,15 +307,15 @@ void Network::pass(Ops* ops, Arena& lane, bool train, Bytes workspace) const {
         break;
       case Kind::kBatchNorm:
         if (train) {
-          save[i] = lane.allocate_array<float>(2 * n.out.c);
+          save[i] = lane.allocate_array<float>(2 * aligned_floats(n.out.c));
           if (ops) {
             ops->batchnorm_forward_train(n.out.n, n.out.c, n.out.h, n.out.w, x, w_ + n.w, w_ + n.b, y[i],
-                                         running_ + n.stats, running_ + n.stats + n.out.c, save[i],
-                                         save[i] + n.out.c, 0.1, 1e-5);
+                                         running_ + n.stats, running_ + n.stats + aligned_floats(n.out.c), save[i],
+                                         save[i] + aligned_floats(n.out.c), 0.1, 1e-5);
           }
         } else if (ops) {
           ops->batchnorm_forward_infer(n.out.n, n.out.c, n.out.h, n.out.w, x, w_ + n.w, w_ + n.b, running_ + n.stats,
-                                       running_ + n.stats + n.out.c, y[i], 1e-5);
+                                       running_ + n.stats + aligned_floats(n.out.c), y[i], 1e-5);
         }
         break;
       case Kind::kRelu:
@@ -351,8 +401,8 @@ void Network::pass(Ops* ops, Arena& lane, bool train, Bytes workspace) const {
       case Kind::kBatchNorm: {
         float* dx = target(in0);
         if (ops) {
-          ops->batchnorm_backward(n.out.n, n.out.c, n.out.h, n.out.w, x, dy, w_ + n.w, save[r], save[r] + n.out.c, dx,
-                                  dw_ + n.w, dw_ + n.b, 1e-5);
+          ops->batchnorm_backward(n.out.n, n.out.c, n.out.h, n.out.w, x, dy, w_ + n.w, save[r],
+                                  save[r] + aligned_floats(n.out.c), dx, dw_ + n.w, dw_ + n.b, 1e-5);
         }
         finish(in0, dx);
         break;
@@ -408,6 +458,10 @@ float Network::train_step(Ops& ops, Arena& lane, const TrainConfig& cfg, bool re
   pass(&ops, lane, true, workspace_bytes(ops));
   ops.sgd_momentum(params_, w_, dw_, v_, cfg.learning_rate, cfg.momentum, cfg.weight_decay);
   if (!read_loss) return std::numeric_limits<float>::quiet_NaN();
+  return this->read_loss(ops);
+}
+
+float Network::read_loss(Ops& ops) const {
   float loss = 0;
   ops.to_host(loss_, &loss, sizeof loss);
   return loss;

@@ -57,10 +57,16 @@ class Network {
   // --- Figures -------------------------------------------------------------------------------
   int batch() const { return batch_; }
   const Dims& dims(int node) const { return nodes_[static_cast<std::size_t>(node)].out; }
-  std::int64_t parameters() const { return params_; }
+  /// Trainable parameters (weights, biases, batch-norm scales and shifts).
+  std::int64_t parameters() const { return param_count_; }
+  /// Length in floats of each parameter array (weights, gradients, momentum): parameters() with
+  /// every layer's weights and biases starting on a 256-byte boundary (zero padding between).
+  std::int64_t parameter_floats() const { return params_; }
   /// P: weights, gradients, momentum, batch-norm running statistics, batch, labels, loss.
   Bytes persistent_bytes() const;
-  /// E: the lane memory one iteration needs on this Ops' device (training or inference).
+  /// E: the lane memory one iteration needs on this Ops' device (training or inference),
+  /// library workspaces included (the convolutions' and, with fully connected layers, cuBLAS's:
+  /// one buffer of the largest of them, as they run one after another on the context's stream).
   Bytes ephemeral_bytes(Ops& ops, bool train) const;
 
   // --- Running -------------------------------------------------------------------------------
@@ -74,6 +80,8 @@ class Network {
   float train_step(Ops& ops, Arena& lane, const TrainConfig& cfg, bool read_loss);
   /// One inference iteration: forward pass only.
   void infer_step(Ops& ops, Arena& lane);
+  /// The loss of the last pass, copied to the host (waits for the context's work).
+  float read_loss(Ops& ops) const;
 
  private:
   enum class Kind { kInput, kConv, kBatchNorm, kRelu, kPool, kFc, kAdd, kConcat };
@@ -89,6 +97,8 @@ class Network {
     bool zero_gamma = false;
   };
   int push(Node n);
+  /// Offset (floats) of a new parameter sub-buffer of `count` floats, 256-byte aligned.
+  std::int64_t take_params(std::int64_t count);
   const Node& node(int i) const { return nodes_[static_cast<std::size_t>(i)]; }
   /// The forward (and with train, backward) pass. With ops == nullptr only allocates from the
   /// (counting) arena, to size the ephemeral region exactly as a real pass would use it.
@@ -98,7 +108,8 @@ class Network {
 
   int batch_;
   std::vector<Node> nodes_;
-  std::int64_t params_ = 0;
+  std::int64_t params_ = 0;       // floats in each parameter array, padding included
+  std::int64_t param_count_ = 0;  // parameters without the padding
   std::int64_t stats_ = 0;
   int logits_ = -1;
   int classes_ = 0;

@@ -43,9 +43,23 @@ struct PoolShape {
 };
 
 /// A failed device call (cuDNN, cuBLAS, CUDA): names the call, the device and file:line.
+/// device_lost(): the error is sticky (e.g. an illegal address or a misaligned access in a
+/// kernel): the device's context can run nothing more, in this lane or any other.
 class DeviceError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit DeviceError(const std::string& what, bool device_lost = false)
+      : std::runtime_error(what), device_lost_(device_lost) {}
+  bool device_lost() const { return device_lost_; }
+
+ private:
+  bool device_lost_;
+};
+
+/// A timestamp taken on a device's own clock, in the order of an execution context's work (a
+/// CUDA event). Made by Ops::create_mark; destroyed by whoever holds it, from any thread.
+class DeviceMark {
+ public:
+  virtual ~DeviceMark() = default;
 };
 
 class Ops {
@@ -130,6 +144,28 @@ class Ops {
   virtual void fill_uniform(std::int64_t count, float* x, float lo, float hi, std::uint64_t seed) = 0;
   /// labels[i] in [0, classes) from the same generator.
   virtual void fill_labels(int n, std::int32_t* labels, int classes, std::uint64_t seed) = 0;
+
+  // --- Library workspace -------------------------------------------------------------------
+  /// Workspace the context's GEMMs (fc_forward, fc_backward) want, to be taken from the lane: 0
+  /// on the CPU; on CUDA the size cuBLAS recommends for the GPU (32 MiB on Hopper and later,
+  /// 4 MiB before), which it would otherwise allocate outside the pool for each handle.
+  virtual Bytes blas_workspace_bytes() = 0;
+  /// Makes [workspace, workspace + bytes) (256-byte aligned) the GEMMs' workspace from now on, on
+  /// this context's stream; null and 0 leave them none. The memory must stay reserved until the
+  /// work enqueued with it has finished. No-op on the CPU.
+  virtual void set_blas_workspace(void* workspace, Bytes bytes) = 0;
+
+  // --- Device timestamps -------------------------------------------------------------------
+  /// A new mark, or null when the device has no clock of its own (the CPU: callers use the host
+  /// clock instead).
+  virtual std::unique_ptr<DeviceMark> create_mark() = 0;
+  /// Records `mark` on this context after everything enqueued so far: it takes the time at which
+  /// the device reaches it (re-recording moves it). The mark must come from this device.
+  virtual void record_mark(DeviceMark& mark) = 0;
+  /// Device time from `from` to `to` (both recorded, possibly by different contexts of the same
+  /// device), waiting for `to` to be reached. On CUDA, cudaEventElapsedTime (resolution about
+  /// 0.5 us).
+  virtual core::TimeNs mark_elapsed_ns(const DeviceMark& from, const DeviceMark& to) = 0;
 
   // --- Transfers and synchronisation -------------------------------------------------------
   /// Synchronous copies between host memory and this device's memory.

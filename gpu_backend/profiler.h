@@ -54,7 +54,8 @@ std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<Wor
 /// The executor's switching cost on this device: two jobs of the measured workload `m` taking
 /// turns every iteration in one lane under FAIR, through the real executor and the scheduling
 /// loop, as in salus-run. Returns, per switch, the mean gap between the end of one job's iteration
-/// and the start of the other's (host clock) plus what the iterations took beyond m's solo iteration
+/// and the start of the other's (RealExecutor::switch_latencies: CUDA events on a GPU, the host
+/// clock on the CPU) plus what the iterations took beyond m's solo iteration
 /// iter_ns (cold caches after the other job ran), over `switches` switches at least.
 core::TimeNs profile_switch(Device& device, const WorkloadMeasurement& m, const ProfileOptions& options,
                             int switches = 200);

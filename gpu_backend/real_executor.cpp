@@ -33,6 +33,17 @@ struct RealExecutor::Worker {
 
 
 RealExecutor::RealExecutor(Device& device, MemoryPool& pool, std::span<const core::JobSpec> jobs, RealOptions options)
+    : RealExecutor(device, &pool, jobs, options) {}
+
+RealExecutor::RealExecutor(Device& device, Bytes pool_capacity, std::span<const core::JobSpec> jobs,
+                           RealOptions options)
+    : RealExecutor(device, static_cast<MemoryPool*>(nullptr), jobs, options) {
+  // The contexts exist now (the delegated constructor made them): reserve the pool last.
+  owned_pool_ = std::make_unique<MemoryPool>(device, pool_capacity);
+  pool_ = owned_pool_.get();
+}
+
+RealExecutor::RealExecutor(Device& device, MemoryPool* pool, std::span<const core::JobSpec> jobs, RealOptions options)
     : device_(device),
       pool_(pool),
       jobs_(jobs),
@@ -43,6 +54,7 @@ RealExecutor::RealExecutor(Device& device, MemoryPool& pool, std::span<const cor
       stats_(jobs.size()) {
   // Contexts first: making a cuDNN handle loads its libraries and can take a while, which would
   // otherwise land in the first iteration of whichever job starts a lane first.
+  device_marks_ = admin_->create_mark() != nullptr;
   std::lock_guard<std::mutex> lk(mu_);
   for (int i = 0; i < options_.workers; ++i) add_worker();
 }
@@ -86,13 +98,14 @@ void RealExecutor::admit(core::JobIndex job, const core::JobSpec& spec, Bytes pe
     slot.net = build_model(w->model);
     const Bytes need = slot.net->persistent_bytes();
     st.persistent_used = need;
-    if (need > spec.persistent) {
+    // The loop gave it a block of P rounded up to whole 256-byte units (SchedulerOptions::alignment).
+    if (need > align_up(spec.persistent)) {
       slot.error = "its persistent state needs " + exact_size(need) + " but the trace declares P = " +
                    exact_size(spec.persistent);
       slot.net.reset();
       return;
     }
-    slot.net->bind(*admin_, pool_.base() + persistent_offset, options_.seed * 1'000'003 + static_cast<std::uint64_t>(job));
+    slot.net->bind(*admin_, pool_->base() + persistent_offset, options_.seed * 1'000'003 + static_cast<std::uint64_t>(job));
   } catch (const std::exception& e) {
     slot.error = std::string("initialisation failed: ") + e.what();
     slot.net.reset();
@@ -103,6 +116,11 @@ void RealExecutor::release(core::JobIndex job) { slots_[static_cast<std::size_t>
 
 void RealExecutor::start(const core::Dispatch& d) {
   const JobSlot& slot = slots_[static_cast<std::size_t>(d.job)];
+  if (lost_.load()) {
+    const TimeNs t = now();
+    complete(core::Completion{d.job, d.lane, 0, t, t, true, "the device was lost earlier in the run", true});
+    return;
+  }
   if (!slot.net) {
     const TimeNs t = now();
     complete(core::Completion{d.job, d.lane, 0, t, t, true, slot.error.empty() ? "not initialised" : slot.error});
@@ -196,30 +214,42 @@ void RealExecutor::run_on(Worker& w, core::Dispatch d) {
     std::lock_guard<std::mutex> lk(mu_);
     prev = history_[d.lane];
   }
+  const bool switching = prev.last_job != core::kNoJob && prev.last_job != d.job;
   const TimeNs start = now();
   std::int64_t done = 0;
   bool failed = false;
+  bool lost = false;
   std::string error;
+  std::shared_ptr<DeviceMark> end_mark;
   try {
+    // Device clock (CUDA events): this run's end is re-recorded after every iteration's kernels;
+    // a switch is timed from the previous job's end mark to a mark just before our first kernel.
+    end_mark = w.ops->create_mark();
+    std::unique_ptr<DeviceMark> start_mark;
+    if (switching && end_mark && prev.end_mark) start_mark = w.ops->create_mark();
     for (std::int64_t i = 0; i < d.iterations; ++i) {
-      if (i > 0 && w.stop.load()) break;
-      Arena lane = pool_.region(d.lane_offset, d.lane_size);
+      if (i > 0 && (w.stop.load() || lost_.load())) break;
+      Arena lane = pool_->region(d.lane_offset, d.lane_size);
       const TimeNs t_iter = now();
-      if (i == 0 && prev.last_job != core::kNoJob && prev.last_job != d.job) {
+      if (i == 0 && switching && !end_mark) {
         std::lock_guard<std::mutex> lk(mu_);
         switch_latencies_.push_back(t_iter - prev.last_end);
       }
+      if (i == 0 && start_mark) w.ops->record_mark(*start_mark);
       const bool first = st.iterations == 0;
       const bool last = st.iterations + 1 == total;
       if (slot.inference) {
         slot.net->infer_step(*w.ops, lane);
-        w.ops->synchronize();
       } else {
-        const float loss = slot.net->train_step(*w.ops, lane, options_.train, first || last);
-        w.ops->synchronize();
+        slot.net->train_step(*w.ops, lane, options_.train, false);
+      }
+      if (end_mark) w.ops->record_mark(*end_mark);
+      if (!slot.inference && (first || last)) {
+        const float loss = slot.net->read_loss(*w.ops);
         if (first) st.loss_first = loss;
         if (last) st.loss_last = loss;
       }
+      w.ops->synchronize();
       ++st.iterations;
       if (first) {
         st.first_iteration_ns = now() - t_iter;
@@ -230,30 +260,44 @@ void RealExecutor::run_on(Worker& w, core::Dispatch d) {
       }
       st.ephemeral_peak = std::max(st.ephemeral_peak, lane.peak());
       ++done;
+      if (i == 0 && start_mark) {
+        const TimeNs gap = w.ops->mark_elapsed_ns(*prev.end_mark, *start_mark);
+        std::lock_guard<std::mutex> lk(mu_);
+        switch_latencies_.push_back(gap);
+      }
     }
   } catch (const ArenaOverflow& e) {
     failed = true;
     error = std::string(e.what()) + " (its lane)";
+  } catch (const DeviceError& e) {
+    failed = true;
+    lost = e.device_lost();
+    error = e.what();
   } catch (const std::exception& e) {
     failed = true;
     error = e.what();
   }
   if (failed) {
     // Kernels of the failed iteration may still be queued on this lane's stream: wait for them
-    // before the scheduler hands the lane or the job's persistent block to anyone else.
+    // before the scheduler hands the lane or the job's persistent block to anyone else. A sticky
+    // error (the context is lost) shows here too, whatever failed first.
     try {
       w.ops->synchronize();
+    } catch (const DeviceError& e) {
+      lost = lost || e.device_lost();
+      error += std::string("; then, waiting for its lane: ") + e.what();
     } catch (const std::exception& e) {
       error += std::string("; then, waiting for its lane: ") + e.what();
     }
   }
+  if (lost) lost_.store(true);
   const TimeNs end = now();
   {
     std::lock_guard<std::mutex> lk(mu_);
-    history_[d.lane] = LaneHistory{d.job, end};
+    history_[d.lane] = LaneHistory{d.job, end, failed ? nullptr : end_mark};
     w.busy = false;
     running_.erase(d.lane);
-    done_.push_back(core::Completion{d.job, d.lane, done, start, end, failed, error});
+    done_.push_back(core::Completion{d.job, d.lane, done, start, end, failed, error, lost});
   }
   done_cv_.notify_all();
 }

@@ -8,7 +8,19 @@
 /// layout gave it, its activations and workspaces from its lane's region, reset at every
 /// iteration boundary. A job whose iteration needs more than its lane holds, or whose persistent
 /// state is larger than its declared P, or whose kernels fail, is stopped with the reason; the
-/// others go on.
+/// others go on. A sticky device error (the CUDA context is lost) is reported as fatal
+/// (core::Completion::fatal): the loop then ends the run, and every run still in flight stops at
+/// its next iteration boundary.
+///
+/// Switch latency: in a lane, from the end of one job's last kernel to the start of the next
+/// job's first kernel. On CUDA it is measured with events on the device's clock: one recorded on
+/// the lane's stream right after each iteration's kernels (before the loss is copied back and the
+/// stream synchronised), one recorded just before the next job's first kernel; their
+/// cudaEventElapsedTime. It includes, on the host: the end of the previous run (loss copy, stream
+/// synchronisation, the completion reaching the loop), the loop's decision, the dispatch to a
+/// worker thread and its wake-up; on the device: nothing else (the lane's stream is idle). On the
+/// CPU device, which has no clock of its own, the host clock: end of the previous run to the
+/// start of the next job's first iteration.
 #include <atomic>
 #include <chrono>
 #include <limits>
@@ -56,8 +68,13 @@ struct RealJobStats {
 class RealExecutor final : public core::Executor {
  public:
   /// `jobs` must outlive the executor. Workload names must be models build_model() knows, with
-  /// an optional "_infer" suffix for forward-only jobs (e.g. "lenet_32_infer").
+  /// an optional "_infer" suffix for forward-only jobs (e.g. "lenet_32_infer"). The pool is the
+  /// caller's.
   RealExecutor(Device& device, MemoryPool& pool, std::span<const core::JobSpec> jobs, RealOptions options);
+  /// Makes the execution contexts (options.workers of them, with their handles) first and then
+  /// reserves its own pool of `pool_capacity` bytes: a pool close to the device's free memory then
+  /// cannot starve the handles. Throws core::InputError when the device has less free.
+  RealExecutor(Device& device, Bytes pool_capacity, std::span<const core::JobSpec> jobs, RealOptions options);
   ~RealExecutor() override;
 
   core::TimeNs now() const override;
@@ -73,8 +90,14 @@ class RealExecutor final : public core::Executor {
   std::vector<core::TimeNs> switch_latencies() const;
   /// Worker threads (execution contexts) created: the most lanes that ran at once.
   int workers() const;
+  /// What switch_latencies() were measured with: "cuda_events" or "host_clock".
+  const char* switch_latency_clock() const { return device_marks_ ? "cuda_events" : "host_clock"; }
+  /// True once a run failed with a sticky device error.
+  bool device_lost() const { return lost_.load(); }
+  MemoryPool& pool() { return *pool_; }
 
  private:
+  RealExecutor(Device& device, MemoryPool* pool, std::span<const core::JobSpec> jobs, RealOptions options);
   struct Worker;
   struct JobSlot {
     std::unique_ptr<Network> net;
@@ -88,11 +111,14 @@ class RealExecutor final : public core::Executor {
   void complete(const core::Completion& c);
 
   Device& device_;
-  MemoryPool& pool_;
+  MemoryPool* pool_;
+  std::unique_ptr<MemoryPool> owned_pool_;
   std::span<const core::JobSpec> jobs_;
   RealOptions options_;
   const std::chrono::steady_clock::time_point t0_;
   std::unique_ptr<Ops> admin_;                 // initialises admitted jobs' persistent state
+  bool device_marks_ = false;                  // the device has its own clock (CUDA events)
+  std::atomic<bool> lost_{false};              // a sticky device error happened
   std::vector<JobSlot> slots_;                 // by job
   std::vector<RealJobStats> stats_;            // by job (written by the worker running the job)
 
@@ -103,7 +129,8 @@ class RealExecutor final : public core::Executor {
   std::map<core::LaneId, Worker*> running_;    // lane -> worker running it now
   struct LaneHistory {
     core::JobIndex last_job = core::kNoJob;
-    core::TimeNs last_end = 0;
+    core::TimeNs last_end = 0;                   // host clock
+    std::shared_ptr<DeviceMark> end_mark;        // after its last kernel (null on the CPU or after a failure)
   };
   std::map<core::LaneId, LaneHistory> history_;
   std::vector<core::TimeNs> switch_latencies_;

@@ -24,9 +24,10 @@ class ProgressExecutor final : public core::Executor {
  public:
   ProgressExecutor(core::Executor& inner, std::span<const core::JobSpec> jobs, std::string label, core::Bytes capacity)
       : inner_(inner), jobs_(jobs), label_(std::move(label)), state_(jobs.size(), kNotAdmitted) {
-    // P + E > C: rejected at arrival by the loop, never seen here.
+    // P + E > C in whole 256-byte units: rejected at arrival by the loop, never seen here.
+    const core::Bytes c = capacity / gpu::kAlignment * gpu::kAlignment;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-      if (jobs[i].persistent + jobs[i].ephemeral > capacity) state_[i] = kRejected;
+      if (gpu::align_up(jobs[i].persistent) + gpu::align_up(jobs[i].ephemeral) > c) state_[i] = kRejected;
     }
   }
   core::TimeNs now() const override { return inner_.now(); }
@@ -92,8 +93,8 @@ class ProgressExecutor final : public core::Executor {
 std::string warm_up(gpu::Device& device, core::Bytes capacity,
                     const std::map<std::string, std::pair<core::Bytes, core::Bytes>>& needs) {
   const auto t0 = std::chrono::steady_clock::now();
+  const auto ops = device.create_ops();  // before the pool, as in the trace run
   gpu::MemoryPool pool(device, capacity);
-  const auto ops = device.create_ops();
   int warmed = 0;
   for (const auto& [workload, pe] : needs) {
     const auto [p, e] = pe;
@@ -135,7 +136,8 @@ nlohmann::json latency_json(std::vector<core::TimeNs> v) {
   return j;
 }
 
-RealRunner::RealRunner(RealRunConfig cfg) : cfg_(std::move(cfg)), device_(gpu::make_device(cfg_.device)) {}
+RealRunner::RealRunner(RealRunConfig cfg)
+    : cfg_(std::move(cfg)), device_(gpu::make_device(cfg_.device, cfg_.math)), used_at_start_(device_->used_memory()) {}
 
 core::Bytes RealRunner::capacity() const { return cfg_.capacity / gpu::kAlignment * gpu::kAlignment; }
 
@@ -174,14 +176,11 @@ std::vector<std::string> RealRunner::prepare(std::vector<core::JobSpec>& jobs) {
     }
     if (cfg_.memory_from_model) notes.push_back("P and E of every job from its model on " + device_->name() + " (--memory model)");
   }
-  // Every region the pool hands out must start on a 256-byte boundary (CUDA's kernels and cuDNN
-  // fault on misaligned float data, and that error is sticky for the whole context). The pool's
-  // base is aligned, persistent blocks are placed end to end from 0 and lanes from the top, so
-  // P, E and the capacity in whole 256-byte units keep every offset aligned.
-  for (core::JobSpec& s : jobs) {
-    s.persistent = gpu::align_up(s.persistent);
-    s.ephemeral = gpu::align_up(s.ephemeral);
-  }
+  // Every region the pool hands out starts on a 256-byte boundary (CUDA's kernels and cuDNN fault
+  // on misaligned float data, and that error is sticky for the whole context): the scheduling
+  // loop rounds P and E up and the capacity down to whole units (SchedulerOptions::alignment,
+  // the same in salus-sim), and the pool's base is aligned.
+  static_assert(gpu::kAlignment == 256, "the pool's alignment is the loop's default");
   if (cfg_.warmup) notes.push_back(warm_up(*device_, capacity(), needs));
   return notes;
 }
@@ -192,18 +191,17 @@ experiments::PolicyRun RealRunner::run(const std::vector<core::JobSpec>& jobs, c
   core::SchedulerOptions opts;
   opts.capacity = capacity();
   opts.lane_mode = experiments::lane_mode_for(*policy, cfg_.lanes);
-  opts.switch_cost_ns = 0;  // the executor takes the time switching takes
   opts.record_timeline = record_timeline;
   opts.stop = cfg_.stop;
-  gpu::MemoryPool pool(*device_, opts.capacity);
   // As many execution contexts as lanes can run at once, made before the trace starts (one for
-  // the single-lane and exclusive modes; for auto lanes the lane cap, at most one per job).
+  // the single-lane and exclusive modes; for auto lanes the lane cap, at most one per job), and
+  // the pool reserved after them.
   gpu::RealOptions real_options = cfg_.options;
   real_options.workers =
       opts.lane_mode == core::LaneMode::kAuto
           ? static_cast<int>(std::min<std::size_t>(jobs.size(), opts.max_lanes > 0 ? opts.max_lanes : 4))
           : 1;
-  gpu::RealExecutor real(*device_, pool, jobs, real_options);
+  gpu::RealExecutor real(*device_, opts.capacity, jobs, real_options);
   experiments::PolicyRun r;
   r.policy = name;
   r.lane_mode = opts.lane_mode;
@@ -217,6 +215,14 @@ experiments::PolicyRun RealRunner::run(const std::vector<core::JobSpec>& jobs, c
   nlohmann::json& m = r.measured;
   m["workers"] = real.workers();
   m["switch_latency"] = latency_json(real.switch_latencies());
+  m["switch_latency"]["clock"] = real.switch_latency_clock();
+  // What the process holds on the device outside the pool, with every handle made and every
+  // module the run used loaded (cudaMemGetInfo): null on the CPU device.
+  const std::optional<core::Bytes> used_now = device_->used_memory();
+  m["outside_pool_bytes"] = used_now ? nlohmann::json(*used_now - opts.capacity) : nlohmann::json(nullptr);
+  m["outside_pool_growth_bytes"] =
+      used_now && used_at_start_ ? nlohmann::json(*used_now - *used_at_start_ - opts.capacity) : nlohmann::json(nullptr);
+  m["fatal_error"] = r.outcome.fatal_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.outcome.fatal_error);
   nlohmann::json per_job = nlohmann::json::array();
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const gpu::RealJobStats& st = real.stats(static_cast<core::JobIndex>(i));
@@ -245,6 +251,7 @@ nlohmann::json RealRunner::config() const {
   // sharing the device take.
   return {{"executor", "real"},
           {"device", device_->name()},
+          {"math", gpu::to_string(cfg_.math)},
           {"gpu_mem_bytes", capacity()},
           {"switch_cost_ms", nullptr},
           {"interference", nullptr}};

@@ -22,6 +22,7 @@ namespace salus::real {
 
 struct RealRunConfig {
   std::string device = "cpu";          ///< a name from gpu::device_registry()
+  gpu::MathMode math = gpu::MathMode::kFp32;  ///< arithmetic of convolutions and GEMMs (--math)
   core::Bytes capacity = 16 * core::kGiB;  ///< the pool (rounded down to whole 256-byte units)
   std::optional<core::LaneMode> lanes; ///< nullopt: each policy's default
   /// P and E of every job from its model on this device (as salus-profile measures them) instead
@@ -49,8 +50,10 @@ class RealRunner final : public experiments::PolicyRunner {
   /// sizes each workload's network once, takes P and E from the models with memory_from_model,
   /// rounds P and E up to 256 bytes, and warms the device up.
   std::vector<std::string> prepare(std::vector<core::JobSpec>& jobs) override;
-  /// One run in a fresh pool; `measured` holds the workers, the switch latencies and per job the
-  /// losses, iteration times and memory the executor saw.
+  /// One run in a fresh pool (reserved after the workers' contexts); `measured` holds the workers,
+  /// the switch latencies (and their clock), the device memory held outside the pool
+  /// (outside_pool_bytes, outside_pool_growth_bytes: null on the CPU), a fatal error that ended the
+  /// run (the device was lost; null otherwise) and per job the losses, iteration times and memory.
   experiments::PolicyRun run(const std::vector<core::JobSpec>& jobs, const std::string& policy,
                              bool record_timeline) override;
   nlohmann::json config() const override;
@@ -62,6 +65,9 @@ class RealRunner final : public experiments::PolicyRunner {
  private:
   RealRunConfig cfg_;
   std::unique_ptr<gpu::Device> device_;
+  /// Device memory in use once the context existed, before any handle, module or pool (nullopt on
+  /// the CPU): the baseline of outside_pool_growth_bytes.
+  std::optional<core::Bytes> used_at_start_;
 };
 
 /// p50, p99 and max (ms) and the count of a list of latencies.

@@ -11,7 +11,12 @@
 # loops, backend_bench), fidelity (a generated trace of real workloads on the GPU and in
 # salus-sim with the measured catalog; fidelity.py compares them), packing (many small jobs under
 # FIFO and PACK, the paper's Fig. 11), timeslice (two alexnet_25 jobs in Salus lanes against the
-# same two jobs as two processes sharing the GPU by the driver's time slicing, Fig. 13).
+# same two jobs as two processes sharing the GPU by the driver's time slicing, Fig. 13),
+# bench_tf32 (not run unless named: the backend benchmark again with --math tf32).
+#
+# MATH (default fp32) is passed as --math to salus-run, salus-profile and backend_bench: fp32 is
+# exact FP32 (what the CUDA-versus-CPU tests and every committed figure use), tf32 runs
+# convolutions and GEMMs on TF32 tensor cores.
 #
 # The pool is capped at GPU_MEM (default 16GiB: an emulated P100). Each phase has a time limit and
 # the whole script a deadline (DEADLINE_S, default 560 s), so it ends inside a 10-minute call;
@@ -30,6 +35,7 @@ bin=$here/bin
 traces=$here/traces
 export SALUS_DATA_DIR=$traces
 gpu_mem=${GPU_MEM:-16GiB}
+math=${MATH:-fp32}
 phases=${PHASES:-env tests run sanitizer profile fidelity packing timeslice bench}
 deadline=$(( $(date +%s) + ${DEADLINE_S:-560} ))
 summary=$out/summary.txt
@@ -100,9 +106,9 @@ ofeat,overfeat_25,1.4,30
 EOF
 
 if want run; then
-  run_step run_small 90 "$bin/salus-run" --device cuda --gpu-mem "$gpu_mem" --memory model \
+  run_step run_small 90 "$bin/salus-run" --device cuda --math "$math" --gpu-mem "$gpu_mem" --memory model \
     --trace "$traces/examples/real_small.csv" --summary-json "$out/run_small.json"
-  run_step run_mixed 150 "$bin/salus-run" --device cuda --gpu-mem "$gpu_mem" --memory model \
+  run_step run_mixed 150 "$bin/salus-run" --device cuda --math "$math" --gpu-mem "$gpu_mem" --memory model \
     --trace "$mixed" --summary-json "$out/run_mixed.json"
 fi
 
@@ -110,14 +116,14 @@ if want sanitizer; then
   short=$out/short.csv
   printf 'job_id,workload,arrival_s,iterations\na,resnet50_25,0,2\nb,googlenet_25,0,2\nc,lenet_32,0,3\nd,alexnet_25,0.1,2\n' >"$short"
   run_step sanitizer 150 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 \
-    "$bin/salus-run" --device cuda --gpu-mem 4GiB --memory model --policy pack --trace "$short"
+    "$bin/salus-run" --device cuda --math "$math" --gpu-mem 4GiB --memory model --policy pack --trace "$short"
 fi
 
 workloads="lenet_32,mlp_64"
 for m in alexnet googlenet overfeat vgg11 vgg16 vgg19; do workloads="$workloads,${m}_25,${m}_50,${m}_100"; done
 for m in resnet50 resnet101 resnet152; do workloads="$workloads,${m}_25,${m}_50,${m}_75"; done
 if want profile; then
-  run_step profile 240 "$bin/salus-profile" --device cuda --gpu-mem "$gpu_mem" --pairs false --switch false \
+  run_step profile 240 "$bin/salus-profile" --device cuda --math "$math" --gpu-mem "$gpu_mem" --pairs false --switch false \
     --workloads "$workloads" --out "$out/profiles.json"
 fi
 
@@ -125,12 +131,12 @@ fi
 if want fidelity; then
   fid_workloads=${FID_WORKLOADS:-resnet50_25,alexnet_25,googlenet_25,vgg11_25,overfeat_25,lenet_32,mlp_64}
   catalog=$out/profiles_fidelity.json
-  if run_step fid_profile 90 "$bin/salus-profile" --device cuda --gpu-mem "$gpu_mem" --workloads "$fid_workloads" \
+  if run_step fid_profile 90 "$bin/salus-profile" --device cuda --math "$math" --gpu-mem "$gpu_mem" --workloads "$fid_workloads" \
        --out "$catalog"; then
     "$bin/salus-trace" generate --profiles "$catalog" --workloads "$fid_workloads" --jobs "${FID_JOBS:-20}" \
       --seed "${FID_SEED:-7}" --mean-interarrival-s "${FID_GAP_S:-0.8}" --median-duration-s "${FID_MEDIAN_S:-1.5}" \
       --min-duration-s 0.5 --max-duration-s "${FID_MAX_S:-5}" --out "$out/fidelity_trace.csv" >"$out/fid_trace.log" 2>&1
-    run_step fid_real 260 "$bin/salus-run" --device cuda --gpu-mem "$gpu_mem" --profiles "$catalog" \
+    run_step fid_real 260 "$bin/salus-run" --device cuda --math "$math" --gpu-mem "$gpu_mem" --profiles "$catalog" \
       --trace "$out/fidelity_trace.csv" --out "$out/fid_real" --summary-json "$out/fid_real.json"
     # The switching cost is the catalog's measured switch_ms (salus-sim's default with such a catalog).
     for interference in shares pairs profiled none; do
@@ -149,7 +155,7 @@ if want packing; then
     name=${w%%:*} iters=${w##*:}
     { echo "job_id,workload,arrival_s,iterations"; for i in $(seq -w 1 8); do echo "hp$i,$name,0,$iters"; done; } \
       >"$out/packing_$name.csv"
-    run_step "packing_$name" 90 "$bin/salus-run" --device cuda --gpu-mem "$gpu_mem" --memory model \
+    run_step "packing_$name" 90 "$bin/salus-run" --device cuda --math "$math" --gpu-mem "$gpu_mem" --memory model \
       --policy fifo,pack --trace "$out/packing_$name.csv" --summary-json "$out/packing_$name.json"
   done
 fi
@@ -162,15 +168,15 @@ if want timeslice; then
   printf 'job_id,workload,arrival_s,iterations\na,alexnet_25,0,%s\nb,alexnet_25,0,%s\n' "$ts_iters" "$ts_iters" \
     >"$out/timeslice_two.csv"
   printf 'job_id,workload,arrival_s,iterations\na,alexnet_25,0,%s\n' "$ts_iters" >"$out/timeslice_one.csv"
-  run_step timeslice_salus 90 "$bin/salus-run" --device cuda --gpu-mem "$gpu_mem" --memory model --policy pack \
+  run_step timeslice_salus 90 "$bin/salus-run" --device cuda --math "$math" --gpu-mem "$gpu_mem" --memory model --policy pack \
     --trace "$out/timeslice_two.csv" --summary-json "$out/timeslice_salus.json"
-  run_step timeslice_alone 60 "$bin/salus-run" --device cuda --gpu-mem "$gpu_mem" --memory model --policy fifo \
+  run_step timeslice_alone 60 "$bin/salus-run" --device cuda --math "$math" --gpu-mem "$gpu_mem" --memory model --policy fifo \
     --trace "$out/timeslice_one.csv" --summary-json "$out/timeslice_alone.json"
   ts_two() {
-    "$bin/salus-run" --device cuda --gpu-mem "$gpu_mem" --memory model --policy fifo \
+    "$bin/salus-run" --device cuda --math "$math" --gpu-mem "$gpu_mem" --memory model --policy fifo \
       --trace "$out/timeslice_one.csv" --summary-json "$out/timeslice_proc1.json" >"$out/timeslice_proc1.out" 2>&1 &
     local p1=$!
-    "$bin/salus-run" --device cuda --gpu-mem "$gpu_mem" --memory model --policy fifo \
+    "$bin/salus-run" --device cuda --math "$math" --gpu-mem "$gpu_mem" --memory model --policy fifo \
       --trace "$out/timeslice_one.csv" --summary-json "$out/timeslice_proc2.json" >"$out/timeslice_proc2.out" 2>&1
     local rc=$?
     wait $p1 || rc=$?
@@ -181,8 +187,13 @@ fi
 
 if want bench; then
   SALUS_BENCH_DEVICE=cuda SALUS_BENCH_MODELS=${BENCH_MODELS:-resnet50_75,alexnet_100,googlenet_100,overfeat_100,lenet_32} \
-    run_step bench 150 "$bin/backend_bench" --benchmark_min_time=0.3 --benchmark_format=console \
+    run_step bench 150 "$bin/backend_bench" --math "$math" --benchmark_min_time=0.3 --benchmark_format=console \
     --benchmark_out="$out/bench.json" --benchmark_out_format=json
+fi
+if want bench_tf32; then
+  SALUS_BENCH_DEVICE=cuda SALUS_BENCH_MODELS=${BENCH_MODELS:-resnet50_75,alexnet_100,googlenet_100,overfeat_100,lenet_32} \
+    run_step bench_tf32 150 "$bin/backend_bench" --math tf32 --benchmark_min_time=0.3 --benchmark_format=console \
+    --benchmark_out="$out/bench_tf32.json" --benchmark_out_format=json
 fi
 
 echo
@@ -198,5 +209,19 @@ for f in "$out"/packing_*.log "$out"/timeslice_salus.log "$out"/timeslice_alone.
 done
 for f in "$out"/timeslice_proc*.out; do [ -f "$f" ] && { echo "--- $(basename "$f" .out)"; grep -E '^fifo ' "$f"; }; done
 [ -f "$out/bench.log" ] && grep -E '^(plain|service)' "$out/bench.log"
+[ -f "$out/bench_tf32.log" ] && { echo "--- bench_tf32"; grep -E '^(plain|service)' "$out/bench_tf32.log"; }
+# What the process held outside the pool, and the switch latency's clock, per policy.
+for f in run_small run_mixed; do
+  [ -f "$out/$f.json" ] && python3 - "$out/$f.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    o, g = r.get("outside_pool_bytes"), r.get("outside_pool_growth_bytes")
+    mib = lambda b: "-" if b is None else "%.1f MiB" % (b / 2**20)
+    print("%s %s: outside the pool %s (grown since the context: %s), switch latency p50 %.3f ms p99 %.3f ms (%s), fatal %s"
+          % (sys.argv[1].rsplit("/", 1)[-1], r["policy"], mib(o), mib(g), r["switch_latency"]["p50_ms"],
+             r["switch_latency"]["p99_ms"], r["switch_latency"].get("clock"), r.get("fatal_error")))
+PY
+done
 echo "--- steps"
 cat "$summary"

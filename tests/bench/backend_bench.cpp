@@ -4,13 +4,20 @@
 //
 //   ./build/tests/bench/backend_bench                      # CPU device, lenet_32 and mlp_64
 //   SALUS_BENCH_DEVICE=cuda SALUS_BENCH_MODELS=resnet50_25,vgg16_25 ./build/tests/bench/backend_bench
+//   SALUS_BENCH_DEVICE=cuda ./build/tests/bench/backend_bench --math tf32   # TF32 tensor cores
+//
+// --math fp32|tf32 (default fp32, exact FP32 as the CPU device computes; tf32 on CUDA only) is
+// read before Google Benchmark's own flags and recorded in the output's context ("math").
 //
 // Reports training iterations per second (items/s) for each; the overhead is plain / service - 1.
 // The service's figure includes admitting the job (building and initialising the model) once per
 // 50 iterations.
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <exception>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -33,8 +40,10 @@ std::string env(const char* name, const char* fallback) {
   return v != nullptr && *v != '\0' ? v : fallback;
 }
 
+gpu::MathMode g_math = gpu::MathMode::kFp32;  // set once by main() from --math, before any benchmark runs
+
 gpu::Device& device() {
-  static std::unique_ptr<gpu::Device> d = gpu::make_device(env("SALUS_BENCH_DEVICE", "cpu"));
+  static std::unique_ptr<gpu::Device> d = gpu::make_device(env("SALUS_BENCH_DEVICE", "cpu"), g_math);
   return *d;
 }
 
@@ -78,8 +87,7 @@ void BM_Service(benchmark::State& state, std::string model) {
   job.ephemeral = gpu::align_up(net->ephemeral_bytes(*ops, true));
   const std::vector<core::JobSpec> jobs{job};
   const auto policy = policies::make_policy("fifo");
-  gpu::MemoryPool pool(dev, pool_bytes());
-  gpu::RealExecutor exec(dev, pool, jobs, gpu::RealOptions{});
+  gpu::RealExecutor exec(dev, pool_bytes(), jobs, gpu::RealOptions{});  // contexts, then its pool (as salus-run)
   core::SchedulerOptions opts;
   opts.capacity = pool_bytes();
   opts.lane_mode = core::LaneMode::kExclusive;
@@ -109,4 +117,32 @@ const int kRegistered = register_models();
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  // --math VALUE or --math=VALUE, taken out of argv before Google Benchmark sees its flags.
+  std::string math = "fp32";
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--math") == 0 && i + 1 < argc) {
+      math = argv[++i];
+    } else if (std::strncmp(argv[i], "--math=", 7) == 0) {
+      math = argv[i] + 7;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  try {
+    g_math = gpu::parse_math_mode(math);
+    (void)device();  // a device that cannot compute in this mode (tf32 on the cpu) is refused here
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "backend_bench: %s\n", e.what());
+    return 2;
+  }
+  benchmark::AddCustomContext("math", gpu::to_string(g_math));
+  benchmark::AddCustomContext("device", device().name());
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -93,7 +93,7 @@ TEST_CASE("salus-run trains real_small.csv under all four policies and writes sa
   const Result r = run(kSmall + " --time-scale 2 --summary-json '" + summary.string() + "'");
   INFO("stderr: ", r.err);
   REQUIRE(r.code == 0);
-  CHECK(r.out.rfind("salus-run: traces/examples/real_small.csv (native, 5 jobs), device cpu, pool 256.0 MiB, "
+  CHECK(r.out.rfind("salus-run: traces/examples/real_small.csv (native, 5 jobs), device cpu, math fp32, pool 256.0 MiB, "
                     "time scale 2\n",
                     0) == 0);
   for (const char* row : {"\nfifo     exclusive", "\nsrtf     single", "\npack     auto", "\nfair     single"}) {
@@ -142,7 +142,8 @@ TEST_CASE("salus-run trains real_small.csv under all four policies and writes sa
     CHECK(res.at("jobs_failed") == 0);
 
     const json& lat = res.at("switch_latency");
-    CHECK(keys(lat) == std::set<std::string>{"count", "p50_ms", "p99_ms", "max_ms"});
+    CHECK(keys(lat) == std::set<std::string>{"count", "p50_ms", "p99_ms", "max_ms", "clock"});
+    CHECK(lat.at("clock") == "host_clock");  // the CPU device has no clock of its own
     CHECK(lat.at("count") == res.at("switches"));
     CHECK(lat.at("p50_ms").get<double>() >= 0);
     CHECK(lat.at("p50_ms").get<double>() <= lat.at("p99_ms").get<double>());
@@ -267,8 +268,8 @@ TEST_CASE("salus-run rejects jobs larger than the pool with a note, and runs the
                        "--policy pack --summary-json '" + summary.string() + "'");
   INFO("stderr: ", r.err);
   REQUIRE(r.code == 0);
-  // E is the catalog's 597688 B rounded up to whole 256-byte units, as the pool lays out regions.
-  CHECK(r.out.find("note: pack: job mlp_a rejected: needs P + E = 12.7 MiB + 597760 B = 13.3 MiB, more than the GPU's "
+  // The trace's figures as given (the loop compares them in whole 256-byte units).
+  CHECK(r.out.find("note: pack: job mlp_a rejected: needs P + E = 12.7 MiB + 597688 B = 13.3 MiB, more than the GPU's "
                    "12.0 MiB\n") != std::string::npos);
   const json j = read_json(summary);
   const json& jobs = j.at("results")[0].at("jobs");
@@ -295,6 +296,8 @@ TEST_CASE("salus-run: bad input exits 2 with the exact message") {
   };
   const Case cases[] = {
       {kTrace + " --device tpu", "salus-run: --device: unknown device 'tpu' (valid: cpu, cuda)\n"},
+      {kSmall + " --math fp64", "salus-run: --math: unknown math mode 'fp64' (valid: fp32, tf32)\n"},
+      {kSmall + " --math tf32", "salus-run: --math tf32: the cpu device computes in FP32 only (valid on cpu: fp32)\n"},
       {"--device cpu", "salus-run: the option '--trace' is required but missing (see --help)\n"},
       {kSmall + " --time-scale 0.5", "salus-run: --time-scale: must be a number >= 1\n"},
       {kSmall + " --time-scale 0", "salus-run: --time-scale: must be a number >= 1\n"},
@@ -453,9 +456,20 @@ std::string profile_bin() {
 
 }  // namespace
 
+TEST_CASE("salus-profile --math: an unknown mode and tf32 on the cpu device exit 2 with the message") {
+  for (const auto& [arg, err] : {std::pair<std::string, std::string>{"--math tf64", "salus-profile: --math: unknown math mode 'tf64' (valid: fp32, tf32)\n"},
+                                 {"--math tf32", "salus-profile: --math tf32: the cpu device computes in FP32 only (valid on cpu: fp32)\n"}}) {
+    CAPTURE(arg);
+    const salus::test::ProgramResult p = salus::test::run_program(
+        SALUS_SOURCE_DIR, profile_bin(), "--device cpu --workloads lenet_32 --out /nonexistent/x.json " + arg);
+    CHECK(p.code == 2);
+    CHECK(p.err == err);
+  }
+}
+
 TEST_CASE("a catalog measured by salus-profile drives salus-run (default memory mode) and salus-sim") {
   // The round trip: what the profile writes is exactly what the executor then needs (P in exact
-  // bytes: lenet_32's 841984 B would read 0.80 MiB = 838861 B if rounded), so every job is done.
+  // bytes: lenet_32's 845824 B would read 0.81 MiB = 849347 B if rounded, not what it needs), so every job is done.
   const fs::path catalog = scratch() / "round_trip.json";
   const salus::test::ProgramResult p =
       salus::test::run_program(SALUS_SOURCE_DIR, profile_bin(),
@@ -496,7 +510,7 @@ TEST_CASE("salus-run: a failed job makes the exit status 1, the summary is still
   // A catalog declaring lenet_32's P one 256-byte unit short: its jobs fail at their first dispatch.
   const fs::path catalog = scratch() / "short_p.json";
   std::ofstream(catalog) << R"({"format": "salus-catalog/1", "gpu": "cpu", "workloads": [
-    {"name": "lenet_32", "persistent_mib": 0.8, "persistent_bytes": 841728, "ephemeral_mib": 4,
+    {"name": "lenet_32", "persistent_mib": 0.81, "persistent_bytes": 845568, "ephemeral_mib": 4,
      "iter_ms": 5, "gpu_util": 0.5, "source": "test"},
     {"name": "mlp_64", "persistent_mib": 7, "ephemeral_mib": 1, "iter_ms": 5, "gpu_util": 0.5, "source": "test"}]}
 )";
@@ -504,8 +518,8 @@ TEST_CASE("salus-run: a failed job makes the exit status 1, the summary is still
   const Result r = run(kSmall + " --time-scale 10 --policy fifo --profiles '" + catalog.string() + "' --summary-json '" +
                        summary.string() + "'");
   CHECK(r.code == 1);
-  CHECK(r.out.find("note: fifo: job lenet_a failed: its persistent state needs 841984 B but the trace declares P = "
-                   "841728 B\n") != std::string::npos);
+  CHECK(r.out.find("note: fifo: job lenet_a failed: its persistent state needs 845824 B but the trace declares P = "
+                   "845568 B\n") != std::string::npos);
   // Failed 3 (the three lenet_32 jobs), Done 2; the columns say so.
   CHECK(r.out.find("Done  Rejected  Failed  Interrupted\n") != std::string::npos);
   CHECK(r.out.find("      2         0       3            0\n") != std::string::npos);

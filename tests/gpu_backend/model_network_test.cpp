@@ -124,24 +124,34 @@ TEST_CASE("parameter counts match the published architectures") {
 TEST_CASE("persistent_bytes is 3 x params x 4 B plus statistics, batch, labels and loss, aligned") {
   SUBCASE("lenet_32 (no batch norm)") {
     const auto net = build_model("lenet_32");
-    CHECK(net->persistent_bytes() == expected_persistent(61'706, 0, 32 * 28 * 28, 32));
-    // By hand: 3 x 247,040 (61,706 x 4 = 246,824 rounded up) + 100,352 + 256 + 256.
-    CHECK(net->persistent_bytes() == 841'984);
+    // Every weight and bias sub-buffer starts on a 256-byte boundary (64 floats): conv1 150 -> 192,
+    // 6 -> 64; conv2 2400 -> 2432, 16 -> 64; fc 48000, 120 -> 128; fc 10080 -> 10112, 84 -> 128;
+    // fc 840 -> 896, 10 -> 64: 62,080 floats for 61,706 parameters.
+    CHECK(net->parameters() == 61'706);
+    CHECK(net->parameter_floats() == 62'080);
+    CHECK(net->persistent_bytes() == expected_persistent(62'080, 0, 32 * 28 * 28, 32));
+    // By hand: 3 x 248,320 (62,080 x 4, a whole number of 256-byte units) + 100,352 + 256 + 256.
+    CHECK(net->persistent_bytes() == 845'824);
   }
   SUBCASE("mlp_64") {
     const auto net = build_model("mlp_64");
-    CHECK(net->persistent_bytes() == expected_persistent(net->parameters(), 0, 64 * 28 * 28, 64));
+    // 784x512 + 512, 512x256 + 256, 256x10 + 10 -> 64: only the last bias is padded (54 floats).
+    CHECK(net->parameter_floats() == net->parameters() + 54);
+    CHECK(net->persistent_bytes() == expected_persistent(net->parameter_floats(), 0, 64 * 28 * 28, 64));
   }
   SUBCASE("resnet50_25 (batch norm: running mean and variance, as many floats as gamma and beta)") {
     const auto net = build_model("resnet50_25");
-    const std::int64_t params = net->parameters();
+    const std::int64_t params = net->parameter_floats();
     // Batch-norm channels: 64 in the stem, then per stage blocks x (w + w + 4w) + 4w.
     const std::int64_t bn_channels = 64 + 1408 + 3584 + 10240 + 11264;
     const std::int64_t stats = 2 * bn_channels;
     CHECK(net->persistent_bytes() == expected_persistent(params, stats, 25LL * 3 * 224 * 224, 25));
-    const Bytes unpadded = (3 * params + stats + 25LL * 3 * 224 * 224 + 25 + 1) * 4;
+    const Bytes unpadded = (3 * net->parameters() + stats + 25LL * 3 * 224 * 224 + 25 + 1) * 4;
     CHECK(net->persistent_bytes() >= unpadded);
-    CHECK(net->persistent_bytes() < unpadded + 7 * kAlignment);
+    // Padding: under 64 floats per sub-buffer of each of the three arrays (2 per layer with
+    // weights), plus the rounding of the five arrays after them.
+    CHECK(net->parameter_floats() - net->parameters() < 64 * 2 * 160);
+    CHECK(net->persistent_bytes() < unpadded + 3 * 4 * (net->parameter_floats() - net->parameters()) + 7 * kAlignment);
   }
 }
 
