@@ -11,9 +11,10 @@
 namespace salus::core {
 
 /// Run `iterations` consecutive iterations of `job` in `lane`. The first one is lengthened by
-/// `extra_ns` (the switching cost when the lane changes job, plus JobSpec::first_iter_extra_ns on
-/// the job's first dispatch; a real executor takes the time it takes). The lane's ephemeral region is
-/// [lane_offset, lane_offset + lane_size) of the pool for the whole run.
+/// `extra_ns` (JobSpec::first_iter_extra_ns on the job's first dispatch; a real executor takes the
+/// time it takes). Switching cost is the executor's own: it knows which job its lane ran last (the
+/// simulator adds its configured cost when that job differs; a real executor pays what it pays).
+/// The lane's ephemeral region is [lane_offset, lane_offset + lane_size) of the pool for the whole run.
 struct Dispatch {
   JobIndex job = kNoJob;
   LaneId lane = kNoLane;
@@ -33,6 +34,7 @@ struct Completion {
   TimeNs end_ns = 0;
   bool failed = false;      ///< the job cannot go on (e.g. kernel failure, lane overflow)
   std::string error;        ///< why, when failed
+  TimeNs switch_ns = 0;     ///< switching cost the executor added to the run's first iteration
 };
 
 class Executor {

@@ -272,7 +272,6 @@ int run(int argc, char** argv) {
     core::SchedulerOptions opts;
     opts.capacity = capacity;
     opts.lane_mode = experiments::lane_mode_for(*policy, cfg);
-    opts.switch_cost_ns = 0;
     opts.record_timeline = !o.out_dir.empty();
     opts.stop = &g_stop;
     gpu::MemoryPool pool(*device, capacity);

@@ -36,11 +36,11 @@ SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& polic
   opts.capacity = cfg.capacity;
   opts.lane_mode = lane_mode_for(*policy, cfg);
   opts.max_lanes = cfg.max_lanes;
-  opts.switch_cost_ns = cfg.switch_cost_ns;
+  opts.lane_shrink = cfg.lane_shrink;
   opts.record_timeline = cfg.record_timeline;
   std::vector<core::TimeNs> actual;
   if (cfg.profile_noise > 0) actual = actual_iteration_times(jobs, cfg.profile_noise, cfg.seed);
-  sim::SimExecutor exec(jobs, *model, std::move(actual));
+  sim::SimExecutor exec(jobs, *model, std::move(actual), cfg.switch_cost_ns);
   SimRun run;
   run.policy = policy_name;
   run.lane_mode = opts.lane_mode;

@@ -14,5 +14,9 @@ std::unique_ptr<core::Policy> make_srtf();
 std::unique_ptr<core::Policy> make_pack();
 /// Equal service within a lane: the job with the least service since the last job joined runs.
 std::unique_ptr<core::Policy> make_fair();
+/// Preemptive least attained service (iterations done x iter_ms) within a lane.
+std::unique_ptr<core::Policy> make_las();
+/// Strict priorities from the trace's priority column, higher first, arrival order within a level.
+std::unique_ptr<core::Policy> make_priority();
 
 }  // namespace salus::policies

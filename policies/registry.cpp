@@ -17,6 +17,8 @@ constexpr Entry kPolicies[] = {
     {"srtf", &make_srtf},
     {"pack", &make_pack},
     {"fair", &make_fair},
+    {"las", &make_las},
+    {"priority", &make_priority},
 };
 
 }  // namespace

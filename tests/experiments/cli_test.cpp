@@ -43,7 +43,7 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
     std::string args, err;
   };
   const Case cases[] = {
-      {kHand + " --policy fifo,lifo", "salus-sim: unknown policy 'lifo' (valid: fifo, srtf, pack, fair)\n"},
+      {kHand + " --policy fifo,lifo", "salus-sim: unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority)\n"},
       {kHand + " --policy fifo,fifo", "salus-sim: --policy: 'fifo' is listed twice\n"},
       {kHand + " --gpu-mem 16XB",
        "salus-sim: --gpu-mem: unknown size unit 'XB' (valid: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)\n"},

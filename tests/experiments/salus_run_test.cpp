@@ -300,7 +300,7 @@ TEST_CASE("salus-run: bad input exits 2 with the exact message") {
       {kSmall + " --time-scale 0", "salus-run: --time-scale: must be a number >= 1\n"},
       {kSmall + " --time-scale abc", "salus-run: the argument ('abc') for option '--time-scale' is invalid (see --help)\n"},
       {kSmall + " --learning-rate 0", "salus-run: --learning-rate: must be positive\n"},
-      {kSmall + " --policy fifo,lifo", "salus-run: unknown policy 'lifo' (valid: fifo, srtf, pack, fair)\n"},
+      {kSmall + " --policy fifo,lifo", "salus-run: unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority)\n"},
       {kSmall + " --lanes many", "salus-run: --lanes: unknown lane mode 'many' (valid: single, auto)\n"},
       {"--trace no/such/file.csv", "salus-run: no/such/file.csv: cannot open trace file\n"},
       {"--trace tests/data/real/no_model.csv --device cpu",

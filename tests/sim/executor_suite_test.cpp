@@ -26,12 +26,12 @@ using salus::test::Seg;
 using salus::test::trace;
 
 struct FakeHarness {
-  explicit FakeHarness(std::span<const JobSpec> jobs) : exec(jobs) {}
+  FakeHarness(std::span<const JobSpec> jobs, TimeNs switch_cost) : exec(jobs, switch_cost) {}
   salus::test::FakeExecutor exec;
 };
 
 struct SimHarness {
-  explicit SimHarness(std::span<const JobSpec> jobs) : exec(jobs, model) {}
+  SimHarness(std::span<const JobSpec> jobs, TimeNs switch_cost) : exec(jobs, model, {}, switch_cost) {}
   salus::sim::NoInterference model;  // declared first: exec keeps a reference to it
   salus::sim::SimExecutor exec;
 };
@@ -41,6 +41,7 @@ struct Run {
   Bytes capacity = gib(16);
   TimeNs switch_cost_ns = 0;
   std::optional<LaneMode> mode = std::nullopt;
+  bool shrink = true;
 };
 
 template <typename H>
@@ -49,11 +50,11 @@ ScheduleOutcome run(const std::vector<JobSpec>& jobs, const Run& r) {
   SchedulerOptions o;
   o.capacity = r.capacity;
   o.lane_mode = r.mode.value_or(policy->default_lane_mode());
-  o.switch_cost_ns = r.switch_cost_ns;
   o.record_timeline = true;
-  H h(jobs);
+  o.lane_shrink = r.shrink;
+  H h(jobs, r.switch_cost_ns);
   ScheduleOutcome out = run_schedule(jobs, *policy, h.exec, o);
-  salus::test::check_schedule(jobs, out, o, true);
+  salus::test::check_schedule(jobs, out, o, true, r.switch_cost_ns);
   return out;
 }
 
@@ -324,14 +325,41 @@ TEST_CASE_TEMPLATE("SRTF: admission limited by memory in the single lane", H, EX
                        {1, 1, ms(1300), ms(1500), 2, 0}});
 }
 
-TEST_CASE_TEMPLATE("SRTF: a job arriving with the lane's opener waits when sum P + P + L > C", H, EXECUTORS) {
+TEST_CASE_TEMPLATE("SRTF: admission by priority: the shorter of two simultaneous jobs is admitted first", H, EXECUTORS) {
   // C = 10 GiB, one lane. a (P 4, E 4, 10 x 100 ms) and b (P 3, E 2, 2 x 100 ms) both at 0.
-  // a opens the lane (L = 4). b: 4 + 3 + 4 = 11 > 10 and the lane already holds E = 2: b waits
-  // (a lane never shrinks). a 0 - 1.0; b in a new lane 1.0 - 1.2.
+  // SRTF admits by least remaining time (paper §4.2), so b comes first and opens the lane
+  // (L = 2). a: growing the lane to 4 needs 3 + 4 + 4 = 11 > 10: a waits. b 0 - 0.2; the lane
+  // goes with b, a opens a new one: 0.2 - 1.2. (In arrival order a would have been admitted
+  // first and b would have waited until 1.0.)
   const auto jobs = trace({job("a", 0, 10, ms(100), gib(4), gib(4)), job("b", 0, 2, ms(100), gib(3), gib(2))});
   const ScheduleOutcome out = run<H>(jobs, {"srtf", gib(10)});
-  CHECK(out.jobs[1].admitted_ns == ms(1000));
-  CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(1000), ms(1200)});
+  CHECK(out.jobs[1].admitted_ns == 0);
+  CHECK(out.jobs[0].admitted_ns == ms(200));
+  CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(1200), ms(200)});
+}
+
+TEST_CASE_TEMPLATE("lane shrinking: the lane follows the largest E of its jobs down, recorded as a move", H, EXECUTORS) {
+  // C = 10 GiB, SRTF, one lane. big (P 1, E 6, 2 x 100 ms) and small (P 1, E 1, 5 x 100 ms) at 0;
+  // late (P 4, E 1, 1 x 100 ms) at 0.05.
+  //   0: big (200 ms) is admitted first and opens the lane L = 6 at [4, 10); small joins it
+  //      (1 + 1 + 6 = 8 <= 10). big runs 0 - 0.2 (shortest).
+  //   0.05: late: 2 + 4 + 6 = 12 > 10: waits.
+  //   0.2: big finishes: the lane shrinks to small's E = 1 and moves to [9, 10) at once (idle):
+  //      late fits now (1 + 4 + 1 = 6): admitted at 0.2; late (100) before small (500):
+  //      late 0.2 - 0.3, small 0.3 - 0.8.
+  // Without shrinking the lane keeps L = 6 (1 + 4 + 6 = 11 > 10) and late waits for small:
+  // small 0.2 - 0.7, late 0.7 - 0.8
+  // (the lane is removed with small at 0.7 and late opens a new one).
+  const auto jobs = trace({job("big", 0, 2, ms(100), gib(1), gib(6)), job("small", 0, 5, ms(100), gib(1), gib(1)),
+                           job("late", ms(50), 1, ms(100), gib(4), gib(1))});
+  const ScheduleOutcome out = run<H>(jobs, {"srtf", gib(10)});
+  CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(200), ms(800), ms(300)});
+  CHECK(out.jobs[2].admitted_ns == ms(200));
+  REQUIRE(out.lane_moves.size() == 2);  // placed at 0, shrunk at 0.2
+  CHECK(salus::test::same_move(out.lane_moves[1], {ms(200), 0, gib(4), gib(6), gib(9), gib(1)}));
+  const ScheduleOutcome kept = run<H>(jobs, {"srtf", gib(10), 0, std::nullopt, false});
+  CHECK(salus::test::finishes(kept) == std::vector<TimeNs>{ms(200), ms(700), ms(800)});
+  CHECK(kept.jobs[2].admitted_ns == ms(700));
 }
 
 TEST_CASE_TEMPLATE("FAIR: three jobs with different iteration times", H, EXECUTORS) {
