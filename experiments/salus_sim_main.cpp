@@ -43,7 +43,7 @@ struct Options {
 };
 
 Options parse(int argc, char** argv, bool* help) {
-  std::string policy_list, gpu_mem, lanes, interference;
+  std::string policy_list, gpu_mem, lanes, interference, lane_shrink;
   double switch_ms = 0, noise_pct = 0;
   std::uint64_t seed = 0;
   Options o;
@@ -66,6 +66,9 @@ Options parse(int argc, char** argv, bool* help) {
       ("share-exponent", po::value(&o.cfg.share_exponent)->default_value(1.0),
        "shares: raise each lane's slowdown to this power, in (0, 2] (below 1: a crowd of lanes overlaps better "
        "than its shares add up to; 0.8 fits the measured H100 traces, see the README)")
+      ("lane-shrink", po::value(&lane_shrink)->default_value("on"),
+       "on|off: a lane's size follows the largest E of its jobs down when that job finishes (the paper's "
+       "L_j = max E); off: a lane keeps the largest size it ever had until its last job finishes")
       ("switch-cost-ms", po::value(&switch_ms),
        "milliseconds added to the first iteration after a lane changes job (default: the catalog's measured "
        "switch_ms where it has one, else 1)")
@@ -106,6 +109,10 @@ Options parse(int argc, char** argv, bool* help) {
     if (!sw) throw core::InputError("--switch-cost-ms: must be a non-negative number");
     o.switch_cost_ns = *sw;
   }
+  if (lane_shrink != "on" && lane_shrink != "off") {
+    throw core::InputError("--lane-shrink: must be on or off, got '" + lane_shrink + "'");
+  }
+  o.cfg.lane_shrink = lane_shrink == "on";
   if (!(noise_pct >= 0 && noise_pct < 100)) throw core::InputError("--profile-noise: must be in [0, 100)");
   o.cfg.profile_noise = noise_pct / 100.0;
   o.cfg.seed = seed;
@@ -150,6 +157,7 @@ int run(int argc, char** argv) {
   summary["interference"] = o.cfg.interference;
   if (o.cfg.interference == "shares") summary["share_exponent"] = o.cfg.share_exponent;
   summary["switch_cost_ms"] = static_cast<double>(o.cfg.switch_cost_ns) / 1e6;
+  summary["lane_shrink"] = o.cfg.lane_shrink;
   summary["seed"] = o.cfg.seed;
   summary["profile_noise"] = o.cfg.profile_noise;
   summary["time_scale"] = o.time_scale;

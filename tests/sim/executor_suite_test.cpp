@@ -362,6 +362,48 @@ TEST_CASE_TEMPLATE("lane shrinking: the lane follows the largest E of its jobs d
   CHECK(kept.jobs[2].admitted_ns == ms(700));
 }
 
+TEST_CASE_TEMPLATE("LAS: the newcomer runs until it has caught up, ties to the earlier arrival", H, EXECUTORS) {
+  // One lane, 100 ms iterations. a: 3 at 0; b: 2 at 0.1.
+  //   a 0 - 0.1 (1 iteration, attained 100); b joins at 0.1, exactly a boundary: b (0) runs
+  //   0.1 - 0.2 (100, tied with a: a is earlier) a 0.2 - 0.3 (200), b 0.3 - 0.4 (done), a 0.4 - 0.5.
+  const auto jobs = trace({job("a", 0, 3, ms(100), mib(1), mib(1)), job("b", ms(100), 2, ms(100), mib(1), mib(1))});
+  const ScheduleOutcome out = run<H>(jobs, {"las"});
+  CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(500), ms(400)});
+  check_segments(out, {{0, 0, 0, ms(100), 1, 0},
+                       {0, 1, ms(100), ms(200), 1, 0},
+                       {0, 0, ms(200), ms(300), 1, 0},
+                       {0, 1, ms(300), ms(400), 1, 0},
+                       {0, 0, ms(400), ms(500), 1, 0}});
+}
+
+TEST_CASE_TEMPLATE("priority: a higher level preempts at the next boundary, FIFO within a level", H, EXECUTORS) {
+  // One lane, 100 ms iterations. a: 5 at 0, priority 0; b: 2 at 0.15, priority 2; c: 1 at 0.16,
+  // priority 2. a 0 - 0.2 (cut at its boundary after b joins), b 0.2 - 0.4, c 0.4 - 0.5 (same
+  // level, later), a 0.5 - 0.8.
+  auto jobs = trace({job("a", 0, 5, ms(100), mib(1), mib(1)), job("b", ms(150), 2, ms(100), mib(1), mib(1)),
+                     job("c", ms(160), 1, ms(100), mib(1), mib(1))});
+  jobs[1].priority = 2;
+  jobs[2].priority = 2;
+  const ScheduleOutcome out = run<H>(jobs, {"priority"});
+  CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(800), ms(400), ms(500)});
+  check_segments(out, {{0, 0, 0, ms(200), 2, 0},
+                       {0, 1, ms(200), ms(400), 2, 0},
+                       {0, 2, ms(400), ms(500), 1, 0},
+                       {0, 0, ms(500), ms(800), 3, 0}});
+}
+
+TEST_CASE_TEMPLATE("priority: admission follows the levels, not arrival", H, EXECUTORS) {
+  // C = 10 GiB, one lane. a (P 5, E 2, 3 x 100 ms, level 0) and b (P 5, E 2, 1 x 100 ms, level 1)
+  // arrive at 0 and cannot both be admitted (5 + 5 + 2 > 10): b, the higher level, first:
+  // b 0 - 0.1, then a 0.1 - 0.4.
+  auto jobs = trace({job("a", 0, 3, ms(100), gib(5), gib(2)), job("b", 0, 1, ms(100), gib(5), gib(2))});
+  jobs[1].priority = 1;
+  const ScheduleOutcome out = run<H>(jobs, {"priority", gib(10)});
+  CHECK(out.jobs[1].admitted_ns == 0);
+  CHECK(out.jobs[0].admitted_ns == ms(100));
+  CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(400), ms(100)});
+}
+
 TEST_CASE_TEMPLATE("FAIR: three jobs with different iteration times", H, EXECUTORS) {
   // One lane; a 6 x 100 ms, b 4 x 50 ms, c 2 x 200 ms, all at 0 (trace order a, b, c).
   // (service a/b/c in ms -> chosen, runner-up, k)
