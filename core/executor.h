@@ -54,6 +54,21 @@ class Executor {
   /// A job finished: its persistent memory is released.
   virtual void release(JobIndex job) { (void)job; }
 
+  /// Paging (SchedulerOptions::paging, the paper's failsafe): a paused job's persistent memory
+  /// moves to host memory (page_out), and back to `persistent_offset` before it runs again
+  /// (page_in). The executor charges each transfer to the job's lane: the lane's next run starts
+  /// that much later. The loop pages only on an executor that supports it.
+  virtual bool supports_paging() const { return false; }
+  virtual void page_out(JobIndex job, LaneId lane) {
+    (void)job;
+    (void)lane;
+  }
+  virtual void page_in(JobIndex job, LaneId lane, Bytes persistent_offset) {
+    (void)job;
+    (void)lane;
+    (void)persistent_offset;
+  }
+
   /// Starts a run in an idle lane. At most one run per lane at a time.
   virtual void start(const Dispatch& d) = 0;
 

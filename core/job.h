@@ -57,6 +57,7 @@ struct JobState {
   JobStatus status = JobStatus::kNotArrived;
   LaneId lane = kNoLane;
   bool running = false;               ///< an iteration of it is in flight
+  bool paged_out = false;             ///< admitted, its persistent memory in host memory (paging)
   std::int64_t iterations_done = 0;
   std::int64_t submit_rank = -1;      ///< position in arrival order (ties: trace order), set at arrival
   std::int64_t admit_seq = -1;        ///< order of admission (0, 1, ...)

@@ -158,6 +158,35 @@ void LaneManager::release(LaneId id, Bytes p, Bytes offset, Bytes e) {
   update_unsettled();
 }
 
+void LaneManager::page_out(Bytes p, Bytes offset) {
+  if (p > 0) {
+    const auto it = blocks_.find(offset);
+    SALUS_INVARIANT(it != blocks_.end() && it->second == p, "paged-out persistent block exists",
+                    std::to_string(p) + " bytes at " + std::to_string(offset));
+    blocks_.erase(it);
+  }
+  persistent_ -= p;
+}
+
+Bytes LaneManager::page_in(Bytes p, Bytes at) {
+  if (persistent_ + p + lanes_total_ > capacity_) return kUnplaced;
+  const Bytes limit = std::min(ephemeral_floor(), capacity_ - lanes_total_);
+  Bytes offset = at;
+  if (at == kUnplaced) {
+    offset = find_hole(p, limit);
+    if (offset == kUnplaced) return kUnplaced;
+  } else {
+    // Undoing a page_out of this instant: the block's old place is still free.
+    auto next = blocks_.lower_bound(at);
+    SALUS_INVARIANT(at + p <= limit && (next == blocks_.end() || next->first >= at + p) &&
+                        (next == blocks_.begin() || std::prev(next)->first + std::prev(next)->second <= at),
+                    "a paged-out block returns to its free place", std::to_string(at));
+  }
+  if (p > 0) blocks_.emplace(offset, p);
+  persistent_ += p;
+  return offset;
+}
+
 void LaneManager::set_busy(LaneId id, bool busy) {
   Lane& l = at(id);
   SALUS_INVARIANT(!busy || !unsettled_ || (l.offset == target_offset(id) && l.placed_size == l.size),

@@ -106,6 +106,14 @@ class LaneManager {
   /// at its next settle().
   void release(LaneId lane, Bytes persistent, Bytes persistent_offset = kUnplaced, Bytes ephemeral = -1);
 
+  /// Paging (the paper's failsafe): a paused job's persistent block leaves device memory (it stays
+  /// in its lane); sum P drops by P. `persistent_offset` is where admit() or page_in() put it.
+  void page_out(Bytes persistent, Bytes persistent_offset);
+  /// Brings a paged-out block back: needs sum P + P + sum L <= C and a hole below every lane as it
+  /// is now and as its target (as admit()). Returns the new offset, or kUnplaced (nothing changed).
+  /// With `at` given, the block goes back exactly there (undoing a page_out of this instant).
+  Bytes page_in(Bytes persistent, Bytes at = kUnplaced);
+
   /// Marks an iteration in flight (or not) in the lane.
   void set_busy(LaneId lane, bool busy);
 

@@ -46,7 +46,8 @@ struct LaneSchedule {
   JobIndex last_job = kNoJob;
   JobIndex running = kNoJob;
   bool cut = false;             // stop_at_boundary already requested for the current run
-  bool needs_decision = false;  // a job joined since the current run started
+  bool needs_decision = false;  // a job joined (or was paged back in) since the current run started
+  std::int32_t paged = 0;       // of its jobs, how many are paged out
 };
 
 /// Inference request gating, the one place that reads JobSpec::requests_ns: an inference job's
@@ -344,18 +345,103 @@ class Loop {
     if (opts_.record_timeline) sample_memory(now);
   }
 
-  /// Algorithm 1 ProcessRequests. Returns the number of jobs admitted.
+  /// Algorithm 1 ProcessRequests; with paging, then paged-out jobs come back where memory allows
+  /// (after the queue, so that a job is not paged in and out again at one instant). Returns the
+  /// number of jobs admitted or paged in.
   int process_requests(TimeNs now) {
-    if (pending_.empty()) return 0;
-    const bool exclusive = opts_.lane_mode == LaneMode::kExclusive;
-    return pending_.process([&](JobIndex j) {
-      if (exclusive && admitted_ > 0) return PendingQueue::Verdict::kStop;
-      const JobSpec& s = spec(j);
-      const FindLaneResult r = lanes_.admit(s.persistent, s.ephemeral);
-      if (r.choice == LaneChoice::kNotFound) return PendingQueue::Verdict::kBlocked;
-      admit(j, r, now);
-      return PendingQueue::Verdict::kAdmitted;
+    int changed = 0;
+    if (!pending_.empty()) {
+      const bool exclusive = opts_.lane_mode == LaneMode::kExclusive;
+      changed = pending_.process([&](JobIndex j) {
+        if (exclusive && admitted_ > 0) return PendingQueue::Verdict::kStop;
+        const JobSpec& s = spec(j);
+        FindLaneResult r = lanes_.admit(s.persistent, s.ephemeral);
+        if (r.choice == LaneChoice::kNotFound && paging_) r = admit_by_paging(j, now);
+        if (r.choice == LaneChoice::kNotFound) return PendingQueue::Verdict::kBlocked;
+        admit(j, r, now);
+        return PendingQueue::Verdict::kAdmitted;
+      });
+    }
+    if (!paged_.empty()) changed += page_in(now);
+    return changed;
+  }
+
+  // ---- Paging, the paper's failsafe (SchedulerOptions::paging) ----------------------------
+  // A job's priority is the policy's admission key evaluated now (SRTF: remaining solo time).
+
+  /// Pages out paused, resident jobs of lower priority than j (lowest first; among equals the
+  /// latest arrival first) until j is admitted. If j still does not fit with all of them out,
+  /// nothing is paged (their blocks go back where they were).
+  FindLaneResult admit_by_paging(JobIndex j, TimeNs now) {
+    const SchedulerView v = view(now);
+    const std::int64_t key = policy_.admission_key(v, j);
+    std::vector<std::pair<std::int64_t, JobIndex>> victims;  // (key, job)
+    for (const Lane& l : lanes_.lanes()) {
+      for (JobIndex k : sched(l.id).jobs) {
+        const JobState& st = state(k);
+        if (st.running || st.paged_out || spec(k).persistent == 0 || requests_.gates(k)) continue;
+        const std::int64_t kk = policy_.admission_key(v, k);
+        if (kk > key) victims.emplace_back(kk, k);
+      }
+    }
+    std::sort(victims.begin(), victims.end(), [&](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : state(a.second).submit_rank > state(b.second).submit_rank;
     });
+    FindLaneResult r;
+    std::size_t out = 0;
+    while (out < victims.size()) {
+      const JobIndex k = victims[out++].second;
+      lanes_.page_out(spec(k).persistent, state(k).persistent_offset);
+      r = lanes_.admit(spec(j).persistent, spec(j).ephemeral);
+      if (r.choice != LaneChoice::kNotFound) break;
+    }
+    if (r.choice == LaneChoice::kNotFound) {
+      for (std::size_t i = out; i-- > 0;) {
+        const JobIndex k = victims[i].second;
+        lanes_.page_in(spec(k).persistent, state(k).persistent_offset);
+      }
+      return r;
+    }
+    for (std::size_t i = 0; i < out; ++i) {
+      const JobIndex k = victims[i].second;
+      JobState& st = state(k);
+      st.paged_out = true;
+      st.persistent_offset = kUnplaced;
+      ++sched(st.lane).paged;
+      paged_.push_back(k);
+      ++out_.page_outs;
+      exec_.page_out(k, st.lane);
+    }
+    return r;
+  }
+
+  /// Pages paged-out jobs back in, highest priority first, each that fits (a smaller one may fit
+  /// where a larger one does not). In the one lane this always makes progress: with nothing
+  /// resident, the job whose E sets the lane's size fits, as it did when admitted. Returns how many.
+  int page_in(TimeNs now) {
+    const SchedulerView v = view(now);
+    std::vector<std::pair<std::int64_t, JobIndex>> order;
+    for (JobIndex k : paged_) order.emplace_back(policy_.admission_key(v, k), k);
+    std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : state(a.second).submit_rank < state(b.second).submit_rank;
+    });
+    int back = 0;
+    for (const auto& [key, k] : order) {
+      (void)key;
+      const Bytes offset = lanes_.page_in(spec(k).persistent);
+      if (offset == kUnplaced) continue;
+      JobState& st = state(k);
+      st.paged_out = false;
+      st.persistent_offset = offset;
+      LaneSchedule& ls = sched(st.lane);
+      --ls.paged;
+      ls.needs_decision = true;
+      paged_.erase(std::find(paged_.begin(), paged_.end(), k));
+      ++out_.page_ins;
+      exec_.page_in(k, st.lane, offset);
+      ++back;
+    }
+    return back;
   }
 
   void admit(JobIndex j, const FindLaneResult& r, TimeNs now) {
@@ -383,8 +469,16 @@ class Loop {
 
   void dispatch(TimeNs now, const Lane& lane, LaneSchedule& ls) {
     if (ls.jobs.empty()) return;
-    // The policy chooses among jobs with work ready: inference jobs wait for their requests.
-    const std::span<const JobIndex> choices = requests_.ready(ls.jobs, now);
+    // The policy chooses among jobs with work ready: inference jobs wait for their requests,
+    // paged-out jobs for their memory.
+    std::span<const JobIndex> choices = requests_.ready(ls.jobs, now);
+    if (ls.paged > 0) {
+      resident_scratch_.clear();
+      for (JobIndex j : choices) {
+        if (!state(j).paged_out) resident_scratch_.push_back(j);
+      }
+      choices = resident_scratch_;
+    }
     if (choices.empty()) return;
     const Decision d = policy_.choose(view(now), LaneSnapshot{lane.id, choices, ls.last_job, kNoJob});
     SALUS_INVARIANT(d.job >= 0 && static_cast<std::size_t>(d.job) < specs_.size() && state(d.job).lane == lane.id &&
@@ -442,6 +536,9 @@ class Loop {
   std::vector<LaneSchedule> lane_sched_;
   ScheduleOutcome out_;
   RequestGate requests_;
+  bool paging_ = opts_.paging && opts_.lane_mode == LaneMode::kSingle;
+  std::vector<JobIndex> paged_;  // admitted jobs whose persistent memory is paged out
+  std::vector<JobIndex> resident_scratch_;
   std::size_t terminal_ = 0;
   std::int64_t admitted_ = 0;
   std::int64_t next_admit_seq_ = 0;
@@ -459,6 +556,12 @@ ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, Policy& policy, Exec
   }
   if (opts.capacity <= 0) throw std::invalid_argument("capacity must be positive");
   if (opts.max_lanes < 0) throw std::invalid_argument("max_lanes must not be negative");
+  if (opts.paging && opts.lane_mode == LaneMode::kSingle) {
+    if (!executor.supports_paging()) throw std::invalid_argument("paging: the executor cannot page");
+    // A lane grown for a job of higher priority must give the memory back when it finishes, or a
+    // paged-out job might never fit again.
+    if (!opts.lane_shrink) throw std::invalid_argument("paging needs lane shrinking");
+  }
   for (const JobSpec& s : jobs) {
     if (s.iterations <= 0 || s.iter_ns <= 0 || s.persistent < 0 || s.ephemeral < 0 || s.arrival_ns < 0 ||
         s.gpu_util_ppm <= 0 || s.gpu_util_ppm > 1'000'000 || s.first_iter_extra_ns < 0) {

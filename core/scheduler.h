@@ -29,6 +29,14 @@ struct SchedulerOptions {
   /// The paper's lane size L_j = max E over the jobs in lane j: a lane shrinks when its largest
   /// job finishes (salus-sim --lane-shrink). Off: a lane keeps the largest size it ever had.
   bool lane_shrink = true;
+  /// The paper's failsafe (salus-sim --paging): when a pending job cannot be admitted, paused
+  /// admitted jobs of lower priority (a larger Policy::admission_key now) have their persistent
+  /// memory paged out to the host, lowest priority first, until it fits; a paged-out job is paged
+  /// back in (it cannot run before), after the queue is processed, once memory allows. The
+  /// executor charges the transfers (Executor::page_out). Needs lane_shrink and an
+  /// executor that supports paging. Acts in LaneMode::kSingle only: with several lanes, lanes
+  /// holding only paged-out jobs could keep each other's jobs out for ever.
+  bool paging = false;
   bool record_timeline = false;  ///< keep segments, memory samples and lane moves
   bool check_invariants = true;  ///< check the safety condition and layout after every change
   /// When set (e.g. from a SIGINT handler), the loop admits and dispatches nothing more, lets
@@ -69,6 +77,8 @@ struct ScheduleOutcome {
   std::int64_t admissions_grown_lane = 0;
   std::int64_t dispatches = 0;         ///< runs started
   std::int64_t switches = 0;           ///< runs of a job other than the lane's previous one
+  std::int64_t page_outs = 0;          ///< persistent blocks paged out (paging)
+  std::int64_t page_ins = 0;           ///< and paged back in
   std::int64_t steps = 0;              ///< loop steps (executor waits)
   std::int64_t iterations = 0;         ///< iterations completed
   TimeNs end_ns = 0;                   ///< executor clock when the last job ended

@@ -37,10 +37,11 @@ SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& polic
   opts.lane_mode = lane_mode_for(*policy, cfg);
   opts.max_lanes = cfg.max_lanes;
   opts.lane_shrink = cfg.lane_shrink;
+  opts.paging = cfg.paging;
   opts.record_timeline = cfg.record_timeline;
   std::vector<core::TimeNs> actual;
   if (cfg.profile_noise > 0) actual = actual_iteration_times(jobs, cfg.profile_noise, cfg.seed);
-  sim::SimExecutor exec(jobs, *model, std::move(actual), cfg.switch_cost_ns);
+  sim::SimExecutor exec(jobs, *model, std::move(actual), cfg.switch_cost_ns, cfg.paging ? cfg.paging_bytes_per_s : 0);
   SimRun run;
   run.policy = policy_name;
   run.lane_mode = opts.lane_mode;

@@ -14,14 +14,35 @@ using i128 = core::Int128;
 }  // namespace
 
 SimExecutor::SimExecutor(std::span<const core::JobSpec> jobs, const InterferenceModel& model,
-                         std::vector<TimeNs> actual_iter_ns, TimeNs switch_cost_ns)
-    : jobs_(jobs), model_(model), iter_ns_(std::move(actual_iter_ns)), switch_cost_ns_(switch_cost_ns) {
+                         std::vector<TimeNs> actual_iter_ns, TimeNs switch_cost_ns, std::int64_t paging_bytes_per_s)
+    : jobs_(jobs),
+      model_(model),
+      iter_ns_(std::move(actual_iter_ns)),
+      switch_cost_ns_(switch_cost_ns),
+      paging_bytes_per_s_(paging_bytes_per_s) {
   if (iter_ns_.empty()) {
     iter_ns_.reserve(jobs.size());
     for (const core::JobSpec& s : jobs) iter_ns_.push_back(s.iter_ns);
   }
   SALUS_INVARIANT(iter_ns_.size() == jobs.size(), "one actual iteration time per job", std::to_string(iter_ns_.size()));
   SALUS_INVARIANT(switch_cost_ns >= 0, "switching cost >= 0", std::to_string(switch_cost_ns));
+  SALUS_INVARIANT(paging_bytes_per_s >= 0, "paging bandwidth >= 0", std::to_string(paging_bytes_per_s));
+}
+
+std::size_t SimExecutor::lane_slot(core::LaneId lane) {
+  const auto i = static_cast<std::size_t>(lane);
+  if (i >= last_job_.size()) {
+    last_job_.resize(i + 1, core::kNoJob);
+    transfer_ns_.resize(i + 1, 0);
+  }
+  return i;
+}
+
+void SimExecutor::charge_transfer(core::JobIndex job, core::LaneId lane) {
+  SALUS_INVARIANT(paging_bytes_per_s_ > 0, "paging on an executor that pages", "");
+  const core::Bytes p = jobs_[static_cast<std::size_t>(job)].persistent;
+  transfer_ns_[lane_slot(lane)] +=
+      static_cast<TimeNs>((static_cast<i128>(p) * core::kNsPerS + paging_bytes_per_s_ - 1) / paging_bytes_per_s_);
 }
 
 TimeNs SimExecutor::duration(TimeNs work, std::int64_t s) const {
@@ -88,13 +109,13 @@ void SimExecutor::start(const core::Dispatch& d) {
   // history of the runs (the shares model sums floating-point figures).
   auto pos = std::lower_bound(runs_.begin(), runs_.end(), d.lane, [](const Run& r, core::LaneId l) { return r.d.lane < l; });
   SALUS_INVARIANT(pos == runs_.end() || pos->d.lane != d.lane, "one run per lane", "lane " + std::to_string(d.lane));
-  const auto lane = static_cast<std::size_t>(d.lane);
-  if (lane >= last_job_.size()) last_job_.resize(lane + 1, core::kNoJob);
+  const std::size_t lane = lane_slot(d.lane);
   Run r;
   r.d = d;
   r.iter_ns = iter_ns_[static_cast<std::size_t>(d.job)];
   r.switch_ns = last_job_[lane] != core::kNoJob && last_job_[lane] != d.job ? switch_cost_ns_ : 0;
-  r.extra_ns = d.extra_ns + r.switch_ns;
+  r.extra_ns = d.extra_ns + r.switch_ns + transfer_ns_[lane];
+  transfer_ns_[lane] = 0;
   last_job_[lane] = d.job;
   r.start_ns = now_;
   r.sync_ns = now_;

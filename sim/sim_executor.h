@@ -29,14 +29,20 @@ class SimExecutor final : public core::Executor {
   /// `actual_iter_ns[j]`, if not empty, is the time job j's iterations really take (e.g. the
   /// profile with noise); otherwise the profiled iter_ns. The model must outlive the executor.
   /// `switch_cost_ns` is added to the first iteration of a run whose job differs from the job
-  /// the lane ran last (the first job of a fresh lane pays nothing).
+  /// the lane ran last (the first job of a fresh lane pays nothing). `paging_bytes_per_s`: the
+  /// host link's bandwidth for paging (0: this executor does not page); a transfer of P bytes
+  /// takes ceil(P / bandwidth) and delays the lane's next run by that much.
   SimExecutor(std::span<const core::JobSpec> jobs, const InterferenceModel& model,
-              std::vector<core::TimeNs> actual_iter_ns = {}, core::TimeNs switch_cost_ns = 0);
+              std::vector<core::TimeNs> actual_iter_ns = {}, core::TimeNs switch_cost_ns = 0,
+              std::int64_t paging_bytes_per_s = 0);
 
   core::TimeNs now() const override { return now_; }
   void start(const core::Dispatch& d) override;
   void stop_at_boundary(core::LaneId lane) override;
   bool end_if_at_boundary(core::LaneId lane) override;
+  bool supports_paging() const override { return paging_bytes_per_s_ > 0; }
+  void page_out(core::JobIndex job, core::LaneId lane) override { charge_transfer(job, lane); }
+  void page_in(core::JobIndex job, core::LaneId lane, core::Bytes) override { charge_transfer(job, lane); }
   void wait(core::TimeNs deadline, std::vector<core::Completion>& out) override;
 
  private:
@@ -68,12 +74,16 @@ class SimExecutor final : public core::Executor {
   /// Ends the run after `iterations` (fewer than dispatched).
   void truncate(Run& r, std::int64_t iterations) const;
   void resync();
+  void charge_transfer(core::JobIndex job, core::LaneId lane);
+  std::size_t lane_slot(core::LaneId lane);
 
   std::span<const core::JobSpec> jobs_;
   const InterferenceModel& model_;
   std::vector<core::TimeNs> iter_ns_;
   core::TimeNs switch_cost_ns_;
+  std::int64_t paging_bytes_per_s_;
   std::vector<core::JobIndex> last_job_;  // per lane id: the job of its last run
+  std::vector<core::TimeNs> transfer_ns_;  // per lane id: paging transfers its next run waits for
   std::vector<Run> runs_;  // in flight, at most one per lane, by lane id
   bool dirty_ = false;     // the set of running lanes changed since the last resync
   std::vector<RunningIteration> scratch_running_;

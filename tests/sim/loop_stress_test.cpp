@@ -71,13 +71,13 @@ class OneIterationAtATime final : public core::Policy {
 };
 
 core::ScheduleOutcome run(const std::vector<core::JobSpec>& jobs, core::Policy& policy, core::LaneMode mode,
-                          const sim::InterferenceModel& model, core::TimeNs switch_cost, bool shrink = true) {
+                          const sim::InterferenceModel& model, core::TimeNs switch_cost, bool paging = false) {
   core::SchedulerOptions opts;
   opts.capacity = test::gib(16);
   opts.lane_mode = mode;
-  opts.lane_shrink = shrink;
+  opts.paging = paging;
   opts.record_timeline = true;
-  sim::SimExecutor exec(jobs, model, {}, switch_cost);
+  sim::SimExecutor exec(jobs, model, {}, switch_cost, paging ? 3'000'000'000 : 0);
   return core::run_schedule(jobs, policy, exec, opts);
 }
 
@@ -94,18 +94,24 @@ constexpr Setup kSetups[] = {
 
 }  // namespace
 
-TEST_CASE("random traces: every policy and lane mode finishes every admissible job") {
+TEST_CASE("random traces: every policy and lane mode finishes every admissible job, with and without paging") {
   const sim::UtilisationInterference profiled;
+  std::int64_t paged = 0;
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     const auto jobs = random_trace(seed, 3 + static_cast<int>(seed % 20));
     for (const Setup& s : kSetups) {
+     for (const bool paging : {false, true}) {
+      if (paging && s.mode == core::LaneMode::kExclusive) continue;
       CAPTURE(seed);
       const std::string policy_name = s.policy;
       CAPTURE(policy_name);
       const std::string mode_name = core::to_string(s.mode);
       CAPTURE(mode_name);
+      CAPTURE(paging);
       const auto policy = policies::make_policy(s.policy);
-      const core::ScheduleOutcome out = run(jobs, *policy, s.mode, profiled, test::ms(2));
+      const core::ScheduleOutcome out = run(jobs, *policy, s.mode, profiled, test::ms(2), paging);
+      paged += out.page_outs;
+      CHECK(out.page_ins == out.page_outs);  // every paged-out job came back to finish
       std::int64_t iterations = 0;
       for (std::size_t i = 0; i < jobs.size(); ++i) {
         const core::JobState& st = out.jobs[i];
@@ -126,8 +132,10 @@ TEST_CASE("random traces: every policy and lane mode finishes every admissible j
       }
       if (s.mode != core::LaneMode::kAuto) CHECK(out.max_concurrent_lanes <= 1);
       for (const core::MemorySample& m : out.memory) CHECK(m.persistent + m.lanes_reserved <= test::gib(16));
+     }
     }
   }
+  CHECK(paged > 100);  // paging did happen on these traces
 }
 
 TEST_CASE("batched runs decide exactly as deciding at every iteration boundary, under every interference model") {
@@ -155,8 +163,12 @@ TEST_CASE("batched runs decide exactly as deciding at every iteration boundary, 
         CAPTURE(mode_name);
         const auto batched_policy = policies::make_policy(s.policy);
         OneIterationAtATime stepped_policy(policies::make_policy(s.policy));
-        const auto batched = run(jobs, *batched_policy, s.mode, *model, test::ms(3));
-        const auto stepped = run(jobs, stepped_policy, s.mode, *model, test::ms(3));
+        // Paging where it can act (a policy with priorities): every fourth trace.
+        const bool paging = seed % 4 == 0 && s.mode != core::LaneMode::kExclusive;
+        CAPTURE(paging);
+        const auto batched = run(jobs, *batched_policy, s.mode, *model, test::ms(3), paging);
+        const auto stepped = run(jobs, stepped_policy, s.mode, *model, test::ms(3), paging);
+        CHECK(batched.page_outs == stepped.page_outs);
         CHECK(test::finishes(batched) == test::finishes(stepped));
         for (std::size_t j = 0; j < jobs.size(); ++j) {
           CHECK(batched.jobs[j].admitted_ns == stepped.jobs[j].admitted_ns);
