@@ -11,9 +11,10 @@
 namespace salus::core {
 
 /// Run `iterations` consecutive iterations of `job` in `lane`. The first one is lengthened by
-/// `extra_ns` (the switching cost when the lane changes job, plus JobSpec::first_iter_extra_ns on
-/// the job's first dispatch; a real executor takes the time it takes). The lane's ephemeral region is
-/// [lane_offset, lane_offset + lane_size) of the pool for the whole run.
+/// `extra_ns` (JobSpec::first_iter_extra_ns on the job's first dispatch; a real executor takes the
+/// time it takes). Switching cost is the executor's own: it knows which job its lane ran last (the
+/// simulator adds its configured cost when that job differs; a real executor pays what it pays).
+/// The lane's ephemeral region is [lane_offset, lane_offset + lane_size) of the pool for the whole run.
 struct Dispatch {
   JobIndex job = kNoJob;
   LaneId lane = kNoLane;
@@ -37,6 +38,7 @@ struct Completion {
   /// implies failed. The loop dispatches and admits nothing more, lets the runs in flight end,
   /// marks every unfinished job failed with `error` and returns.
   bool fatal = false;
+  TimeNs switch_ns = 0;     ///< switching cost the executor added to the run's first iteration
 };
 
 class Executor {
@@ -55,6 +57,21 @@ class Executor {
   }
   /// A job finished: its persistent memory is released.
   virtual void release(JobIndex job) { (void)job; }
+
+  /// Paging (SchedulerOptions::paging, the paper's failsafe): a paused job's persistent memory
+  /// moves to host memory (page_out), and back to `persistent_offset` before it runs again
+  /// (page_in). The executor charges each transfer to the job's lane: the lane's next run starts
+  /// that much later. The loop pages only on an executor that supports it.
+  virtual bool supports_paging() const { return false; }
+  virtual void page_out(JobIndex job, LaneId lane) {
+    (void)job;
+    (void)lane;
+  }
+  virtual void page_in(JobIndex job, LaneId lane, Bytes persistent_offset) {
+    (void)job;
+    (void)lane;
+    (void)persistent_offset;
+  }
 
   /// Starts a run in an idle lane. At most one run per lane at a time.
   virtual void start(const Dispatch& d) = 0;

@@ -29,6 +29,9 @@ struct JobSpec {
   /// measured by salus-profile; 0 where the catalog has none). Added to the first dispatch.
   TimeNs first_iter_extra_ns = 0;
   std::int32_t trace_order = 0;   ///< position in the trace file (tie-breaker)
+  /// The trace's optional `priority` column (higher first; 0 when absent). Read by the
+  /// `priority` policy only.
+  std::int32_t priority = 0;
   /// An inference job: requests_ns[i] is when request i arrives; iteration i serves it and may
   /// not start earlier. Non-decreasing, one per iteration, none before arrival_ns. Empty: a
   /// training job, whose iterations are all ready once it is admitted.
@@ -54,6 +57,7 @@ struct JobState {
   JobStatus status = JobStatus::kNotArrived;
   LaneId lane = kNoLane;
   bool running = false;               ///< an iteration of it is in flight
+  bool paged_out = false;             ///< admitted, its persistent memory in host memory (paging)
   std::int64_t iterations_done = 0;
   std::int64_t submit_rank = -1;      ///< position in arrival order (ties: trace order), set at arrival
   std::int64_t admit_seq = -1;        ///< order of admission (0, 1, ...)
@@ -62,7 +66,6 @@ struct JobState {
   TimeNs first_start_ns = -1;         ///< start of its first iteration
   TimeNs finish_ns = -1;
   TimeNs gpu_time_ns = 0;             ///< wall time its iterations occupied a lane
-  std::int64_t lane_iterations = 0;   ///< iterations completed since the last job joined its lane
   std::string reason;                 ///< why it was rejected or failed
   /// Inference jobs (JobSpec::requests_ns): end of each served request minus its arrival, in
   /// request order. Empty for training jobs.

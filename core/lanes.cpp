@@ -17,8 +17,11 @@ const char* to_string(LaneChoice c) {
   return "?";
 }
 
-LaneManager::LaneManager(Bytes capacity, int max_lanes, Bytes alignment)
-    : alignment_(alignment), capacity_(alignment > 0 ? capacity / alignment * alignment : capacity), max_lanes_(max_lanes) {
+LaneManager::LaneManager(Bytes capacity, int max_lanes, bool shrink, Bytes alignment)
+    : alignment_(alignment),
+      capacity_(alignment > 0 ? capacity / alignment * alignment : capacity),
+      max_lanes_(max_lanes),
+      shrink_(shrink) {
   SALUS_INVARIANT(alignment >= 1, "alignment >= 1", std::to_string(alignment));
   SALUS_INVARIANT(capacity_ > 0, "positive capacity", std::to_string(capacity) + " aligned to " + std::to_string(alignment));
   SALUS_INVARIANT(max_lanes >= 0, "max_lanes >= 0", std::to_string(max_lanes));
@@ -96,16 +99,23 @@ FindLaneResult LaneManager::admit(Bytes p, Bytes e) {
       l.id = next_id_++;
       l.size = e;
       l.refs = 1;
+      if (shrink_) l.demands[e] = 1;
       lanes_.push_back(l);
       lanes_total_ += e;
       break;
     }
-    case LaneChoice::kExistingLane: at(r.lane).refs += 1; break;
+    case LaneChoice::kExistingLane: {
+      Lane& l = at(r.lane);
+      l.refs += 1;
+      if (shrink_) ++l.demands[e];
+      break;
+    }
     case LaneChoice::kGrownLane: {
       Lane& l = at(r.lane);
       lanes_total_ += e - l.size;
       l.size = e;
       l.refs += 1;
+      if (shrink_) ++l.demands[e];
       break;
     }
     case LaneChoice::kNotFound: break;
@@ -114,12 +124,13 @@ FindLaneResult LaneManager::admit(Bytes p, Bytes e) {
   return r;
 }
 
-void LaneManager::release(LaneId id, Bytes p, Bytes offset) {
+void LaneManager::release(LaneId id, Bytes p, Bytes offset, Bytes e) {
   const int i = find(id);
   SALUS_INVARIANT(i >= 0, "released lane exists", "lane " + std::to_string(id));
   Lane& l = lanes_[static_cast<std::size_t>(i)];
   SALUS_INVARIANT(l.refs > 0, "lane reference count positive", "lane " + std::to_string(id));
   p = aligned(p);
+  e = aligned(e);
   if (p > 0) {
     auto it = blocks_.end();
     if (offset != kUnplaced) {
@@ -137,12 +148,55 @@ void LaneManager::release(LaneId id, Bytes p, Bytes offset) {
     blocks_.erase(it);
   }
   persistent_ -= p;
+  if (shrink_) {
+    const auto d = l.demands.find(e);
+    SALUS_INVARIANT(d != l.demands.end(), "released job's E is one of its lane's demands",
+                    "lane " + std::to_string(id) + ", E " + std::to_string(e));
+    if (--d->second == 0) l.demands.erase(d);
+  }
   if (--l.refs == 0) {
     SALUS_INVARIANT(!l.busy, "removed lane is idle", "lane " + std::to_string(id));
     lanes_total_ -= l.size;
     lanes_.erase(lanes_.begin() + i);
+  } else if (shrink_ && l.demands.rbegin()->first < l.size) {
+    // L_j = max E over the jobs left. Only the target shrinks now: the lane keeps its physical
+    // region (placed_size) until settle() moves it, so nothing is overwritten mid-iteration.
+    const Bytes to = l.demands.rbegin()->first;
+    lanes_total_ -= l.size - to;
+    l.size = to;
   }
   update_unsettled();
+}
+
+void LaneManager::page_out(Bytes p, Bytes offset) {
+  p = aligned(p);
+  if (p > 0) {
+    const auto it = blocks_.find(offset);
+    SALUS_INVARIANT(it != blocks_.end() && it->second == p, "paged-out persistent block exists",
+                    std::to_string(p) + " bytes at " + std::to_string(offset));
+    blocks_.erase(it);
+  }
+  persistent_ -= p;
+}
+
+Bytes LaneManager::page_in(Bytes p, Bytes at) {
+  p = aligned(p);
+  if (persistent_ + p + lanes_total_ > capacity_) return kUnplaced;
+  const Bytes limit = std::min(ephemeral_floor(), capacity_ - lanes_total_);
+  Bytes offset = at;
+  if (at == kUnplaced) {
+    offset = find_hole(p, limit);
+    if (offset == kUnplaced) return kUnplaced;
+  } else {
+    // Undoing a page_out of this instant: the block's old place is still free.
+    auto next = blocks_.lower_bound(at);
+    SALUS_INVARIANT(at + p <= limit && (next == blocks_.end() || next->first >= at + p) &&
+                        (next == blocks_.begin() || std::prev(next)->first + std::prev(next)->second <= at),
+                    "a paged-out block returns to its free place", std::to_string(at));
+  }
+  if (p > 0) blocks_.emplace(offset, p);
+  persistent_ += p;
+  return offset;
 }
 
 void LaneManager::set_busy(LaneId id, bool busy) {
@@ -241,6 +295,14 @@ void LaneManager::check_invariants() const {
   SALUS_INVARIANT(persistent_ + lanes_total_ <= capacity_, "safety condition: sum P + sum L <= C",
                   std::to_string(persistent_) + " + " + std::to_string(lanes_total_) + " > " + std::to_string(capacity_));
   SALUS_INVARIANT(max_lanes_ == 0 || static_cast<int>(lanes_.size()) <= max_lanes_, "lane cap", std::to_string(lanes_.size()));
+  if (shrink_) {
+    for (const Lane& l : lanes_) {
+      std::int32_t jobs = 0;
+      for (const auto& [e, count] : l.demands) jobs += count;
+      SALUS_INVARIANT(jobs == l.refs && !l.demands.empty() && l.demands.rbegin()->first == l.size,
+                      "lane size L_j = max E over its jobs", "lane " + std::to_string(l.id));
+    }
+  }
   Bytes block_end = 0, block_sum = 0;
   for (const auto& [offset, len] : blocks_) {
     SALUS_INVARIANT(offset >= block_end && len > 0, "layout: persistent blocks do not overlap", std::to_string(offset));

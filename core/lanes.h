@@ -4,13 +4,16 @@
 /// The capacity C is split into a persistent region growing up from offset 0 and an ephemeral
 /// region growing down from offset C. The ephemeral region is divided into lanes, stacked from the
 /// top in the order they were opened. A lane's size L_j is set when it opens and when FindLane
-/// grows it; the job-level safety condition  sum_i P_i + sum_j L_j <= C  holds at every instant.
+/// grows it; with shrinking on (the paper's L_j = max E_i over the jobs in lane j), it also
+/// shrinks to the largest E of the jobs left when its largest job finishes. The job-level safety
+/// condition  sum_i P_i + sum_j L_j <= C  holds at every instant.
 ///
 /// Layout and auto-defragmentation. Each lane has a target region (lanes packed from the top in
 /// opening order) and a physical region (where it is now). A lane's physical region changes only
 /// while no iteration runs in it (at an iteration boundary): a lane below a removed one moves up,
 /// lanes below a grown one move down, a new lane is placed once its target region is free. Every
-/// change is recorded as a LaneMove. Iterations may start in a lane only when it sits at its target.
+/// change is recorded as a LaneMove; a lane that shrinks keeps its top and moves its bottom up at
+/// its next boundary, and the lanes below it follow (each recorded as a move). Iterations may start in a lane only when it sits at its target.
 /// The persistent region holds one block per admitted job, placed first-fit from offset 0. Its top
 /// (the end of the highest block) always stays below every lane's current region and below
 /// C - sum L, so lanes can always reach their targets. Admission therefore needs, besides
@@ -46,11 +49,14 @@ inline constexpr Bytes kUnplaced = -1;
 /// One lane. Offsets are byte offsets into the capacity, [offset, offset + size).
 struct Lane {
   LaneId id = kNoLane;
-  Bytes size = 0;               ///< L_j: target size (the largest E it was opened or grown for)
+  Bytes size = 0;               ///< L_j: target size (the largest E of its jobs; without shrinking, the
+                                ///< largest E it was opened or grown for)
   Bytes offset = kUnplaced;     ///< current physical offset, kUnplaced until first placed
   Bytes placed_size = 0;        ///< size of the physical region it holds now
   std::int32_t refs = 0;        ///< admitted, unfinished jobs assigned to it
   bool busy = false;            ///< an iteration is in flight: the lane cannot move
+  /// With shrinking: E of each of its jobs -> how many (the largest key is what L_j must hold).
+  std::map<Bytes, std::int32_t> demands;
 };
 
 /// A change of a lane's physical region, recorded for output. from_offset is kUnplaced when the
@@ -75,8 +81,10 @@ struct FindLaneResult {
 class LaneManager {
  public:
   /// capacity: C in bytes (rounded down to a multiple of `alignment`). max_lanes: 0 for unlimited,
-  /// 1 for a single lane shared by all jobs. alignment: see above, >= 1.
-  LaneManager(Bytes capacity, int max_lanes, Bytes alignment = 1);
+  /// 1 for a single lane shared by all jobs. shrink: a lane's size follows the largest E of its
+  /// jobs down when that job finishes (the paper's L_j = max E); off, a lane keeps the largest
+  /// size it ever had until it is removed. alignment: see above, >= 1.
+  LaneManager(Bytes capacity, int max_lanes, bool shrink = false, Bytes alignment = 1);
 
   /// `bytes` rounded up to the alignment: what a P or E of that size takes in the layout.
   Bytes aligned(Bytes bytes) const { return (bytes + alignment_ - 1) / alignment_ * alignment_; }
@@ -92,7 +100,7 @@ class LaneManager {
   ///     opened first), if
   ///     sum P + P + sum L <= C;
   ///  3. else grow the smallest lane r with L_r < E (ascending L_r, ties: opened first) with
-  ///     sum P + P + sum L - L_r + E <= C  to size E (lanes never shrink);
+  ///     sum P + P + sum L - L_r + E <= C  to size E;
   ///  4. else not found.
   FindLaneResult find_lane(Bytes persistent, Bytes ephemeral) const;
 
@@ -108,8 +116,18 @@ class LaneManager {
   /// A job of `lane` finished: frees its persistent block (P bytes at persistent_offset, as
   /// admit() returned), drops the lane's reference, removes the lane when it was the last one
   /// (Algorithm 1 JobFinish). With persistent_offset == kUnplaced, frees the highest block of P
-  /// bytes (for callers that account sizes only).
-  void release(LaneId lane, Bytes persistent, Bytes persistent_offset = kUnplaced);
+  /// bytes (for callers that account sizes only). With shrinking, `ephemeral` is the job's E
+  /// (required) and the lane shrinks to the largest E of the jobs left; its new region is taken
+  /// at its next settle().
+  void release(LaneId lane, Bytes persistent, Bytes persistent_offset = kUnplaced, Bytes ephemeral = -1);
+
+  /// Paging (the paper's failsafe): a paused job's persistent block leaves device memory (it stays
+  /// in its lane); sum P drops by P. `persistent_offset` is where admit() or page_in() put it.
+  void page_out(Bytes persistent, Bytes persistent_offset);
+  /// Brings a paged-out block back: needs sum P + P + sum L <= C and a hole below every lane as it
+  /// is now and as its target (as admit()). Returns the new offset, or kUnplaced (nothing changed).
+  /// With `at` given, the block goes back exactly there (undoing a page_out of this instant).
+  Bytes page_in(Bytes persistent, Bytes at = kUnplaced);
 
   /// Marks an iteration in flight (or not) in the lane.
   void set_busy(LaneId lane, bool busy);
@@ -141,6 +159,7 @@ class LaneManager {
   /// Lowest offset held by a placed lane (C when none): the persistent region must stay below it.
   Bytes ephemeral_floor() const;
   int max_lanes() const { return max_lanes_; }
+  bool shrinks() const { return shrink_; }
 
   /// Checks the safety condition and the layout (no overlap, inside [0, C)); throws
   /// std::logic_error naming the broken invariant.
@@ -158,6 +177,7 @@ class LaneManager {
   Bytes alignment_;
   Bytes capacity_;
   int max_lanes_;
+  bool shrink_;
   Bytes persistent_ = 0;
   Bytes lanes_total_ = 0;
   LaneId next_id_ = 0;

@@ -2,13 +2,34 @@
 
 namespace salus::core {
 
-void PendingQueue::push(JobIndex job, std::int64_t rank, Bytes persistent, Bytes ephemeral) {
+void PendingQueue::push(JobIndex job, std::int64_t key, std::int64_t rank, Bytes persistent, Bytes ephemeral) {
   auto [it, fresh] = class_of_.try_emplace({persistent, ephemeral}, static_cast<int>(classes_.size()));
-  if (fresh) classes_.emplace_back();
-  std::deque<Entry>& q = classes_[static_cast<std::size_t>(it->second)];
-  if (q.empty()) heads_.push({rank, it->second});
-  q.push_back({rank, job});
+  if (fresh) {
+    classes_.emplace_back();
+    queued_.push_back(0);
+  }
+  const auto c = static_cast<std::size_t>(it->second);
+  ClassQueue& q = classes_[c];
+  // A job may come before its class's current head (a smaller key): the head entry in heads_
+  // would then be stale, so the class is re-queued. Pushes happen between passes only.
+  const bool new_head = q.empty() || Entry{key, rank, job} < q.top();
+  q.push({key, rank, job});
   ++size_;
+  if (!queued_[c]) {
+    heads_.push({key, rank, it->second});
+    queued_[c] = 1;
+  } else if (new_head) {
+    rebuild_heads();
+  }
+}
+
+void PendingQueue::rebuild_heads() {
+  heads_ = {};
+  for (std::size_t c = 0; c < classes_.size(); ++c) {
+    if (classes_[c].empty()) continue;
+    const Entry& e = classes_[c].top();
+    heads_.push({std::get<0>(e), std::get<1>(e), static_cast<int>(c)});
+  }
 }
 
 }  // namespace salus::core

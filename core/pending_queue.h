@@ -1,15 +1,16 @@
 #pragma once
-/// Algorithm 1's pending queue Q, visited in arrival order.
+/// Algorithm 1's pending queue Q, visited in the policy's admission order: by increasing key
+/// (Policy::admission_key, fixed at arrival), ties by arrival order.
 ///
 /// Jobs are grouped by their (P, E) demand. FindLane's answer is monotone in P and E and the
 /// state only gets fuller during one pass, so once a job of a class fails in a pass every later
 /// job of that class would fail too: the pass skips them. A pass therefore costs
-/// O((classes + admitted) log classes) instead of O(|Q|), which matters for long backlogs.
+/// O((classes + admitted) log |Q|) instead of O(|Q|), which matters for long backlogs.
 #include <cstdint>
-#include <deque>
+#include <functional>
 #include <map>
 #include <queue>
-#include <utility>
+#include <tuple>
 #include <vector>
 
 #include "core/job.h"
@@ -21,27 +22,28 @@ class PendingQueue {
  public:
   enum class Verdict { kAdmitted, kBlocked, kStop };
 
-  /// Appends a job; jobs must be pushed in arrival order (rank increasing).
-  void push(JobIndex job, std::int64_t rank, Bytes persistent, Bytes ephemeral);
+  /// Adds a job with its admission key and its rank in arrival order (unique).
+  void push(JobIndex job, std::int64_t key, std::int64_t rank, Bytes persistent, Bytes ephemeral);
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
 
-  /// One ProcessRequests pass: calls try_admit(job) in arrival order. kAdmitted removes the job;
-  /// kBlocked skips the rest of its class for this pass; kStop ends the pass.
+  /// One ProcessRequests pass: calls try_admit(job) in (key, rank) order. kAdmitted removes the
+  /// job; kBlocked skips the rest of its class for this pass; kStop ends the pass.
   /// Returns the number of jobs admitted.
   template <typename TryAdmit>
   int process(TryAdmit&& try_admit);
 
  private:
-  struct Entry {
-    std::int64_t rank;
-    JobIndex job;
-  };
-  using Head = std::pair<std::int64_t, int>;  // (rank of the class's first job, class)
+  void rebuild_heads();
+
+  using Entry = std::tuple<std::int64_t, std::int64_t, JobIndex>;  // (key, rank, job)
+  using ClassQueue = std::priority_queue<Entry, std::vector<Entry>, std::greater<>>;
+  using Head = std::tuple<std::int64_t, std::int64_t, int>;  // (key, rank) of the class's first job, class
 
   std::map<std::pair<Bytes, Bytes>, int> class_of_;
-  std::vector<std::deque<Entry>> classes_;
+  std::vector<ClassQueue> classes_;
   std::priority_queue<Head, std::vector<Head>, std::greater<>> heads_;
+  std::vector<char> queued_;  // per class: its head is in heads_
   std::vector<int> blocked_;
   std::size_t size_ = 0;
 };
@@ -51,21 +53,28 @@ int PendingQueue::process(TryAdmit&& try_admit) {
   int admitted = 0;
   blocked_.clear();
   while (!heads_.empty()) {
-    const int c = heads_.top().second;
+    const int c = std::get<2>(heads_.top());
     heads_.pop();
-    std::deque<Entry>& q = classes_[static_cast<std::size_t>(c)];
-    const Verdict v = try_admit(q.front().job);
+    ClassQueue& q = classes_[static_cast<std::size_t>(c)];
+    const Verdict v = try_admit(std::get<2>(q.top()));
     if (v == Verdict::kAdmitted) {
-      q.pop_front();
+      q.pop();
       --size_;
       ++admitted;
-      if (!q.empty()) heads_.push({q.front().rank, c});
+      if (!q.empty()) {
+        heads_.push({std::get<0>(q.top()), std::get<1>(q.top()), c});
+      } else {
+        queued_[static_cast<std::size_t>(c)] = 0;
+      }
     } else {
       blocked_.push_back(c);
       if (v == Verdict::kStop) break;
     }
   }
-  for (int c : blocked_) heads_.push({classes_[static_cast<std::size_t>(c)].front().rank, c});
+  for (int c : blocked_) {
+    const Entry& e = classes_[static_cast<std::size_t>(c)].top();
+    heads_.push({std::get<0>(e), std::get<1>(e), c});
+  }
   return admitted;
 }
 

@@ -1,6 +1,9 @@
 #pragma once
 /// The interface every scheduling policy implements. Policies never read a clock or an executor:
-/// they receive a read-only view of the state (including `now`) and return a decision.
+/// they receive a read-only view of the state (including `now`) and return a decision. A policy
+/// object serves one run at a time: the loop calls begin() first, then the event hooks, so a
+/// policy keeps its own per-job state (FAIR's service counter, LAS's attained service) and the
+/// loop knows nothing of it.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -26,20 +29,35 @@ struct SchedulerView {
   std::span<const JobState> states;
 };
 
-/// One lane as a policy sees it: its admitted, unfinished jobs in admission order.
+/// One lane as a policy sees it: its admitted, unfinished jobs in admission order (at choose():
+/// only those with work ready — an inference job waiting for its next request is left out).
 struct LaneSnapshot {
   LaneId id = kNoLane;
   std::span<const JobIndex> jobs;
   JobIndex last_job = kNoJob;  ///< the job that ran the lane's previous iteration
+  JobIndex running = kNoJob;   ///< the job with a run in flight in the lane (hooks only)
 };
 
 /// Which job runs next in a lane, and for how many iterations this choice stands if no other
 /// event happens meanwhile (arrival, admission, finish, lane move). The loop interrupts a run at
 /// the next iteration boundary when such an event touches the lane, so a policy only has to be
-/// right about the undisturbed case; returning 1 is always correct, only slower.
+/// right about the undisturbed case; returning 1 is always correct, only slower: the simulator
+/// gives a batched run exactly (to the nanosecond) the iteration boundaries of runs dispatched
+/// one iteration at a time, under every interference model (tests/sim/loop_stress_test.cpp).
+/// A choice that stands for k iterations must be the choice the policy would make at each of
+/// the k - 1 boundaries inside the run, given only the hooks those iterations trigger.
 struct Decision {
   JobIndex job = kNoJob;
   std::int64_t max_iterations = 1;
+};
+
+/// A run of a job that ended (all its iterations, or fewer when it was cut or failed).
+struct RunReport {
+  JobIndex job = kNoJob;
+  LaneId lane = kNoLane;
+  std::int64_t iterations = 0;  ///< iterations completed by this run
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;
 };
 
 class Policy {
@@ -52,8 +70,44 @@ class Policy {
   virtual LaneMode default_lane_mode() const = 0;
   /// Whether the policy can run in the given lane mode.
   virtual bool supports(LaneMode mode) const = 0;
+
+  /// A run starts: forget every earlier run's state. `specs` outlives the run.
+  virtual void begin(std::span<const JobSpec> specs) { (void)specs; }
+
+  /// Admission order (Algorithm 1's queue Q): the pending queue is visited by increasing key,
+  /// ties by arrival order (earlier arrival, then trace order). Asked once, when the job arrives
+  /// (it has run nothing then). Default: 0 for all, i.e. arrival order.
+  virtual std::int64_t admission_key(const SchedulerView& view, JobIndex job) const {
+    (void)view;
+    (void)job;
+    return 0;
+  }
+
+  /// `job` was admitted (its persistent memory is resident) and joined `lane`, whose snapshot
+  /// lists its jobs after the join and the job running in it, if any. on_admit comes first.
+  virtual void on_admit(const SchedulerView& view, JobIndex job) {
+    (void)view;
+    (void)job;
+  }
+  virtual void on_join(const SchedulerView& view, const LaneSnapshot& lane, JobIndex job) {
+    (void)view;
+    (void)lane;
+    (void)job;
+  }
+  /// A run ended; JobState::iterations_done already counts its iterations.
+  virtual void on_iterations_done(const SchedulerView& view, const RunReport& run) {
+    (void)view;
+    (void)run;
+  }
+  /// `job` left `lane` for good (done or failed); it is no longer in the lane's jobs.
+  virtual void on_finish(const SchedulerView& view, JobIndex job, LaneId lane) {
+    (void)view;
+    (void)job;
+    (void)lane;
+  }
+
   /// Chooses among lane.jobs (never empty). Called at iteration boundaries of the lane.
-  virtual Decision choose(const SchedulerView& view, const LaneSnapshot& lane) const = 0;
+  virtual Decision choose(const SchedulerView& view, const LaneSnapshot& lane) = 0;
 };
 
 /// Tie-break used by every policy: earlier arrival, then earlier in the trace (the job's rank in

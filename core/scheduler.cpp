@@ -46,21 +46,92 @@ struct LaneSchedule {
   JobIndex last_job = kNoJob;
   JobIndex running = kNoJob;
   bool cut = false;             // stop_at_boundary already requested for the current run
-  bool needs_decision = false;  // a job joined since the current run started
-  TimeNs run_switch_ns = 0;     // switching cost paid by the current run
-  bool joined_during_run = false;  // a job joined while the current run was in flight
-  TimeNs last_join_ns = 0;         // when the last job joined the lane
+  bool needs_decision = false;  // a job joined (or was paged back in) since the current run started
+  std::int32_t paged = 0;       // of its jobs, how many are paged out
+};
+
+/// Inference request gating, the one place that reads JobSpec::requests_ns: an inference job's
+/// iteration i serves request i and may not start before it arrives. The gate says which jobs of a
+/// lane have work ready, when the next request arrives (a deadline for the loop's wait), which
+/// busy lanes must decide again because a request of another of their jobs arrived (as they would
+/// had they been dispatched iteration by iteration), and records each served request's latency.
+/// Training jobs pass through untouched, so a trace without inference jobs pays nothing.
+class RequestGate {
+ public:
+  RequestGate(std::span<const JobSpec> specs, std::span<JobState> states) : specs_(specs), states_(states) {}
+
+  bool gates(JobIndex j) const { return !spec(j).requests_ns.empty(); }
+  void add(JobIndex j) {
+    if (gates(j)) jobs_.push_back(j);
+  }
+  void remove(JobIndex j) {
+    if (gates(j)) jobs_.erase(std::find(jobs_.begin(), jobs_.end(), j));
+  }
+
+  /// Iterations a dispatch may run: one for an inference job (each request's end is then known).
+  std::int64_t run_length(JobIndex j, std::int64_t wanted) const { return gates(j) ? 1 : wanted; }
+
+  /// A run of job j ended with `iterations` done (before JobState::iterations_done counts them).
+  void served(JobIndex j, std::int64_t iterations, TimeNs end_ns) {
+    if (!gates(j) || iterations == 0) return;
+    SALUS_INVARIANT(iterations == 1, "an inference run serves one request", spec(j).id);
+    JobState& st = states_[static_cast<std::size_t>(j)];
+    st.request_latency_ns.push_back(end_ns - spec(j).requests_ns[static_cast<std::size_t>(st.iterations_done)]);
+  }
+
+  /// The lane's jobs with work ready at `now`; the lane's own list when no job is gated.
+  std::span<const JobIndex> ready(std::span<const JobIndex> lane_jobs, TimeNs now) {
+    if (jobs_.empty()) return lane_jobs;
+    scratch_.clear();
+    for (JobIndex j : lane_jobs) {
+      if (state(j).ready_iterations(spec(j), now) > 0) scratch_.push_back(j);
+    }
+    return scratch_;
+  }
+
+  /// The earliest request still to arrive for an admitted inference job that waits for one.
+  TimeNs next_request(TimeNs now) const {
+    TimeNs t = kNever;
+    for (JobIndex j : jobs_) {
+      const JobState& st = state(j);
+      if (st.running) continue;  // unfinished: finish() drops a job from the gate
+      const TimeNs r = spec(j).requests_ns[static_cast<std::size_t>(st.iterations_done)];
+      if (r > now) t = std::min(t, r);
+    }
+    return t;
+  }
+
+  /// Calls cut(lane) for each lane of an idle inference job whose request has arrived.
+  template <typename Cut>
+  void recheck(TimeNs now, Cut&& cut) const {
+    for (JobIndex j : jobs_) {
+      const JobState& st = state(j);
+      if (!st.running && st.ready_iterations(spec(j), now) > 0) cut(st.lane);
+    }
+  }
+
+ private:
+  const JobSpec& spec(JobIndex j) const { return specs_[static_cast<std::size_t>(j)]; }
+  const JobState& state(JobIndex j) const { return states_[static_cast<std::size_t>(j)]; }
+
+  std::span<const JobSpec> specs_;
+  std::span<JobState> states_;
+  std::vector<JobIndex> jobs_;  // admitted, unfinished jobs with request streams
+  std::vector<JobIndex> scratch_;
 };
 
 class Loop {
  public:
-  Loop(std::span<const JobSpec> specs, const Policy& policy, Executor& exec, const SchedulerOptions& opts)
+  Loop(std::span<const JobSpec> specs, Policy& policy, Executor& exec, const SchedulerOptions& opts)
       : specs_(specs),
         policy_(policy),
         exec_(exec),
         opts_(opts),
-        lanes_(opts.capacity, opts.lane_mode == LaneMode::kAuto ? opts.max_lanes : 1, opts.alignment) {
+        lanes_(opts.capacity, opts.lane_mode == LaneMode::kAuto ? opts.max_lanes : 1, opts.lane_shrink, opts.alignment),
+        requests_(specs, {}) {
     out_.jobs.resize(specs.size());
+    requests_ = RequestGate(specs_, out_.jobs);
+    policy_.begin(specs_);
   }
 
   ScheduleOutcome run() {
@@ -101,7 +172,7 @@ class Loop {
         continue;
       }
       schedule(now, event);
-      const TimeNs deadline = std::min(cursor < n ? spec(order[cursor]).arrival_ns : kNever, next_request(now));
+      const TimeNs deadline = std::min(cursor < n ? spec(order[cursor]).arrival_ns : kNever, requests_.next_request(now));
       SALUS_INVARIANT(busy_lanes_ > 0 || deadline != kNever, "progress: something runs or arrives",
                       std::to_string(pending_.size()) + " pending, " + std::to_string(admitted_) + " admitted, " +
                           describe_lanes());
@@ -121,26 +192,9 @@ class Loop {
     return lane_sched_[static_cast<std::size_t>(id)];
   }
 
-  /// The earliest request still to arrive for an admitted inference job that waits for one.
-  TimeNs next_request(TimeNs now) const {
-    TimeNs t = kNever;
-    for (JobIndex j : inference_jobs_) {
-      const JobState& st = out_.jobs[static_cast<std::size_t>(j)];
-      if (st.running) continue;  // unfinished: finish() drops a job from inference_jobs_
-      const TimeNs r = spec(j).requests_ns[static_cast<std::size_t>(st.iterations_done)];
-      if (r > now) t = std::min(t, r);
-    }
-    return t;
-  }
-
-  /// A lane busy with one job while a request of another of its jobs has arrived must decide
-  /// again at its next boundary, as it would had it been dispatched iteration by iteration.
-  void cut_for_requests(TimeNs now) {
-    for (JobIndex j : inference_jobs_) {
-      const JobState& st = out_.jobs[static_cast<std::size_t>(j)];
-      if (st.running || st.ready_iterations(spec(j), now) == 0) continue;
-      if (sched(st.lane).running != kNoJob) cut_at_boundary(st.lane);
-    }
+  SchedulerView view(TimeNs now) const { return SchedulerView{now, specs_, out_.jobs}; }
+  LaneSnapshot snapshot(LaneId id, const LaneSchedule& ls) const {
+    return LaneSnapshot{id, ls.jobs, ls.last_job, ls.running};
   }
 
   /// Marks every unfinished job interrupted (the stop flag) or, when the device was lost, failed.
@@ -178,10 +232,16 @@ class Loop {
       const LaneSchedule& ls = lane_sched_[static_cast<std::size_t>(l.id)];
       SALUS_INVARIANT(static_cast<std::int32_t>(ls.jobs.size()) == l.refs, "lane references match its jobs",
                       "lane " + std::to_string(l.id));
+      Bytes largest = 0;
       for (JobIndex j : ls.jobs) {
-        SALUS_INVARIANT(spec(j).ephemeral <= l.size, "lane size L_j >= E of each of its jobs",
+        const Bytes e = lanes_.aligned(spec(j).ephemeral);
+        SALUS_INVARIANT(e <= l.size, "lane size L_j >= E of each of its jobs",
                         "lane " + std::to_string(l.id) + ", job " + spec(j).id);
+        largest = std::max(largest, e);
       }
+      // Jobs that finished leave their lane at once, so with shrinking L_j is exactly the max.
+      SALUS_INVARIANT(!opts_.lane_shrink || largest == l.size, "lane size L_j = max E over its jobs",
+                      "lane " + std::to_string(l.id));
     }
   }
 
@@ -212,7 +272,7 @@ class Loop {
       return;
     }
     st.status = JobStatus::kPending;
-    pending_.push(j, rank, s.persistent, s.ephemeral);
+    pending_.push(j, policy_.admission_key(view(spec(j).arrival_ns), j), rank, s.persistent, s.ephemeral);
   }
 
   /// Returns true when the completion finished a job (an Algorithm 1 JobFinish event).
@@ -223,22 +283,8 @@ class Loop {
                     "job " + std::to_string(c.job) + " lane " + std::to_string(c.lane));
     SALUS_INVARIANT(c.iterations_done >= 0 && st.iterations_done + c.iterations_done <= spec(c.job).iterations,
                     "completed iterations within the job", spec(c.job).id);
-    const std::vector<TimeNs>& requests = spec(c.job).requests_ns;
-    if (!requests.empty() && c.iterations_done > 0) {
-      // Inference runs are one iteration long (see dispatch), so the end is the request's.
-      SALUS_INVARIANT(c.iterations_done == 1, "an inference run serves one request", spec(c.job).id);
-      st.request_latency_ns.push_back(c.end_ns - requests[static_cast<std::size_t>(st.iterations_done)]);
-    }
+    requests_.served(c.job, c.iterations_done, c.end_ns);
     st.iterations_done += c.iterations_done;
-    // Only the iteration in flight when a job joined counts as service after the join (the run
-    // was cut at that iteration's end); the earlier ones were received before it. An iteration
-    // that ended exactly at the join instant is before it, as if the run had stopped there.
-    if (!ls.joined_during_run) {
-      st.lane_iterations += c.iterations_done;
-    } else if (c.end_ns > ls.last_join_ns) {
-      st.lane_iterations += std::min<std::int64_t>(1, c.iterations_done);
-    }
-    ls.joined_during_run = false;
     st.gpu_time_ns += c.end_ns - c.start_ns;
     st.running = false;
     out_.iterations += c.iterations_done;
@@ -248,8 +294,9 @@ class Loop {
     --busy_lanes_;
     ephemeral_active_ -= lanes_.aligned(spec(c.job).ephemeral);
     if (opts_.record_timeline && opts_.record_segments && (c.iterations_done > 0 || c.end_ns > c.start_ns)) {
-      out_.segments.push_back(Segment{c.lane, c.job, c.start_ns, c.end_ns, c.iterations_done, ls.run_switch_ns});
+      out_.segments.push_back(Segment{c.lane, c.job, c.start_ns, c.end_ns, c.iterations_done, c.switch_ns});
     }
+    policy_.on_iterations_done(view(c.end_ns), RunReport{c.job, c.lane, c.iterations_done, c.start_ns, c.end_ns});
     if (c.failed || c.fatal) {
       st.status = JobStatus::kFailed;
       st.reason = c.error.empty() ? "failed" : c.error;
@@ -270,10 +317,10 @@ class Loop {
     st.finish_ns = t;
     LaneSchedule& ls = sched(st.lane);
     ls.jobs.erase(std::find(ls.jobs.begin(), ls.jobs.end(), j));
-    if (!spec(j).requests_ns.empty()) {
-      inference_jobs_.erase(std::find(inference_jobs_.begin(), inference_jobs_.end(), j));
-    }
-    lanes_.release(st.lane, spec(j).persistent, st.persistent_offset);
+    requests_.remove(j);
+    // With lane shrinking the lane may shrink here; it takes its smaller region at settle().
+    lanes_.release(st.lane, spec(j).persistent, st.persistent_offset, spec(j).ephemeral);
+    policy_.on_finish(view(t), j, st.lane);
     if (ls.jobs.empty()) ls = LaneSchedule{};  // the lane is gone (Algorithm 1: ref == 0)
     exec_.release(j);
     --admitted_;
@@ -290,7 +337,9 @@ class Loop {
       // Memory changes only at these events, so this is where the safety condition is checked.
       if (opts_.check_invariants) check_invariants();
     }
-    if (!inference_jobs_.empty()) cut_for_requests(now);
+    requests_.recheck(now, [&](LaneId id) {
+      if (sched(id).running != kNoJob) cut_at_boundary(id);
+    });
     const bool all_ready = !lanes_.unsettled();
     for (const Lane& l : lanes_.lanes()) {
       LaneSchedule& ls = sched(l.id);
@@ -305,18 +354,103 @@ class Loop {
     if (opts_.record_timeline) sample_memory(now);
   }
 
-  /// Algorithm 1 ProcessRequests. Returns the number of jobs admitted.
+  /// Algorithm 1 ProcessRequests; with paging, then paged-out jobs come back where memory allows
+  /// (after the queue, so that a job is not paged in and out again at one instant). Returns the
+  /// number of jobs admitted or paged in.
   int process_requests(TimeNs now) {
-    if (pending_.empty()) return 0;
-    const bool exclusive = opts_.lane_mode == LaneMode::kExclusive;
-    return pending_.process([&](JobIndex j) {
-      if (exclusive && admitted_ > 0) return PendingQueue::Verdict::kStop;
-      const JobSpec& s = spec(j);
-      const FindLaneResult r = lanes_.admit(s.persistent, s.ephemeral);
-      if (r.choice == LaneChoice::kNotFound) return PendingQueue::Verdict::kBlocked;
-      admit(j, r, now);
-      return PendingQueue::Verdict::kAdmitted;
+    int changed = 0;
+    if (!pending_.empty()) {
+      const bool exclusive = opts_.lane_mode == LaneMode::kExclusive;
+      changed = pending_.process([&](JobIndex j) {
+        if (exclusive && admitted_ > 0) return PendingQueue::Verdict::kStop;
+        const JobSpec& s = spec(j);
+        FindLaneResult r = lanes_.admit(s.persistent, s.ephemeral);
+        if (r.choice == LaneChoice::kNotFound && paging_) r = admit_by_paging(j, now);
+        if (r.choice == LaneChoice::kNotFound) return PendingQueue::Verdict::kBlocked;
+        admit(j, r, now);
+        return PendingQueue::Verdict::kAdmitted;
+      });
+    }
+    if (!paged_.empty()) changed += page_in(now);
+    return changed;
+  }
+
+  // ---- Paging, the paper's failsafe (SchedulerOptions::paging) ----------------------------
+  // A job's priority is the policy's admission key evaluated now (SRTF: remaining solo time).
+
+  /// Pages out paused, resident jobs of lower priority than j (lowest first; among equals the
+  /// latest arrival first) until j is admitted. If j still does not fit with all of them out,
+  /// nothing is paged (their blocks go back where they were).
+  FindLaneResult admit_by_paging(JobIndex j, TimeNs now) {
+    const SchedulerView v = view(now);
+    const std::int64_t key = policy_.admission_key(v, j);
+    std::vector<std::pair<std::int64_t, JobIndex>> victims;  // (key, job)
+    for (const Lane& l : lanes_.lanes()) {
+      for (JobIndex k : sched(l.id).jobs) {
+        const JobState& st = state(k);
+        if (st.running || st.paged_out || spec(k).persistent == 0 || requests_.gates(k)) continue;
+        const std::int64_t kk = policy_.admission_key(v, k);
+        if (kk > key) victims.emplace_back(kk, k);
+      }
+    }
+    std::sort(victims.begin(), victims.end(), [&](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : state(a.second).submit_rank > state(b.second).submit_rank;
     });
+    FindLaneResult r;
+    std::size_t out = 0;
+    while (out < victims.size()) {
+      const JobIndex k = victims[out++].second;
+      lanes_.page_out(spec(k).persistent, state(k).persistent_offset);
+      r = lanes_.admit(spec(j).persistent, spec(j).ephemeral);
+      if (r.choice != LaneChoice::kNotFound) break;
+    }
+    if (r.choice == LaneChoice::kNotFound) {
+      for (std::size_t i = out; i-- > 0;) {
+        const JobIndex k = victims[i].second;
+        lanes_.page_in(spec(k).persistent, state(k).persistent_offset);
+      }
+      return r;
+    }
+    for (std::size_t i = 0; i < out; ++i) {
+      const JobIndex k = victims[i].second;
+      JobState& st = state(k);
+      st.paged_out = true;
+      st.persistent_offset = kUnplaced;
+      ++sched(st.lane).paged;
+      paged_.push_back(k);
+      ++out_.page_outs;
+      exec_.page_out(k, st.lane);
+    }
+    return r;
+  }
+
+  /// Pages paged-out jobs back in, highest priority first, each that fits (a smaller one may fit
+  /// where a larger one does not). In the one lane this always makes progress: with nothing
+  /// resident, the job whose E sets the lane's size fits, as it did when admitted. Returns how many.
+  int page_in(TimeNs now) {
+    const SchedulerView v = view(now);
+    std::vector<std::pair<std::int64_t, JobIndex>> order;
+    for (JobIndex k : paged_) order.emplace_back(policy_.admission_key(v, k), k);
+    std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : state(a.second).submit_rank < state(b.second).submit_rank;
+    });
+    int back = 0;
+    for (const auto& [key, k] : order) {
+      (void)key;
+      const Bytes offset = lanes_.page_in(spec(k).persistent);
+      if (offset == kUnplaced) continue;
+      JobState& st = state(k);
+      st.paged_out = false;
+      st.persistent_offset = offset;
+      LaneSchedule& ls = sched(st.lane);
+      --ls.paged;
+      ls.needs_decision = true;
+      paged_.erase(std::find(paged_.begin(), paged_.end(), k));
+      ++out_.page_ins;
+      exec_.page_in(k, st.lane, offset);
+      ++back;
+    }
+    return back;
   }
 
   void admit(JobIndex j, const FindLaneResult& r, TimeNs now) {
@@ -328,12 +462,10 @@ class Loop {
     st.persistent_offset = r.persistent_offset;
     LaneSchedule& ls = sched(r.lane);
     ls.jobs.push_back(j);
-    if (!spec(j).requests_ns.empty()) inference_jobs_.push_back(j);
-    // FAIR's service counts from the last time a job joined the lane.
-    for (JobIndex k : ls.jobs) state(k).lane_iterations = 0;
+    requests_.add(j);
     ls.needs_decision = true;
-    if (ls.running != kNoJob) ls.joined_during_run = true;
-    ls.last_join_ns = now;
+    policy_.on_admit(view(now), j);
+    policy_.on_join(view(now), snapshot(r.lane, ls), j);
     switch (r.choice) {
       case LaneChoice::kNewLane: ++out_.admissions_new_lane; ++out_.lanes_opened; break;
       case LaneChoice::kExistingLane: ++out_.admissions_existing_lane; break;
@@ -346,18 +478,18 @@ class Loop {
 
   void dispatch(TimeNs now, const Lane& lane, LaneSchedule& ls) {
     if (ls.jobs.empty()) return;
-    std::span<const JobIndex> choices = ls.jobs;
-    if (!inference_jobs_.empty()) {
-      // The policy chooses among jobs with work ready: inference jobs wait for their requests.
-      ready_scratch_.clear();
-      for (JobIndex j : ls.jobs) {
-        if (state(j).ready_iterations(spec(j), now) > 0) ready_scratch_.push_back(j);
+    // The policy chooses among jobs with work ready: inference jobs wait for their requests,
+    // paged-out jobs for their memory.
+    std::span<const JobIndex> choices = requests_.ready(ls.jobs, now);
+    if (ls.paged > 0) {
+      resident_scratch_.clear();
+      for (JobIndex j : choices) {
+        if (!state(j).paged_out) resident_scratch_.push_back(j);
       }
-      if (ready_scratch_.empty()) return;
-      choices = ready_scratch_;
+      choices = resident_scratch_;
     }
-    const SchedulerView view{now, specs_, out_.jobs};
-    const Decision d = policy_.choose(view, LaneSnapshot{lane.id, choices, ls.last_job});
+    if (choices.empty()) return;
+    const Decision d = policy_.choose(view(now), LaneSnapshot{lane.id, choices, ls.last_job, kNoJob});
     SALUS_INVARIANT(d.job >= 0 && static_cast<std::size_t>(d.job) < specs_.size() && state(d.job).lane == lane.id &&
                         state(d.job).status == JobStatus::kAdmitted,
                     "policy chooses an admitted job of the lane", std::string(policy_.name()));
@@ -367,12 +499,9 @@ class Loop {
     Dispatch run;
     run.job = d.job;
     run.lane = lane.id;
-    // An inference job serves one request per run, so each request's end time is known.
-    run.iterations = spec(d.job).requests_ns.empty() ? std::min(d.max_iterations, st.remaining_iterations(spec(d.job)))
-                                                     : 1;
-    run.extra_ns = switched ? opts_.switch_cost_ns : 0;
-    ls.run_switch_ns = run.extra_ns;
-    if (st.iterations_done == 0) run.extra_ns += spec(d.job).first_iter_extra_ns;
+    run.iterations = requests_.run_length(d.job, std::min(d.max_iterations, st.remaining_iterations(spec(d.job))));
+    // The switching cost is the executor's (it knows the lane's last job too).
+    run.extra_ns = st.iterations_done == 0 ? spec(d.job).first_iter_extra_ns : 0;
     run.lane_offset = lane.offset;
     run.lane_size = lane.size;
     lanes_.set_busy(lane.id, true);
@@ -408,15 +537,17 @@ class Loop {
   }
 
   std::span<const JobSpec> specs_;
-  const Policy& policy_;
+  Policy& policy_;
   Executor& exec_;
   SchedulerOptions opts_;
   LaneManager lanes_;
   PendingQueue pending_;
   std::vector<LaneSchedule> lane_sched_;
-  std::vector<JobIndex> inference_jobs_;  // admitted, unfinished jobs with request streams
-  std::vector<JobIndex> ready_scratch_;
   ScheduleOutcome out_;
+  RequestGate requests_;
+  bool paging_ = opts_.paging && opts_.lane_mode == LaneMode::kSingle;
+  std::vector<JobIndex> paged_;  // admitted jobs whose persistent memory is paged out
+  std::vector<JobIndex> resident_scratch_;
   std::size_t terminal_ = 0;
   std::int64_t admitted_ = 0;
   std::int64_t next_admit_seq_ = 0;
@@ -426,7 +557,7 @@ class Loop {
 
 }  // namespace
 
-ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, const Policy& policy, Executor& executor,
+ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, Policy& policy, Executor& executor,
                              const SchedulerOptions& opts) {
   if (!policy.supports(opts.lane_mode)) {
     throw std::invalid_argument("policy '" + std::string(policy.name()) + "' does not support lane mode '" +
@@ -434,9 +565,14 @@ ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, const Policy& policy
   }
   if (opts.capacity <= 0) throw std::invalid_argument("capacity must be positive");
   if (opts.max_lanes < 0) throw std::invalid_argument("max_lanes must not be negative");
-  if (opts.switch_cost_ns < 0) throw std::invalid_argument("switch cost must not be negative");
   if (opts.alignment < 1) throw std::invalid_argument("alignment must be at least 1 byte");
   if (opts.capacity < opts.alignment) throw std::invalid_argument("capacity must hold at least one alignment unit");
+  if (opts.paging && opts.lane_mode == LaneMode::kSingle) {
+    if (!executor.supports_paging()) throw std::invalid_argument("paging: the executor cannot page");
+    // A lane grown for a job of higher priority must give the memory back when it finishes, or a
+    // paged-out job might never fit again.
+    if (!opts.lane_shrink) throw std::invalid_argument("paging needs lane shrinking");
+  }
   for (const JobSpec& s : jobs) {
     if (s.iterations <= 0 || s.iter_ns <= 0 || s.persistent < 0 || s.ephemeral < 0 || s.arrival_ns < 0 ||
         s.gpu_util_ppm <= 0 || s.gpu_util_ppm > 1'000'000 || s.first_iter_extra_ns < 0) {

@@ -3,9 +3,10 @@
 ///
 /// Events: job arrival, run completion (iteration boundary), job finish, lane move. At each
 /// instant the loop takes every arrival and completion of that instant, then runs Algorithm 1's
-/// ProcessRequests over the pending queue in arrival order (again after every lane move), then
-/// asks the policy which job runs next in each idle lane. Decisions happen only at iteration
-/// boundaries, arrivals and finishes.
+/// ProcessRequests over the pending queue in the policy's admission order (again after every lane
+/// move), then asks the policy which job runs next in each idle lane. Decisions happen only at
+/// iteration boundaries, arrivals and finishes. The loop tells the policy of every admission,
+/// join, run end and finish (Policy hooks); what a policy remembers about jobs is its own.
 #include <atomic>
 #include <cstdint>
 #include <span>
@@ -25,7 +26,17 @@ struct SchedulerOptions {
   /// kAuto only: at most this many lanes at a time (0: as many as Algorithm 1 opens). A cap keeps
   /// memory for persistent state when many small jobs stay resident (e.g. inference models).
   int max_lanes = 0;
-  TimeNs switch_cost_ns = 0;     ///< added to the first iteration after a lane changes job
+  /// The paper's lane size L_j = max E over the jobs in lane j: a lane shrinks when its largest
+  /// job finishes (salus-sim --lane-shrink). Off: a lane keeps the largest size it ever had.
+  bool lane_shrink = true;
+  /// The paper's failsafe (salus-sim --paging): when a pending job cannot be admitted, paused
+  /// admitted jobs of lower priority (a larger Policy::admission_key now) have their persistent
+  /// memory paged out to the host, lowest priority first, until it fits; a paged-out job is paged
+  /// back in (it cannot run before), after the queue is processed, once memory allows. The
+  /// executor charges the transfers (Executor::page_out). Needs lane_shrink and an
+  /// executor that supports paging. Acts in LaneMode::kSingle only: with several lanes, lanes
+  /// holding only paged-out jobs could keep each other's jobs out for ever.
+  bool paging = false;
   bool record_timeline = false;  ///< keep segments, memory samples and lane moves
   bool record_segments = true;   ///< with record_timeline: false keeps only memory samples and lane moves
   bool check_invariants = true;  ///< check the safety condition and layout after every change
@@ -47,7 +58,7 @@ struct Segment {
   TimeNs start_ns = 0;
   TimeNs end_ns = 0;
   std::int64_t iterations = 0;
-  TimeNs switch_ns = 0;  ///< switching cost paid at its start
+  TimeNs switch_ns = 0;  ///< switching cost the executor added at its start (Completion::switch_ns)
 };
 
 /// GPU memory in use, sampled whenever it changes.
@@ -71,7 +82,9 @@ struct ScheduleOutcome {
   std::int64_t admissions_existing_lane = 0;
   std::int64_t admissions_grown_lane = 0;
   std::int64_t dispatches = 0;         ///< runs started
-  std::int64_t switches = 0;           ///< runs that paid the switching cost
+  std::int64_t switches = 0;           ///< runs of a job other than the lane's previous one
+  std::int64_t page_outs = 0;          ///< persistent blocks paged out (paging)
+  std::int64_t page_ins = 0;           ///< and paged back in
   std::int64_t steps = 0;              ///< loop steps (executor waits)
   std::int64_t iterations = 0;         ///< iterations completed
   TimeNs end_ns = 0;                   ///< executor clock when the last job ended
@@ -85,7 +98,8 @@ struct ScheduleOutcome {
 /// executor says so; all of them when it reports the device lost).
 /// Throws std::invalid_argument when the policy does not support opts.lane_mode, and
 /// std::logic_error if an invariant breaks.
-ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, const Policy& policy, Executor& executor,
+/// The policy serves this run (Policy::begin resets it) and must not be used by another run meanwhile.
+ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, Policy& policy, Executor& executor,
                              const SchedulerOptions& opts);
 
 }  // namespace salus::core

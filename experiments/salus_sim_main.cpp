@@ -1,6 +1,7 @@
 // salus-sim: replays a job trace in the discrete-event simulator under one or more policies and
 // prints the paper's Table 1 (makespan, average queuing, average JCT, 95th-percentile JCT).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -44,7 +45,8 @@ struct Options {
 };
 
 Options parse(int argc, char** argv, bool* help) {
-  std::string policy_list, gpu_mem, lanes, interference, timeline;
+  std::string policy_list, gpu_mem, lanes, interference, timeline, lane_shrink, paging;
+  double paging_gbps = 12;
   double switch_ms = 0, noise_pct = 0;
   std::uint64_t seed = 0;
   Options o;
@@ -67,6 +69,16 @@ Options parse(int argc, char** argv, bool* help) {
       ("share-exponent", po::value(&o.cfg.share_exponent)->default_value(1.0),
        "shares: raise each lane's slowdown to this power, in (0, 2] (below 1: a crowd of lanes overlaps better "
        "than its shares add up to; 0.8 fits the measured H100 traces, see the README)")
+      ("lane-shrink", po::value(&lane_shrink)->default_value("on"),
+       "on|off: a lane's size follows the largest E of its jobs down when that job finishes (the paper's "
+       "L_j = max E); off: a lane keeps the largest size it ever had until its last job finishes")
+      ("paging", po::value(&paging)->default_value("off"),
+       "on|off: the paper's failsafe: when a job cannot be admitted, paused jobs of lower priority (srtf: longer "
+       "remaining time; priority: lower level) have their persistent memory paged out to the host until it fits, "
+       "and back in before they run again (needs --lane-shrink on)")
+      ("paging-gbps", po::value(&paging_gbps)->default_value(12.0),
+       "host link bandwidth for --paging, GB/s (1e9 bytes/s); each transfer of P bytes delays its lane's next run "
+       "by P / bandwidth")
       ("switch-cost-ms", po::value(&switch_ms),
        "milliseconds added to the first iteration after a lane changes job (default: the catalog's measured "
        "switch_ms where it has one, else 1)")
@@ -107,6 +119,15 @@ Options parse(int argc, char** argv, bool* help) {
     if (!sw) throw core::InputError("--switch-cost-ms: must be a non-negative number");
     o.switch_cost_ns = *sw;
   }
+  if (lane_shrink != "on" && lane_shrink != "off") {
+    throw core::InputError("--lane-shrink: must be on or off, got '" + lane_shrink + "'");
+  }
+  o.cfg.lane_shrink = lane_shrink == "on";
+  if (paging != "on" && paging != "off") throw core::InputError("--paging: must be on or off, got '" + paging + "'");
+  o.cfg.paging = paging == "on";
+  if (!(paging_gbps > 0 && paging_gbps <= 1e6)) throw core::InputError("--paging-gbps: must be a number in (0, 1e6]");
+  o.cfg.paging_bytes_per_s = static_cast<std::int64_t>(std::llround(paging_gbps * 1e9));
+  if (o.cfg.paging && !o.cfg.lane_shrink) throw core::InputError("--paging on needs --lane-shrink on");
   if (!(noise_pct >= 0 && noise_pct < 100)) throw core::InputError("--profile-noise: must be in [0, 100)");
   o.cfg.profile_noise = noise_pct / 100.0;
   o.cfg.seed = seed;
@@ -155,6 +176,9 @@ int run(int argc, char** argv) {
   summary["interference"] = o.cfg.interference;
   if (o.cfg.interference == "shares") summary["share_exponent"] = o.cfg.share_exponent;
   summary["switch_cost_ms"] = static_cast<double>(o.cfg.switch_cost_ns) / 1e6;
+  summary["lane_shrink"] = o.cfg.lane_shrink;
+  summary["paging"] = o.cfg.paging;
+  if (o.cfg.paging) summary["paging_gbps"] = static_cast<double>(o.cfg.paging_bytes_per_s) / 1e9;
   summary["seed"] = o.cfg.seed;
   summary["profile_noise"] = o.cfg.profile_noise;
   summary["time_scale"] = o.time_scale;

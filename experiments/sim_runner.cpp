@@ -38,12 +38,13 @@ SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& polic
   opts.capacity = cfg.capacity;
   opts.lane_mode = lane_mode_for(*policy, cfg);
   opts.max_lanes = cfg.max_lanes;
-  opts.switch_cost_ns = cfg.switch_cost_ns;
+  opts.lane_shrink = cfg.lane_shrink;
+  opts.paging = cfg.paging;
   opts.record_timeline = cfg.record_timeline;
   opts.record_segments = cfg.record_segments;
   std::vector<core::TimeNs> actual;
   if (cfg.profile_noise > 0) actual = actual_iteration_times(jobs, cfg.profile_noise, cfg.seed);
-  sim::SimExecutor exec(jobs, *model, std::move(actual));
+  sim::SimExecutor exec(jobs, *model, std::move(actual), cfg.switch_cost_ns, cfg.paging ? cfg.paging_bytes_per_s : 0);
   SimRun run;
   run.policy = policy_name;
   run.lane_mode = opts.lane_mode;
@@ -66,6 +67,7 @@ PolicyRun SimRunner::run(const std::vector<core::JobSpec>& jobs, const std::stri
 nlohmann::json SimRunner::config() const {
   return {{"executor", "sim"},
           {"device", nullptr},
+          {"math", nullptr},
           {"gpu_mem_bytes", cfg_.capacity},
           {"switch_cost_ms", static_cast<double>(cfg_.switch_cost_ns) / 1e6},
           {"interference", cfg_.interference}};

@@ -19,7 +19,10 @@ struct SimConfig {
   core::Bytes capacity = 16 * core::kGiB;
   std::optional<core::LaneMode> lanes;      ///< nullopt: the policy's default
   int max_lanes = 0;                        ///< auto lanes: at most this many (0: no cap)
-  core::TimeNs switch_cost_ns = core::kNsPerMs;
+  core::TimeNs switch_cost_ns = core::kNsPerMs; ///< the simulator's switching cost (SimExecutor)
+  bool lane_shrink = true;                  ///< lane size = max E of its jobs (SchedulerOptions)
+  bool paging = false;                      ///< the paper's paging failsafe (SchedulerOptions)
+  std::int64_t paging_bytes_per_s = 12'000'000'000;  ///< host link for paging (SimExecutor)
   std::string interference = "profiled";
   sim::PairSlowdowns pairs;                 ///< the catalog's measured pairs (interference "pairs")
   sim::ShareWeights share_weights;          ///< fitted to them (interference "shares")

@@ -160,7 +160,6 @@ ExecutorRun run_in_executor(Device& device, const std::string& workload, int cop
   core::SchedulerOptions opts;
   opts.capacity = capacity;
   opts.lane_mode = mode;
-  opts.switch_cost_ns = 0;
   const core::ScheduleOutcome out = core::run_schedule(jobs, *policy, exec, opts);
   ExecutorRun run;
   for (std::size_t i = 0; i < out.jobs.size(); ++i) {

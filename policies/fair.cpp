@@ -1,32 +1,159 @@
 #include <algorithm>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "core/errors.h"
 #include "policies/builtin.h"
 
 namespace salus::policies {
 namespace {
 
-/// Service of a job: the solo time of the iterations it completed since the last job joined its
-/// lane (lane_iterations x iter_ms). Counting profiled solo time rather than wall time keeps the
-/// decision independent of interference and lets a run be planned exactly (see max_iterations).
-core::TimeNs service(const core::SchedulerView& v, core::JobIndex j) {
-  const auto i = static_cast<std::size_t>(j);
-  return v.states[i].lane_iterations * v.specs[i].iter_ns;
-}
+using core::JobIndex;
+using core::TimeNs;
 
+/// FAIR keeps its own service counter. A job's service is the solo time of the iterations it
+/// completed since the last job joined its lane (iterations x iter_ms): counting profiled solo
+/// time rather than wall time keeps the decision independent of interference and lets a run be
+/// planned exactly (see max_iterations). A join resets every service of the lane to 0; only the
+/// iteration in flight at the join counts after it (the run is cut at that iteration's end); one
+/// that ended exactly at the join instant counts before it.
+///
+/// Finding the least-served job must not cost a scan of the lane: with thousands of jobs
+/// resident and one iteration per dispatch, a scan made FAIR quadratic. Per lane:
+///  - members: every job of the lane by arrival rank;
+///  - served: the jobs with service > 0 since the last join, by (service, rank): a balanced tree,
+///    so the least and the runner-up are its first two entries;
+///  - a join starts a new epoch instead of touching every job: a job's counter is valid only if
+///    stamped with the lane's current epoch, else its service is 0. The jobs with service 0 are
+///    members minus served; the earliest of them is found by a cursor over members that only
+///    moves forward within an epoch (a job's service never drops back to 0 until the next join).
+/// Every operation is O(log n) amortised.
 class Fair final : public core::Policy {
  public:
   std::string_view name() const override { return "fair"; }
   std::string_view description() const override { return kFairDescription; }
   core::LaneMode default_lane_mode() const override { return core::LaneMode::kSingle; }
   bool supports(core::LaneMode m) const override { return m != core::LaneMode::kExclusive; }
-  core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) const override {
-    // (service, submission order) is a strict total order; find the least and the runner-up.
-    auto less = [&](core::JobIndex a, core::TimeNs sa, core::JobIndex b, core::TimeNs sb) {
+
+  void begin(std::span<const core::JobSpec> specs) override {
+    jobs_.assign(specs.size(), JobService{});
+    lanes_.clear();
+  }
+
+  void on_join(const core::SchedulerView& v, const core::LaneSnapshot& lane, JobIndex job) override {
+    LaneService& ls = lanes_[lane.id];
+    ++ls.epoch;
+    ls.served.clear();
+    JobService& js = at(job);
+    js.rank = v.states[static_cast<std::size_t>(job)].submit_rank;
+    ls.members.insert({js.rank, job});
+    ls.cursor = ls.members.begin();
+    ls.in_flight_at_join = lane.running;
+    ls.join_ns = v.now;
+  }
+
+  void on_iterations_done(const core::SchedulerView& v, const core::RunReport& run) override {
+    LaneService& ls = lane(run.lane);
+    std::int64_t n = run.iterations;
+    if (ls.in_flight_at_join == run.job) {
+      n = run.end_ns > ls.join_ns ? std::min<std::int64_t>(1, run.iterations) : 0;
+    }
+    ls.in_flight_at_join = core::kNoJob;
+    if (n == 0) return;
+    JobService& js = at(run.job);
+    const TimeNs d = v.specs[static_cast<std::size_t>(run.job)].iter_ns;
+    if (js.epoch == ls.epoch && js.iterations > 0) ls.served.erase({js.iterations * d, js.rank, run.job});
+    if (js.epoch != ls.epoch) {
+      js.epoch = ls.epoch;
+      js.iterations = 0;
+    }
+    js.iterations += n;
+    ls.served.insert({js.iterations * d, js.rank, run.job});
+  }
+
+  void on_finish(const core::SchedulerView& v, JobIndex job, core::LaneId lane_id) override {
+    LaneService& ls = lane(lane_id);
+    JobService& js = at(job);
+    if (ls.cursor != ls.members.end() && ls.cursor->second == job) ++ls.cursor;
+    ls.members.erase({js.rank, job});
+    if (js.epoch == ls.epoch && js.iterations > 0) {
+      ls.served.erase({js.iterations * v.specs[static_cast<std::size_t>(job)].iter_ns, js.rank, job});
+    }
+    if (ls.members.empty()) lanes_.erase(lane_id);
+  }
+
+  core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) override {
+    LaneService& ls = lane_state(lane.id);
+    if (lane.jobs.size() != ls.members.size()) return choose_among(v, ls, lane.jobs);
+    // The earliest job with service 0, if any.
+    while (ls.cursor != ls.members.end() && service_iterations(ls, ls.cursor->second) > 0) ++ls.cursor;
+    const std::size_t zero = ls.members.size() - ls.served.size();
+    JobIndex best, second = core::kNoJob;
+    TimeNs best_s = 0, second_s = 0;
+    if (zero > 0) {
+      SALUS_INVARIANT(ls.cursor != ls.members.end(), "fair: a job with service 0 is found", std::to_string(zero));
+      best = ls.cursor->second;
+      if (zero > 1) return {best, 1};  // another job at 0 comes later in arrival order: it wins next
+      if (!ls.served.empty()) std::tie(second_s, std::ignore, second) = *ls.served.begin();
+    } else {
+      auto it = ls.served.begin();
+      std::tie(best_s, std::ignore, best) = *it;
+      if (++it != ls.served.end()) std::tie(second_s, std::ignore, second) = *it;
+    }
+    return plan(v, best, best_s, second, second_s);
+  }
+
+ private:
+  struct JobService {
+    std::int64_t epoch = -1;      // the lane epoch its counter belongs to
+    std::int64_t iterations = 0;  // iterations since the last join (valid in that epoch)
+    std::int64_t rank = 0;        // arrival rank
+  };
+  struct LaneService {
+    std::int64_t epoch = 0;
+    std::set<std::pair<std::int64_t, JobIndex>> members;
+    std::set<std::tuple<TimeNs, std::int64_t, JobIndex>> served;
+    std::set<std::pair<std::int64_t, JobIndex>>::iterator cursor;
+    JobIndex in_flight_at_join = core::kNoJob;
+    TimeNs join_ns = 0;
+  };
+
+  JobService& at(JobIndex j) { return jobs_[static_cast<std::size_t>(j)]; }
+  LaneService& lane(core::LaneId id) {
+    auto it = lanes_.find(id);
+    SALUS_INVARIANT(it != lanes_.end(), "fair: the lane's jobs joined it", "lane " + std::to_string(id));
+    return it->second;
+  }
+  LaneService& lane_state(core::LaneId id) { return lane(id); }
+  std::int64_t service_iterations(const LaneService& ls, JobIndex j) const {
+    const JobService& js = jobs_[static_cast<std::size_t>(j)];
+    return js.epoch == ls.epoch ? js.iterations : 0;
+  }
+
+  /// best keeps winning while (best_s + m * d, best) < (second_s, second), for m = 0 .. k-1.
+  core::Decision plan(const core::SchedulerView& v, JobIndex best, TimeNs best_s, JobIndex second,
+                      TimeNs second_s) const {
+    const auto b = static_cast<std::size_t>(best);
+    const std::int64_t remaining = v.states[b].remaining_iterations(v.specs[b]);
+    if (second == core::kNoJob) return {best, remaining};
+    const TimeNs d = v.specs[b].iter_ns;
+    const TimeNs gap = second_s - best_s;  // >= 0
+    const bool wins_ties = core::earlier_submitted(v, best, second);
+    const std::int64_t k = wins_ties ? gap / d + 1 : (gap + d - 1) / d;
+    return {best, std::max<std::int64_t>(1, std::min(k, remaining))};
+  }
+
+  /// Among a subset of the lane (inference jobs waiting for a request are left out): a scan.
+  core::Decision choose_among(const core::SchedulerView& v, const LaneService& ls, std::span<const JobIndex> jobs) const {
+    auto less = [&](JobIndex a, TimeNs sa, JobIndex b, TimeNs sb) {
       return sa < sb || (sa == sb && core::earlier_submitted(v, a, b));
     };
-    core::JobIndex best = core::kNoJob, second = core::kNoJob;
-    core::TimeNs best_s = 0, second_s = 0;
-    for (core::JobIndex j : lane.jobs) {
-      const core::TimeNs s = service(v, j);
+    JobIndex best = core::kNoJob, second = core::kNoJob;
+    TimeNs best_s = 0, second_s = 0;
+    for (JobIndex j : jobs) {
+      const TimeNs s = service_iterations(ls, j) * v.specs[static_cast<std::size_t>(j)].iter_ns;
       if (best == core::kNoJob || less(j, s, best, best_s)) {
         second = best;
         second_s = best_s;
@@ -37,16 +164,11 @@ class Fair final : public core::Policy {
         second_s = s;
       }
     }
-    const auto b = static_cast<std::size_t>(best);
-    const std::int64_t remaining = v.states[b].remaining_iterations(v.specs[b]);
-    if (second == core::kNoJob) return {best, remaining};
-    // best keeps winning while (best_s + m * d, best) < (second_s, second), for m = 0 .. k-1.
-    const core::TimeNs d = v.specs[b].iter_ns;
-    const core::TimeNs gap = second_s - best_s;  // >= 0
-    const bool wins_ties = core::earlier_submitted(v, best, second);
-    const std::int64_t k = wins_ties ? gap / d + 1 : (gap + d - 1) / d;
-    return {best, std::max<std::int64_t>(1, std::min(k, remaining))};
+    return plan(v, best, best_s, second, second_s);
   }
+
+  std::vector<JobService> jobs_;
+  std::unordered_map<core::LaneId, LaneService> lanes_;
 };
 
 }  // namespace

@@ -11,7 +11,7 @@ class Fifo final : public core::Policy {
   std::string_view description() const override { return kFifoDescription; }
   core::LaneMode default_lane_mode() const override { return core::LaneMode::kExclusive; }
   bool supports(core::LaneMode m) const override { return m == core::LaneMode::kExclusive; }
-  core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) const override {
+  core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) override {
     // Exclusive mode admits one job at a time, so the lane holds exactly one.
     SALUS_INVARIANT(lane.jobs.size() == 1, "fifo runs one job at a time", std::to_string(lane.jobs.size()));
     const core::JobIndex j = lane.jobs.front();

@@ -9,7 +9,7 @@ class Pack final : public core::Policy {
   std::string_view description() const override { return kPackDescription; }
   core::LaneMode default_lane_mode() const override { return core::LaneMode::kAuto; }
   bool supports(core::LaneMode m) const override { return m != core::LaneMode::kExclusive; }
-  core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) const override {
+  core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) override {
     // lane.jobs is in admission order.
     const core::JobIndex j = lane.jobs.front();
     const auto i = static_cast<std::size_t>(j);

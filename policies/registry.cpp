@@ -11,6 +11,8 @@ constexpr PolicyRegistry::Entry kPolicies[] = {
     {"srtf", kSrtfDescription, &make_srtf},
     {"pack", kPackDescription, &make_pack},
     {"fair", kFairDescription, &make_fair},
+    {"las", kLasDescription, &make_las},
+    {"priority", kPriorityDescription, &make_priority},
 };
 
 }  // namespace

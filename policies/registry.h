@@ -17,12 +17,12 @@ using PolicyRegistry = core::Registry<PolicyFactory>;
 const PolicyRegistry& policy_registry();
 
 /// Creates the policy called `name`. Throws core::InputError
-/// "unknown policy 'x' (valid: fifo, srtf, pack, fair)" for any other name.
+/// "unknown policy 'x' (valid: fifo, srtf, pack, fair, las, priority)" for any other name.
 std::unique_ptr<core::Policy> make_policy(std::string_view name);
 
 /// Valid names in registry order.
 std::vector<std::string> policy_names();
-/// "fifo, srtf, pack, fair".
+/// "fifo, srtf, pack, fair, las, priority".
 std::string policy_names_joined();
 
 }  // namespace salus::policies

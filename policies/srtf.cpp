@@ -9,7 +9,13 @@ class Srtf final : public core::Policy {
   std::string_view description() const override { return kSrtfDescription; }
   core::LaneMode default_lane_mode() const override { return core::LaneMode::kSingle; }
   bool supports(core::LaneMode m) const override { return m != core::LaneMode::kExclusive; }
-  core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) const override {
+  /// The paper (§4.2): the higher-priority job is admitted as long as its own safety condition is
+  /// met. A pending job has run nothing, so its remaining solo time is its whole solo time.
+  std::int64_t admission_key(const core::SchedulerView& v, core::JobIndex j) const override {
+    const auto i = static_cast<std::size_t>(j);
+    return v.states[i].remaining_solo_ns(v.specs[i]);
+  }
+  core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) override {
     core::JobIndex best = core::kNoJob;
     core::TimeNs best_left = 0;
     for (core::JobIndex j : lane.jobs) {

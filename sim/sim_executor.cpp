@@ -11,34 +11,74 @@ using core::TimeNs;
 
 namespace {
 using i128 = core::Int128;
-TimeNs ceil_div(i128 a, i128 b) { return static_cast<TimeNs>((a + b - 1) / b); }
 }  // namespace
 
 SimExecutor::SimExecutor(std::span<const core::JobSpec> jobs, const InterferenceModel& model,
-                         std::vector<TimeNs> actual_iter_ns)
-    : jobs_(jobs), model_(model), iter_ns_(std::move(actual_iter_ns)) {
+                         std::vector<TimeNs> actual_iter_ns, TimeNs switch_cost_ns, std::int64_t paging_bytes_per_s)
+    : jobs_(jobs),
+      model_(model),
+      iter_ns_(std::move(actual_iter_ns)),
+      switch_cost_ns_(switch_cost_ns),
+      paging_bytes_per_s_(paging_bytes_per_s) {
   if (iter_ns_.empty()) {
     iter_ns_.reserve(jobs.size());
     for (const core::JobSpec& s : jobs) iter_ns_.push_back(s.iter_ns);
   }
   SALUS_INVARIANT(iter_ns_.size() == jobs.size(), "one actual iteration time per job", std::to_string(iter_ns_.size()));
+  SALUS_INVARIANT(switch_cost_ns >= 0, "switching cost >= 0", std::to_string(switch_cost_ns));
+  SALUS_INVARIANT(paging_bytes_per_s >= 0, "paging bandwidth >= 0", std::to_string(paging_bytes_per_s));
 }
 
-TimeNs SimExecutor::work_done(const Run& r, TimeNs t) const {
-  if (r.slowdown == kSolo) return r.work_at_sync + (t - r.sync_ns);
-  return r.work_at_sync + static_cast<TimeNs>(static_cast<i128>(t - r.sync_ns) * kSolo / r.slowdown);
+std::size_t SimExecutor::lane_slot(core::LaneId lane) {
+  const auto i = static_cast<std::size_t>(lane);
+  if (i >= last_job_.size()) {
+    last_job_.resize(i + 1, core::kNoJob);
+    transfer_ns_.resize(i + 1, 0);
+  }
+  return i;
 }
 
-void SimExecutor::schedule_end(Run& r) const {
-  const TimeNs left = r.work_total - r.work_at_sync;
-  r.end_ns = r.sync_ns + (r.slowdown == kSolo ? left : ceil_div(static_cast<i128>(left) * r.slowdown, kSolo));
-  r.end_ns = std::max(r.end_ns, now_);
+void SimExecutor::charge_transfer(core::JobIndex job, core::LaneId lane) {
+  SALUS_INVARIANT(paging_bytes_per_s_ > 0, "paging on an executor that pages", "");
+  const core::Bytes p = jobs_[static_cast<std::size_t>(job)].persistent;
+  transfer_ns_[lane_slot(lane)] +=
+      static_cast<TimeNs>((static_cast<i128>(p) * core::kNsPerS + paging_bytes_per_s_ - 1) / paging_bytes_per_s_);
 }
 
-// The set of running lanes changed: bring every run's progress up to now and re-plan its end
-// under the new slowdowns. Runs whose slowdown did not change keep their plan untouched, so an
-// undisturbed run ends exactly when first planned.
+TimeNs SimExecutor::duration(TimeNs work, std::int64_t s) const {
+  if (s == kSolo) return work;
+  return static_cast<TimeNs>((static_cast<i128>(work) * s + kSolo - 1) / kSolo);
+}
+
+SimExecutor::Progress SimExecutor::progress(const Run& r, TimeNs t) const {
+  auto worked = [&](TimeNs elapsed) {
+    return r.slowdown == kSolo ? elapsed : static_cast<TimeNs>(static_cast<i128>(elapsed) * kSolo / r.slowdown);
+  };
+  if (t < r.first_end_ns) {
+    return {r.iter_at_sync, r.work_at_sync + worked(t - r.sync_ns), t == r.sync_ns && r.work_at_sync == 0 && r.iter_at_sync > 0};
+  }
+  const std::int64_t m = (t - r.first_end_ns) / r.period_ns;
+  const TimeNs started = r.first_end_ns + m * r.period_ns;
+  return {r.iter_at_sync + 1 + m, worked(t - started), t == started};
+}
+
+// The run's iteration ends from sync_ns on, at its current slowdown.
+void SimExecutor::plan(Run& r) const {
+  r.first_end_ns = r.sync_ns + duration(iteration_work(r, r.iter_at_sync) - r.work_at_sync, r.slowdown);
+  r.period_ns = duration(r.iter_ns, r.slowdown);
+  r.end_ns = r.first_end_ns + (r.d.iterations - 1 - r.iter_at_sync) * r.period_ns;
+}
+
+void SimExecutor::truncate(Run& r, std::int64_t iterations) const {
+  r.d.iterations = iterations;
+  r.end_ns = r.first_end_ns + (iterations - 1 - r.iter_at_sync) * r.period_ns;
+}
+
+// The set of running lanes changed: bring every run whose slowdown changes up to now and re-plan
+// its boundaries. Runs whose slowdown did not change keep their plan untouched, so an undisturbed
+// run ends exactly when first planned.
 void SimExecutor::resync() {
+  dirty_ = false;
   if (model_.ideal()) return;
   // A lane running alone runs at solo speed under every model: interference needs company.
   if (runs_.size() == 1 && runs_.front().slowdown == kSolo) return;
@@ -53,37 +93,46 @@ void SimExecutor::resync() {
     const std::int64_t s = scratch_slowdown_[i];
     SALUS_INVARIANT(s >= kSolo, "slowdown >= 1", std::to_string(s));
     if (s == r.slowdown) continue;
-    r.work_at_sync = std::min(work_done(r, now_), r.work_total);
+    const Progress p = progress(r, now_);
+    r.iter_at_sync = p.iteration;
+    r.work_at_sync = p.work;
     r.sync_ns = now_;
     r.slowdown = s;
-    schedule_end(r);
+    plan(r);
   }
 }
 
 void SimExecutor::start(const core::Dispatch& d) {
-  for (const Run& r : runs_) SALUS_INVARIANT(r.d.lane != d.lane, "one run per lane", "lane " + std::to_string(d.lane));
   SALUS_INVARIANT(d.iterations > 0 && d.extra_ns >= 0, "dispatch of at least one iteration", std::to_string(d.iterations));
+  SALUS_INVARIANT(d.lane >= 0, "dispatch to a lane", std::to_string(d.lane));
+  // Kept in lane order, so that the model sees the running set in the same order whatever the
+  // history of the runs (the shares model sums floating-point figures).
+  auto pos = std::lower_bound(runs_.begin(), runs_.end(), d.lane, [](const Run& r, core::LaneId l) { return r.d.lane < l; });
+  SALUS_INVARIANT(pos == runs_.end() || pos->d.lane != d.lane, "one run per lane", "lane " + std::to_string(d.lane));
+  const std::size_t lane = lane_slot(d.lane);
   Run r;
   r.d = d;
   r.iter_ns = iter_ns_[static_cast<std::size_t>(d.job)];
+  r.switch_ns = last_job_[lane] != core::kNoJob && last_job_[lane] != d.job ? switch_cost_ns_ : 0;
+  r.extra_ns = d.extra_ns + r.switch_ns + transfer_ns_[lane];
+  transfer_ns_[lane] = 0;
+  last_job_[lane] = d.job;
   r.start_ns = now_;
-  r.work_total = d.extra_ns + d.iterations * r.iter_ns;
   r.sync_ns = now_;
-  r.end_ns = now_ + r.work_total;
-  runs_.push_back(r);
-  resync();
+  plan(r);
+  runs_.insert(pos, r);
+  dirty_ = true;
 }
 
 void SimExecutor::stop_at_boundary(core::LaneId lane) {
   for (Run& r : runs_) {
     if (r.d.lane != lane) continue;
-    const TimeNs done = work_done(r, now_) - r.d.extra_ns;
+    // Progress up to now does not depend on a pending resync: a new slowdown acts from now on.
+    const Progress p = progress(r, now_);
     // The first boundary at or after now, and never before the first iteration ends.
-    const std::int64_t k = std::max<std::int64_t>(1, done <= 0 ? 1 : (done + r.iter_ns - 1) / r.iter_ns);
+    const std::int64_t k = std::max<std::int64_t>(1, p.at_boundary ? p.iteration : p.iteration + 1);
     if (k >= r.d.iterations) return;
-    r.d.iterations = k;
-    r.work_total = r.d.extra_ns + k * r.iter_ns;
-    schedule_end(r);
+    truncate(r, k);
     return;
   }
 }
@@ -91,13 +140,10 @@ void SimExecutor::stop_at_boundary(core::LaneId lane) {
 bool SimExecutor::end_if_at_boundary(core::LaneId lane) {
   for (Run& r : runs_) {
     if (r.d.lane != lane) continue;
-    const TimeNs done = work_done(r, now_) - r.d.extra_ns;
-    if (done <= 0 || done % r.iter_ns != 0) return false;
-    const std::int64_t k = done / r.iter_ns;
-    if (k >= r.d.iterations) return false;  // its last boundary: it completes now anyway
-    r.d.iterations = k;
-    r.work_total = r.d.extra_ns + k * r.iter_ns;
-    schedule_end(r);
+    const Progress p = progress(r, now_);
+    if (!p.at_boundary || p.iteration < 1) return false;
+    if (p.iteration >= r.d.iterations) return false;  // its last boundary: it completes now anyway
+    truncate(r, p.iteration);
     return true;
   }
   return false;
@@ -105,6 +151,7 @@ bool SimExecutor::end_if_at_boundary(core::LaneId lane) {
 
 void SimExecutor::wait(TimeNs deadline, std::vector<core::Completion>& out) {
   SALUS_INVARIANT(!runs_.empty() || deadline != core::kNever, "wait has something to wait for", "");
+  if (dirty_) resync();
   TimeNs next = core::kNever;
   for (const Run& r : runs_) next = std::min(next, r.end_ns);
   if (runs_.empty() || next > deadline) {
@@ -116,13 +163,15 @@ void SimExecutor::wait(TimeNs deadline, std::vector<core::Completion>& out) {
   for (std::size_t i = 0; i < runs_.size(); ++i) {
     const Run& r = runs_[i];
     if (r.end_ns == next) {
-      out.push_back(core::Completion{r.d.job, r.d.lane, r.d.iterations, r.start_ns, r.end_ns, false, {}});
+      core::Completion c{r.d.job, r.d.lane, r.d.iterations, r.start_ns, r.end_ns, false, {}};
+      c.switch_ns = r.switch_ns;
+      out.push_back(std::move(c));
     } else {
       runs_[kept++] = r;
     }
   }
   runs_.resize(kept);
-  resync();
+  dirty_ = true;
 }
 
 }  // namespace salus::sim

@@ -2,6 +2,18 @@
 /// The discrete-event executor: a simulated clock on int64 nanoseconds that jumps from event to
 /// event. A run of n iterations costs O(1) events however large n is; only changes of the set of
 /// running lanes (which change their speeds under interference) and stops cost work.
+///
+/// Rounding model. Progress is counted in work (solo nanoseconds). At slowdown s (ppm), an
+/// iteration with w of its work done at time t ends at t + ceil((W - w) * s / 1e6), W its work
+/// (iter_ns, plus the run's extra for its first iteration): time is rounded up at every iteration
+/// boundary, and the later iterations of a run at constant slowdown each take
+/// ceil(iter_ns * s / 1e6), so the boundaries of a batched run are in closed form. When the
+/// slowdown changes at t, the iteration in flight keeps floor((t - t0) * 1e6 / s) more work (t0 its
+/// start or the last change). Slowdowns are re-evaluated lazily, once the set of running lanes at
+/// an instant is final (at the next wait), so a lane whose run ends and restarts with the same job
+/// at the same instant does not disturb the others. Together these make a run batched over k
+/// iterations end each of them exactly (to the nanosecond) where k runs of one iteration would,
+/// under every interference model.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -16,37 +28,64 @@ class SimExecutor final : public core::Executor {
  public:
   /// `actual_iter_ns[j]`, if not empty, is the time job j's iterations really take (e.g. the
   /// profile with noise); otherwise the profiled iter_ns. The model must outlive the executor.
+  /// `switch_cost_ns` is added to the first iteration of a run whose job differs from the job
+  /// the lane ran last (the first job of a fresh lane pays nothing). `paging_bytes_per_s`: the
+  /// host link's bandwidth for paging (0: this executor does not page); a transfer of P bytes
+  /// takes ceil(P / bandwidth) and delays the lane's next run by that much.
   SimExecutor(std::span<const core::JobSpec> jobs, const InterferenceModel& model,
-              std::vector<core::TimeNs> actual_iter_ns = {});
+              std::vector<core::TimeNs> actual_iter_ns = {}, core::TimeNs switch_cost_ns = 0,
+              std::int64_t paging_bytes_per_s = 0);
 
   core::TimeNs now() const override { return now_; }
   void start(const core::Dispatch& d) override;
   void stop_at_boundary(core::LaneId lane) override;
   bool end_if_at_boundary(core::LaneId lane) override;
+  bool supports_paging() const override { return paging_bytes_per_s_ > 0; }
+  void page_out(core::JobIndex job, core::LaneId lane) override { charge_transfer(job, lane); }
+  void page_in(core::JobIndex job, core::LaneId lane, core::Bytes) override { charge_transfer(job, lane); }
   void wait(core::TimeNs deadline, std::vector<core::Completion>& out) override;
 
  private:
-  /// Progress is counted in "work": solo nanoseconds. At slowdown s (ppm), work advances by
-  /// elapsed * kSolo / s.
   struct Run {
     core::Dispatch d;
     core::TimeNs iter_ns = 0;
+    core::TimeNs switch_ns = 0;      // switching cost added to the first iteration
+    core::TimeNs extra_ns = 0;       // d.extra_ns plus switch_ns: the first iteration's extra work
     core::TimeNs start_ns = 0;
-    core::TimeNs work_total = 0;     // extra + iterations * iter_ns
-    core::TimeNs work_at_sync = 0;   // work done at sync_ns
-    core::TimeNs sync_ns = 0;
     std::int64_t slowdown = kSolo;
-    core::TimeNs end_ns = 0;
+    core::TimeNs sync_ns = 0;        // when the slowdown last changed (or the run started)
+    std::int64_t iter_at_sync = 0;   // the iteration in flight at sync_ns (0-based)
+    core::TimeNs work_at_sync = 0;   // its work done at sync_ns
+    core::TimeNs first_end_ns = 0;   // end of iteration iter_at_sync
+    core::TimeNs period_ns = 0;      // each later iteration: ceil(iter_ns * slowdown / 1e6)
+    core::TimeNs end_ns = 0;         // end of the run's last iteration
+  };
+  /// Where a run is at t (t >= sync_ns): the iteration in flight and its work done.
+  struct Progress {
+    std::int64_t iteration = 0;
+    core::TimeNs work = 0;
+    bool at_boundary = false;  // t is exactly the end of iteration - 1
   };
 
-  core::TimeNs work_done(const Run& r, core::TimeNs t) const;
-  void schedule_end(Run& r) const;
+  core::TimeNs duration(core::TimeNs work, std::int64_t slowdown) const;
+  core::TimeNs iteration_work(const Run& r, std::int64_t i) const { return r.iter_ns + (i == 0 ? r.extra_ns : 0); }
+  Progress progress(const Run& r, core::TimeNs t) const;
+  void plan(Run& r) const;
+  /// Ends the run after `iterations` (fewer than dispatched).
+  void truncate(Run& r, std::int64_t iterations) const;
   void resync();
+  void charge_transfer(core::JobIndex job, core::LaneId lane);
+  std::size_t lane_slot(core::LaneId lane);
 
   std::span<const core::JobSpec> jobs_;
   const InterferenceModel& model_;
   std::vector<core::TimeNs> iter_ns_;
-  std::vector<Run> runs_;  // in flight, at most one per lane
+  core::TimeNs switch_cost_ns_;
+  std::int64_t paging_bytes_per_s_;
+  std::vector<core::JobIndex> last_job_;  // per lane id: the job of its last run
+  std::vector<core::TimeNs> transfer_ns_;  // per lane id: paging transfers its next run waits for
+  std::vector<Run> runs_;  // in flight, at most one per lane, by lane id
+  bool dirty_ = false;     // the set of running lanes changed since the last resync
   std::vector<RunningIteration> scratch_running_;
   std::vector<std::int64_t> scratch_slowdown_;
   core::TimeNs now_ = 0;

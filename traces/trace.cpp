@@ -124,6 +124,19 @@ std::int32_t util_field(const Place& place, std::string_view text) {
   return ppm;
 }
 
+// A signed integer of plain digits ("3", "-1"; not "1.0" or "1e2") in int32 range.
+std::int32_t priority_field(const Place& place, const std::string& text) {
+  std::string_view digits = text;
+  const bool negative = !digits.empty() && digits.front() == '-';
+  if (negative) digits.remove_prefix(1);
+  bool too_large = false;
+  const std::optional<std::int64_t> v = digits.empty() ? std::nullopt : parse_count(digits, &too_large);
+  const std::int64_t limit = std::numeric_limits<std::int32_t>::max();
+  if (too_large || (v && *v > limit)) place.fail("priority is out of range (at most " + std::to_string(limit) + " either way), got '" + text + "'");
+  if (!v) place.fail("priority must be an integer (higher runs first), got '" + text + "'");
+  return static_cast<std::int32_t>(negative ? -*v : *v);
+}
+
 void check_solo_time(const Place& place, const core::JobSpec& job) {
   if (job.iterations > std::numeric_limits<core::TimeNs>::max() / job.iter_ns) {
     place.fail("iterations * iteration time does not fit in 64-bit nanoseconds");
@@ -132,9 +145,9 @@ void check_solo_time(const Place& place, const core::JobSpec& job) {
 
 // ---- native records (CSV and JSON) ---------------------------------------------------------
 
-enum Column { kJobId, kWorkload, kArrival, kIterations, kPersistent, kEphemeral, kIterMs, kGpuUtil, kColumnCount };
+enum Column { kJobId, kWorkload, kArrival, kIterations, kPersistent, kEphemeral, kIterMs, kGpuUtil, kPriority, kColumnCount };
 constexpr std::array<const char*, kColumnCount> kColumnNames = {
-    "job_id", "workload", "arrival_s", "iterations", "persistent_mib", "ephemeral_mib", "iter_ms", "gpu_util"};
+    "job_id", "workload", "arrival_s", "iterations", "persistent_mib", "ephemeral_mib", "iter_ms", "gpu_util", "priority"};
 
 std::string column_list() {
   std::string out;
@@ -202,6 +215,8 @@ core::JobSpec make_job(const RawJob& raw, const Catalog& catalog, const Place& p
   // The catalog's first-iteration extra goes with the catalog's iteration time: a row that gives
   // its own iter_ms has no measured first iteration.
   if (profile && raw[kIterMs].empty()) job.first_iter_extra_ns = profile->first_iter_extra_ns;
+  // Optional, for the priority policy; 0 when absent or empty.
+  if (!raw[kPriority].empty()) job.priority = priority_field(place, raw[kPriority]);
   check_solo_time(place, job);
   return job;
 }

@@ -30,7 +30,7 @@ class FirstAdmitted final : public Policy {
   std::string_view description() const override { return "test"; }
   LaneMode default_lane_mode() const override { return LaneMode::kAuto; }
   bool supports(LaneMode) const override { return true; }
-  Decision choose(const SchedulerView& v, const LaneSnapshot& lane) const override {
+  Decision choose(const SchedulerView& v, const LaneSnapshot& lane) override {
     const JobIndex j = lane.jobs.front();
     const auto i = static_cast<std::size_t>(j);
     return {j, v.states[i].remaining_iterations(v.specs[i])};
@@ -44,7 +44,7 @@ class RoundRobin final : public Policy {
   std::string_view description() const override { return "test"; }
   LaneMode default_lane_mode() const override { return LaneMode::kSingle; }
   bool supports(LaneMode) const override { return true; }
-  Decision choose(const SchedulerView&, const LaneSnapshot& lane) const override {
+  Decision choose(const SchedulerView&, const LaneSnapshot& lane) override {
     for (std::size_t k = 0; k < lane.jobs.size(); ++k) {
       if (lane.jobs[k] == lane.last_job) return {lane.jobs[(k + 1) % lane.jobs.size()], 1};
     }
@@ -127,7 +127,7 @@ class LosingExecutor final : public Executor {
 }  // namespace
 
 TEST_CASE("LaneManager with an alignment rounds P and E up and the capacity down") {
-  LaneManager lm(1000, 0, 256);  // C = 768
+  LaneManager lm(1000, 0, false, 256);  // C = 768
   CHECK(lm.capacity() == 768);
   CHECK(lm.aligned(0) == 0);
   CHECK(lm.aligned(1) == 256);
@@ -150,8 +150,8 @@ TEST_CASE("LaneManager with an alignment rounds P and E up and the capacity down
   lm.release(b.lane, 1, b.persistent_offset);  // released with the size it was admitted with
   CHECK(lm.persistent_bytes() == 256);
   lm.check_invariants();
-  CHECK_THROWS_AS(LaneManager(255, 0, 256), std::logic_error);  // nothing left after rounding down
-  CHECK_THROWS_AS(LaneManager(1000, 0, 0), std::logic_error);
+  CHECK_THROWS_AS(LaneManager(255, 0, false, 256), std::logic_error);  // nothing left after rounding down
+  CHECK_THROWS_AS(LaneManager(1000, 0, false, 0), std::logic_error);
 }
 
 TEST_CASE("a job that fits only before rounding is rejected, and the reason says why") {

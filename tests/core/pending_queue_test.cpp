@@ -1,4 +1,4 @@
-// Algorithm 1's pending queue: visited in arrival order; a class that failed is skipped for the
+// Algorithm 1's pending queue: visited by admission key, then arrival order; a class that failed is skipped for the
 // rest of the pass; kStop ends the pass.
 #include <doctest/doctest.h>
 
@@ -14,10 +14,10 @@ using V = PendingQueue::Verdict;
 
 TEST_CASE("process visits jobs in arrival order and removes the admitted ones") {
   PendingQueue q;
-  q.push(3, 0, 1, 1);
-  q.push(1, 1, 2, 2);
-  q.push(0, 2, 1, 1);
-  q.push(2, 3, 5, 5);
+  q.push(3, 0, 0, 1, 1);
+  q.push(1, 0, 1, 2, 2);
+  q.push(0, 0, 2, 1, 1);
+  q.push(2, 0, 3, 5, 5);
   CHECK(q.size() == 4);
   std::vector<JobIndex> seen;
   CHECK(q.process([&](JobIndex j) {
@@ -30,10 +30,10 @@ TEST_CASE("process visits jobs in arrival order and removes the admitted ones") 
 
 TEST_CASE("a blocked job's class is skipped for the rest of the pass, others still visited") {
   PendingQueue q;
-  q.push(0, 0, 1, 1);  // class A
-  q.push(1, 1, 2, 2);  // class B
-  q.push(2, 2, 1, 1);  // class A
-  q.push(3, 3, 3, 3);  // class C
+  q.push(0, 0, 0, 1, 1);  // class A
+  q.push(1, 0, 1, 2, 2);  // class B
+  q.push(2, 0, 2, 1, 1);  // class A
+  q.push(3, 0, 3, 3, 3);  // class C
   std::vector<JobIndex> seen;
   CHECK(q.process([&](JobIndex j) {
     seen.push_back(j);
@@ -52,8 +52,8 @@ TEST_CASE("a blocked job's class is skipped for the rest of the pass, others sti
 
 TEST_CASE("kStop ends the pass and keeps the job") {
   PendingQueue q;
-  q.push(0, 0, 1, 1);
-  q.push(1, 1, 2, 2);
+  q.push(0, 0, 0, 1, 1);
+  q.push(1, 0, 1, 2, 2);
   std::vector<JobIndex> seen;
   CHECK(q.process([&](JobIndex j) {
     seen.push_back(j);
@@ -68,4 +68,28 @@ TEST_CASE("kStop ends the pass and keeps the job") {
   });
   CHECK(seen == std::vector<JobIndex>{0, 1});
   CHECK(q.size() == 1);
+}
+
+TEST_CASE("admission keys come first, arrival order breaks ties, also inside a class") {
+  PendingQueue q;
+  q.push(0, 50, 0, 1, 1);  // class A
+  q.push(1, 10, 1, 2, 2);  // class B
+  q.push(2, 10, 2, 1, 1);  // class A, a smaller key than the class's head: it becomes the head
+  q.push(3, 50, 3, 3, 3);  // class C
+  std::vector<JobIndex> seen;
+  CHECK(q.process([&](JobIndex j) {
+    seen.push_back(j);
+    return V::kAdmitted;
+  }) == 4);
+  CHECK(seen == std::vector<JobIndex>{1, 2, 0, 3});
+  // A class blocked at its smaller-key head skips its larger-key jobs for the pass.
+  q.push(4, 7, 4, 1, 1);
+  q.push(5, 9, 5, 1, 1);
+  q.push(6, 8, 6, 2, 2);
+  seen.clear();
+  CHECK(q.process([&](JobIndex j) {
+    seen.push_back(j);
+    return j == 4 ? V::kBlocked : V::kAdmitted;
+  }) == 1);
+  CHECK(seen == std::vector<JobIndex>{4, 6});
 }

@@ -36,7 +36,7 @@ TEST_CASE("help exits 0 and lists the policies") {
   CHECK(r.code == 0);
   CHECK(r.out.find("--switch-cost-ms") != std::string::npos);
   // The policy and interference tables, as the registries print them.
-  CHECK(r.out.find("  fair  time sharing") != std::string::npos);
+  CHECK(r.out.find("  fair      time sharing") != std::string::npos);
   CHECK(r.out.find("  profiled  each workload's utilisation") != std::string::npos);
 }
 
@@ -45,7 +45,7 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
     std::string args, err;
   };
   const Case cases[] = {
-      {kHand + " --policy fifo,lifo", "salus-sim: unknown policy 'lifo' (valid: fifo, srtf, pack, fair)\n"},
+      {kHand + " --policy fifo,lifo", "salus-sim: unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority)\n"},
       {kHand + " --policy fifo,fifo", "salus-sim: --policy: 'fifo' is listed twice\n"},
       {kHand + " --gpu-mem 16XB",
        "salus-sim: --gpu-mem: unknown size unit 'XB' (valid: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)\n"},
@@ -125,6 +125,10 @@ TEST_CASE("fifo ignores --lanes and says so") {
 //         instant a's iteration ends, so that iteration counts before the join (a 0, c 0, tie ->
 //         a): a 0.5-0.6, c 0.6-0.8, a 0.8-1.0, c 1.0-1.2, a 1.2-1.4, c 1.4-1.6, a 1.6-1.7 (done),
 //         c 1.7-1.9; JCT 1.7, 0.15, 1.4; queuing 0, 0.05, 0.1.
+//   las:  a 0-0.3 (attained 300 when b joins), b 0.3-0.4 (both iterations), a 0.4-0.5 (400); c
+//         joins at 0.5: c 0.5-0.9 (0, 200 < 400; at 400 a wins the tie), a 0.9-1.0 (500), c 1.0-1.2
+//         (600), a 1.2-1.4 (700), c 1.4-1.6 (done), a 1.6-1.9; JCT 1.9, 0.15, 1.1; queuing 0, 0.05, 0.
+//   priority: every level 0, so arrival order in the one lane, each to completion: FIFO's times.
 TEST_CASE("golden summary of the hand trace, byte for byte") {
   const fs::path out = scratch() / "hand.json";
   const Result r = sim(kHand + " --interference none --switch-cost-ms 0 --summary-json '" + out.string() + "'");
@@ -150,6 +154,10 @@ TEST_CASE("golden summary of the hand trace, byte for byte") {
   CHECK(result("fair")["avg_jct_s"].get<double>() == doctest::Approx((1.7 + 0.15 + 1.4) / 3).epsilon(1e-12));
   CHECK(result("fair")["p95_jct_s"].get<double>() == doctest::Approx(1.7).epsilon(1e-12));
   CHECK(result("fair")["avg_queuing_s"].get<double>() == doctest::Approx(0.05).epsilon(1e-12));
+  CHECK(result("las")["avg_jct_s"].get<double>() == doctest::Approx((1.9 + 0.15 + 1.1) / 3).epsilon(1e-12));
+  CHECK(result("las")["avg_queuing_s"].get<double>() == doctest::Approx(0.05 / 3).epsilon(1e-12));
+  CHECK(result("priority")["avg_jct_s"].get<double>() == doctest::Approx((1.0 + 0.85 + 1.4) / 3).epsilon(1e-12));
+  CHECK(j["lane_shrink"] == true);
 }
 
 TEST_CASE("same inputs and seed give byte-identical outputs") {
@@ -163,7 +171,7 @@ TEST_CASE("same inputs and seed give byte-identical outputs") {
     CHECK(slurp(e.path()) == slurp(b / e.path().filename()));
     ++files;
   }
-  CHECK(files == 18);
+  CHECK(files == 26);  // summary, JCT CDF, and 4 files for each of the 6 policies
   // A different seed changes the actual iteration times, so the summary changes.
   const fs::path c = scratch() / "run_c";
   REQUIRE(sim("--trace traces/examples/small.csv --profiles traces/profiles/catalog.json --profile-noise 10 --seed 8 --out '" +
@@ -199,7 +207,7 @@ TEST_CASE("--timeline runs and off") {
     CHECK(slurp(e.path()) == slurp(off / name));
     ++files;
   }
-  CHECK(files == 14);
+  CHECK(files == 20);  // summary, JCT CDF, and jobs, memory, lane moves for each of the 6 policies
 }
 
 // What salus-sim takes from a measured catalog: a pairs table makes "shares" the default

@@ -74,7 +74,6 @@ RealRun run_real(const std::vector<JobSpec>& jobs, const std::string& policy_nam
   RealRun r;
   r.opts.capacity = kPool;
   r.opts.lane_mode = experiments::lane_mode_for(*policy, cfg);
-  r.opts.switch_cost_ns = 0;
   r.opts.record_timeline = true;
   r.opts.stop = stop;
   auto device = gpu::make_cpu_device();

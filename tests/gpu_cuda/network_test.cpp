@@ -117,7 +117,6 @@ CudaRun run_on(gpu::Device& device, const std::vector<JobSpec>& jobs, const std:
   r.opts.capacity = kSlack;
   for (const JobSpec& j : jobs) r.opts.capacity += j.persistent + j.ephemeral;
   r.opts.lane_mode = lanes;
-  r.opts.switch_cost_ns = 0;
   r.opts.record_timeline = true;
   gpu::MemoryPool pool(device, r.opts.capacity);
   gpu::RealExecutor real(device, pool, jobs, gpu::RealOptions{});

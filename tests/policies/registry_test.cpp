@@ -12,8 +12,8 @@ using salus::core::LaneMode;
 using salus::policies::make_policy;
 
 TEST_CASE("the registry lists the policies in order") {
-  CHECK(salus::policies::policy_names() == std::vector<std::string>{"fifo", "srtf", "pack", "fair"});
-  CHECK(salus::policies::policy_names_joined() == "fifo, srtf, pack, fair");
+  CHECK(salus::policies::policy_names() == std::vector<std::string>{"fifo", "srtf", "pack", "fair", "las", "priority"});
+  CHECK(salus::policies::policy_names_joined() == "fifo, srtf, pack, fair, las, priority");
 }
 
 TEST_CASE("make_policy creates each policy by its name") {
@@ -26,10 +26,10 @@ TEST_CASE("make_policy creates each policy by its name") {
 }
 
 TEST_CASE("an unknown policy is the user's mistake, named with the valid names") {
-  CHECK_THROWS_WITH_AS(make_policy("lifo"), "unknown policy 'lifo' (valid: fifo, srtf, pack, fair)",
+  CHECK_THROWS_WITH_AS(make_policy("lifo"), "unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority)",
                        salus::core::InputError);
-  CHECK_THROWS_WITH_AS(make_policy(""), "unknown policy '' (valid: fifo, srtf, pack, fair)", salus::core::InputError);
-  CHECK_THROWS_WITH_AS(make_policy("fifo "), "unknown policy 'fifo ' (valid: fifo, srtf, pack, fair)",
+  CHECK_THROWS_WITH_AS(make_policy(""), "unknown policy '' (valid: fifo, srtf, pack, fair, las, priority)", salus::core::InputError);
+  CHECK_THROWS_WITH_AS(make_policy("fifo "), "unknown policy 'fifo ' (valid: fifo, srtf, pack, fair, las, priority)",
                        salus::core::InputError);
 }
 

@@ -26,12 +26,12 @@ using salus::test::Seg;
 using salus::test::trace;
 
 struct FakeHarness {
-  explicit FakeHarness(std::span<const JobSpec> jobs) : exec(jobs) {}
+  FakeHarness(std::span<const JobSpec> jobs, TimeNs switch_cost) : exec(jobs, switch_cost) {}
   salus::test::FakeExecutor exec;
 };
 
 struct SimHarness {
-  explicit SimHarness(std::span<const JobSpec> jobs) : exec(jobs, model) {}
+  SimHarness(std::span<const JobSpec> jobs, TimeNs switch_cost) : exec(jobs, model, {}, switch_cost) {}
   salus::sim::NoInterference model;  // declared first: exec keeps a reference to it
   salus::sim::SimExecutor exec;
 };
@@ -41,6 +41,7 @@ struct Run {
   Bytes capacity = gib(16);
   TimeNs switch_cost_ns = 0;
   std::optional<LaneMode> mode = std::nullopt;
+  bool shrink = true;
 };
 
 template <typename H>
@@ -49,11 +50,11 @@ ScheduleOutcome run(const std::vector<JobSpec>& jobs, const Run& r) {
   SchedulerOptions o;
   o.capacity = r.capacity;
   o.lane_mode = r.mode.value_or(policy->default_lane_mode());
-  o.switch_cost_ns = r.switch_cost_ns;
   o.record_timeline = true;
-  H h(jobs);
+  o.lane_shrink = r.shrink;
+  H h(jobs, r.switch_cost_ns);
   ScheduleOutcome out = run_schedule(jobs, *policy, h.exec, o);
-  salus::test::check_schedule(jobs, out, o, true);
+  salus::test::check_schedule(jobs, out, o, true, r.switch_cost_ns);
   return out;
 }
 
@@ -324,14 +325,83 @@ TEST_CASE_TEMPLATE("SRTF: admission limited by memory in the single lane", H, EX
                        {1, 1, ms(1300), ms(1500), 2, 0}});
 }
 
-TEST_CASE_TEMPLATE("SRTF: a job arriving with the lane's opener waits when sum P + P + L > C", H, EXECUTORS) {
+TEST_CASE_TEMPLATE("SRTF: admission by priority: the shorter of two simultaneous jobs is admitted first", H, EXECUTORS) {
   // C = 10 GiB, one lane. a (P 4, E 4, 10 x 100 ms) and b (P 3, E 2, 2 x 100 ms) both at 0.
-  // a opens the lane (L = 4). b: 4 + 3 + 4 = 11 > 10 and the lane already holds E = 2: b waits
-  // (a lane never shrinks). a 0 - 1.0; b in a new lane 1.0 - 1.2.
+  // SRTF admits by least remaining time (paper §4.2), so b comes first and opens the lane
+  // (L = 2). a: growing the lane to 4 needs 3 + 4 + 4 = 11 > 10: a waits. b 0 - 0.2; the lane
+  // goes with b, a opens a new one: 0.2 - 1.2. (In arrival order a would have been admitted
+  // first and b would have waited until 1.0.)
   const auto jobs = trace({job("a", 0, 10, ms(100), gib(4), gib(4)), job("b", 0, 2, ms(100), gib(3), gib(2))});
   const ScheduleOutcome out = run<H>(jobs, {"srtf", gib(10)});
-  CHECK(out.jobs[1].admitted_ns == ms(1000));
-  CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(1000), ms(1200)});
+  CHECK(out.jobs[1].admitted_ns == 0);
+  CHECK(out.jobs[0].admitted_ns == ms(200));
+  CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(1200), ms(200)});
+}
+
+TEST_CASE_TEMPLATE("lane shrinking: the lane follows the largest E of its jobs down, recorded as a move", H, EXECUTORS) {
+  // C = 10 GiB, SRTF, one lane. big (P 1, E 6, 2 x 100 ms) and small (P 1, E 1, 5 x 100 ms) at 0;
+  // late (P 4, E 1, 1 x 100 ms) at 0.05.
+  //   0: big (200 ms) is admitted first and opens the lane L = 6 at [4, 10); small joins it
+  //      (1 + 1 + 6 = 8 <= 10). big runs 0 - 0.2 (shortest).
+  //   0.05: late: 2 + 4 + 6 = 12 > 10: waits.
+  //   0.2: big finishes: the lane shrinks to small's E = 1 and moves to [9, 10) at once (idle):
+  //      late fits now (1 + 4 + 1 = 6): admitted at 0.2; late (100) before small (500):
+  //      late 0.2 - 0.3, small 0.3 - 0.8.
+  // Without shrinking the lane keeps L = 6 (1 + 4 + 6 = 11 > 10) and late waits for small:
+  // small 0.2 - 0.7, late 0.7 - 0.8
+  // (the lane is removed with small at 0.7 and late opens a new one).
+  const auto jobs = trace({job("big", 0, 2, ms(100), gib(1), gib(6)), job("small", 0, 5, ms(100), gib(1), gib(1)),
+                           job("late", ms(50), 1, ms(100), gib(4), gib(1))});
+  const ScheduleOutcome out = run<H>(jobs, {"srtf", gib(10)});
+  CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(200), ms(800), ms(300)});
+  CHECK(out.jobs[2].admitted_ns == ms(200));
+  REQUIRE(out.lane_moves.size() == 2);  // placed at 0, shrunk at 0.2
+  CHECK(salus::test::same_move(out.lane_moves[1], {ms(200), 0, gib(4), gib(6), gib(9), gib(1)}));
+  const ScheduleOutcome kept = run<H>(jobs, {"srtf", gib(10), 0, std::nullopt, false});
+  CHECK(salus::test::finishes(kept) == std::vector<TimeNs>{ms(200), ms(700), ms(800)});
+  CHECK(kept.jobs[2].admitted_ns == ms(700));
+}
+
+TEST_CASE_TEMPLATE("LAS: the newcomer runs until it has caught up, ties to the earlier arrival", H, EXECUTORS) {
+  // One lane, 100 ms iterations. a: 3 at 0; b: 2 at 0.1.
+  //   a 0 - 0.1 (1 iteration, attained 100); b joins at 0.1, exactly a boundary: b (0) runs
+  //   0.1 - 0.2 (100, tied with a: a is earlier) a 0.2 - 0.3 (200), b 0.3 - 0.4 (done), a 0.4 - 0.5.
+  const auto jobs = trace({job("a", 0, 3, ms(100), mib(1), mib(1)), job("b", ms(100), 2, ms(100), mib(1), mib(1))});
+  const ScheduleOutcome out = run<H>(jobs, {"las"});
+  CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(500), ms(400)});
+  check_segments(out, {{0, 0, 0, ms(100), 1, 0},
+                       {0, 1, ms(100), ms(200), 1, 0},
+                       {0, 0, ms(200), ms(300), 1, 0},
+                       {0, 1, ms(300), ms(400), 1, 0},
+                       {0, 0, ms(400), ms(500), 1, 0}});
+}
+
+TEST_CASE_TEMPLATE("priority: a higher level preempts at the next boundary, FIFO within a level", H, EXECUTORS) {
+  // One lane, 100 ms iterations. a: 5 at 0, priority 0; b: 2 at 0.15, priority 2; c: 1 at 0.16,
+  // priority 2. a 0 - 0.2 (cut at its boundary after b joins), b 0.2 - 0.4, c 0.4 - 0.5 (same
+  // level, later), a 0.5 - 0.8.
+  auto jobs = trace({job("a", 0, 5, ms(100), mib(1), mib(1)), job("b", ms(150), 2, ms(100), mib(1), mib(1)),
+                     job("c", ms(160), 1, ms(100), mib(1), mib(1))});
+  jobs[1].priority = 2;
+  jobs[2].priority = 2;
+  const ScheduleOutcome out = run<H>(jobs, {"priority"});
+  CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(800), ms(400), ms(500)});
+  check_segments(out, {{0, 0, 0, ms(200), 2, 0},
+                       {0, 1, ms(200), ms(400), 2, 0},
+                       {0, 2, ms(400), ms(500), 1, 0},
+                       {0, 0, ms(500), ms(800), 3, 0}});
+}
+
+TEST_CASE_TEMPLATE("priority: admission follows the levels, not arrival", H, EXECUTORS) {
+  // C = 10 GiB, one lane. a (P 5, E 2, 3 x 100 ms, level 0) and b (P 5, E 2, 1 x 100 ms, level 1)
+  // arrive at 0 and cannot both be admitted (5 + 5 + 2 > 10): b, the higher level, first:
+  // b 0 - 0.1, then a 0.1 - 0.4.
+  auto jobs = trace({job("a", 0, 3, ms(100), gib(5), gib(2)), job("b", 0, 1, ms(100), gib(5), gib(2))});
+  jobs[1].priority = 1;
+  const ScheduleOutcome out = run<H>(jobs, {"priority", gib(10)});
+  CHECK(out.jobs[1].admitted_ns == 0);
+  CHECK(out.jobs[0].admitted_ns == ms(100));
+  CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(400), ms(100)});
 }
 
 TEST_CASE_TEMPLATE("FAIR: three jobs with different iteration times", H, EXECUTORS) {

@@ -34,7 +34,7 @@ ScheduleOutcome run_profiled(const std::vector<JobSpec>& jobs, const char* polic
   o.lane_mode = p->default_lane_mode();
   o.record_timeline = true;
   ScheduleOutcome out = run_schedule(jobs, *p, exec, o);
-  salus::test::check_schedule(jobs, out, o, false);
+  salus::test::check_schedule(jobs, out, o, false, 0);
   return out;
 }
 
@@ -84,14 +84,16 @@ TEST_CASE("two lanes at u = 0.6 each run at 1/1.2 speed until one ends") {
         std::vector<Seg>{{0, 0, 0, 540'000'000, 5, 0}, {1, 1, 0, 240'000'000, 2, 0}});
 }
 
-TEST_CASE("interference with times that do not divide: ends round up, progress rounds down") {
-  // Same, iterations of 1'000'001 ns: b = 3 iterations = 3'000'003 ns of work at 1.2:
-  //   end = ceil(3'000'003 x 1.2) = ceil(3'600'003.6) = 3'600'004.
-  // a at 3'600'004: work = floor(3'600'004 / 1.2) = floor(3'000'003.33) = 3'000'003;
-  //   left 5'000'005 - 3'000'003 = 2'000'002 solo -> 5'600'006.
-  const auto jobs = trace({job("a", 0, 5, 1'000'001, gib(1), gib(2), 600'000), job("b", 0, 3, 1'000'001, gib(1), gib(2), 600'000)});
+TEST_CASE("interference with times that do not divide: every iteration's end rounds up, progress rounds down") {
+  // Same, at 1.2: time is rounded up at every iteration boundary, so an iteration of w ns of work
+  // takes ceil(1.2 w) ns.
+  // b: 3 x 1'000'001 ns: each ceil(1'200'001.2) = 1'200'002 -> ends at 3 x 1'200'002 = 3'600'006.
+  // a: 5 x 700'001 ns: each ceil(840'001.2) = 840'002; at 3'600'006 it has done 4 iterations
+  //   (the 4th ended at 3'360'008) and floor(239'998 / 1.2) = floor(199'998.3) = 199'998 ns of
+  //   the 5th; alone (solo) the remaining 500'003 ns -> 4'100'009.
+  const auto jobs = trace({job("a", 0, 5, 700'001, gib(1), gib(2), 600'000), job("b", 0, 3, 1'000'001, gib(1), gib(2), 600'000)});
   const ScheduleOutcome out = run_profiled(jobs, "pack");
-  CHECK(salus::test::finishes(out) == std::vector<TimeNs>{5'600'006, 3'600'004});
+  CHECK(salus::test::finishes(out) == std::vector<TimeNs>{4'100'009, 3'600'006});
 }
 
 TEST_CASE("no slowdown while the sum of utilisations stays at or below 1") {
@@ -254,7 +256,7 @@ TEST_CASE("pairs: a schedule under measured pair slowdowns") {
   o.lane_mode = p->default_lane_mode();
   o.record_timeline = true;
   const ScheduleOutcome out = run_schedule(jobs, *p, exec, o);
-  salus::test::check_schedule(jobs, out, o, false);
+  salus::test::check_schedule(jobs, out, o, false, 0);
   CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(560), ms(300)});
   CHECK(salus::test::segments(out) == std::vector<Seg>{{0, 0, 0, ms(560), 5, 0}, {1, 1, 0, ms(300), 2, 0}});
 }

@@ -12,8 +12,9 @@
 namespace salus::test {
 
 /// ideal: iterations take exactly their solo time (no interference, actual = profiled times).
+/// switch_cost_ns: the executor's switching cost.
 inline void check_schedule(std::span<const core::JobSpec> jobs, const core::ScheduleOutcome& out,
-                           const core::SchedulerOptions& opts, bool ideal) {
+                           const core::SchedulerOptions& opts, bool ideal, core::TimeNs switch_cost_ns) {
   REQUIRE(out.jobs.size() == jobs.size());
   std::map<core::JobIndex, std::int64_t> iterations;
   std::map<core::JobIndex, core::TimeNs> first_start, last_end;
@@ -25,7 +26,7 @@ inline void check_schedule(std::span<const core::JobSpec> jobs, const core::Sche
     CHECK(s.iterations >= 1);
     CHECK(s.start_ns >= spec.arrival_ns);
     if (ideal) CHECK(s.end_ns - s.start_ns == s.iterations * spec.iter_ns + s.switch_ns);
-    CHECK((s.switch_ns == 0 || s.switch_ns == opts.switch_cost_ns));
+    CHECK((s.switch_ns == 0 || s.switch_ns == switch_cost_ns));
     iterations[s.job] += s.iterations;
     if (!first_start.count(s.job)) first_start[s.job] = s.start_ns;
     last_end[s.job] = std::max(last_end[s.job], s.end_ns);

@@ -1,9 +1,11 @@
 #pragma once
 /// A fake executor for tests: an ideal GPU that advances its clock one iteration boundary at a
 /// time. Every iteration of job j takes exactly spec.iter_ns, the first one of a run extra_ns
-/// more; lanes never slow each other down. Deliberately naive (no work accounting, no
+/// more, plus the switching cost when the lane's previous run was of another job; lanes never
+/// slow each other down. Deliberately naive (no work accounting, no
 /// interference) so that it is obviously right and can check the simulator.
 #include <algorithm>
+#include <map>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -17,7 +19,8 @@ namespace salus::test {
 
 class FakeExecutor final : public core::Executor {
  public:
-  explicit FakeExecutor(std::span<const core::JobSpec> jobs) : jobs_(jobs) {}
+  explicit FakeExecutor(std::span<const core::JobSpec> jobs, core::TimeNs switch_cost_ns = 0)
+      : jobs_(jobs), switch_cost_ns_(switch_cost_ns) {}
 
   core::TimeNs now() const override { return now_; }
 
@@ -32,7 +35,10 @@ class FakeExecutor final : public core::Executor {
     Run r;
     r.d = d;
     r.start_ns = now_;
-    r.next_boundary = now_ + d.extra_ns + iter(d.job);
+    const auto last = last_job_.find(d.lane);
+    r.switch_ns = last != last_job_.end() && last->second != d.job ? switch_cost_ns_ : 0;
+    last_job_[d.lane] = d.job;
+    r.next_boundary = now_ + d.extra_ns + r.switch_ns + iter(d.job);
     runs_.push_back(r);
     dispatches.push_back(d);
     dispatch_times.push_back(now_);
@@ -101,6 +107,7 @@ class FakeExecutor final : public core::Executor {
   struct Run {
     core::Dispatch d;
     core::TimeNs start_ns = 0;
+    core::TimeNs switch_ns = 0;
     core::TimeNs next_boundary = 0;
     core::TimeNs last_boundary = -1;
     std::int64_t done = 0;
@@ -115,7 +122,9 @@ class FakeExecutor final : public core::Executor {
     std::vector<Run> kept;
     for (const Run& r : runs_) {
       if (r.complete) {
-        out.push_back(core::Completion{r.d.job, r.d.lane, r.done, r.start_ns, now_, false, {}});
+        core::Completion c{r.d.job, r.d.lane, r.done, r.start_ns, now_, false, {}};
+        c.switch_ns = r.switch_ns;
+        out.push_back(std::move(c));
       } else {
         kept.push_back(r);
       }
@@ -124,6 +133,8 @@ class FakeExecutor final : public core::Executor {
   }
 
   std::span<const core::JobSpec> jobs_;
+  core::TimeNs switch_cost_ns_;
+  std::map<core::LaneId, core::JobIndex> last_job_;
   std::vector<Run> runs_;
   core::TimeNs now_ = 0;
 };

@@ -57,7 +57,7 @@ TEST_CASE("errors: missing file") {
 TEST_CASE("errors: columns of a native trace") {
   check_error("unknown_column.csv", "job_id,workload,arrival,iterations\na,alpha_10,0,1\n",
               ":1: unknown column 'arrival' (valid: job_id, workload, arrival_s, iterations, persistent_mib, "
-              "ephemeral_mib, iter_ms, gpu_util)");
+              "ephemeral_mib, iter_ms, gpu_util, priority)");
   check_error("missing_column.csv", "# comment\njob_id,workload,iterations\na,alpha_10,5\n",
               ":2: missing required column 'arrival_s'");
   check_error("missing_workload.csv", "job_id,arrival_s,iterations,persistent_mib,iter_ms\na,0,1,1,1\n",
@@ -140,7 +140,7 @@ TEST_CASE("errors: JSON records name the line where the record starts") {
                "unknown workload 'gamma' (valid: alpha_10, alpha_20, beta)");
   check_record("key.json", R"({"job_id": "b", "workload": "beta", "arrival": 0, "iterations": 1})",
                "unknown key 'arrival' (valid: job_id, workload, arrival_s, iterations, persistent_mib, ephemeral_mib, "
-               "iter_ms, gpu_util)");
+               "iter_ms, gpu_util, priority)");
   check_record("string_number.json", R"({"job_id": "b", "workload": "beta", "arrival_s": "0", "iterations": 1})",
                "arrival_s must be a JSON number, got \"0\"");
   check_record("float_iterations.json", R"({"job_id": "b", "workload": "beta", "arrival_s": 0, "iterations": 2.0})",
@@ -191,9 +191,26 @@ TEST_CASE("errors: the fixtures in tests/data/traces") {
   };
   check_fixture("unknown_column.csv",
                 ":2: unknown column 'memory_mib' (valid: job_id, workload, arrival_s, iterations, persistent_mib, "
-                "ephemeral_mib, iter_ms, gpu_util)");
+                "ephemeral_mib, iter_ms, gpu_util, priority)");
   check_fixture("duplicate_job.csv", ":5: duplicate job_id 'b' (first at line 3)");
   check_fixture("bad_syntax.json",
                 ":4: invalid JSON: syntax error while parsing object key - unexpected '}'; expected string literal");
   check_fixture("bad_value.json", ":6: gpu_util must be a number in (0, 1], got '0'");
+}
+
+TEST_CASE("errors: the optional priority column takes signed integers only") {
+  const std::string header = "job_id,workload,arrival_s,iterations,priority\n";
+  auto check_priority = [&](const std::string& value, const std::string& expected) {
+    check_error("priority.csv", header + "ok,alpha_10,0,1,1\nx,alpha_10,0,1," + value + "\n", ":3: " + expected);
+  };
+  check_priority("high", "priority must be an integer (higher runs first), got 'high'");
+  check_priority("1.5", "priority must be an integer (higher runs first), got '1.5'");
+  check_priority("1e2", "priority must be an integer (higher runs first), got '1e2'");
+  check_priority("+1", "priority must be an integer (higher runs first), got '+1'");
+  check_priority("-", "priority must be an integer (higher runs first), got '-'");
+  check_priority("2147483648", "priority is out of range (at most 2147483647 either way), got '2147483648'");
+  check_priority("-99999999999999999999", "priority is out of range (at most 2147483647 either way), got '-99999999999999999999'");
+  check_error("priority.json",
+              "[\n {\"job_id\": \"a\", \"workload\": \"beta\", \"arrival_s\": 0, \"iterations\": 1, \"priority\": 0.5}\n]\n",
+              ":2: priority must be an integer (higher runs first), got '0.5'");
 }

@@ -105,6 +105,24 @@ TEST_CASE("native csv: the workload column may be absent when all figures are ex
   check_job(t.jobs[0], "quoted, id", "", 0, 5, MiB, 2 * MiB, 3 * ms, 1'000'000, 0);
 }
 
+TEST_CASE("native csv and json: the optional priority column, 0 where absent or empty") {
+  const std::string csv = temp_file("priority.csv",
+                                    "job_id,workload,arrival_s,iterations,priority\n"
+                                    "a,beta,0,1,3\nb,beta,0,1,-2\nc,beta,0,1,\n");
+  const Trace t = load_trace(csv, test_catalog());
+  REQUIRE(t.jobs.size() == 3);
+  CHECK(t.jobs[0].priority == 3);
+  CHECK(t.jobs[1].priority == -2);
+  CHECK(t.jobs[2].priority == 0);
+  const std::string js = temp_file("priority.json",
+                                   R"([{"job_id": "a", "workload": "beta", "arrival_s": 0, "iterations": 1, "priority": 7},
+                                       {"job_id": "b", "workload": "beta", "arrival_s": 0, "iterations": 1}])");
+  const Trace u = load_trace(js, test_catalog());
+  REQUIRE(u.jobs.size() == 2);
+  CHECK(u.jobs[0].priority == 7);
+  CHECK(u.jobs[1].priority == 0);
+}
+
 TEST_CASE("native csv: small.csv takes catalog figures and overrides them per field") {
   const Catalog c = Catalog::load_default();
   const Trace t = load_trace(kExamples + "small.csv", c);
