@@ -92,7 +92,7 @@ TEST_CASE("real experiments: fair_three shares one lane among three lenet_32 job
     const double width = std::min(bin, last_finish - static_cast<double>(b) * bin);
     images += real["total"][b].get<double>() * width;
   }
-  CHECK(images == doctest::Approx(3 * (1700 / 20) * 32).epsilon(0.02));
+  CHECK(images == doctest::Approx(3 * (4000 / 20) * 32).epsilon(0.02));
 }
 
 TEST_CASE("real experiments: hyperparam runs both real workloads under FIFO and PACK") {
