@@ -13,6 +13,7 @@
 #include "core/scheduler.h"
 #include "support/fake_executor.h"
 #include "support/jobs.h"
+#include "support/test_policies.h"
 
 namespace {
 
@@ -23,19 +24,7 @@ using salus::test::mib;
 using salus::test::ms;
 using salus::test::trace;
 
-// Within a lane the earliest admitted job runs to completion (what PACK does).
-class FirstAdmitted final : public Policy {
- public:
-  std::string_view name() const override { return "first"; }
-  std::string_view description() const override { return "test"; }
-  LaneMode default_lane_mode() const override { return LaneMode::kAuto; }
-  bool supports(LaneMode) const override { return true; }
-  Decision choose(const SchedulerView& v, const LaneSnapshot& lane) override {
-    const JobIndex j = lane.jobs.front();
-    const auto i = static_cast<std::size_t>(j);
-    return {j, v.states[i].remaining_iterations(v.specs[i])};
-  }
-};
+using salus::test::FirstAdmitted;  // within a lane the earliest admitted job runs to completion
 
 // One iteration at a time, the lane's jobs in turn (the last job goes to the back).
 class RoundRobin final : public Policy {
