@@ -6,6 +6,7 @@
 
 #include "core/errors.h"
 #include "policies/builtin.h"
+#include "policies/least_service.h"
 
 namespace salus::policies {
 namespace {
@@ -102,7 +103,7 @@ class Fair final : public core::Policy {
       std::tie(best_s, std::ignore, best) = *it;
       if (++it != ls.served.end()) std::tie(second_s, std::ignore, second) = *it;
     }
-    return plan(v, best, best_s, second, second_s);
+    return run_until_overtaken(v, LeastTwo{best, second, best_s, second_s});
   }
 
  private:
@@ -133,38 +134,11 @@ class Fair final : public core::Policy {
   }
 
   /// best keeps winning while (best_s + m * d, best) < (second_s, second), for m = 0 .. k-1.
-  core::Decision plan(const core::SchedulerView& v, JobIndex best, TimeNs best_s, JobIndex second,
-                      TimeNs second_s) const {
-    const auto b = static_cast<std::size_t>(best);
-    const std::int64_t remaining = v.states[b].remaining_iterations(v.specs[b]);
-    if (second == core::kNoJob) return {best, remaining};
-    const TimeNs d = v.specs[b].iter_ns;
-    const TimeNs gap = second_s - best_s;  // >= 0
-    const bool wins_ties = core::earlier_submitted(v, best, second);
-    const std::int64_t k = wins_ties ? gap / d + 1 : (gap + d - 1) / d;
-    return {best, std::max<std::int64_t>(1, std::min(k, remaining))};
-  }
-
   /// Among a subset of the lane (inference jobs waiting for a request are left out): a scan.
   core::Decision choose_among(const core::SchedulerView& v, const LaneService& ls, std::span<const JobIndex> jobs) const {
-    auto less = [&](JobIndex a, TimeNs sa, JobIndex b, TimeNs sb) {
-      return sa < sb || (sa == sb && core::earlier_submitted(v, a, b));
-    };
-    JobIndex best = core::kNoJob, second = core::kNoJob;
-    TimeNs best_s = 0, second_s = 0;
-    for (JobIndex j : jobs) {
-      const TimeNs s = service_iterations(ls, j) * v.specs[static_cast<std::size_t>(j)].iter_ns;
-      if (best == core::kNoJob || less(j, s, best, best_s)) {
-        second = best;
-        second_s = best_s;
-        best = j;
-        best_s = s;
-      } else if (second == core::kNoJob || less(j, s, second, second_s)) {
-        second = j;
-        second_s = s;
-      }
-    }
-    return plan(v, best, best_s, second, second_s);
+    return run_until_overtaken(v, least_two(v, jobs, [&](JobIndex j) {
+                                 return service_iterations(ls, j) * v.specs[static_cast<std::size_t>(j)].iter_ns;
+                               }));
   }
 
   std::vector<JobService> jobs_;
