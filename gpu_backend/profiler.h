@@ -23,7 +23,10 @@ struct WorkloadMeasurement {
   bool inference = false;
   Bytes persistent = 0;        ///< the model's persistent state in the pool
   Bytes ephemeral_peak = 0;    ///< most lane memory one iteration took
-  core::TimeNs iter_ns = 0;        ///< solo iteration through the real executor: median after the first
+  /// Solo iteration through the real executor: the mean of the iterations after the first (a
+  /// job's time is its iterations' sum, so the simulator wants the mean, not the median).
+  core::TimeNs iter_ns = 0;
+  core::TimeNs iter_exec_median_ns = 0;  ///< the median of the same iterations (for reading)
   core::TimeNs iter_median_ns = 0; ///< median solo iteration in the profiler's own loop (pairs are relative to it)
   core::TimeNs first_iter_ns = 0;  ///< the first iteration through the real executor, in a warm process
   std::int64_t measured = 0;       ///< iterations measured
