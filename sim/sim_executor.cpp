@@ -127,6 +127,7 @@ void SimExecutor::start(const core::Dispatch& d) {
 void SimExecutor::stop_at_boundary(core::LaneId lane) {
   for (Run& r : runs_) {
     if (r.d.lane != lane) continue;
+    if (r.plan) return;
     // Progress up to now does not depend on a pending resync: a new slowdown acts from now on.
     const Progress p = progress(r, now_);
     // The first boundary at or after now, and never before the first iteration ends.
@@ -140,6 +141,7 @@ void SimExecutor::stop_at_boundary(core::LaneId lane) {
 bool SimExecutor::end_if_at_boundary(core::LaneId lane) {
   for (Run& r : runs_) {
     if (r.d.lane != lane) continue;
+    if (r.plan) return false;
     const Progress p = progress(r, now_);
     if (!p.at_boundary || p.iteration < 1) return false;
     if (p.iteration >= r.d.iterations) return false;  // its last boundary: it completes now anyway
@@ -147,6 +149,69 @@ bool SimExecutor::end_if_at_boundary(core::LaneId lane) {
     return true;
   }
   return false;
+}
+
+bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep) {
+  SALUS_INVARIANT(runs_.empty(), "a plan runs alone", "lane " + std::to_string(p.lane));
+  const std::size_t lane = lane_slot(p.lane);
+  SALUS_INVARIANT(last_job_[lane] == p.last_job && transfer_ns_[lane] == 0, "a plan starts where the lane stands",
+                  "lane " + std::to_string(p.lane));
+  const std::size_t n = p.jobs.size();
+  rep.iterations.assign(n, 0);
+  rep.busy_ns.assign(n, 0);
+  rep.first_start_ns.assign(n, -1);
+  rep.runs = 0;
+  rep.switches = 0;
+  plan_level_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    SALUS_INVARIANT(p.jobs[i].remaining > 0 && p.jobs[i].step > 0, "a plan's jobs have work", std::to_string(p.jobs[i].job));
+    plan_level_[i] = p.jobs[i].level;
+  }
+  TimeNs t = now_;
+  core::JobIndex last = p.last_job;
+  std::int64_t total = 0;
+  // The iteration chosen at each boundary is the least (level, order); it takes the work of the
+  // same iteration in a run of its own: its time, the job's first-iteration extra, and the
+  // switching cost when it starts a run of another job than the lane's last.
+  while (true) {
+    std::size_t b = 0;
+    for (std::size_t i = 1; i < n; ++i) {
+      if (plan_level_[i] < plan_level_[b] || (plan_level_[i] == plan_level_[b] && p.jobs[i].order < p.jobs[b].order)) b = i;
+    }
+    const core::PlanJob& j = p.jobs[b];
+    const bool new_run = j.job != last;
+    const bool switched = new_run && last != core::kNoJob;
+    const TimeNs work = iter_ns_[static_cast<std::size_t>(j.job)] + (rep.iterations[b] == 0 ? j.extra_ns : 0) +
+                        (switched ? switch_cost_ns_ : 0);
+    if (t > p.deadline - work) break;
+    if (rep.iterations[b] == 0) rep.first_start_ns[b] = t;
+    rep.runs += new_run;
+    rep.switches += switched;
+    t += work;
+    rep.busy_ns[b] += work;
+    plan_level_[b] += j.step;
+    last = j.job;
+    ++total;
+    if (++rep.iterations[b] == j.remaining) break;
+  }
+  if (total < 2) return false;
+  rep.last_job = last;
+  rep.end_ns = t;
+  last_job_[lane] = last;
+  Run r;
+  r.d.job = last;
+  r.d.lane = p.lane;
+  r.d.iterations = total;
+  r.d.lane_offset = p.lane_offset;
+  r.d.lane_size = p.lane_size;
+  r.start_ns = now_;
+  r.sync_ns = now_;
+  r.first_end_ns = t;
+  r.end_ns = t;
+  r.plan = true;
+  runs_.push_back(r);
+  dirty_ = true;
+  return true;
 }
 
 void SimExecutor::wait(TimeNs deadline, std::vector<core::Completion>& out) {
@@ -165,6 +230,7 @@ void SimExecutor::wait(TimeNs deadline, std::vector<core::Completion>& out) {
     if (r.end_ns == next) {
       core::Completion c{r.d.job, r.d.lane, r.d.iterations, r.start_ns, r.end_ns, false, {}};
       c.switch_ns = r.switch_ns;
+      c.plan = r.plan;
       out.push_back(std::move(c));
     } else {
       runs_[kept++] = r;
