@@ -76,6 +76,7 @@ struct PlanReport {
   std::vector<TimeNs> first_start_ns;    ///< start of each job's first run in the plan, or -1
   std::int64_t runs = 0;                 ///< runs (maximal stretches of one job)
   std::int64_t switches = 0;             ///< runs of a job other than the lane's previous one
+  std::int64_t closed_form = 0;          ///< of the iterations, those counted in closed form (speed only)
   JobIndex last_job = kNoJob;
   TimeNs end_ns = 0;
 };

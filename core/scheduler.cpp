@@ -569,6 +569,7 @@ class Loop {
     ls.cut = false;
     out_.dispatches += r.runs;
     out_.switches += r.switches;
+    out_.plan_closed_form += r.closed_form;
     ++out_.plans;
     return true;
   }

@@ -95,6 +95,15 @@ class SimExecutor final : public core::Executor {
   std::vector<RunningIteration> scratch_running_;
   std::vector<std::int64_t> scratch_slowdown_;
   std::vector<core::TimeNs> plan_level_;  // start_plan: each job's next level
+  std::vector<std::int64_t> plan_count_;  // jump_plan: iterations of each job in the jump
+  std::vector<std::size_t> plan_by_order_;  // start_plan: the plan's jobs by order
+  std::vector<std::uint64_t> plan_key_;     // start_plan: by order, (level - least) << kOrderBits | place
+  static constexpr int kOrderBits = 16;
+  /// Within start_plan: when the rotation is regular from here on (every iteration a run of its
+  /// own), runs the iterations below one level in closed form, up to what fits before the
+  /// deadline and before any job's last iteration. Returns whether it did.
+  bool jump_plan(const core::PlanDispatch& p, core::PlanReport& report, core::TimeNs& t, core::JobIndex& last,
+                 std::int64_t& total);
 
   core::TimeNs now_ = 0;
 };
