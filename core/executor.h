@@ -39,6 +39,46 @@ struct Completion {
   /// marks every unfinished job failed with `error` and returns.
   bool fatal = false;
   TimeNs switch_ns = 0;     ///< switching cost the executor added to the run's first iteration
+  bool plan = false;        ///< the end of a plan (start_plan); `job` is the job of its last iteration
+};
+
+/// One job of a rotation plan: its iterations start at service levels level + m * step
+/// (m = 0, 1, ...), and the plan runs the iterations of all its jobs in order of (level, order):
+/// the policy's choices until the next event (Policy::plan). `remaining` bounds m; `extra_ns`
+/// lengthens the job's next iteration (JobSpec::first_iter_extra_ns before its first one).
+struct PlanJob {
+  JobIndex job = kNoJob;
+  TimeNs level = 0;
+  TimeNs step = 1;
+  std::int64_t order = 0;
+  std::int64_t remaining = 0;
+  TimeNs extra_ns = 0;
+};
+
+/// A plan for an idle lane, the only one with work: the executor runs its iterations in order,
+/// consecutive iterations of one job as one run, paying its switching cost between different
+/// jobs exactly as it would for runs dispatched one by one, and stops after the last iteration
+/// that ends at or before `deadline` (the next arrival) or after the iteration that finishes a
+/// job (remaining reaches 0), whichever comes first.
+struct PlanDispatch {
+  LaneId lane = kNoLane;
+  JobIndex last_job = kNoJob;  ///< the job that ran the lane's previous iteration
+  TimeNs deadline = kNever;
+  Bytes lane_offset = 0;
+  Bytes lane_size = 0;
+  std::vector<PlanJob> jobs;
+};
+
+/// What a plan did, per PlanDispatch::jobs entry and in total.
+struct PlanReport {
+  std::vector<std::int64_t> iterations;  ///< iterations run of each job
+  std::vector<TimeNs> busy_ns;           ///< lane time of each job's runs (JobState::gpu_time_ns)
+  std::vector<TimeNs> first_start_ns;    ///< start of each job's first run in the plan, or -1
+  std::int64_t runs = 0;                 ///< runs (maximal stretches of one job)
+  std::int64_t switches = 0;             ///< runs of a job other than the lane's previous one
+  std::int64_t closed_form = 0;          ///< of the iterations, those counted in closed form (speed only)
+  JobIndex last_job = kNoJob;
+  TimeNs end_ns = 0;
 };
 
 class Executor {
@@ -87,6 +127,18 @@ class Executor {
   /// exactly on an event, keeps the default.
   virtual bool end_if_at_boundary(LaneId lane) {
     (void)lane;
+    return false;
+  }
+
+  /// Plans (start_plan): an executor that can run a whole rotation in one go says so. The loop
+  /// plans only when the lane is the only one and nothing runs, so the lane runs alone.
+  virtual bool supports_plans() const { return false; }
+  /// Runs the plan in the idle lane and fills `report`; the plan completes at report.end_ns with
+  /// the next wait (a Completion with plan set). Returns false, and starts nothing, when fewer
+  /// than two iterations of it would run. A plan is never cut: it ends at or before the deadline.
+  virtual bool start_plan(const PlanDispatch& p, PlanReport& report) {
+    (void)p;
+    (void)report;
     return false;
   }
 

@@ -6,6 +6,7 @@
 /// loop knows nothing of it.
 #include <cstdint>
 #include <span>
+#include <vector>
 #include <string>
 #include <string_view>
 
@@ -49,6 +50,15 @@ struct LaneSnapshot {
 struct Decision {
   JobIndex job = kNoJob;
   std::int64_t max_iterations = 1;
+};
+
+/// One job of a rotation (Policy::plan): the policy's next choices run its iterations at service
+/// levels level + m * step, m = 0, 1, ..., all jobs' iterations merged by (level, order).
+struct RotationEntry {
+  JobIndex job = kNoJob;
+  TimeNs level = 0;
+  TimeNs step = 1;  ///< > 0
+  std::int64_t order = 0;
 };
 
 /// A run of a job that ended (all its iterations, or fewer when it was cut or failed).
@@ -108,6 +118,29 @@ class Policy {
 
   /// Chooses among lane.jobs (never empty). Called at iteration boundaries of the lane.
   virtual Decision choose(const SchedulerView& view, const LaneSnapshot& lane) = 0;
+
+  /// Optional, for speed: describes the policy's choices at every iteration boundary of the lane
+  /// until the next event (arrival, admission, finish) as a rotation, one entry per job of
+  /// lane.jobs, such that the iteration chosen at each boundary is the least (level, order) not
+  /// yet run, counting only the hooks those iterations trigger (a choice of k iterations must
+  /// be these k in a row, exactly as for Decision). The loop hands it to an executor that runs
+  /// it in one go (Executor::start_plan) and reports it with on_plan_done instead of one
+  /// on_iterations_done per run. Default: no plan (the loop asks choose at every boundary).
+  virtual bool plan(const SchedulerView& view, const LaneSnapshot& lane, std::vector<RotationEntry>& out) {
+    (void)view;
+    (void)lane;
+    (void)out;
+    return false;
+  }
+  /// A plan ran: iterations[i] iterations of entries[i].job (JobState::iterations_done already
+  /// counts them), in the order plan described.
+  virtual void on_plan_done(const SchedulerView& view, LaneId lane, std::span<const RotationEntry> entries,
+                            std::span<const std::int64_t> iterations) {
+    (void)view;
+    (void)lane;
+    (void)entries;
+    (void)iterations;
+  }
 };
 
 /// Tie-break used by every policy: earlier arrival, then earlier in the trace (the job's rank in

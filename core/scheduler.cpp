@@ -47,6 +47,7 @@ struct LaneSchedule {
   JobIndex running = kNoJob;
   bool cut = false;             // stop_at_boundary already requested for the current run
   bool needs_decision = false;  // a job joined (or was paged back in) since the current run started
+  bool plan = false;            // the run in flight is a plan (Executor::start_plan)
   std::int32_t paged = 0;       // of its jobs, how many are paged out
 };
 
@@ -61,6 +62,8 @@ class RequestGate {
   RequestGate(std::span<const JobSpec> specs, std::span<JobState> states) : specs_(specs), states_(states) {}
 
   bool gates(JobIndex j) const { return !spec(j).requests_ns.empty(); }
+  /// Whether some admitted, unfinished job is gated.
+  bool any() const { return !jobs_.empty(); }
   void add(JobIndex j) {
     if (gates(j)) jobs_.push_back(j);
   }
@@ -171,6 +174,7 @@ class Loop {
         exec_.wait(kNever, completions);
         continue;
       }
+      next_arrival_ = cursor < n ? spec(order[cursor]).arrival_ns : kNever;
       schedule(now, event);
       const TimeNs deadline = std::min(cursor < n ? spec(order[cursor]).arrival_ns : kNever, requests_.next_request(now));
       SALUS_INVARIANT(busy_lanes_ > 0 || deadline != kNever, "progress: something runs or arrives",
@@ -277,6 +281,7 @@ class Loop {
 
   /// Returns true when the completion finished a job (an Algorithm 1 JobFinish event).
   bool on_completion(const Completion& c) {
+    if (c.plan) return on_plan_completion(c);
     JobState& st = state(c.job);
     LaneSchedule& ls = sched(c.lane);
     SALUS_INVARIANT(st.running && ls.running == c.job && st.lane == c.lane, "completion matches a dispatched run",
@@ -489,6 +494,7 @@ class Loop {
       choices = resident_scratch_;
     }
     if (choices.empty()) return;
+    if (plans_ && try_plan(now, lane, ls, choices)) return;
     const Decision d = policy_.choose(view(now), LaneSnapshot{lane.id, choices, ls.last_job, kNoJob});
     SALUS_INVARIANT(d.job >= 0 && static_cast<std::size_t>(d.job) < specs_.size() && state(d.job).lane == lane.id &&
                         state(d.job).status == JobStatus::kAdmitted,
@@ -516,6 +522,87 @@ class Loop {
     ++out_.dispatches;
     if (switched) ++out_.switches;
     exec_.start(run);
+  }
+
+  // ---- Plans: a lane's rotation run in one go (Policy::plan, Executor::start_plan) ----------
+  // Only where nothing else can happen until the plan ends: the lane is the only one and idle,
+  // no job is gated or paged, and the plan ends at or before the next arrival or with the first
+  // finish. Its iterations are then exactly those the policy would choose run by run, and the
+  // executor times them exactly as runs dispatched one by one (a lane alone runs at solo speed).
+  // The timeline's rows are per run, so a run that records one does not plan.
+
+  bool try_plan(TimeNs now, const Lane& lane, LaneSchedule& ls, std::span<const JobIndex> choices) {
+    if (choices.size() < 2 || ls.paged > 0 || requests_.any() || busy_lanes_ > 0 || lanes_.lanes().size() != 1) {
+      return false;
+    }
+    plan_entries_.clear();
+    if (!policy_.plan(view(now), LaneSnapshot{lane.id, choices, ls.last_job, kNoJob}, plan_entries_)) return false;
+    SALUS_INVARIANT(plan_entries_.size() == choices.size(), "a plan has one entry per job of the lane",
+                    std::string(policy_.name()));
+    plan_.lane = lane.id;
+    plan_.last_job = ls.last_job;
+    plan_.deadline = next_arrival_;
+    plan_.lane_offset = lane.offset;
+    plan_.lane_size = lane.size;
+    plan_.jobs.clear();
+    for (const RotationEntry& e : plan_entries_) {
+      SALUS_INVARIANT(e.job >= 0 && static_cast<std::size_t>(e.job) < specs_.size() && state(e.job).lane == lane.id &&
+                          state(e.job).status == JobStatus::kAdmitted && e.step > 0,
+                      "a plan rotates admitted jobs of the lane", std::string(policy_.name()));
+      const JobState& st = state(e.job);
+      plan_.jobs.push_back(PlanJob{e.job, e.level, e.step, e.order, st.remaining_iterations(spec(e.job)),
+                                   st.iterations_done == 0 ? spec(e.job).first_iter_extra_ns : 0});
+    }
+    if (!exec_.start_plan(plan_, plan_report_)) return false;
+    const PlanReport& r = plan_report_;
+    for (std::size_t i = 0; i < plan_.jobs.size(); ++i) {
+      JobState& st = state(plan_.jobs[i].job);
+      if (st.first_start_ns < 0 && r.first_start_ns[i] >= 0) st.first_start_ns = r.first_start_ns[i];
+    }
+    plan_ephemeral_ = lanes_.aligned(spec(r.last_job).ephemeral);
+    lanes_.set_busy(lane.id, true);
+    ++busy_lanes_;
+    ephemeral_active_ += plan_ephemeral_;
+    ls.plan = true;
+    ls.last_job = r.last_job;
+    ls.needs_decision = false;
+    ls.cut = false;
+    out_.dispatches += r.runs;
+    out_.switches += r.switches;
+    out_.plan_closed_form += r.closed_form;
+    ++out_.plans;
+    return true;
+  }
+
+  /// The plan in flight ended: its iterations count, and the job it finished (if any) finishes.
+  bool on_plan_completion(const Completion& c) {
+    LaneSchedule& ls = sched(c.lane);
+    const PlanReport& r = plan_report_;
+    SALUS_INVARIANT(ls.plan && c.lane == plan_.lane && c.end_ns == r.end_ns, "completion matches the plan in flight",
+                    "lane " + std::to_string(c.lane));
+    JobIndex finished = kNoJob;
+    for (std::size_t i = 0; i < plan_.jobs.size(); ++i) {
+      const JobIndex j = plan_.jobs[i].job;
+      JobState& st = state(j);
+      st.iterations_done += r.iterations[i];
+      st.gpu_time_ns += r.busy_ns[i];
+      out_.iterations += r.iterations[i];
+      SALUS_INVARIANT(st.iterations_done <= spec(j).iterations, "completed iterations within the job", spec(j).id);
+      if (st.iterations_done == spec(j).iterations) {
+        SALUS_INVARIANT(finished == kNoJob, "a plan finishes at most one job", spec(j).id);
+        finished = j;
+      }
+    }
+    ls.plan = false;
+    ls.cut = false;
+    lanes_.set_busy(c.lane, false);
+    --busy_lanes_;
+    ephemeral_active_ -= plan_ephemeral_;
+    policy_.on_plan_done(view(c.end_ns), c.lane, plan_entries_, r.iterations);
+    if (finished == kNoJob) return false;
+    state(finished).status = JobStatus::kDone;
+    finish(finished, c.end_ns);
+    return true;
   }
 
   void sample_memory(TimeNs now) {
@@ -548,6 +635,12 @@ class Loop {
   bool paging_ = opts_.paging && opts_.lane_mode == LaneMode::kSingle;
   std::vector<JobIndex> paged_;  // admitted jobs whose persistent memory is paged out
   std::vector<JobIndex> resident_scratch_;
+  bool plans_ = exec_.supports_plans() && !opts_.record_timeline && !paging_;
+  TimeNs next_arrival_ = kNever;  // of the next job to arrive, for a plan's deadline
+  std::vector<RotationEntry> plan_entries_;
+  PlanDispatch plan_;
+  PlanReport plan_report_;
+  Bytes plan_ephemeral_ = 0;
   std::size_t terminal_ = 0;
   std::int64_t admitted_ = 0;
   std::int64_t next_admit_seq_ = 0;

@@ -85,6 +85,8 @@ struct ScheduleOutcome {
   std::int64_t switches = 0;           ///< runs of a job other than the lane's previous one
   std::int64_t page_outs = 0;          ///< persistent blocks paged out (paging)
   std::int64_t page_ins = 0;           ///< and paged back in
+  std::int64_t plans = 0;              ///< rotation plans run (Policy::plan, Executor::start_plan)
+  std::int64_t plan_closed_form = 0;   ///< iterations of plans the executor counted in closed form
   std::int64_t steps = 0;              ///< loop steps (executor waits)
   std::int64_t iterations = 0;         ///< iterations completed
   TimeNs end_ns = 0;                   ///< executor clock when the last job ended

@@ -62,16 +62,27 @@ class Fair final : public core::Policy {
       n = run.end_ns > ls.join_ns ? std::min<std::int64_t>(1, run.iterations) : 0;
     }
     ls.in_flight_at_join = core::kNoJob;
-    if (n == 0) return;
-    JobService& js = at(run.job);
-    const TimeNs d = v.specs[static_cast<std::size_t>(run.job)].iter_ns;
-    if (js.epoch == ls.epoch && js.iterations > 0) ls.served.erase({js.iterations * d, js.rank, run.job});
-    if (js.epoch != ls.epoch) {
-      js.epoch = ls.epoch;
-      js.iterations = 0;
+    serve(v, ls, run.job, n);
+  }
+
+  /// The rotation: every job's iterations at its service levels, ties by arrival rank, which is
+  /// exactly what choose picks at each boundary (the least (service, rank) runs until it would
+  /// overtake the runner-up). Not among a subset of the lane.
+  bool plan(const core::SchedulerView& v, const core::LaneSnapshot& lane, std::vector<core::RotationEntry>& out) override {
+    LaneService& ls = lane_state(lane.id);
+    if (lane.jobs.size() != ls.members.size()) return false;
+    for (JobIndex j : lane.jobs) {
+      const TimeNs d = v.specs[static_cast<std::size_t>(j)].iter_ns;
+      out.push_back({j, service_iterations(ls, j) * d, d, at(j).rank});
     }
-    js.iterations += n;
-    ls.served.insert({js.iterations * d, js.rank, run.job});
+    return true;
+  }
+
+  void on_plan_done(const core::SchedulerView& v, core::LaneId lane_id, std::span<const core::RotationEntry> entries,
+                    std::span<const std::int64_t> iterations) override {
+    LaneService& ls = lane(lane_id);
+    SALUS_INVARIANT(ls.in_flight_at_join == core::kNoJob, "fair: no join during a plan", "lane " + std::to_string(lane_id));
+    for (std::size_t i = 0; i < entries.size(); ++i) serve(v, ls, entries[i].job, iterations[i]);
   }
 
   void on_finish(const core::SchedulerView& v, JobIndex job, core::LaneId lane_id) override {
@@ -122,6 +133,19 @@ class Fair final : public core::Policy {
   };
 
   JobService& at(JobIndex j) { return jobs_[static_cast<std::size_t>(j)]; }
+  /// `n` more iterations of `job` count as service in its lane.
+  void serve(const core::SchedulerView& v, LaneService& ls, JobIndex job, std::int64_t n) {
+    if (n == 0) return;
+    JobService& js = at(job);
+    const TimeNs d = v.specs[static_cast<std::size_t>(job)].iter_ns;
+    if (js.epoch == ls.epoch && js.iterations > 0) ls.served.erase({js.iterations * d, js.rank, job});
+    if (js.epoch != ls.epoch) {
+      js.epoch = ls.epoch;
+      js.iterations = 0;
+    }
+    js.iterations += n;
+    ls.served.insert({js.iterations * d, js.rank, job});
+  }
   LaneService& lane(core::LaneId id) {
     auto it = lanes_.find(id);
     SALUS_INVARIANT(it != lanes_.end(), "fair: the lane's jobs joined it", "lane " + std::to_string(id));

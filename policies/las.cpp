@@ -27,6 +27,14 @@ class Las final : public core::Policy {
   core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) override {
     return run_until_overtaken(v, least_two(v, lane.jobs, [&](core::JobIndex j) { return attained(v, j); }));
   }
+  /// The same choices as a rotation: each job's iterations at its attained-service levels.
+  bool plan(const core::SchedulerView& v, const core::LaneSnapshot& lane, std::vector<core::RotationEntry>& out) override {
+    for (core::JobIndex j : lane.jobs) {
+      const auto i = static_cast<std::size_t>(j);
+      out.push_back({j, attained(v, j), v.specs[i].iter_ns, v.states[i].submit_rank});
+    }
+    return true;
+  }
 };
 
 }  // namespace

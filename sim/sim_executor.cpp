@@ -127,6 +127,7 @@ void SimExecutor::start(const core::Dispatch& d) {
 void SimExecutor::stop_at_boundary(core::LaneId lane) {
   for (Run& r : runs_) {
     if (r.d.lane != lane) continue;
+    if (r.plan) return;
     // Progress up to now does not depend on a pending resync: a new slowdown acts from now on.
     const Progress p = progress(r, now_);
     // The first boundary at or after now, and never before the first iteration ends.
@@ -140,6 +141,7 @@ void SimExecutor::stop_at_boundary(core::LaneId lane) {
 bool SimExecutor::end_if_at_boundary(core::LaneId lane) {
   for (Run& r : runs_) {
     if (r.d.lane != lane) continue;
+    if (r.plan) return false;
     const Progress p = progress(r, now_);
     if (!p.at_boundary || p.iteration < 1) return false;
     if (p.iteration >= r.d.iterations) return false;  // its last boundary: it completes now anyway
@@ -147,6 +149,226 @@ bool SimExecutor::end_if_at_boundary(core::LaneId lane) {
     return true;
   }
   return false;
+}
+
+bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep) {
+  SALUS_INVARIANT(runs_.empty(), "a plan runs alone", "lane " + std::to_string(p.lane));
+  const std::size_t lane = lane_slot(p.lane);
+  SALUS_INVARIANT(last_job_[lane] == p.last_job && transfer_ns_[lane] == 0, "a plan starts where the lane stands",
+                  "lane " + std::to_string(p.lane));
+  const std::size_t n = p.jobs.size();
+  rep.iterations.assign(n, 0);
+  rep.busy_ns.assign(n, 0);
+  rep.first_start_ns.assign(n, -1);
+  rep.runs = 0;
+  rep.switches = 0;
+  rep.closed_form = 0;
+  plan_level_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    SALUS_INVARIANT(p.jobs[i].remaining > 0 && p.jobs[i].step > 0, "a plan's jobs have work", std::to_string(p.jobs[i].job));
+    plan_level_[i] = p.jobs[i].level;
+  }
+  TimeNs t = now_;
+  core::JobIndex last = p.last_job;
+  std::int64_t total = 0;
+  bool jumped = false;
+  std::size_t since_try = 0;
+  // The iteration chosen at each boundary is the least (level, order); it takes the work of the
+  // same iteration in a run of its own: its time, the job's first-iteration extra, and the
+  // switching cost when it starts a run of another job than the lane's last. The least is found
+  // on one 64-bit key per job: the level above the least, shifted, and the job's place in order
+  // below. A plan whose levels do not fit in that is not run (the loop then decides run by run).
+  plan_by_order_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) plan_by_order_[i] = i;
+  std::sort(plan_by_order_.begin(), plan_by_order_.end(),
+            [&](std::size_t x, std::size_t y) { return p.jobs[x].order < p.jobs[y].order; });
+  TimeNs base = core::kNever, top = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    base = std::min(base, plan_level_[i]);
+    top = std::max(top, plan_level_[i] + static_cast<TimeNs>(std::min<i128>(
+                                             static_cast<i128>(p.jobs[i].remaining) * p.jobs[i].step, core::kNever / 2)));
+  }
+  if (n > (std::size_t{1} << kOrderBits) || top - base >= (TimeNs{1} << (63 - kOrderBits))) return false;
+  auto pack = [&] {
+    plan_key_.resize(n);
+    for (std::size_t r = 0; r < n; ++r) {
+      plan_key_[r] = (static_cast<std::uint64_t>(plan_level_[plan_by_order_[r]] - base) << kOrderBits) | r;
+    }
+  };
+  pack();
+  while (true) {
+    if (!jumped && ++since_try > n) {
+      since_try = 0;
+      jumped = jump_plan(p, rep, t, last, total);
+      if (jumped) pack();
+    }
+    std::size_t b = 0, r = 0;
+    {
+      const std::uint64_t* key = plan_key_.data();
+      std::uint64_t m0 = key[0], m1 = key[0], m2 = key[0], m3 = key[0];  // four chains: no wait on each other
+      std::size_t k = 0;
+      for (; k + 4 <= n; k += 4) {
+        m0 = std::min(m0, key[k]);
+        m1 = std::min(m1, key[k + 1]);
+        m2 = std::min(m2, key[k + 2]);
+        m3 = std::min(m3, key[k + 3]);
+      }
+      for (; k < n; ++k) m0 = std::min(m0, key[k]);
+      const std::uint64_t least = std::min(std::min(m0, m1), std::min(m2, m3));
+      r = static_cast<std::size_t>(least & ((std::uint64_t{1} << kOrderBits) - 1));
+      b = plan_by_order_[r];
+    }
+    const core::PlanJob& j = p.jobs[b];
+    const bool new_run = j.job != last;
+    const bool switched = new_run && last != core::kNoJob;
+    const TimeNs work = iter_ns_[static_cast<std::size_t>(j.job)] + (rep.iterations[b] == 0 ? j.extra_ns : 0) +
+                        (switched ? switch_cost_ns_ : 0);
+    if (t > p.deadline - work) break;
+    if (rep.iterations[b] == 0) rep.first_start_ns[b] = t;
+    rep.runs += new_run;
+    rep.switches += switched;
+    t += work;
+    rep.busy_ns[b] += work;
+    plan_level_[b] += j.step;
+    plan_key_[r] += static_cast<std::uint64_t>(j.step) << kOrderBits;
+    last = j.job;
+    ++total;
+    if (++rep.iterations[b] == j.remaining) break;
+  }
+  if (total < 2) return false;
+  rep.last_job = last;
+  rep.end_ns = t;
+  last_job_[lane] = last;
+  Run r;
+  r.d.job = last;
+  r.d.lane = p.lane;
+  r.d.iterations = total;
+  r.d.lane_offset = p.lane_offset;
+  r.d.lane_size = p.lane_size;
+  r.start_ns = now_;
+  r.sync_ns = now_;
+  r.first_end_ns = t;
+  r.end_ns = t;
+  r.plan = true;
+  runs_.push_back(r);
+  dirty_ = true;
+  return true;
+}
+
+// Regular from here on: let A be the job of least (level, order) among those of the least step d,
+// B the next such job. When B's next iteration comes before A's second one, A and B alternate for
+// ever, and every other job, at a level >= A's, has one of them between any two of its own
+// iterations (a job of step d' >= d has one of A's in every level interval [x, x + d'), x >= A's
+// level, ties by order included). Then no two consecutive iterations are of one job: every one
+// is a run of its own and, the lane's last job being another, pays the switching cost. The
+// iterations below level V then take sum_i ceil((V - level_i) / step_i) * (iter_i + switch), no
+// job's last iteration among them while V <= the least last level, and V is found from the
+// linear bound, then checked exactly; what is left is stepped by the caller.
+bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, TimeNs& t, core::JobIndex& last,
+                            std::int64_t& total) {
+  const std::size_t n = p.jobs.size();
+  if (last == core::kNoJob) return false;
+  auto before = [&](std::size_t i, std::size_t k) {
+    return plan_level_[i] < plan_level_[k] || (plan_level_[i] == plan_level_[k] && p.jobs[i].order < p.jobs[k].order);
+  };
+  std::size_t next = 0;
+  TimeNs d = p.jobs[0].step;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (rep.iterations[i] == 0 && p.jobs[i].extra_ns > 0) return false;  // a first iteration's extra to come
+    if (before(i, next)) next = i;
+    d = std::min(d, p.jobs[i].step);
+  }
+  if (p.jobs[next].job == last) return false;
+  std::size_t a = n, b = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (p.jobs[i].step != d) continue;
+    if (a == n || before(i, a)) {
+      b = a;
+      a = i;
+    } else if (b == n || before(i, b)) {
+      b = i;
+    }
+  }
+  if (b == n) return false;
+  const TimeNs la = plan_level_[a];
+  if (!(plan_level_[b] < la + d || (plan_level_[b] == la + d && p.jobs[b].order < p.jobs[a].order))) return false;
+  TimeNs v_max = core::kNever;  // the least last level
+  for (std::size_t i = 0; i < n; ++i) {
+    if (plan_level_[i] < la) return false;
+    const core::PlanJob& j = p.jobs[i];
+    v_max = std::min(v_max, plan_level_[i] + (j.remaining - rep.iterations[i] - 1) * j.step);
+  }
+  const TimeNs budget = p.deadline == core::kNever ? core::kNever : p.deadline - t;
+  auto work = [&](std::size_t i) { return iter_ns_[static_cast<std::size_t>(p.jobs[i].job)] + switch_cost_ns_; };
+  auto time_below = [&](TimeNs v) {  // time of the iterations below level v, saturating
+    i128 sum = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const TimeNs l = plan_level_[i];
+      plan_count_[i] = v > l ? (v - l + p.jobs[i].step - 1) / p.jobs[i].step : 0;
+      sum += static_cast<i128>(plan_count_[i]) * work(i);
+    }
+    return sum;
+  };
+  plan_count_.resize(n);
+  TimeNs v = v_max;
+  if (time_below(v) > budget) {
+    // ceil(x) <= x + 1: V with sum_i ((V - l_i) / s_i + 1) * w_i <= budget over the jobs below
+    // V fits; solved on the jobs below the estimate until that set is stable.
+    double v_est = static_cast<double>(v_max);
+    for (int round = 0; round < 8; ++round) {
+      double rate = 0, fixed = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double l = static_cast<double>(plan_level_[i]);
+        if (l >= v_est) continue;
+        const double w = static_cast<double>(work(i)), s = static_cast<double>(p.jobs[i].step);
+        rate += w / s;
+        fixed += w - l * w / s;
+      }
+      if (rate <= 0) return false;
+      const double next_est = (static_cast<double>(budget) - fixed) / rate;
+      if (next_est == v_est) break;
+      v_est = next_est;
+    }
+    if (!(v_est > static_cast<double>(la)) || v_est >= static_cast<double>(v_max)) return false;
+    v = static_cast<TimeNs>(v_est) - 1;
+    if (v <= la || time_below(v) > budget) return false;
+  }
+  TimeNs spent = 0;
+  std::size_t last_i = n;
+  TimeNs last_level = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t c = plan_count_[i];
+    if (c == 0) continue;
+    const TimeNs w = work(i);
+    if (rep.iterations[i] == 0) {  // its first start: after every iteration before its level
+      const TimeNs l = plan_level_[i];
+      TimeNs before_it = 0;
+      for (std::size_t k = 0; k < n; ++k) {
+        const TimeNs lk = plan_level_[k];
+        std::int64_t ck = l > lk ? (l - lk + p.jobs[k].step - 1) / p.jobs[k].step : 0;
+        if (k != i && lk + ck * p.jobs[k].step == l && p.jobs[k].order < p.jobs[i].order) ++ck;
+        before_it += ck * work(k);
+      }
+      rep.first_start_ns[i] = t + before_it;
+    }
+    const TimeNs top = plan_level_[i] + (c - 1) * p.jobs[i].step;
+    if (last_i == n || top > last_level || (top == last_level && p.jobs[i].order > p.jobs[last_i].order)) {
+      last_i = i;
+      last_level = top;
+    }
+    rep.iterations[i] += c;
+    rep.busy_ns[i] += c * w;
+    rep.runs += c;
+    rep.switches += c;
+    plan_level_[i] += c * p.jobs[i].step;
+    spent += c * w;
+    total += c;
+    rep.closed_form += c;
+  }
+  if (last_i == n) return false;
+  t += spent;
+  last = p.jobs[last_i].job;
+  return true;
 }
 
 void SimExecutor::wait(TimeNs deadline, std::vector<core::Completion>& out) {
@@ -165,6 +387,7 @@ void SimExecutor::wait(TimeNs deadline, std::vector<core::Completion>& out) {
     if (r.end_ns == next) {
       core::Completion c{r.d.job, r.d.lane, r.d.iterations, r.start_ns, r.end_ns, false, {}};
       c.switch_ns = r.switch_ns;
+      c.plan = r.plan;
       out.push_back(std::move(c));
     } else {
       runs_[kept++] = r;

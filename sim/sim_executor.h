@@ -41,6 +41,11 @@ class SimExecutor final : public core::Executor {
   void stop_at_boundary(core::LaneId lane) override;
   bool end_if_at_boundary(core::LaneId lane) override;
   bool supports_paging() const override { return paging_bytes_per_s_ > 0; }
+  bool supports_plans() const override { return true; }
+  /// Runs the plan's iterations one after the other at solo speed (the lane runs alone), each of
+  /// the same work as in a run dispatched for it, in a tight loop over the plan's jobs; see
+  /// sim_executor.cpp for the closed form used when the rotation is regular.
+  bool start_plan(const core::PlanDispatch& p, core::PlanReport& report) override;
   void page_out(core::JobIndex job, core::LaneId lane) override { charge_transfer(job, lane); }
   void page_in(core::JobIndex job, core::LaneId lane, core::Bytes) override { charge_transfer(job, lane); }
   void wait(core::TimeNs deadline, std::vector<core::Completion>& out) override;
@@ -59,6 +64,7 @@ class SimExecutor final : public core::Executor {
     core::TimeNs first_end_ns = 0;   // end of iteration iter_at_sync
     core::TimeNs period_ns = 0;      // each later iteration: ceil(iter_ns * slowdown / 1e6)
     core::TimeNs end_ns = 0;         // end of the run's last iteration
+    bool plan = false;               // a plan (start_plan): runs to end_ns, never cut
   };
   /// Where a run is at t (t >= sync_ns): the iteration in flight and its work done.
   struct Progress {
@@ -88,6 +94,17 @@ class SimExecutor final : public core::Executor {
   bool dirty_ = false;     // the set of running lanes changed since the last resync
   std::vector<RunningIteration> scratch_running_;
   std::vector<std::int64_t> scratch_slowdown_;
+  std::vector<core::TimeNs> plan_level_;  // start_plan: each job's next level
+  std::vector<std::int64_t> plan_count_;  // jump_plan: iterations of each job in the jump
+  std::vector<std::size_t> plan_by_order_;  // start_plan: the plan's jobs by order
+  std::vector<std::uint64_t> plan_key_;     // start_plan: by order, (level - least) << kOrderBits | place
+  static constexpr int kOrderBits = 16;
+  /// Within start_plan: when the rotation is regular from here on (every iteration a run of its
+  /// own), runs the iterations below one level in closed form, up to what fits before the
+  /// deadline and before any job's last iteration. Returns whether it did.
+  bool jump_plan(const core::PlanDispatch& p, core::PlanReport& report, core::TimeNs& t, core::JobIndex& last,
+                 std::int64_t& total);
+
   core::TimeNs now_ = 0;
 };
 

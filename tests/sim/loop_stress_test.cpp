@@ -71,12 +71,13 @@ class OneIterationAtATime final : public core::Policy {
 };
 
 core::ScheduleOutcome run(const std::vector<core::JobSpec>& jobs, core::Policy& policy, core::LaneMode mode,
-                          const sim::InterferenceModel& model, core::TimeNs switch_cost, bool paging = false) {
+                          const sim::InterferenceModel& model, core::TimeNs switch_cost, bool paging = false,
+                          bool timeline = true) {
   core::SchedulerOptions opts;
   opts.capacity = test::gib(16);
   opts.lane_mode = mode;
   opts.paging = paging;
-  opts.record_timeline = true;
+  opts.record_timeline = timeline;  // a run that records no timeline lets FAIR and LAS plan
   sim::SimExecutor exec(jobs, model, {}, switch_cost, paging ? 3'000'000'000 : 0);
   return core::run_schedule(jobs, policy, exec, opts);
 }
@@ -185,3 +186,59 @@ TEST_CASE("batched runs decide exactly as deciding at every iteration boundary, 
 }
 #include <doctest/doctest.h>
 #include <cstdio>
+
+TEST_CASE("plans (FAIR's and LAS's rotations run in one go) give exactly the results of deciding at every boundary") {
+  const sim::PairSlowdowns pairs = {{{"w0", "w1"}, 1'400'000}, {{"w1", "w0"}, 1'900'000}, {{"w0", "w2"}, 1'100'000},
+                                    {{"w2", "w0"}, 2'300'000}, {{"w1", "w2"}, 1'650'000}, {{"w3", "w1"}, 900'000}};
+  const sim::ShareWeights weights = {{"w0", 0.7}, {"w1", 1.3}, {"w2", 2.1}, {"w3", 0.5}};
+  std::vector<std::unique_ptr<sim::InterferenceModel>> models;
+  for (const std::string& name : sim::interference_names()) models.push_back(sim::make_interference(name, &pairs, &weights, 0.8));
+  REQUIRE(models.size() == 4);
+  std::int64_t plans = 0, planned_iterations = 0, closed_form = 0;
+  for (std::uint64_t seed = 300; seed < 400; ++seed) {
+    // Longer jobs than above, so that rotations span many iterations between events.
+    auto jobs = random_trace(seed, 2 + static_cast<int>(seed % 12));
+    for (core::JobSpec& j : jobs) {
+      j.iterations *= 1 + static_cast<std::int64_t>(seed % 7);
+      // Half the traces take their iteration times from a few values, so that rotations are
+      // regular (jobs share the least step) and the simulator counts them in closed form.
+      if (seed % 2 == 0) j.iter_ns = test::ms(4) * (1 + j.trace_order % 3) + (seed % 4 == 0 ? 0 : 777);
+    }
+    for (const auto& model : models) {
+      for (const Setup& s : kSetups) {
+        CAPTURE(seed);
+        const std::string policy_name = s.policy;
+        CAPTURE(policy_name);
+        const std::string model_name(model->name());
+        CAPTURE(model_name);
+        const std::string mode_name = core::to_string(s.mode);
+        CAPTURE(mode_name);
+        const auto planned_policy = policies::make_policy(s.policy);
+        OneIterationAtATime stepped_policy(policies::make_policy(s.policy));  // forwards no plan
+        const auto planned = run(jobs, *planned_policy, s.mode, *model, test::ms(3), false, false);
+        const auto stepped = run(jobs, stepped_policy, s.mode, *model, test::ms(3), false, false);
+        CHECK(stepped.plans == 0);
+        plans += planned.plans;
+        closed_form += planned.plan_closed_form;
+        CHECK(test::finishes(planned) == test::finishes(stepped));
+        for (std::size_t j = 0; j < jobs.size(); ++j) {
+          CHECK(planned.jobs[j].admitted_ns == stepped.jobs[j].admitted_ns);
+          CHECK(planned.jobs[j].first_start_ns == stepped.jobs[j].first_start_ns);
+          CHECK(planned.jobs[j].gpu_time_ns == stepped.jobs[j].gpu_time_ns);
+          CHECK(planned.jobs[j].iterations_done == stepped.jobs[j].iterations_done);
+        }
+        CHECK(planned.switches == stepped.switches);
+        CHECK(planned.iterations == stepped.iterations);
+        CHECK(planned.end_ns == stepped.end_ns);
+        CHECK(planned.max_concurrent_lanes == stepped.max_concurrent_lanes);
+        if (planned.plans > 0) planned_iterations += planned.iterations;
+        CHECK(planned.steps <= stepped.steps);
+      }
+    }
+  }
+  // Plans did run, over many iterations: the comparison is not vacuous.
+  CHECK(plans > 2000);
+  CHECK(planned_iterations > 100000);
+  CHECK(closed_form > 10000);  // and the regular rotations were counted in closed form
+  MESSAGE("plans ", plans, ", iterations of runs with plans ", planned_iterations, ", in closed form ", closed_form);
+}
