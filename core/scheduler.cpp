@@ -233,6 +233,12 @@ class Loop {
 
   void schedule(TimeNs now, bool event) { schedule_lanes(now, event); }
 
+  /// The run ended at t (run()'s last lines).
+  void end_at(TimeNs t) {
+    out_.end_ns = t;
+    if (opts_.record_timeline) sample_memory(out_.end_ns);
+  }
+
  private:
   const JobSpec& spec(JobIndex j) const { return specs_[static_cast<std::size_t>(j)]; }
   JobState& state(JobIndex j) { return states_[static_cast<std::size_t>(j)]; }
@@ -663,6 +669,7 @@ Bytes Scheduler::free_bytes() const {
   return l.capacity() - l.persistent_bytes() - l.lanes_bytes();
 }
 ScheduleOutcome& Scheduler::outcome() { return loop_->outcome(); }
+void Scheduler::end_at(TimeNs t) { loop_->end_at(t); }
 
 ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, Policy& policy, Executor& executor,
                              const SchedulerOptions& opts) {

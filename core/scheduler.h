@@ -136,6 +136,8 @@ class Scheduler {
   Bytes free_bytes() const;
   /// Counters and (with record_timeline) timelines; its `jobs` is empty (states are the caller's).
   ScheduleOutcome& outcome();
+  /// The run ended at t: sets outcome().end_ns and takes the last memory sample, as run_schedule.
+  void end_at(TimeNs t);
 
  private:
   std::unique_ptr<Loop> loop_;
