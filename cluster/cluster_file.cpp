@@ -1,5 +1,6 @@
 #include "cluster/cluster_file.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <fstream>
@@ -44,6 +45,12 @@ std::string ClusterSpec::describe() const {
   if (nodes != static_cast<std::int32_t>(gpus.size())) d += " in " + std::to_string(nodes) + " nodes";
   d += same ? " of " + core::format_size(gpus.front().capacity) : " of mixed memory";
   return d;
+}
+
+core::Bytes ClusterSpec::largest_capacity() const {
+  core::Bytes c = 0;
+  for (const GpuSpec& g : gpus) c = std::max(c, g.capacity);
+  return c;
 }
 
 ClusterSpec load_cluster_file(const std::string& path) {

@@ -18,8 +18,10 @@ struct ClusterSpec {
 
   /// n GPUs of `capacity` bytes, one per node.
   static ClusterSpec uniform(std::int32_t n, core::Bytes capacity);
-  /// "4 nodes x 8 GPUs (32), 16 GiB" style one-line description.
+  /// "32 GPUs in 4 nodes of 16 GiB" (or "of mixed memory").
   std::string describe() const;
+  /// The largest GPU's memory.
+  core::Bytes largest_capacity() const;
 };
 
 /// Reads a cluster file: CSV with the header `nodes,gpus_per_node,gpu_mem` (columns in any
