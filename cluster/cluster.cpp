@@ -162,7 +162,7 @@ class Cluster {
       gpu.sched = std::make_unique<core::Scheduler>(specs_, states_, *gpu.policy, *gpu.exec, so);
       idle_[aligned_capacity(gpu.capacity)].insert(g);
     }
-    for (const auto& [cap, set] : idle_) capacities_.push_back(cap);  // ascending
+    for (const Gpu& g : gpus_) ++gpus_of_capacity_[aligned_capacity(g.capacity)];
   }
 
   ClusterOutcome run();
@@ -263,7 +263,7 @@ class Cluster {
   std::vector<Gang> gangs_;
   std::vector<Gpu> gpus_;
   std::map<Bytes, std::set<std::int32_t>> idle_;  // by aligned capacity: GPUs nothing is bound to
-  std::vector<Bytes> capacities_;                 // the distinct aligned capacities, ascending
+  std::map<Bytes, std::int64_t> gpus_of_capacity_;  // aligned capacity -> how many GPUs have it
   std::vector<std::int32_t> touched_;
   std::vector<Gang*> ready_gangs_;
   std::vector<Gang*> gang_iteration_ends_;
@@ -388,9 +388,8 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
   const Bytes need = aligned(s.persistent) + aligned(s.ephemeral);
   // GPUs that could ever hold a replica.
   std::int64_t able = 0;
-  for (const Bytes cap : capacities_) {
-    if (cap < need) continue;
-    for (const Gpu& g : gpus_) able += aligned_capacity(g.capacity) == cap;
+  for (const auto& [cap, count] : gpus_of_capacity_) {
+    if (cap >= need) able += count;
   }
   const JobIndex r0 = first_replica_[static_cast<std::size_t>(j)];
   if (s.gpus == 1 && able <= 1) {
@@ -445,10 +444,14 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
     for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) {
       if (at(g).bound > 0) consider(g);
     }
+    const auto busy_end = static_cast<std::ptrdiff_t>(loads_.size());
     for (const auto& [cap, set] : idle_) {
       if (!set.empty()) consider(*set.begin());
     }
-    std::sort(loads_.begin(), loads_.end(), [](const GpuLoad& a, const GpuLoad& b) { return a.gpu < b.gpu; });
+    // Both parts are in GPU order but for the few idle representatives: merge, not sort.
+    auto by_gpu = [](const GpuLoad& a, const GpuLoad& b) { return a.gpu < b.gpu; };
+    std::sort(loads_.begin() + busy_end, loads_.end(), by_gpu);
+    std::inplace_merge(loads_.begin(), loads_.begin() + busy_end, loads_.end(), by_gpu);
   } else {
     // A job that fitted nowhere at the last pass: only the GPUs changed since can take it.
     for (std::int32_t g : touched_) consider(g);

@@ -215,6 +215,8 @@ class Loop {
   bool can_admit_now(Bytes persistent, Bytes ephemeral) const {
     if (!pending_.empty() || !lanes_.fits_alone(persistent, ephemeral)) return false;
     if (opts_.lane_mode == LaneMode::kExclusive) return admitted_ == 0;
+    // Every case of FindLane needs sum P + P + sum L <= C: a cheap refusal first.
+    if (lanes_.persistent_bytes() + lanes_.aligned(persistent) + lanes_.lanes_bytes() > lanes_.capacity()) return false;
     return lanes_.find_lane(persistent, ephemeral).choice != LaneChoice::kNotFound &&
            lanes_.persistent_fits_now(persistent);
   }
