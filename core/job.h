@@ -32,6 +32,7 @@ struct JobSpec {
   /// The trace's optional `priority` column (higher first; 0 when absent). Read by the
   /// `priority` policy only.
   std::int32_t priority = 0;
+  std::int32_t gpus = 1;          ///< GPUs the job needs (k > 1: gang-scheduled replicas, cluster/)
   /// An inference job: requests_ns[i] is when request i arrives; iteration i serves it and may
   /// not start earlier. Non-decreasing, one per iteration, none before arrival_ns. Empty: a
   /// training job, whose iterations are all ready once it is admitted.

@@ -123,17 +123,27 @@ class RequestGate {
   std::vector<JobIndex> scratch_;
 };
 
+}  // namespace
+
 class Loop {
+  friend class Scheduler;
+
  public:
-  Loop(std::span<const JobSpec> specs, Policy& policy, Executor& exec, const SchedulerOptions& opts)
+  /// `states`: one per spec, where job progress is kept; empty: the loop keeps its own (out_.jobs).
+  Loop(std::span<const JobSpec> specs, Policy& policy, Executor& exec, const SchedulerOptions& opts,
+       std::span<JobState> states = {})
       : specs_(specs),
         policy_(policy),
         exec_(exec),
         opts_(opts),
         lanes_(opts.capacity, opts.lane_mode == LaneMode::kAuto ? opts.max_lanes : 1, opts.lane_shrink, opts.alignment),
         requests_(specs, {}) {
-    out_.jobs.resize(specs.size());
-    requests_ = RequestGate(specs_, out_.jobs);
+    if (states.empty()) {
+      out_.jobs.resize(specs.size());
+      states = out_.jobs;
+    }
+    states_ = states;
+    requests_ = RequestGate(specs_, states_);
     policy_.begin(specs_);
   }
 
@@ -147,21 +157,12 @@ class Loop {
     std::vector<Completion> completions;
     while (true) {
       const TimeNs now = exec_.now();
-      bool event = false;
-      for (const Completion& c : completions) event |= on_completion(c);
-      completions.clear();
+      bool event = take_completions(completions);
       for (; cursor < n && spec(order[cursor]).arrival_ns <= now; ++cursor) {
         arrive(order[cursor], static_cast<std::int64_t>(cursor));
         event = true;
       }
-      // Admission looks at the layout of this instant: a lane waiting to move whose run is at an
-      // iteration boundary now stops there first, as it would had it been dispatched one
-      // iteration at a time, so batching never changes an admission.
-      while (event && split_runs_at_boundaries()) {
-        exec_.wait(now, completions);
-        for (const Completion& c : completions) on_completion(c);
-        completions.clear();
-      }
+      split_at_instant(now, event, completions);
       if (terminal_ == n) break;
       if (!out_.fatal_error.empty() || (opts_.stop != nullptr && opts_.stop->load())) {
         if (busy_lanes_ == 0) {
@@ -188,15 +189,71 @@ class Loop {
     return std::move(out_);
   }
 
+  // ---- The loop body, one method per part, for Scheduler (a cluster steps one per GPU) ------
+
+  /// Takes the completions of this instant (clears them). Returns true when one finished a job.
+  bool take_completions(std::vector<Completion>& completions) {
+    bool event = false;
+    for (const Completion& c : completions) event |= on_completion(c);
+    completions.clear();
+    return event;
+  }
+
+  /// Admission looks at the layout of this instant: a lane waiting to move whose run is at an
+  /// iteration boundary now stops there first, as it would had it been dispatched one
+  /// iteration at a time, so batching never changes an admission.
+  void split_at_instant(TimeNs now, bool event, std::vector<Completion>& completions) {
+    while (event && split_runs_at_boundaries()) {
+      exec_.wait(now, completions);
+      for (const Completion& c : completions) on_completion(c);
+      completions.clear();
+    }
+  }
+
+  /// Where the loop's next wait ends at the latest (kNever: only a completion can wake it).
+  TimeNs next_request(TimeNs now) const { return requests_.next_request(now); }
+
+  /// True when a job of P and E would be admitted now: nothing waits in the pending queue and
+  /// FindLane finds it a lane with its persistent block below the lanes (exclusive: nothing else
+  /// admitted). The cluster's placement asks it of every GPU.
+  bool can_admit_now(Bytes persistent, Bytes ephemeral) const {
+    if (!pending_.empty() || !lanes_.fits_alone(persistent, ephemeral)) return false;
+    if (opts_.lane_mode == LaneMode::kExclusive) return admitted_ == 0;
+    // Every case of FindLane needs sum P + P + sum L <= C: a cheap refusal first.
+    if (lanes_.persistent_bytes() + lanes_.aligned(persistent) + lanes_.lanes_bytes() > lanes_.capacity()) return false;
+    return lanes_.find_lane(persistent, ephemeral).choice != LaneChoice::kNotFound &&
+           lanes_.persistent_fits_now(persistent);
+  }
+
+  /// ProcessRequests now (the cluster, after binding a job to this GPU, so that the next
+  /// placement sees the GPU's memory with it admitted).
+  void admit_pending(TimeNs now) {
+    if (!pending_.empty()) process_requests(now);
+  }
+
+  std::int64_t admitted_count() const { return admitted_; }
+  std::size_t pending_count() const { return pending_.size(); }
+  std::int64_t busy_lanes() const { return busy_lanes_; }
+  const LaneManager& lanes() const { return lanes_; }
+  ScheduleOutcome& outcome() { return out_; }
+
+  void schedule(TimeNs now, bool event) { schedule_lanes(now, event); }
+
+  /// The run ended at t (run()'s last lines).
+  void end_at(TimeNs t) {
+    out_.end_ns = t;
+    if (opts_.record_timeline) sample_memory(out_.end_ns);
+  }
+
  private:
   const JobSpec& spec(JobIndex j) const { return specs_[static_cast<std::size_t>(j)]; }
-  JobState& state(JobIndex j) { return out_.jobs[static_cast<std::size_t>(j)]; }
+  JobState& state(JobIndex j) { return states_[static_cast<std::size_t>(j)]; }
   LaneSchedule& sched(LaneId id) {
     if (static_cast<std::size_t>(id) >= lane_sched_.size()) lane_sched_.resize(static_cast<std::size_t>(id) + 1);
     return lane_sched_[static_cast<std::size_t>(id)];
   }
 
-  SchedulerView view(TimeNs now) const { return SchedulerView{now, specs_, out_.jobs}; }
+  SchedulerView view(TimeNs now) const { return SchedulerView{now, specs_, states_}; }
   LaneSnapshot snapshot(LaneId id, const LaneSchedule& ls) const {
     return LaneSnapshot{id, ls.jobs, ls.last_job, ls.running};
   }
@@ -204,7 +261,7 @@ class Loop {
   /// Marks every unfinished job interrupted (the stop flag) or, when the device was lost, failed.
   void interrupt_unfinished() {
     const bool lost = !out_.fatal_error.empty();
-    for (JobState& st : out_.jobs) {
+    for (JobState& st : states_) {
       if (st.status == JobStatus::kDone || st.status == JobStatus::kRejected || st.status == JobStatus::kFailed) continue;
       st.status = lost ? JobStatus::kFailed : JobStatus::kInterrupted;
       st.reason = lost ? "not run to the end: the device was lost (" + out_.fatal_error + ")"
@@ -332,7 +389,7 @@ class Loop {
     ++terminal_;
   }
 
-  void schedule(TimeNs now, bool event) {
+  void schedule_lanes(TimeNs now, bool event) {
     std::vector<LaneMove>* log = opts_.record_timeline ? &out_.lane_moves : nullptr;
     const bool moved = lanes_.unsettled() && lanes_.settle(now, log) > 0;
     if (event || moved) {
@@ -631,6 +688,7 @@ class Loop {
   PendingQueue pending_;
   std::vector<LaneSchedule> lane_sched_;
   ScheduleOutcome out_;
+  std::span<JobState> states_;  // out_.jobs, or the caller's (Scheduler)
   RequestGate requests_;
   bool paging_ = opts_.paging && opts_.lane_mode == LaneMode::kSingle;
   std::vector<JobIndex> paged_;  // admitted jobs whose persistent memory is paged out
@@ -648,10 +706,9 @@ class Loop {
   Bytes ephemeral_active_ = 0;
 };
 
-}  // namespace
+namespace {
 
-ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, Policy& policy, Executor& executor,
-                             const SchedulerOptions& opts) {
+void check_run(std::span<const JobSpec> jobs, Policy& policy, Executor& executor, const SchedulerOptions& opts) {
   if (!policy.supports(opts.lane_mode)) {
     throw std::invalid_argument("policy '" + std::string(policy.name()) + "' does not support lane mode '" +
                                 to_string(opts.lane_mode) + "'");
@@ -678,6 +735,40 @@ ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, Policy& policy, Exec
                                   "' needs one request time per iteration, non-decreasing, none before its arrival");
     }
   }
+}
+
+}  // namespace
+
+Scheduler::Scheduler(std::span<const JobSpec> specs, std::span<JobState> states, Policy& policy, Executor& executor,
+                     const SchedulerOptions& opts) {
+  check_run(specs, policy, executor, opts);
+  if (states.size() != specs.size()) throw std::invalid_argument("Scheduler: one state per job");
+  loop_ = std::make_unique<Loop>(specs, policy, executor, opts, states);
+}
+Scheduler::~Scheduler() = default;
+bool Scheduler::take_completions(std::vector<Completion>& completions) { return loop_->take_completions(completions); }
+void Scheduler::arrive(JobIndex j, std::int64_t rank) { loop_->arrive(j, rank); }
+void Scheduler::split_at_instant(TimeNs now, bool event, std::vector<Completion>& scratch) {
+  loop_->split_at_instant(now, event, scratch);
+}
+void Scheduler::schedule(TimeNs now, bool event) { loop_->schedule(now, event); }
+void Scheduler::admit_pending(TimeNs now) { loop_->admit_pending(now); }
+TimeNs Scheduler::next_request(TimeNs now) const { return loop_->next_request(now); }
+bool Scheduler::can_admit_now(Bytes persistent, Bytes ephemeral) const {
+  return loop_->can_admit_now(persistent, ephemeral);
+}
+std::int64_t Scheduler::admitted() const { return loop_->admitted_count(); }
+std::size_t Scheduler::pending() const { return loop_->pending_count(); }
+Bytes Scheduler::free_bytes() const {
+  const LaneManager& l = loop_->lanes();
+  return l.capacity() - l.persistent_bytes() - l.lanes_bytes();
+}
+ScheduleOutcome& Scheduler::outcome() { return loop_->outcome(); }
+void Scheduler::end_at(TimeNs t) { loop_->end_at(t); }
+
+ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, Policy& policy, Executor& executor,
+                             const SchedulerOptions& opts) {
+  check_run(jobs, policy, executor, opts);
   Loop loop(jobs, policy, executor, opts);
   return loop.run();
 }

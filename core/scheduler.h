@@ -9,6 +9,7 @@
 /// join, run end and finish (Policy hooks); what a policy remembers about jobs is its own.
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -93,6 +94,55 @@ struct ScheduleOutcome {
   /// Non-empty when the executor reported the device lost (Completion::fatal): the run ended
   /// early and every unfinished job failed with this reason.
   std::string fatal_error;
+};
+
+class Loop;
+
+/// The loop's state with its body as steps, for a driver that owns the clock of several loops
+/// (cluster/: one per GPU under one global clock). run_schedule is the loop over one of these; a
+/// driver takes the same steps in the same order at each instant t:
+///   take_completions (the executor's completions at t), arrive (each job given to this GPU at t),
+///   split_at_instant, schedule; then the executor's next completion and next_request(t) say when
+///   this GPU needs the next step.
+/// Jobs are indexed by the span of specs shared by every Scheduler of a cluster; each job is
+/// given to one Scheduler only, which alone writes its JobState in `states`.
+class Scheduler {
+ public:
+  /// Checks the options and the jobs as run_schedule does (same exceptions). `states` has one
+  /// entry per spec and outlives the Scheduler.
+  Scheduler(std::span<const JobSpec> specs, std::span<JobState> states, Policy& policy, Executor& executor,
+            const SchedulerOptions& opts);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  /// Takes (and clears) completions reported by the executor at this instant. Returns true when
+  /// one of them finished a job (an event for schedule).
+  bool take_completions(std::vector<Completion>& completions);
+  /// Job j arrives now; `rank` is its position in arrival order (ties: trace order), unique.
+  void arrive(JobIndex j, std::int64_t rank);
+  /// Ends runs waiting at a boundary of this instant before admission (see scheduler.cpp).
+  void split_at_instant(TimeNs now, bool event, std::vector<Completion>& scratch);
+  /// ProcessRequests (after every lane move) when `event`, then dispatches idle lanes.
+  void schedule(TimeNs now, bool event);
+  /// ProcessRequests now, without dispatching (a driver that binds a job and must see it admitted).
+  void admit_pending(TimeNs now);
+  /// The next inference request to wait for (kNever: none).
+  TimeNs next_request(TimeNs now) const;
+  /// True when a job of P and E bytes would be admitted now: nothing pending, FindLane finds a
+  /// lane for it with its persistent block below the lanes (exclusive mode: nothing admitted).
+  bool can_admit_now(Bytes persistent, Bytes ephemeral) const;
+  std::int64_t admitted() const;
+  std::size_t pending() const;
+  /// Memory the safety condition leaves: C - sum P - sum L.
+  Bytes free_bytes() const;
+  /// Counters and (with record_timeline) timelines; its `jobs` is empty (states are the caller's).
+  ScheduleOutcome& outcome();
+  /// The run ended at t: sets outcome().end_ns and takes the last memory sample, as run_schedule.
+  void end_at(TimeNs t);
+
+ private:
+  std::unique_ptr<Loop> loop_;
 };
 
 /// Runs the jobs to completion under the policy on the executor. Jobs with P + E > capacity (in

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <deque>
+#include <map>
 #include <functional>
 #include <cstdio>
 #include <stdexcept>
@@ -162,7 +163,10 @@ void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
 
 nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
   nlohmann::json results = nlohmann::json::array();
-  for (const SimRun& r : runs) results.push_back(core::result_json(r.policy, r.lane_mode, jobs, r.outcome, r.metrics));
+  for (const SimRun& r : runs) {
+    results.push_back(core::result_json(r.policy, r.lane_mode, jobs, r.outcome, r.metrics));
+    if (r.cluster) results.back()["cluster"] = cluster_result_json(jobs, r);
+  }
   return results;
 }
 
@@ -292,6 +296,7 @@ void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& j
       l += '\n';
       cdf.row();
     }
+    if (r.cluster) write_cluster_files(dir, jobs, r);
     if (timeline == TimelineMode::kRuns) {
       OutFile tf(base + "_timeline.csv");
       tf.line() += "lane,job_id,start_s,end_s,iterations,switch_s\n";
@@ -373,6 +378,10 @@ void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const S
   w.value(m.avg_jct_s);
   w.key("avg_queuing_s");
   w.value(m.avg_queuing_s);
+  if (r.cluster) {
+    w.key("cluster");
+    write_cluster_result(w, jobs, r);
+  }
   w.key("iterations");
   w.value(o.iterations);
   w.key("jobs");
@@ -469,6 +478,132 @@ void write_summary_json(const std::string& path, const nlohmann::json& header, c
     if (!w.finish()) throw core::InputError(path + ": write failed");
   }
   f.close();
+}
+
+// ---- Cluster runs ------------------------------------------------------------------------------
+
+nlohmann::json cluster_config_json(const cluster::ClusterSpec& cluster, const std::string& placement) {
+  nlohmann::json mem = nlohmann::json::array();
+  for (const cluster::GpuSpec& g : cluster.gpus) mem.push_back(g.capacity);
+  return {{"gpus", cluster.gpus.size()},
+          {"nodes", cluster.gpus.empty() ? 0 : cluster.gpus.back().node + 1},
+          {"gpu_mem_bytes", std::move(mem)},
+          {"placement", placement}};
+}
+
+std::vector<SizeJct> jct_by_size(const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+  std::map<std::int32_t, std::pair<std::int64_t, core::Int128>> by;  // gpus -> (count, sum of JCT)
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const core::JobState& st = run.outcome.jobs[i];
+    if (st.status != core::JobStatus::kDone) continue;
+    auto& [count, sum] = by[jobs[i].gpus];
+    ++count;
+    sum += st.finish_ns - jobs[i].arrival_ns;
+  }
+  std::vector<SizeJct> out;
+  for (const auto& [gpus, v] : by) {
+    out.push_back({gpus, v.first, static_cast<double>(v.second) / static_cast<double>(v.first) / 1e9});
+  }
+  return out;
+}
+
+void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+  w.begin_object();
+  w.key("gpus_busy");
+  w.begin_array();
+  for (const auto& [t, n] : run.gpus_busy) {
+    w.begin_array();
+    w.value(core::to_seconds(t));
+    w.value(static_cast<std::int64_t>(n));
+    w.end_array();
+  }
+  w.end_array();
+  w.key("jct_by_size");
+  w.begin_array();
+  for (const SizeJct& s : jct_by_size(jobs, run)) {
+    w.begin_object();
+    w.key("avg_jct_s");
+    w.value(s.avg_jct_s);
+    w.key("gpus");
+    w.value(static_cast<std::int64_t>(s.gpus));
+    w.key("jobs");
+    w.value(s.jobs);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("job_gpus");
+  w.begin_array();
+  for (const std::vector<std::int32_t>& g : run.job_gpus) {
+    w.begin_array();
+    for (std::int32_t x : g) w.value(static_cast<std::int64_t>(x));
+    w.end_array();
+  }
+  w.end_array();
+  w.end_object();
+}
+
+nlohmann::json cluster_result_json(const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+  nlohmann::json busy = nlohmann::json::array();
+  for (const auto& [t, n] : run.gpus_busy) busy.push_back({core::to_seconds(t), n});
+  nlohmann::json sizes = nlohmann::json::array();
+  for (const SizeJct& s : jct_by_size(jobs, run)) sizes.push_back({{"gpus", s.gpus}, {"jobs", s.jobs}, {"avg_jct_s", s.avg_jct_s}});
+  return {{"gpus_busy", std::move(busy)}, {"jct_by_size", std::move(sizes)}, {"job_gpus", run.job_gpus}};
+}
+
+void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
+  char line[256];
+  for (const SimRun& r : runs) {
+    if (!r.cluster) continue;
+    std::int32_t peak = 0;
+    for (const auto& [t, n] : r.gpus_busy) peak = std::max(peak, n);
+    std::string sizes;
+    for (const SizeJct& s : jct_by_size(jobs, r)) {
+      std::snprintf(line, sizeof line, "%s%d GPU%s: %lld jobs, avg %.2f s", sizes.empty() ? "" : "; ", s.gpus,
+                    s.gpus == 1 ? "" : "s", static_cast<long long>(s.jobs), s.avg_jct_s);
+      sizes += line;
+    }
+    std::snprintf(line, sizeof line, "%-8s GPUs busy at most %d; JCT by size: ", r.policy.c_str(), peak);
+    os << line << (sizes.empty() ? "no job finished" : sizes) << "\n";
+  }
+}
+
+void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+  const std::string base = dir + "/" + run.policy;
+  OutFile gf(base + "_job_gpus.csv");
+  gf.line() += "id,gpus\n";
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    std::string& l = gf.line();
+    append_csv_field(l, jobs[i].id);
+    l += ',';
+    const std::vector<std::int32_t>& g = run.job_gpus[i];
+    for (std::size_t k = 0; k < g.size(); ++k) {
+      if (k > 0) l += '+';
+      append_int(l, g[k]);
+    }
+    l += '\n';
+    gf.row();
+  }
+  gf.close();
+  OutFile bf(base + "_gpus_busy.csv");
+  bf.line() += "time_s,gpus_busy\n";
+  for (const auto& [t, n] : run.gpus_busy) {
+    std::string& l = bf.line();
+    append_seconds(l, t);
+    l += ',';
+    append_int(l, n);
+    l += '\n';
+    bf.row();
+  }
+  bf.close();
+  OutFile sf(base + "_jct_by_size.csv");
+  sf.line() += "gpus,jobs,avg_jct_s\n";
+  for (const SizeJct& s : jct_by_size(jobs, run)) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%d,%lld,%.6f\n", s.gpus, static_cast<long long>(s.jobs), s.avg_jct_s);
+    sf.line() += text;
+    sf.row();
+  }
+  sf.close();
 }
 
 }  // namespace salus::experiments

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cluster/cluster_file.h"
 #include "core/job.h"
 #include "experiments/json_writer.h"
 #include "experiments/sim_runner.h"
@@ -51,6 +52,31 @@ void write_timeline_rows(const std::vector<core::Segment>& segments, const std::
 /// file cannot be written.
 void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
                      TimelineMode timeline = TimelineMode::kRuns);
+
+// ---- Cluster runs (SimRun::cluster) ---------------------------------------------------------
+
+/// The summary's "cluster" header: {"gpus", "nodes", "gpu_mem_bytes": [per GPU], "placement"}.
+nlohmann::json cluster_config_json(const cluster::ClusterSpec& cluster, const std::string& placement);
+
+/// Average JCT of the finished jobs of each size (GPUs needed), by increasing size.
+struct SizeJct {
+  std::int32_t gpus = 1;
+  std::int64_t jobs = 0;  ///< finished jobs of this size
+  double avg_jct_s = 0;
+};
+std::vector<SizeJct> jct_by_size(const std::vector<core::JobSpec>& jobs, const SimRun& run);
+
+/// A cluster run's "cluster" member of its "results" entry: {"gpus_busy": [[time_s, gpus], ...],
+/// "jct_by_size": [{"gpus", "jobs", "avg_jct_s"}], "job_gpus": [[gpu, ...] per job]}.
+void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const SimRun& run);
+nlohmann::json cluster_result_json(const std::vector<core::JobSpec>& jobs, const SimRun& run);
+
+/// After the table: per policy, the peak of GPUs busy and the JCT by job size.
+void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
+
+/// DIR/<policy>_job_gpus.csv (id,gpus: the GPU of each replica, '+'-joined), _gpus_busy.csv
+/// (time_s,gpus_busy) and _jct_by_size.csv (gpus,jobs,avg_jct_s).
+void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const SimRun& run);
 
 /// Writes text to a file, creating parent directories; throws core::InputError on failure.
 /// The last `max_bytes` of a file ("" when it cannot be read): logs in error messages, whole

@@ -523,6 +523,12 @@ constexpr ExperimentRegistry::Entry kExperiments[] = {
      "42 inference jobs (14 models x 3): GPUs needed without sharing, with MPS-style static partitioning and with "
      "Salus; request latency (Fig. 10)",
      {1, "experiments/inference.json", "", &inference}},
+    {"gpus_needed",
+     "how many GPUs does sharing save: the fewest that meet a bound on average JCT (or queuing), exclusive FIFO vs "
+     "Salus PACK and SRTF, by bisection over the cluster size",
+     {1, "long_trace_100.csv (or --trace FILE); bound --bound-jct-min (default 2x the average solo time) or "
+         "--bound-queue-min",
+      "", &run_gpus_needed}},
     {"fidelity",
      "the simulator against the real executor on one trace: per-policy makespan and JCT errors, completion order "
      "(needs --executor real)",

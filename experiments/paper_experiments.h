@@ -40,6 +40,9 @@ struct ExperimentContext {
   std::string trace;            ///< empty: the shipped experiments/fidelity_cpu.csv
   int repeat = 3;               ///< real runs of the trace
   bool profiles_given = false;  ///< false: profile the trace's workloads on the device first
+  // gpus_needed (its trace is `trace`, default the shipped long_trace_100.csv):
+  double bound_jct_min = 0;     ///< bound on average JCT, minutes (0: 2x the average solo time)
+  double bound_queue_min = 0;   ///< bound on average queuing instead, minutes (0: none)
 };
 
 /// One experiment: what the registry table holds besides its name and description.
@@ -69,6 +72,9 @@ std::vector<std::string> real_inputs(const std::string& name, const std::string&
 /// Runs one experiment by name. Throws core::InputError for an unknown name (listing the valid
 /// ones), an experiment without a real variant under a real runner, or a bad input file.
 nlohmann::json run_experiment(const std::string& name, const ExperimentContext& ctx);
+
+/// gpus_needed: the fewest GPUs meeting a bound, exclusive FIFO against Salus (gpus_needed.cpp).
+nlohmann::json run_gpus_needed(const ExperimentContext& ctx);
 
 /// The inference experiment (Fig. 10), in its own file.
 nlohmann::json run_inference_experiment(const ExperimentContext& ctx, const std::string& config_path);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,11 @@ struct PolicyRun {
   /// The executor's own measurements of this run (the real executor: switch latencies, per-job
   /// losses and iteration times); null in the simulator.
   nlohmann::json measured;
+  /// A cluster run (salus-sim --gpus N > 1 or --cluster FILE; cluster/): false on the one-GPU
+  /// path, whose output is unchanged.
+  bool cluster = false;
+  std::vector<std::vector<std::int32_t>> job_gpus;  ///< per job: the GPU of each replica
+  std::vector<std::pair<core::TimeNs, std::int32_t>> gpus_busy;  ///< (time, GPUs with a job admitted) at each change
 };
 
 /// The lane mode a policy runs in when the run asks for `lanes` (nullopt: the policy's default;

@@ -76,6 +76,7 @@ std::string tables() {
 int run(int argc, char** argv) {
   std::string name, out_dir, profiles, gpu_mem, plots, data_dir, executor, device, trace;
   int repeat = 3;
+  double bound_jct_min = 0, bound_queue_min = 0;
   double time_scale = 1;
   po::options_description desc(
       "salus-experiment NAME|all --out DIR [--executor sim|real]: run the paper's experiments in the simulator or "
@@ -97,7 +98,11 @@ int run(int argc, char** argv) {
        ("with --executor real: " + gpu::device_registry().names_joined()).c_str())
       ("time-scale", po::value(&time_scale)->default_value(1.0),
        "divide arrival times and iteration counts by this (>= 1) to shorten a run, as salus-run does")
-      ("trace", po::value(&trace), "fidelity: the trace (default: the shipped traces/experiments/fidelity_cpu.csv)")
+      ("trace", po::value(&trace), "fidelity: the trace (default: the shipped traces/experiments/fidelity_cpu.csv); "
+       "gpus_needed: the trace (default: the shipped long_trace_100.csv)")
+      ("bound-jct-min", po::value(&bound_jct_min),
+       "gpus_needed: the bound on average JCT, minutes (default: twice the trace's average solo time)")
+      ("bound-queue-min", po::value(&bound_queue_min), "gpus_needed: a bound on average queuing instead, minutes")
       ("repeat", po::value(&repeat)->default_value(3), "fidelity: real runs of the trace (the medians are reported)")
       ("plots", po::value(&plots)->default_value("auto"),
        "auto: draw the figures when matplotlib is there, else say how to get it; on: failing to draw is an error; off");
@@ -131,8 +136,20 @@ int run(int argc, char** argv) {
     names.push_back(name);
   }
   const bool fidelity_only = names.size() == 1 && names.front() == "fidelity";
-  if (!fidelity_only && (vm.count("trace") || !vm["repeat"].defaulted())) {
-    throw core::InputError("--trace and --repeat are for fidelity only");
+  const bool gpus_needed_only = names.size() == 1 && names.front() == "gpus_needed";
+  if (!fidelity_only && !vm["repeat"].defaulted()) throw core::InputError("--repeat is for fidelity only");
+  if (!fidelity_only && !gpus_needed_only && vm.count("trace")) {
+    throw core::InputError("--trace is for fidelity and gpus_needed only");
+  }
+  if (!gpus_needed_only && (vm.count("bound-jct-min") || vm.count("bound-queue-min"))) {
+    throw core::InputError("--bound-jct-min and --bound-queue-min are for gpus_needed only");
+  }
+  if (vm.count("bound-jct-min") && vm.count("bound-queue-min")) {
+    throw core::InputError("--bound-jct-min and --bound-queue-min: give one of them");
+  }
+  if (vm.count("bound-jct-min") && !(bound_jct_min > 0)) throw core::InputError("--bound-jct-min: must be a number > 0");
+  if (vm.count("bound-queue-min") && !(bound_queue_min > 0)) {
+    throw core::InputError("--bound-queue-min: must be a number > 0");
   }
   experiments::ExperimentContext ctx;
   ctx.data_dir = data_dir;
@@ -147,6 +164,8 @@ int run(int argc, char** argv) {
   ctx.device = device;
   ctx.trace = trace;
   ctx.repeat = repeat;
+  ctx.bound_jct_min = bound_jct_min;
+  ctx.bound_queue_min = bound_queue_min;
   if (real_executor && !fidelity_only) {
     std::vector<std::string> traces;
     for (const std::string& n : names) {

@@ -13,6 +13,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "cluster/cluster_file.h"
+#include "cluster/placement.h"
 #include "core/errors.h"
 #include "core/units.h"
 #include "experiments/cli.h"
@@ -42,11 +44,13 @@ struct Options {
   experiments::TimelineMode timeline = experiments::TimelineMode::kRuns;
   double time_scale = 1;
   std::optional<core::TimeNs> switch_cost_ns;  ///< --switch-cost-ms, when given
+  std::string cluster_file;                    ///< --cluster
 };
 
 Options parse(int argc, char** argv, bool* help) {
   std::string policy_list, gpu_mem, lanes, interference, timeline, lane_shrink, paging;
   double paging_gbps = 12;
+  std::int64_t gpus = 1;
   double switch_ms = 0, noise_pct = 0;
   std::uint64_t seed = 0;
   Options o;
@@ -82,6 +86,13 @@ Options parse(int argc, char** argv, bool* help) {
       ("switch-cost-ms", po::value(&switch_ms),
        "milliseconds added to the first iteration after a lane changes job (default: the catalog's measured "
        "switch_ms where it has one, else 1)")
+      ("gpus", po::value(&gpus)->default_value(1),
+       "a cluster of this many GPUs of --gpu-mem each, every one running the policy (1: one GPU, today's path)")
+      ("cluster", po::value(&o.cluster_file),
+       "a cluster file instead of --gpus: CSV nodes,gpus_per_node,gpu_mem, one row per group of nodes (cluster/README.md)")
+      ("placement", po::value(&o.cfg.placement)->default_value("first-fit"),
+       ("with --gpus N > 1 or --cluster: which GPU takes a job (valid: " +
+        cluster::placement_registry().names_joined() + ")").c_str())
       ("profiles", po::value(&o.profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")
       ("summary-json", po::value(&o.summary_json), "write the summary JSON here")
       ("out", po::value(&o.out_dir), "write per-job CSVs, timelines, memory, lane moves and JCT CDFs into this directory")
@@ -97,7 +108,8 @@ Options parse(int argc, char** argv, bool* help) {
   po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
   if (vm.count("help")) {
     std::cout << desc << "\nPolicies:\n" << policies::policy_registry().help() << "\nInterference models (auto: shares "
-              << "with a catalog pair table, else profiled):\n" << sim::interference_registry().help();
+              << "with a catalog pair table, else profiled):\n" << sim::interference_registry().help()
+              << "\nPlacements (--gpus N > 1, --cluster):\n" << cluster::placement_registry().help();
     *help = true;
     return o;
   }
@@ -131,6 +143,14 @@ Options parse(int argc, char** argv, bool* help) {
   if (!(noise_pct >= 0 && noise_pct < 100)) throw core::InputError("--profile-noise: must be in [0, 100)");
   o.cfg.profile_noise = noise_pct / 100.0;
   o.cfg.seed = seed;
+  if (gpus < 1 || gpus > 1'000'000) throw core::InputError("--gpus: must be an integer in [1, 1000000]");
+  if (vm.count("cluster") && !vm["gpus"].defaulted()) throw core::InputError("--gpus and --cluster: give one of them");
+  cluster::placement_registry().at(o.cfg.placement);  // an unknown name: exit 2 with the valid ones
+  if (vm.count("cluster")) {
+    o.cfg.cluster = cluster::load_cluster_file(o.cluster_file);
+  } else if (gpus > 1) {
+    o.cfg.cluster = cluster::ClusterSpec::uniform(static_cast<std::int32_t>(gpus), o.cfg.capacity);
+  }
   o.timeline = experiments::parse_timeline_mode(timeline);
   o.cfg.record_timeline = !o.out_dir.empty();
   o.cfg.record_segments = o.timeline != experiments::TimelineMode::kOff;  // no file, so nothing to keep
@@ -142,7 +162,8 @@ int run(int argc, char** argv) {
   Options o = parse(argc, argv, &help);
   if (help) return 0;
   auto [trace, jobs, pairs, share_weights, catalog_switch_ns] =
-      experiments::load_jobs(o.trace, o.profiles, o.cfg.capacity, o.time_scale);
+      experiments::load_jobs(o.trace, o.profiles, o.cfg.cluster ? o.cfg.cluster->largest_capacity() : o.cfg.capacity,
+                             o.time_scale);
   o.cfg.pairs = std::move(pairs);
   o.cfg.share_weights = std::move(share_weights);
   o.cfg.switch_cost_ns = o.switch_cost_ns.value_or(catalog_switch_ns.value_or(core::kNsPerMs));
@@ -157,13 +178,25 @@ int run(int argc, char** argv) {
     std::snprintf(text, sizeof text, "shares: slowdowns raised to the power %g (--share-exponent)", o.cfg.share_exponent);
     notes.push_back(text);
   }
+  if (o.cfg.cluster && o.cfg.cluster->gpus.size() > 1 && !o.out_dir.empty()) {
+    notes.push_back("a cluster of several GPUs: --out writes no timeline, memory or lane moves (lane ids are per GPU); "
+                    "<policy>_job_gpus.csv, _gpus_busy.csv and _jct_by_size.csv instead");
+  }
   std::vector<experiments::SimRun> runs;
   for (const std::string& name : o.policies) runs.push_back(experiments::simulate(jobs, name, o.cfg));
 
-  std::printf("salus-sim: %s (%s, %zu jobs), GPU %s, interference %s, switch cost %s ms\n", o.trace.c_str(),
-              traces::to_string(trace.format), jobs.size(), core::format_size(o.cfg.capacity).c_str(),
-              o.cfg.interference.c_str(), experiments::seconds_text(o.cfg.switch_cost_ns * 1000).c_str());
+  if (o.cfg.cluster) {
+    std::printf("salus-sim: %s (%s, %zu jobs), cluster of %s, placement %s, interference %s, switch cost %s ms\n",
+                o.trace.c_str(), traces::to_string(trace.format), jobs.size(), o.cfg.cluster->describe().c_str(),
+                o.cfg.placement.c_str(), o.cfg.interference.c_str(),
+                experiments::seconds_text(o.cfg.switch_cost_ns * 1000).c_str());
+  } else {
+    std::printf("salus-sim: %s (%s, %zu jobs), GPU %s, interference %s, switch cost %s ms\n", o.trace.c_str(),
+                traces::to_string(trace.format), jobs.size(), core::format_size(o.cfg.capacity).c_str(),
+                o.cfg.interference.c_str(), experiments::seconds_text(o.cfg.switch_cost_ns * 1000).c_str());
+  }
   experiments::print_report(notes, jobs, runs);
+  if (o.cfg.cluster) experiments::print_cluster_report(std::cout, jobs, runs);
 
   if (o.summary_json.empty() && o.out_dir.empty()) return 0;
   // The header is small; the per-job results are streamed (write_streamed_outputs).
@@ -182,6 +215,7 @@ int run(int argc, char** argv) {
   summary["seed"] = o.cfg.seed;
   summary["profile_noise"] = o.cfg.profile_noise;
   summary["time_scale"] = o.time_scale;
+  if (o.cfg.cluster) summary["cluster"] = experiments::cluster_config_json(*o.cfg.cluster, o.cfg.placement);
   summary["notes"] = notes;
   experiments::write_streamed_outputs(summary, o.summary_json, o.out_dir, jobs, runs, o.timeline);
   return 0;

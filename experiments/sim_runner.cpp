@@ -3,6 +3,7 @@
 #include <cmath>
 #include <random>
 
+#include "cluster/cluster.h"
 #include "policies/registry.h"
 #include "sim/interference.h"
 #include "sim/sim_executor.h"
@@ -44,10 +45,28 @@ SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& polic
   opts.record_segments = cfg.record_segments;
   std::vector<core::TimeNs> actual;
   if (cfg.profile_noise > 0) actual = actual_iteration_times(jobs, cfg.profile_noise, cfg.seed);
-  sim::SimExecutor exec(jobs, *model, std::move(actual), cfg.switch_cost_ns, cfg.paging ? cfg.paging_bytes_per_s : 0);
   SimRun run;
   run.policy = policy_name;
   run.lane_mode = opts.lane_mode;
+  if (cfg.cluster) {
+    cluster::ClusterOptions co;
+    co.cluster = *cfg.cluster;
+    co.placement = cfg.placement;
+    co.sched = opts;
+    co.model = model.get();
+    co.switch_cost_ns = cfg.switch_cost_ns;
+    co.paging_bytes_per_s = cfg.paging ? cfg.paging_bytes_per_s : 0;
+    co.actual_iter_ns = std::move(actual);
+    cluster::ClusterOutcome c = cluster::run_cluster(jobs, policy_name, co);
+    run.outcome = std::move(c.outcome);
+    run.cluster = true;
+    run.job_gpus = std::move(c.job_gpus);
+    run.gpus_busy.reserve(c.busy.size());
+    for (const cluster::BusySample& b : c.busy) run.gpus_busy.emplace_back(b.time_ns, b.gpus);
+    run.metrics = core::compute_metrics(jobs, run.outcome.jobs);
+    return run;
+  }
+  sim::SimExecutor exec(jobs, *model, std::move(actual), cfg.switch_cost_ns, cfg.paging ? cfg.paging_bytes_per_s : 0);
   run.outcome = core::run_schedule(jobs, *policy, exec, opts);
   run.metrics = core::compute_metrics(jobs, run.outcome.jobs);
   return run;

@@ -29,6 +29,7 @@ EXPERIMENTS = {
     "inference": ["fig10a_inference_gpus", "fig10b_inference_latency"],
     "hyperparam": ["fig11_hyperparam_makespan"],
     "fidelity": ["fidelity_jct"],
+    "gpus_needed": ["gpus_needed"],
 }
 FIGURES = [fig for figs in EXPERIMENTS.values() for fig in figs]
 
@@ -44,6 +45,7 @@ FIG_SIZE_IN = {
     "fig10b_inference_latency": (3.5, 2.8),
     "fig11_hyperparam_makespan": (3.5, 2.4),
     "fidelity_jct": (7.0, 2.2),
+    "gpus_needed": (3.5, 2.6),
 }
 
 # One colour and line style per policy, the same in every figure (Okabe-Ito, colour-blind safe;
@@ -415,6 +417,7 @@ LOADERS = {
     "hyperparam": load_hyperparam,
     "inference": load_inference,
     "fidelity": load_fidelity,
+    "gpus_needed": lambda root: load_gpus_needed(root),  # defined beside its drawing, below
 }
 
 
@@ -821,6 +824,54 @@ def _fit_in_figure(fig):
         fig.canvas.draw()
 
 
+def load_gpus_needed(root):
+    """salus-experiment gpus_needed: average JCT (or queuing) against the cluster size, per policy."""
+    bound = root["bound"]
+    kind = bound["kind"].string()
+    if kind not in ("avg_jct", "avg_queuing"):
+        bound["kind"].fail(f"is {_describe(kind)}, expected \"avg_jct\" or \"avg_queuing\"")
+    lines = []
+    for name, node in root["policies"].items():
+        _known_policy(root["policies"], name)
+        points = []
+        for p in node["curve"].list(min_len=1):
+            points.append((p["gpus"].integer(lo=1), p[kind + "_s"].num(lo=0)))
+        _non_decreasing(node["curve"], [g for g, _ in points], "gpus")
+        needed = node.get("gpus_needed")
+        lines.append({"policy": name, "points": points,
+                      "needed": needed.integer(lo=1) if needed is not None and needed.value is not None else None})
+    if not lines:
+        root["policies"].fail("has no policy")
+    return {"kind": kind, "bound_s": bound["seconds"].num(positive=True), "lines": lines}
+
+
+def draw_gpus_needed(fig, data):
+    ax = fig.subplots()
+    ymax = 0
+    for line in data["lines"]:
+        p = line["policy"]
+        gpus = [g for g, _ in line["points"]]
+        minutes = [v / 60 for _, v in line["points"]]
+        label = ("exclusive FIFO" if p == "fifo" else "Salus " + POLICY_LABEL.get(p, p))
+        if line["needed"] is not None:
+            label += f": {line['needed']} GPUs"
+        ax.plot(gpus, minutes, color=POLICY_COLOUR.get(p, "black"), linestyle=POLICY_LINESTYLE.get(p, "-"),
+                marker="o", markersize=2.5, label=label)
+        ymax = max(ymax, max(minutes))
+        if line["needed"] is not None:
+            for g, v in line["points"]:
+                if g == line["needed"]:
+                    ax.plot([g], [v / 60], marker="o", markersize=7, markerfacecolor="none",
+                            markeredgecolor=POLICY_COLOUR.get(p, "black"), markeredgewidth=1.2)
+    bound_min = data["bound_s"] / 60
+    ax.axhline(bound_min, color="black", linewidth=0.8, linestyle=":")
+    ax.text(ax.get_xlim()[1], bound_min, " bound", va="bottom", ha="right", fontsize="small")
+    ax.set_yscale("log")
+    ax.set_xlabel("GPUs in the cluster")
+    ax.set_ylabel("average JCT (min)" if data["kind"] == "avg_jct" else "average queuing (min)")
+    _legend_above(ax, ncol=1)
+
+
 DRAW = {
     "fig07_jct_cdf": draw_jct_cdf,
     "fig08a_srtf_gantt": draw_srtf_gantt,
@@ -830,6 +881,7 @@ DRAW = {
     "fig10b_inference_latency": draw_inference_latency,
     "fig11_hyperparam_makespan": draw_hyperparam_makespan,
     "fidelity_jct": draw_fidelity_jct,
+    "gpus_needed": draw_gpus_needed,
 }
 
 

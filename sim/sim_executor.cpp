@@ -20,11 +20,7 @@ SimExecutor::SimExecutor(std::span<const core::JobSpec> jobs, const Interference
       iter_ns_(std::move(actual_iter_ns)),
       switch_cost_ns_(switch_cost_ns),
       paging_bytes_per_s_(paging_bytes_per_s) {
-  if (iter_ns_.empty()) {
-    iter_ns_.reserve(jobs.size());
-    for (const core::JobSpec& s : jobs) iter_ns_.push_back(s.iter_ns);
-  }
-  SALUS_INVARIANT(iter_ns_.size() == jobs.size(), "one actual iteration time per job", std::to_string(iter_ns_.size()));
+  SALUS_INVARIANT(iter_ns_.empty() || iter_ns_.size() == jobs.size(), "one actual iteration time per job", std::to_string(iter_ns_.size()));
   SALUS_INVARIANT(switch_cost_ns >= 0, "switching cost >= 0", std::to_string(switch_cost_ns));
   SALUS_INVARIANT(paging_bytes_per_s >= 0, "paging bandwidth >= 0", std::to_string(paging_bytes_per_s));
 }
@@ -112,7 +108,7 @@ void SimExecutor::start(const core::Dispatch& d) {
   const std::size_t lane = lane_slot(d.lane);
   Run r;
   r.d = d;
-  r.iter_ns = iter_ns_[static_cast<std::size_t>(d.job)];
+  r.iter_ns = iter_ns_.empty() ? jobs_[static_cast<std::size_t>(d.job)].iter_ns : iter_ns_[static_cast<std::size_t>(d.job)];
   r.switch_ns = last_job_[lane] != core::kNoJob && last_job_[lane] != d.job ? switch_cost_ns_ : 0;
   r.extra_ns = d.extra_ns + r.switch_ns + transfer_ns_[lane];
   transfer_ns_[lane] = 0;
@@ -369,6 +365,13 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
   t += spent;
   last = p.jobs[last_i].job;
   return true;
+}
+
+TimeNs SimExecutor::next_completion_ns() {
+  if (dirty_) resync();
+  TimeNs next = core::kNever;
+  for (const Run& r : runs_) next = std::min(next, r.end_ns);
+  return next;
 }
 
 void SimExecutor::wait(TimeNs deadline, std::vector<core::Completion>& out) {

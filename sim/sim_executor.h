@@ -27,7 +27,8 @@ namespace salus::sim {
 class SimExecutor final : public core::Executor {
  public:
   /// `actual_iter_ns[j]`, if not empty, is the time job j's iterations really take (e.g. the
-  /// profile with noise); otherwise the profiled iter_ns. The model must outlive the executor.
+  /// profile with noise); otherwise the profiled iter_ns, read from `jobs` at each dispatch (no
+  /// copy: a cluster keeps one executor per GPU over one job table). The model must outlive the executor.
   /// `switch_cost_ns` is added to the first iteration of a run whose job differs from the job
   /// the lane ran last (the first job of a fresh lane pays nothing). `paging_bytes_per_s`: the
   /// host link's bandwidth for paging (0: this executor does not page); a transfer of P bytes
@@ -49,6 +50,10 @@ class SimExecutor final : public core::Executor {
   void page_out(core::JobIndex job, core::LaneId lane) override { charge_transfer(job, lane); }
   void page_in(core::JobIndex job, core::LaneId lane, core::Bytes) override { charge_transfer(job, lane); }
   void wait(core::TimeNs deadline, std::vector<core::Completion>& out) override;
+  /// When the next run completes if nothing else changes (kNever when none runs), without
+  /// moving the clock: a driver of several executors under one clock (cluster/) waits on the
+  /// earliest of them.
+  core::TimeNs next_completion_ns();
 
  private:
   struct Run {

@@ -144,5 +144,14 @@ TEST_CASE("salus-experiment: the executor and fidelity options refuse what they 
   CHECK(r.err == "salus-experiment: --executor: unknown executor 'gpu' (valid: sim, real)\n");
   r = run("long_trace --trace x.csv");
   CHECK(r.code == 2);
-  CHECK(r.err == "salus-experiment: --trace and --repeat are for fidelity only\n");
+  CHECK(r.err == "salus-experiment: --trace is for fidelity and gpus_needed only\n");
+  r = run("gpus_needed --repeat 2");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --repeat is for fidelity only\n");
+  r = run("long_trace --bound-jct-min 5");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --bound-jct-min and --bound-queue-min are for gpus_needed only\n");
+  r = run("gpus_needed --bound-jct-min 5 --bound-queue-min 1");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --bound-jct-min and --bound-queue-min: give one of them\n");
 }

@@ -47,11 +47,11 @@ TEST_CASE("experiments: the registry names six experiments, each runnable by nam
     CHECK(static_cast<bool>(e.factory.run));
     CHECK((!e.factory.inputs.empty() || !e.factory.real_variant.empty()));
   }
-  CHECK(names == "long_trace srtf_snapshot fair_three hyperparam inference fidelity ");
+  CHECK(names == "long_trace srtf_snapshot fair_three hyperparam inference gpus_needed fidelity ");
   CHECK(ex::real_experiment_names_joined() == "long_trace, fair_three, hyperparam, fidelity");
   CHECK_THROWS_WITH_AS(ex::run_experiment("nope", shipped()),
                        "unknown experiment 'nope' (valid: long_trace, srtf_snapshot, fair_three, hyperparam, "
-                       "inference, fidelity)",
+                       "inference, gpus_needed, fidelity)",
                        InputError);
   // fidelity needs the real executor; the simulator-only experiments refuse it by name.
   CHECK_THROWS_WITH_AS(ex::run_experiment("fidelity", shipped()),
@@ -224,7 +224,7 @@ TEST_CASE("salus-experiment: bad names and options exit 2 with the valid ones") 
   const auto r = salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN, "bogus --out /tmp/unused");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: unknown experiment 'bogus' (valid: long_trace, srtf_snapshot, fair_three, "
-                 "hyperparam, inference, fidelity, or all)\n");
+                 "hyperparam, inference, gpus_needed, fidelity, or all)\n");
   const auto p = salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN, "hyperparam --plots maybe");
   CHECK(p.code == 2);
   CHECK(p.err == "salus-experiment: --plots: unknown value 'maybe' (valid: auto, on, off)\n");

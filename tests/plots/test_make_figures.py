@@ -17,7 +17,7 @@ import tempfile
 
 SKIP = 77
 
-EXPERIMENTS = ["long_trace", "srtf_snapshot", "fair_three", "inference", "hyperparam", "fidelity"]
+EXPERIMENTS = ["long_trace", "srtf_snapshot", "fair_three", "inference", "hyperparam", "fidelity", "gpus_needed"]
 # Figure -> PNG size in pixels (inches x 200 dpi); a change here is a change of the figures.
 EXPECTED_PNG = {
     "fig07_jct_cdf": (700, 520),
@@ -28,6 +28,7 @@ EXPECTED_PNG = {
     "fig10b_inference_latency": (700, 560),
     "fig11_hyperparam_makespan": (700, 480),
     "fidelity_jct": (1400, 440),
+    "gpus_needed": (700, 520),
 }
 
 failures = []

@@ -209,6 +209,25 @@ def fidelity(rng):
             "repeat": 1, "policies": policies, "repeats": [list(policies.values())], "per_job": per_job}
 
 
+
+def gpus_needed():
+    """Average JCT falling with the cluster size, FIFO above the two Salus policies."""
+    bound = 480.0
+    policies = {}
+    for name, scale, placement in (("fifo", 9000.0, "first-fit"), ("pack", 4800.0, "least-loaded"),
+                                   ("srtf", 2000.0, "least-loaded")):
+        curve = []
+        needed = None
+        for n in range(1, 9):
+            jct = 240.0 + scale / n ** 2.5
+            curve.append({"gpus": n, "avg_jct_s": r(jct), "avg_queuing_s": r(jct - 240.0), "done": 100})
+            if needed is None and jct <= bound:
+                needed = n
+        policies[name] = {"policy": name, "placement": placement, "gpus_needed": needed,
+                          "bisection_steps": 8, "first_meeting_on_curve": needed, "curve": curve}
+    return {"experiment": "gpus_needed", "version": 1, "fixture": True, "input": "fixture.csv",
+            "avg_solo_s": 240.0, "bound": {"kind": "avg_jct", "seconds": bound}, "policies": policies}
+
 def main():
     rng = random.Random(2020)
     write("long_trace.json", long_trace(rng))
@@ -217,6 +236,7 @@ def main():
     write("hyperparam.json", hyperparam())
     write("inference.json", inference(rng))
     write("fidelity.json", fidelity(rng))
+    write("gpus_needed.json", gpus_needed())
     # Malformed: a long_trace.json whose fifo policy lacks avg_jct_s.
     bad = long_trace(random.Random(2020))
     del bad["policies"]["fifo"]["avg_jct_s"]

@@ -1,0 +1,613 @@
+#include "cluster/cluster.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <queue>
+#include <set>
+#include <stdexcept>
+
+#include "cluster/placement.h"
+#include "core/errors.h"
+#include "core/pending_queue.h"
+#include "policies/registry.h"
+#include "sim/sim_executor.h"
+
+namespace salus::cluster {
+
+using core::Bytes;
+using core::Completion;
+using core::Dispatch;
+using core::JobIndex;
+using core::JobSpec;
+using core::JobState;
+using core::JobStatus;
+using core::LaneId;
+using core::TimeNs;
+
+namespace {
+
+class Cluster;
+
+/// One GPU's executor as its Scheduler sees it: the simulator for ordinary jobs; for a replica of
+/// a gang job, the cluster's lock-step coordination (a dispatch holds the lane until every
+/// replica's GPU has chosen its replica; the run's iterations end together).
+class GpuExecutor final : public core::Executor {
+ public:
+  GpuExecutor(Cluster& cluster, std::int32_t gpu, std::span<const JobSpec> specs,
+              std::span<const std::int32_t> gang_of, const sim::InterferenceModel& model, std::vector<TimeNs> actual,
+              TimeNs switch_cost_ns, std::int64_t paging_bytes_per_s)
+      : cluster_(cluster),
+        gpu_(gpu),
+        gang_of_(gang_of),
+        sim_(specs, model, std::move(actual), switch_cost_ns, paging_bytes_per_s) {}
+
+  TimeNs now() const override { return sim_.now(); }
+  void admit(JobIndex job, const JobSpec& spec, Bytes offset) override;
+  void release(JobIndex job) override;
+  bool supports_paging() const override { return sim_.supports_paging(); }
+  void page_out(JobIndex job, LaneId lane) override { sim_.page_out(job, lane); }
+  void page_in(JobIndex job, LaneId lane, Bytes offset) override { sim_.page_in(job, lane, offset); }
+  void start(const Dispatch& d) override;
+  void stop_at_boundary(LaneId lane) override;
+  bool end_if_at_boundary(LaneId lane) override {
+    return gang_lane(lane) == core::kNoJob && sim_.end_if_at_boundary(lane);
+  }
+  void wait(TimeNs deadline, std::vector<Completion>& out) override;
+
+  sim::SimExecutor& sim() { return sim_; }
+  /// The gang replica holding the lane (dispatched, its gang run not over), or kNoJob.
+  JobIndex gang_lane(LaneId lane) const {
+    const auto i = static_cast<std::size_t>(lane);
+    return i < gang_lanes_.size() ? gang_lanes_[i] : core::kNoJob;
+  }
+  void set_gang_lane(LaneId lane, JobIndex replica) {
+    const auto i = static_cast<std::size_t>(lane);
+    if (i >= gang_lanes_.size()) gang_lanes_.resize(i + 1, core::kNoJob);
+    gang_lanes_[i] = replica;
+  }
+
+ private:
+  Cluster& cluster_;
+  std::int32_t gpu_;
+  std::span<const std::int32_t> gang_of_;  // replica -> gang (-1: a 1-GPU job)
+  sim::SimExecutor sim_;
+  std::vector<JobIndex> gang_lanes_;
+};
+
+/// A job of k > 1 GPUs: its replicas and the state of its current lock-step run.
+struct Gang {
+  JobIndex job = core::kNoJob;          // input job
+  std::vector<JobIndex> replicas;       // replica indices, one per GPU
+  std::vector<std::int32_t> gpus;       // GPU of each replica (once placed)
+  std::vector<Dispatch> chosen;         // each replica's dispatch in the current run
+  std::vector<char> is_chosen;
+  std::vector<TimeNs> run_start;        // when each replica was dispatched (its lane held from then)
+  std::vector<TimeNs> switch_ns;        // switching cost of each replica's first sub-run
+  std::int32_t n_chosen = 0;
+  std::int32_t sub_done = 0;            // replicas whose current iteration has ended
+  std::int64_t target = 0;              // iterations of this run: the least any replica's GPU dispatched
+  std::int64_t iterations = 0;          // lock-step iterations done in this run
+  bool running = false;
+  bool cut = false;                     // some replica's GPU asked the run to end at a boundary
+};
+
+struct Gpu {
+  std::unique_ptr<core::Policy> policy;
+  std::unique_ptr<GpuExecutor> exec;
+  std::unique_ptr<core::Scheduler> sched;
+  std::vector<Completion> completions;  // taken at this instant's step
+  Bytes capacity = 0;
+  TimeNs next = core::kNever;           // its entry in the heap
+  std::int64_t jobs = 0;                // admitted, unfinished replicas
+  std::int64_t util_ppm = 0;            // their summed u
+  std::int64_t bound = 0;               // replicas given to it, unfinished (admitted or pending)
+  std::int32_t gang = -1;               // the gang job it hosts a replica of (at most one)
+  bool touched = false;                 // stepped at this instant
+  bool event = false;
+};
+
+class Cluster {
+ public:
+  Cluster(std::span<const JobSpec> jobs, const std::string& policy, const ClusterOptions& opts)
+      : jobs_(jobs), opts_(opts), placement_(placement_registry().at(opts.placement).factory) {
+    if (opts.model == nullptr) throw std::invalid_argument("run_cluster: an interference model is required");
+    if (opts.cluster.gpus.empty()) throw std::invalid_argument("run_cluster: a cluster of at least one GPU");
+    // Replicas: job j's k replicas are consecutive; a 1-GPU job is its own replica.
+    first_replica_.reserve(jobs.size());
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      const JobSpec& s = jobs[j];
+      if (s.gpus < 1) throw std::invalid_argument("job '" + s.id + "' needs at least one GPU");
+      first_replica_.push_back(static_cast<JobIndex>(specs_.size()));
+      const std::int32_t gang = s.gpus > 1 ? static_cast<std::int32_t>(gangs_.size()) : -1;
+      if (gang >= 0) {
+        Gang g;
+        g.job = static_cast<JobIndex>(j);
+        gangs_.push_back(std::move(g));
+      }
+      for (std::int32_t r = 0; r < s.gpus; ++r) {
+        if (gang >= 0) gangs_.back().replicas.push_back(static_cast<JobIndex>(specs_.size()));
+        specs_.push_back(s);
+        owner_.push_back(static_cast<JobIndex>(j));
+        gang_of_.push_back(gang);
+        replica_pos_.push_back(r);
+      }
+    }
+    std::vector<TimeNs> actual;
+    if (!opts.actual_iter_ns.empty()) {
+      if (opts.actual_iter_ns.size() != jobs.size()) throw std::invalid_argument("run_cluster: one actual time per job");
+      for (JobIndex j : owner_) actual.push_back(opts.actual_iter_ns[static_cast<std::size_t>(j)]);
+    }
+    for (Gang& g : gangs_) {
+      const std::size_t k = g.replicas.size();
+      g.gpus.assign(k, -1);
+      g.chosen.assign(k, Dispatch{});
+      g.is_chosen.assign(k, 0);
+      g.run_start.assign(k, 0);
+      g.switch_ns.assign(k, 0);
+    }
+    states_.resize(specs_.size());
+    const auto n = static_cast<std::int32_t>(opts.cluster.gpus.size());
+    gpus_.resize(static_cast<std::size_t>(n));
+    for (std::int32_t g = 0; g < n; ++g) {
+      Gpu& gpu = at(g);
+      gpu.capacity = opts.cluster.gpus[static_cast<std::size_t>(g)].capacity;
+      gpu.policy = policies::make_policy(policy);
+      gpu.exec = std::make_unique<GpuExecutor>(*this, g, specs_, gang_of_, *opts.model, actual, opts.switch_cost_ns,
+                                               opts.paging_bytes_per_s);
+      core::SchedulerOptions so = opts.sched;
+      so.capacity = gpu.capacity;
+      so.record_timeline = opts.sched.record_timeline && n == 1;
+      gpu.sched = std::make_unique<core::Scheduler>(specs_, states_, *gpu.policy, *gpu.exec, so);
+      idle_[aligned_capacity(gpu.capacity)].insert(g);
+    }
+    for (const Gpu& g : gpus_) ++gpus_of_capacity_[aligned_capacity(g.capacity)];
+  }
+
+  ClusterOutcome run();
+
+  // ---- called by GpuExecutor ----------------------------------------------------------------
+  void on_admit(std::int32_t g, JobIndex r) {
+    Gpu& gpu = at(g);
+    if (gpu.jobs++ == 0) ++busy_;
+    gpu.util_ppm += specs_[static_cast<std::size_t>(r)].gpu_util_ppm;
+  }
+  void on_release(std::int32_t g, JobIndex r) {
+    Gpu& gpu = at(g);
+    if (--gpu.jobs == 0) --busy_;
+    gpu.util_ppm -= specs_[static_cast<std::size_t>(r)].gpu_util_ppm;
+    if (gang_of_[static_cast<std::size_t>(r)] >= 0) gpu.gang = -1;
+    unbind(g);
+  }
+  /// The executor's completions up to `deadline` (a time no GPU has passed): ordinary ones to
+  /// `out`, gang sub-runs to their gang.
+  void collect(std::int32_t g, TimeNs deadline, std::vector<Completion>& out) {
+    GpuExecutor& e = *at(g).exec;
+    raw_.clear();
+    e.sim().wait(deadline, raw_);
+    for (Completion& c : raw_) {
+      if (gang_of_[static_cast<std::size_t>(c.job)] < 0) {
+        out.push_back(std::move(c));
+      } else {
+        gang_sub_done(c);
+      }
+    }
+  }
+  void gang_chosen(std::int32_t g, const Dispatch& d) {
+    const JobIndex r = d.job;
+    Gang& gang = gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r)])];
+    const auto i = static_cast<std::size_t>(replica_pos_[static_cast<std::size_t>(r)]);
+    SALUS_INVARIANT(!gang.is_chosen[i] && !gang.running, "a gang replica is dispatched once per gang run", specs_[r].id);
+    gang.chosen[i] = d;
+    gang.is_chosen[i] = 1;
+    gang.run_start[i] = at(g).exec->now();
+    at(g).exec->set_gang_lane(d.lane, r);
+    if (++gang.n_chosen == static_cast<std::int32_t>(gang.replicas.size())) ready_gangs_.push_back(&gang);
+  }
+  void gang_cut(JobIndex r) { gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r)])].cut = true; }
+
+ private:
+  Gpu& at(std::int32_t g) { return gpus_[static_cast<std::size_t>(g)]; }
+  Bytes align() const { return opts_.sched.alignment; }
+  Bytes aligned_capacity(Bytes c) const { return c / align() * align(); }
+  Bytes aligned(Bytes b) const { return (b + align() - 1) / align() * align(); }
+
+  /// GPU g takes part in the instant now_: its clock is brought to now_ (nothing of it completes
+  /// before now_: the heap orders every GPU's next completion).
+  void touch(std::int32_t g) {
+    Gpu& gpu = at(g);
+    if (gpu.touched) return;
+    gpu.touched = true;
+    gpu.event = false;
+    touched_.push_back(g);
+    collect(g, now_, gpu.completions);
+  }
+  void bind_count(std::int32_t g) {
+    Gpu& gpu = at(g);
+    if (gpu.bound++ == 0) idle_[aligned_capacity(gpu.capacity)].erase(g);
+  }
+  void unbind(std::int32_t g) {
+    Gpu& gpu = at(g);
+    if (--gpu.bound == 0) idle_[aligned_capacity(gpu.capacity)].insert(g);
+  }
+
+  void gang_sub_done(const Completion& c) {
+    Gang& gang = gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(c.job)])];
+    const auto i = static_cast<std::size_t>(replica_pos_[static_cast<std::size_t>(c.job)]);
+    if (gang.iterations == 0) gang.switch_ns[i] = c.switch_ns;
+    if (++gang.sub_done == static_cast<std::int32_t>(gang.replicas.size())) gang_iteration_ends_.push_back(&gang);
+  }
+
+  void start_sub_runs(Gang& gang, TimeNs t);
+  void resolve_gangs(TimeNs t);
+  void advance(std::int32_t g, TimeNs t) {
+    SALUS_INVARIANT(t == now_, "GPUs advance to the cluster's instant", std::to_string(t));
+    touch(g);
+  }
+  void arrive(JobIndex j, std::int64_t rank, TimeNs t);
+  void bind(JobIndex r, std::int32_t g, std::int64_t rank, TimeNs t, bool admit_now);
+  void place(TimeNs t);
+  core::PendingQueue::Verdict try_place(JobIndex j, TimeNs t);
+  ClusterOutcome finish(TimeNs end);
+
+  std::span<const JobSpec> jobs_;
+  const ClusterOptions& opts_;
+  PlacementFn placement_;
+  std::vector<JobSpec> specs_;             // replicas
+  std::vector<JobState> states_;           // per replica, shared by every GPU's Scheduler
+  std::vector<JobIndex> owner_;            // replica -> input job
+  std::vector<std::int32_t> gang_of_;      // replica -> gang, -1 for a 1-GPU job
+  std::vector<std::int32_t> replica_pos_;  // replica -> its position in the gang
+  std::vector<JobIndex> first_replica_;    // input job -> its first replica
+  std::vector<Gang> gangs_;
+  std::vector<Gpu> gpus_;
+  std::map<Bytes, std::set<std::int32_t>> idle_;  // by aligned capacity: GPUs nothing is bound to
+  std::map<Bytes, std::int64_t> gpus_of_capacity_;  // aligned capacity -> how many GPUs have it
+  std::vector<std::int32_t> touched_;
+  std::vector<Gang*> ready_gangs_;
+  std::vector<Gang*> gang_iteration_ends_;
+  std::vector<Completion> raw_, scratch_;
+  std::priority_queue<std::pair<TimeNs, std::int32_t>, std::vector<std::pair<TimeNs, std::int32_t>>, std::greater<>>
+      heap_;
+  core::PendingQueue queue_;               // the cluster queue: arrival order, class skip
+  std::vector<std::int64_t> rank_;         // input job -> arrival rank
+  std::vector<std::vector<std::int32_t>> job_gpus_;
+  std::int64_t first_new_rank_ = -1;       // rank of the first job queued at this instant (-1: none)
+  std::vector<GpuLoad> loads_;
+  std::int64_t busy_ = 0;
+  std::size_t terminal_ = 0;
+  TimeNs now_ = 0;  // the instant being processed
+  ClusterOutcome result_;
+};
+
+void GpuExecutor::admit(JobIndex job, const JobSpec& spec, Bytes offset) {
+  sim_.admit(job, spec, offset);
+  cluster_.on_admit(gpu_, job);
+}
+void GpuExecutor::release(JobIndex job) {
+  sim_.release(job);
+  cluster_.on_release(gpu_, job);
+}
+void GpuExecutor::start(const Dispatch& d) {
+  if (gang_of_[static_cast<std::size_t>(d.job)] >= 0) {
+    cluster_.gang_chosen(gpu_, d);
+    return;
+  }
+  sim_.start(d);
+}
+void GpuExecutor::stop_at_boundary(LaneId lane) {
+  const JobIndex r = gang_lane(lane);
+  if (r != core::kNoJob) {
+    cluster_.gang_cut(r);
+    return;
+  }
+  sim_.stop_at_boundary(lane);
+}
+void GpuExecutor::wait(TimeNs deadline, std::vector<Completion>& out) { cluster_.collect(gpu_, deadline, out); }
+
+
+// ---- Gang jobs ------------------------------------------------------------------------------
+
+// Every replica's GPU chose its replica: the gang run starts now, one iteration at a time on
+// every GPU (the first carries the job's first-iteration extra and each lane's switching cost).
+void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
+  const bool first = !gang.running;
+  if (first) {
+    gang.running = true;
+    gang.iterations = 0;
+    gang.target = gang.chosen.front().iterations;
+    for (const Dispatch& d : gang.chosen) gang.target = std::min(gang.target, d.iterations);
+  }
+  gang.sub_done = 0;
+  for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
+    const std::int32_t g = gang.gpus[i];
+    advance(g, t);  // brings its clock to t; nothing of it completes at t that was not taken yet
+    Dispatch d = gang.chosen[i];
+    d.iterations = 1;
+    if (!first) d.extra_ns = 0;
+    at(g).exec->sim().start(d);
+  }
+}
+
+// Iterations of gang runs that ended at t on every replica: go on, or end the run on every GPU.
+void Cluster::resolve_gangs(TimeNs t) {
+  while (!gang_iteration_ends_.empty()) {
+    Gang& gang = *gang_iteration_ends_.back();
+    gang_iteration_ends_.pop_back();
+    ++gang.iterations;
+    ++result_.gang_iterations;
+    if (!gang.cut && gang.iterations < gang.target) {
+      start_sub_runs(gang, t);
+      continue;
+    }
+    for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
+      const std::int32_t g = gang.gpus[i];
+      advance(g, t);
+      const Dispatch& d = gang.chosen[i];
+      Completion c{d.job, d.lane, gang.iterations, gang.run_start[i], t, false, {}};
+      c.switch_ns = gang.switch_ns[i];
+      at(g).completions.push_back(std::move(c));
+      at(g).exec->set_gang_lane(d.lane, core::kNoJob);
+      gang.is_chosen[i] = 0;
+    }
+    gang.n_chosen = 0;
+    gang.running = false;
+    gang.cut = false;
+    gang.iterations = 0;
+  }
+}
+
+// ---- Arrival and placement ----------------------------------------------------------------
+
+void Cluster::bind(JobIndex r, std::int32_t g, std::int64_t rank, TimeNs t, bool admit_now) {
+  touch(g);
+  Gpu& gpu = at(g);
+  if (admit_now) gpu.sched->split_at_instant(t, true, scratch_);
+  gpu.event = true;
+  const JobIndex j = owner_[static_cast<std::size_t>(r)];
+  job_gpus_[static_cast<std::size_t>(j)].push_back(g);
+  const std::int32_t gang = gang_of_[static_cast<std::size_t>(r)];
+  if (gang >= 0) {
+    gpu.gang = gang;
+    gangs_[static_cast<std::size_t>(gang)].gpus[static_cast<std::size_t>(replica_pos_[static_cast<std::size_t>(r)])] = g;
+  }
+  bind_count(g);
+  gpu.sched->arrive(r, rank);
+  if (states_[static_cast<std::size_t>(r)].status == JobStatus::kRejected) {
+    unbind(g);
+    ++terminal_;
+    return;
+  }
+  if (admit_now) gpu.sched->admit_pending(t);
+}
+
+void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
+  const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
+  rank_[static_cast<std::size_t>(j)] = rank;
+  const Bytes need = aligned(s.persistent) + aligned(s.ephemeral);
+  // GPUs that could ever hold a replica.
+  std::int64_t able = 0;
+  for (const auto& [cap, count] : gpus_of_capacity_) {
+    if (cap >= need) able += count;
+  }
+  const JobIndex r0 = first_replica_[static_cast<std::size_t>(j)];
+  if (s.gpus == 1 && able <= 1) {
+    // No choice to defer: the one GPU that can hold it (or, when none can, the largest, whose
+    // scheduler rejects it with its reason) takes it now, and it waits in that GPU's own queue.
+    std::int32_t target = 0;
+    for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) {
+      const Bytes cap = aligned_capacity(at(g).capacity);
+      if (able == 1 ? cap >= need : cap > aligned_capacity(at(target).capacity)) {
+        target = g;
+        if (able == 1) break;
+      }
+    }
+    bind(r0, target, rank, t, false);
+    return;
+  }
+  if (able < s.gpus) {
+    const std::string reason = "needs " + std::to_string(s.gpus) + " GPUs with P + E = " +
+                               core::format_size(s.persistent + s.ephemeral) + " free, the cluster has " +
+                               std::to_string(able) + " that large";
+    for (std::int32_t i = 0; i < s.gpus; ++i) {
+      JobState& st = states_[static_cast<std::size_t>(r0 + i)];
+      st.status = JobStatus::kRejected;
+      st.reason = reason;
+      st.submit_rank = rank;
+      ++terminal_;
+    }
+    return;
+  }
+  if (first_new_rank_ < 0) first_new_rank_ = rank;
+  // The class key keeps gang jobs apart from 1-GPU jobs of the same P and E (the queue skips the
+  // rest of a class once one of its jobs fits nowhere, which holds only for equal demands).
+  queue_.push(j, 0, rank, s.persistent, s.ephemeral + (static_cast<Bytes>(s.gpus - 1) << 50));
+}
+
+core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
+  const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
+  const std::int64_t rank = rank_[static_cast<std::size_t>(j)];
+  loads_.clear();
+  auto consider = [&](std::int32_t g) {
+    Gpu& gpu = at(g);
+    if (s.gpus > 1 && gpu.gang >= 0) return;  // one gang job per GPU: gangs cannot hold each other
+    if (!gpu.sched->can_admit_now(s.persistent, s.ephemeral)) return;
+    loads_.push_back(GpuLoad{g, gpu.capacity, gpu.sched->free_bytes(), gpu.jobs, gpu.util_ppm});
+  };
+  if (s.gpus > 1) {
+    for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) consider(g);
+  } else if (rank >= first_new_rank_ && first_new_rank_ >= 0) {
+    // A job queued at this instant: every GPU nothing is bound to is as good as the lowest-
+    // numbered one of its memory size (every placement breaks ties by GPU number), so only
+    // those and the GPUs with jobs are asked.
+    for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) {
+      if (at(g).bound > 0) consider(g);
+    }
+    const auto busy_end = static_cast<std::ptrdiff_t>(loads_.size());
+    for (const auto& [cap, set] : idle_) {
+      if (!set.empty()) consider(*set.begin());
+    }
+    // Both parts are in GPU order but for the few idle representatives: merge, not sort.
+    auto by_gpu = [](const GpuLoad& a, const GpuLoad& b) { return a.gpu < b.gpu; };
+    std::sort(loads_.begin() + busy_end, loads_.end(), by_gpu);
+    std::inplace_merge(loads_.begin(), loads_.begin() + busy_end, loads_.end(), by_gpu);
+  } else {
+    // A job that fitted nowhere at the last pass: only the GPUs changed since can take it.
+    for (std::int32_t g : touched_) consider(g);
+  }
+  if (static_cast<std::int32_t>(loads_.size()) < s.gpus) return core::PendingQueue::Verdict::kBlocked;
+  const JobIndex r0 = first_replica_[static_cast<std::size_t>(j)];
+  for (std::int32_t i = 0; i < s.gpus; ++i) {
+    const std::size_t c = placement_(s, loads_);
+    SALUS_INVARIANT(c < loads_.size(), "placement chooses a candidate", opts_.placement);
+    const std::int32_t g = loads_[c].gpu;
+    loads_.erase(loads_.begin() + static_cast<std::ptrdiff_t>(c));
+    bind(r0 + i, g, rank, t, true);
+  }
+  ++result_.placements;
+  return core::PendingQueue::Verdict::kAdmitted;
+}
+
+void Cluster::place(TimeNs t) {
+  if (queue_.empty()) return;
+  std::sort(touched_.begin(), touched_.end());
+  queue_.process([&](JobIndex j) { return try_place(j, t); });
+}
+
+// The input jobs' states from their replicas', and the GPUs' counters summed.
+ClusterOutcome Cluster::finish(TimeNs end) {
+  core::ScheduleOutcome& out = result_.outcome;
+  out.jobs.resize(jobs_.size());
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    const auto r0 = static_cast<std::size_t>(first_replica_[j]);
+    JobState st = states_[r0];
+    for (std::int32_t i = 1; i < jobs_[j].gpus; ++i) {
+      const JobState& o = states_[r0 + static_cast<std::size_t>(i)];
+      // The gang starts when its last replica is first chosen (the others' lanes were held).
+      if (o.first_start_ns < 0 || st.first_start_ns < 0) {
+        st.first_start_ns = -1;
+      } else {
+        st.first_start_ns = std::max(st.first_start_ns, o.first_start_ns);
+      }
+      st.finish_ns = std::max(st.finish_ns, o.finish_ns);
+      st.gpu_time_ns += o.gpu_time_ns;
+      if (st.status == JobStatus::kDone && o.status != JobStatus::kDone) {
+        st.status = o.status;
+        st.reason = o.reason;
+      }
+    }
+    out.jobs[j] = std::move(st);
+  }
+  for (Gpu& gpu : gpus_) {
+    core::ScheduleOutcome& o = gpu.sched->outcome();
+    out.lanes_opened += o.lanes_opened;
+    out.max_concurrent_lanes = std::max(out.max_concurrent_lanes, o.max_concurrent_lanes);
+    out.admissions_new_lane += o.admissions_new_lane;
+    out.admissions_existing_lane += o.admissions_existing_lane;
+    out.admissions_grown_lane += o.admissions_grown_lane;
+    out.dispatches += o.dispatches;
+    out.switches += o.switches;
+    out.page_outs += o.page_outs;
+    out.page_ins += o.page_ins;
+    out.steps += o.steps;
+    out.iterations += o.iterations;
+    if (out.fatal_error.empty()) out.fatal_error = o.fatal_error;
+  }
+  if (gpus_.size() == 1) {
+    gpus_.front().sched->end_at(end);
+    core::ScheduleOutcome& o = gpus_.front().sched->outcome();
+    out.segments = std::move(o.segments);
+    out.memory = std::move(o.memory);
+    out.lane_moves = std::move(o.lane_moves);
+  }
+  out.end_ns = end;
+  result_.job_gpus = std::move(job_gpus_);
+  return std::move(result_);
+}
+
+// ---- The loop ---------------------------------------------------------------------------------
+
+ClusterOutcome Cluster::run() {
+  const std::size_t n = jobs_.size();
+  std::vector<JobIndex> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](JobIndex a, JobIndex b) { return core::arrives_before(jobs_[a], jobs_[b]); });
+  rank_.assign(n, -1);
+  job_gpus_.assign(n, {});
+  std::size_t cursor = 0;
+  std::int64_t busy_recorded = 0;
+  TimeNs end = 0;
+  while (true) {
+    while (!heap_.empty() && heap_.top().first != at(heap_.top().second).next) heap_.pop();
+    const TimeNs next_arrival = cursor < n ? jobs_[order[cursor]].arrival_ns : core::kNever;
+    // Every GPU takes a step at 0, as run_schedule's loop does before its first wait.
+    const TimeNs t = result_.events == 0 ? 0 : std::min(next_arrival, heap_.empty() ? core::kNever : heap_.top().first);
+    if (t == core::kNever) break;
+    now_ = t;
+    if (result_.events++ == 0) {
+      for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) touch(g);
+    }
+    end = std::max(end, t);
+    // 1. Every GPU with an event now reports its completions (a gang's iteration ends when its
+    //    last replica's does).
+    while (!heap_.empty() && heap_.top().first == t) {
+      const std::int32_t g = heap_.top().second;
+      heap_.pop();
+      if (at(g).next != t) continue;
+      at(g).next = core::kNever;
+      advance(g, t);
+    }
+    resolve_gangs(t);
+    // 2. The steps of run_schedule at t on each such GPU: completions, arrivals, the boundary
+    //    split; the cluster's placement between them and schedule.
+    for (std::int32_t g : touched_) at(g).event = at(g).sched->take_completions(at(g).completions);
+    first_new_rank_ = -1;
+    for (; cursor < n && jobs_[order[cursor]].arrival_ns == t; ++cursor) {
+      arrive(order[cursor], static_cast<std::int64_t>(cursor), t);
+    }
+    for (std::int32_t g : touched_) {
+      if (at(g).event) at(g).sched->split_at_instant(t, true, scratch_);
+    }
+    place(t);
+    for (std::int32_t g : touched_) at(g).sched->schedule(t, at(g).event);
+    // 3. Gang runs whose every replica was chosen start now.
+    for (Gang* gang : ready_gangs_) start_sub_runs(*gang, t);
+    ready_gangs_.clear();
+    SALUS_INVARIANT(gang_iteration_ends_.empty(), "a gang iteration started at t ends after t", std::to_string(t));
+    // 4. When each GPU stepped needs its next step.
+    auto reschedule = [&](std::int32_t g) {
+      Gpu& gpu = at(g);
+      TimeNs next = gpu.completions.empty() ? gpu.exec->sim().next_completion_ns() : t;
+      next = std::min(next, gpu.sched->next_request(t));
+      if (next == gpu.next) return;
+      gpu.next = next;
+      if (next != core::kNever) heap_.emplace(next, g);
+    };
+    for (std::int32_t g : touched_) {
+      at(g).touched = false;
+      reschedule(g);
+    }
+    touched_.clear();
+    if (busy_ != busy_recorded || result_.busy.empty()) {
+      if (!result_.busy.empty() && result_.busy.back().time_ns == t) {
+        result_.busy.back().gpus = static_cast<std::int32_t>(busy_);
+      } else {
+        result_.busy.push_back({t, static_cast<std::int32_t>(busy_)});
+      }
+      busy_recorded = busy_;
+    }
+  }
+  SALUS_INVARIANT(queue_.empty(), "the cluster queue drains", std::to_string(queue_.size()) + " jobs left");
+  return finish(end);
+}
+
+}  // namespace
+
+ClusterOutcome run_cluster(std::span<const core::JobSpec> jobs, const std::string& policy, const ClusterOptions& opts) {
+  Cluster c(jobs, policy, opts);
+  return c.run();
+}
+
+}  // namespace salus::cluster

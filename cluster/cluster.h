@@ -1,0 +1,55 @@
+#pragma once
+/// A cluster of Salus GPUs under one clock. Every GPU runs the same core (its lanes, Algorithm 1,
+/// the chosen policy: one core::Scheduler and one sim::SimExecutor per GPU); a cluster queue holds
+/// jobs until a placement policy (placement.h) puts them on a GPU; a job needing k GPUs is
+/// gang-scheduled (one replica per GPU, iterations in lock-step). Semantics: cluster/README.md.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cluster/cluster_file.h"
+#include "core/job.h"
+#include "core/scheduler.h"
+#include "sim/interference.h"
+
+namespace salus::cluster {
+
+struct ClusterOptions {
+  ClusterSpec cluster;
+  std::string placement = "first-fit";
+  /// Every GPU's options; capacity is each GPU's own (ClusterSpec), record_timeline is honoured
+  /// on a one-GPU cluster only (lane ids are per GPU).
+  core::SchedulerOptions sched;
+  const sim::InterferenceModel* model = nullptr;  ///< required; outlives the run
+  core::TimeNs switch_cost_ns = 0;
+  std::int64_t paging_bytes_per_s = 0;
+  /// Actual iteration time per job (profile noise); empty: the profile.
+  std::vector<core::TimeNs> actual_iter_ns;
+};
+
+/// GPUs with at least one admitted job, from `time_ns` on.
+struct BusySample {
+  core::TimeNs time_ns = 0;
+  std::int32_t gpus = 0;
+};
+
+struct ClusterOutcome {
+  /// jobs: one state per input job (a gang job's: its replicas' common progress, first start and
+  /// finish); counters summed over GPUs (max_concurrent_lanes: the largest on one GPU); timelines
+  /// only on a one-GPU cluster.
+  core::ScheduleOutcome outcome;
+  std::vector<std::vector<std::int32_t>> job_gpus;  ///< per input job: its replicas' GPUs (empty if never placed)
+  std::vector<BusySample> busy;                     ///< changes of the number of busy GPUs
+  std::int64_t placements = 0;                      ///< jobs placed from the cluster queue (not bound at arrival)
+  std::int64_t gang_iterations = 0;                 ///< lock-step iterations of gang jobs
+  std::int64_t events = 0;                          ///< instants processed
+};
+
+/// Runs `jobs` on the cluster under the named policy (policies::make_policy) on every GPU.
+/// Throws core::InputError for an unknown policy or placement name, std::invalid_argument as
+/// core::run_schedule does.
+ClusterOutcome run_cluster(std::span<const core::JobSpec> jobs, const std::string& policy, const ClusterOptions& opts);
+
+}  // namespace salus::cluster

@@ -1,0 +1,65 @@
+// salus-sim's cluster options: the README's worked example on two GPUs (computed by hand there),
+// the summary's cluster fields, and bad options with exit status 2.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "support/programs.h"
+#include "support/temp_files.h"
+
+namespace {
+
+salus::test::ProgramResult sim(const std::string& args) {
+  return salus::test::run_program(SALUS_SOURCE_DIR, SALUS_SIM_BIN, args);
+}
+
+}  // namespace
+
+TEST_CASE("salus-sim --gpus 2: the README's worked cluster example") {
+  const std::string json = (salus::test::scratch() / "cluster.json").string();
+  const auto r = sim("--trace traces/examples/hand.csv --interference none --switch-cost-ms 0 --gpus 2 "
+                     "--policy fifo,srtf,pack --summary-json '" + json + "'");
+  REQUIRE(r.code == 0);
+  CHECK(r.out ==
+        "salus-sim: traces/examples/hand.csv (native, 3 jobs), cluster of 2 GPUs of 16 GiB, placement first-fit, "
+        "interference none, switch cost 0 ms\n"
+        "Policy   Lanes          Makespan   Avg. Queuing     Avg. JCT      95% JCT   Done  Rejected  Failed  Interrupted\n"
+        "fifo     exclusive        1.30 s         0.00 s       0.63 s       1.00 s      3         0       0            0\n"
+        "srtf     single           1.90 s         0.22 s       0.88 s       1.40 s      3         0       0            0\n"
+        "pack     auto             1.30 s         0.00 s       0.63 s       1.00 s      3         0       0            0\n"
+        "fifo     GPUs busy at most 2; JCT by size: 1 GPU: 3 jobs, avg 0.63 s\n"
+        "srtf     GPUs busy at most 1; JCT by size: 1 GPU: 3 jobs, avg 0.88 s\n"
+        "pack     GPUs busy at most 1; JCT by size: 1 GPU: 3 jobs, avg 0.63 s\n");
+  const nlohmann::json s = nlohmann::json::parse(salus::test::slurp(json));
+  CHECK(s["cluster"]["gpus"] == 2);
+  CHECK(s["cluster"]["placement"] == "first-fit");
+  const auto& fifo = s["results"][0]["cluster"];
+  CHECK(fifo["job_gpus"] == nlohmann::json::parse("[[0], [1], [1]]"));
+  CHECK(fifo["gpus_busy"] == nlohmann::json::parse("[[0, 1], [0.25, 2], [0.35, 1], [0.5, 2], [1.0, 1], [1.3, 0]]"));
+  REQUIRE(fifo["jct_by_size"].size() == 1);
+  CHECK(fifo["jct_by_size"][0]["gpus"] == 1);
+  CHECK(fifo["jct_by_size"][0]["jobs"] == 3);
+  CHECK(fifo["jct_by_size"][0]["avg_jct_s"].get<double>() == doctest::Approx((1.0 + 0.1 + 0.8) / 3));
+  // The one-GPU path writes no cluster fields.
+  const auto one = sim("--trace traces/examples/hand.csv --policy fifo --summary-json '" + json + "'");
+  REQUIRE(one.code == 0);
+  CHECK_FALSE(nlohmann::json::parse(salus::test::slurp(json)).contains("cluster"));
+}
+
+TEST_CASE("salus-sim: bad cluster options exit 2 naming what is wrong") {
+  auto r = sim("--gpus 0");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-sim: --gpus: must be an integer in [1, 1000000]\n");
+  r = sim("--gpus 2 --placement worst-fit");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-sim: unknown placement 'worst-fit' (valid: first-fit, best-fit, least-loaded, util-pack)\n");
+  const std::string file = salus::test::temp_file("cl.csv", "nodes,gpus_per_node,gpu_mem\n2,4,16\n");
+  r = sim("--cluster '" + file + "'");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-sim: " + file + ":2: gpu_mem: needs a unit (e.g. 16GiB, 80GB), got '16'\n");
+  r = sim("--cluster '" + file + "' --gpus 3");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-sim: --gpus and --cluster: give one of them\n");
+}
