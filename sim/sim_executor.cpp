@@ -108,7 +108,7 @@ void SimExecutor::start(const core::Dispatch& d) {
   const std::size_t lane = lane_slot(d.lane);
   Run r;
   r.d = d;
-  r.iter_ns = iter_ns_.empty() ? jobs_[static_cast<std::size_t>(d.job)].iter_ns : iter_ns_[static_cast<std::size_t>(d.job)];
+  r.iter_ns = iter_time(d.job);
   r.switch_ns = last_job_[lane] != core::kNoJob && last_job_[lane] != d.job ? switch_cost_ns_ : 0;
   r.extra_ns = d.extra_ns + r.switch_ns + transfer_ns_[lane];
   transfer_ns_[lane] = 0;
@@ -217,7 +217,7 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
     const core::PlanJob& j = p.jobs[b];
     const bool new_run = j.job != last;
     const bool switched = new_run && last != core::kNoJob;
-    const TimeNs work = iter_ns_[static_cast<std::size_t>(j.job)] + (rep.iterations[b] == 0 ? j.extra_ns : 0) +
+    const TimeNs work = iter_time(j.job) + (rep.iterations[b] == 0 ? j.extra_ns : 0) +
                         (switched ? switch_cost_ns_ : 0);
     if (t > p.deadline - work) break;
     if (rep.iterations[b] == 0) rep.first_start_ns[b] = t;
@@ -295,7 +295,7 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
     v_max = std::min(v_max, plan_level_[i] + (j.remaining - rep.iterations[i] - 1) * j.step);
   }
   const TimeNs budget = p.deadline == core::kNever ? core::kNever : p.deadline - t;
-  auto work = [&](std::size_t i) { return iter_ns_[static_cast<std::size_t>(p.jobs[i].job)] + switch_cost_ns_; };
+  auto work = [&](std::size_t i) { return iter_time(p.jobs[i].job) + switch_cost_ns_; };
   auto time_below = [&](TimeNs v) {  // time of the iterations below level v, saturating
     i128 sum = 0;
     for (std::size_t i = 0; i < n; ++i) {

@@ -91,6 +91,11 @@ class SimExecutor final : public core::Executor {
   std::span<const core::JobSpec> jobs_;
   const InterferenceModel& model_;
   std::vector<core::TimeNs> iter_ns_;
+  /// Job j's actual iteration time: iter_ns_ when given, else the spec's.
+  core::TimeNs iter_time(core::JobIndex j) const {
+    const auto k = static_cast<std::size_t>(j);
+    return iter_ns_.empty() ? jobs_[k].iter_ns : iter_ns_[k];
+  }
   core::TimeNs switch_cost_ns_;
   std::int64_t paging_bytes_per_s_;
   std::vector<core::JobIndex> last_job_;  // per lane id: the job of its last run
