@@ -82,6 +82,7 @@ int run(int argc, char** argv) {
       "on the real backend\n\nOptions");
   desc.add_options()
       ("help,h", "print this help and the experiments")
+      ("version", "print the version")
       ("name", po::value(&name), ("experiment: " + experiments::experiment_names_joined() + ", or all").c_str())
       ("out", po::value(&out_dir)->default_value("out/experiments"), "write NAME.json, its CSVs and its figures here")
       ("inputs", po::value(&data_dir)->default_value(SALUS_DATA_DIR),
@@ -104,9 +105,13 @@ int run(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("name", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+  po::store(experiments::parse_command_line(argc, argv, desc, &pos), vm);
   if (vm.count("help")) {
     std::cout << desc << tables();
+    return 0;
+  }
+  if (vm.count("version")) {
+    std::cout << experiments::version_text("salus-experiment") << "\n";
     return 0;
   }
   po::notify(vm);
