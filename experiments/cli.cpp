@@ -15,6 +15,7 @@
 #include "core/units.h"
 #include "experiments/output.h"
 #include "policies/registry.h"
+#include "traces/csv.h"
 
 namespace salus::experiments {
 
@@ -65,6 +66,10 @@ std::vector<std::string> lane_mode_notes(const std::vector<std::string>& names, 
 
 TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale,
                     const traces::LoadOptions& load, int gpus) {
+  // Paths go into the summary JSON, which must be UTF-8: refused here, before any run.
+  for (const auto& [option, path] : {std::pair<const char*, const std::string&>{"--trace", trace_path}, {"--profiles", profiles}}) {
+    if (traces::first_invalid_utf8(path) != std::string::npos) throw core::InputError(std::string(option) + ": the path is not UTF-8");
+  }
   const traces::Catalog catalog = traces::Catalog::load(profiles);
   TraceJobs t{traces::load_trace(trace_path, catalog, load), {}, {}, {}, catalog.switch_ns()};
   std::map<std::string, std::int32_t> util_ppm;

@@ -120,7 +120,8 @@ void shift_to_first_arrival(Trace& trace, const char* column) {
   core::TimeNs first = core::kNever;
   for (const core::JobSpec& j : trace.jobs) first = std::min(first, j.arrival_ns);
   for (core::JobSpec& j : trace.jobs) j.arrival_ns -= first;
-  trace.notes.push_back(std::string("arrival = ") + column + " minus the earliest in the file");
+  trace.notes.push_back(std::string("arrival = ") + column + " minus the earliest of the jobs read (" +
+                        std::to_string(first / core::kNsPerS) + " s on the trace's clock)");
 }
 
 // A CSV header mapped to the columns a format reads: index[c] is the position of names[c] or -1;
@@ -192,10 +193,6 @@ void read_gavel(Trace& trace, std::string_view text, const Catalog& catalog, con
   std::string worker;
   if (!options.throughputs.empty()) {
     const std::string tp_text = read_text_file(options.throughputs, "throughputs file");
-    if (const std::size_t bad = first_invalid_utf8(tp_text); bad != std::string::npos) {
-      const long line = 1 + static_cast<long>(std::count(tp_text.begin(), tp_text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
-      throw core::InputError(core::at(options.throughputs, line, "not UTF-8 text"));
-    }
     const json doc = parse_json(tp_text, options.throughputs);
     if (!doc.is_object() || doc.empty()) {
       throw core::InputError(core::at(options.throughputs, 1, "expected an object {worker_type: {job: {\"null\": steps/s}}}"));

@@ -113,18 +113,29 @@ void load_native_csv(Trace& trace, const CsvRow& header, CsvReader& rows, const 
   const std::string& path = trace.path;
   std::array<int, kColumnCount> index;
   index.fill(-1);
+  std::vector<std::string> extra;
   for (std::size_t i = 0; i < header.fields.size(); ++i) {
     const std::string& name = header.fields[i];
     if (name.empty()) throw core::InputError(core::at(path, header.line, "column " + std::to_string(i + 1) + " has no name"));
     const std::optional<Column> c = find_column(name);
-    if (!c) throw core::InputError(core::at(path, header.line, "unknown column '" + name + "' (valid: " + column_list() + ")"));
+    if (!c) {
+      // Kept as a note, not an error; a likely misspelling of a column is named.
+      extra.push_back(name);
+      continue;
+    }
     if (index[*c] >= 0) throw core::InputError(core::at(path, header.line, "duplicate column '" + name + "'"));
     index[*c] = static_cast<int>(i);
   }
   for (Column c : {kJobId, kArrival, kIterations}) {
     if (index[c] < 0) {
-      throw core::InputError(core::at(path, header.line, std::string("missing required column '") + kColumnNames[c] + "'"));
+      const std::string near = core::nearest_name(kColumnNames[c], extra);
+      throw core::InputError(core::at(path, header.line, std::string("missing required column '") + kColumnNames[c] + "'" +
+                                                              (near.empty() ? "" : " (did you misspell it as '" + near + "'?)")));
     }
+  }
+  for (const std::string& name : extra) {
+    trace.notes.push_back("column '" + name + "' is not a native column, ignored (valid: " + column_list() + ")" +
+                          core::did_you_mean(name, kColumnNames));
   }
   if (index[kWorkload] < 0 && (index[kPersistent] < 0 || index[kEphemeral] < 0 || index[kIterMs] < 0)) {
     throw core::InputError(core::at(
@@ -168,6 +179,7 @@ void load_json(Trace& trace, std::string_view text, const Catalog& catalog) {
 
   const std::vector<long> lines = json_array_element_lines(text, key);
   FirstSeen first;
+  std::set<std::string> unknown_keys;
   for (std::size_t r = 0; r < records->size(); ++r) {
     const json& record = (*records)[r];
     const Place place{path, lines.size() == records->size() ? lines[r] : 0, r};
@@ -175,7 +187,10 @@ void load_json(Trace& trace, std::string_view text, const Catalog& catalog) {
     RawJob raw;
     for (const auto& item : record.items()) {
       const std::optional<Column> c = find_column(item.key());
-      if (!c) place.fail("unknown key '" + item.key() + "' (valid: " + column_list() + ")");
+      if (!c) {
+        unknown_keys.insert(item.key());  // a note, as for an unknown CSV column
+        continue;
+      }
       const json& v = item.value();
       std::string& cell = raw[*c];
       if (v.is_null()) continue;  // like an empty CSV cell
@@ -192,6 +207,10 @@ void load_json(Trace& trace, std::string_view text, const Catalog& catalog) {
       }
     }
     add_job(trace, make_job(raw, catalog, place), place, first);
+  }
+  for (const std::string& key : unknown_keys) {
+    trace.notes.push_back("key '" + key + "' is not a native key, ignored (valid: " + column_list() + ")" +
+                          core::did_you_mean(key, kColumnNames));
   }
 }
 
@@ -513,44 +532,8 @@ TraceFormat detect_format(std::string_view text) {
   return TraceFormat::kNative;
 }
 
-std::size_t first_invalid_utf8(std::string_view text) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned char c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c == 0xE0) len = 3, lo = 0xA0;
-    else if (c >= 0xE1 && c <= 0xEC) len = 3;
-    else if (c == 0xED) len = 3, hi = 0x9F;  // no surrogates
-    else if (c >= 0xEE && c <= 0xEF) len = 3;
-    else if (c == 0xF0) len = 4, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3) len = 4;
-    else if (c == 0xF4) len = 4, hi = 0x8F;
-    else return i;
-    if (i + len > n) return i;
-    if (s[i + 1] < lo || s[i + 1] > hi) return i;
-    for (std::size_t k = 2; k < len; ++k) {
-      if (s[i + k] < 0x80 || s[i + k] > 0xBF) return i;
-    }
-    i += len;
-  }
-  return std::string_view::npos;
-}
-
 Trace load_trace_text(std::string_view text, const std::string& path, const Catalog& catalog, const LoadOptions& options) {
-  if (const std::size_t bad = first_invalid_utf8(text); bad != std::string_view::npos) {
-    const long line = 1 + static_cast<long>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
-    char byte[8];
-    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(text[bad])));
-    throw core::InputError(core::at(path, line, std::string("not UTF-8 text (byte ") + byte + ")"));
-  }
+  check_utf8(text, path);
   Trace trace;
   trace.path = path;
   const TraceFormatInfo* info = nullptr;

@@ -102,7 +102,4 @@ std::vector<core::JobSpec> scale_time(std::vector<core::JobSpec> jobs, double fa
 /// window. Throws core::InputError "--window: what".
 std::pair<core::TimeNs, core::TimeNs> parse_window(const std::string& text);
 
-/// The first byte of `text` that is not part of valid UTF-8, or npos.
-std::size_t first_invalid_utf8(std::string_view text);
-
 }  // namespace salus::traces
