@@ -1,5 +1,6 @@
 #include "experiments/cli.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -179,14 +180,38 @@ bool parse_on_off(const std::string& option, const std::string& value) {
 void print_report(const std::vector<std::string>& notes, const std::vector<core::JobSpec>& jobs,
                   const std::vector<SimRun>& runs) {
   for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
-  for (const SimRun& r : runs) {
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
+  // A job rejected or failed alike under several policies is one note naming them all ("all
+  // policies" when every run agrees); past kMaxJobNotes such notes the rest are counted, as a
+  // large trace can reject thousands of jobs (each run's <policy>_jobs.csv lists them all).
+  constexpr std::size_t kMaxJobNotes = 20;
+  std::size_t printed = 0, held_back = 0;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // "status: reason" -> policies
+    for (const SimRun& r : runs) {
       const core::JobState& st = r.outcome.jobs[i];
-      if (st.status == core::JobStatus::kRejected || st.status == core::JobStatus::kFailed) {
-        std::printf("note: %s: job %s %s: %s\n", r.policy.c_str(), jobs[i].id.c_str(), core::to_string(st.status),
-                    st.reason.c_str());
-      }
+      if (st.status != core::JobStatus::kRejected && st.status != core::JobStatus::kFailed) continue;
+      const std::string what = std::string(core::to_string(st.status)) + ": " + st.reason;
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == what; });
+      if (g == groups.end()) groups.push_back({what, {r.policy}});
+      else g->second.push_back(r.policy);
     }
+    for (const auto& [what, policies] : groups) {
+      if (printed == kMaxJobNotes) {
+        ++held_back;
+        continue;
+      }
+      ++printed;
+      std::string who;
+      if (runs.size() > 1 && policies.size() == runs.size()) {
+        who = "all policies";
+      } else {
+        for (const std::string& p : policies) who += (who.empty() ? "" : ", ") + p;
+      }
+      std::printf("note: job %s %s (%s)\n", jobs[i].id.c_str(), what.c_str(), who.c_str());
+    }
+  }
+  if (held_back > 0) {
+    std::printf("note: %zu more notes of rejected or failed jobs not shown (see <policy>_jobs.csv with --out)\n", held_back);
   }
   std::ostringstream table;
   print_table(table, runs);

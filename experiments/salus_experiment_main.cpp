@@ -59,7 +59,7 @@ bool draw(const std::string& dir, const std::vector<std::string>& names) {
 
 /// The help's tables: experiments (with their inputs on either executor), executors, devices.
 std::string tables() {
-  std::string out = "\nExperiments (inputs under " + std::string(SALUS_DATA_DIR) + "):\n" +
+  std::string out = "\nExperiments (inputs under " + traces::data_dir() + "):\n" +
                     experiments::experiment_registry().help();
   for (const auto& e : experiments::experiment_registry().entries()) {
     out += "  " + std::string(e.name) + " (v" + std::to_string(e.factory.version) + ")\n";
@@ -85,7 +85,7 @@ int run(int argc, char** argv) {
       ("version", "print the version")
       ("name", po::value(&name), ("experiment: " + experiments::experiment_names_joined() + ", or all").c_str())
       ("out", po::value(&out_dir)->default_value("out/experiments"), "write NAME.json, its CSVs and its figures here")
-      ("inputs", po::value(&data_dir)->default_value(SALUS_DATA_DIR),
+      ("inputs", po::value(&data_dir)->default_value(traces::data_dir()),
        "directory with the experiments' inputs (long_trace_100.csv, experiments/...)")
       ("profiles", po::value(&profiles)->default_value(traces::Catalog::default_path()),
        "workload catalog (JSON); with --executor real the default is one measured on the device first by "

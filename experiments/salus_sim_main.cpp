@@ -30,7 +30,7 @@ namespace {
 
 
 /// The 100-job production-style trace of the long-running experiment (salus-experiment long_trace).
-std::string default_trace() { return std::string(SALUS_DATA_DIR) + "/long_trace_100.csv"; }
+std::string default_trace() { return traces::data_dir() + "/long_trace_100.csv"; }
 
 struct Options {
   std::string trace;

@@ -89,8 +89,14 @@ TEST_CASE("a job larger than the GPU is rejected with a reason and the run goes 
                                 "huge,0,10,1024,1024,5\n");
   const Result r = sim("--trace '" + t.string() + "' --gpu-mem 1GiB --policy fifo");
   CHECK(r.code == 0);
-  CHECK(r.out.find("note: fifo: job huge rejected: needs P + E = 1 GiB + 1 GiB = 2 GiB, more than the GPU's 1 GiB") !=
+  CHECK(r.out.find("note: job huge rejected: needs P + E = 1 GiB + 1 GiB = 2 GiB, more than the GPU's 1 GiB (fifo)\n") !=
         std::string::npos);
+  // Under several policies the same rejection is one note.
+  const Result all = sim("--trace '" + t.string() + "' --gpu-mem 1GiB --policy fifo,srtf,pack");
+  CHECK(all.code == 0);
+  CHECK(all.out.find("note: job huge rejected: needs P + E = 1 GiB + 1 GiB = 2 GiB, more than the GPU's 1 GiB "
+                     "(all policies)\n") != std::string::npos);
+  CHECK(all.out.find("note: fifo:") == std::string::npos);
   CHECK(r.out.find("fifo     exclusive        0.05 s         0.00 s       0.05 s       0.05 s      1         1") !=
         std::string::npos);
 }

@@ -270,8 +270,8 @@ TEST_CASE("salus-run rejects jobs larger than the pool with a note, and runs the
   INFO("stderr: ", r.err);
   REQUIRE(r.code == 0);
   // The trace's figures as given (the loop compares them in whole 256-byte units).
-  CHECK(r.out.find("note: pack: job mlp_a rejected: needs P + E = 12.7 MiB + 597688 B = 13.3 MiB, more than the GPU's "
-                   "12.0 MiB\n") != std::string::npos);
+  CHECK(r.out.find("note: job mlp_a rejected: needs P + E = 12.7 MiB + 597688 B = 13.3 MiB, more than the GPU's "
+                   "12.0 MiB (pack)\n") != std::string::npos);
   const json j = read_json(summary);
   const json& jobs = j.at("results")[0].at("jobs");
   REQUIRE(jobs.size() == 5);
@@ -519,8 +519,8 @@ TEST_CASE("salus-run: a failed job makes the exit status 1, the summary is still
   const Result r = run(kSmall + " --time-scale 10 --policy fifo --profiles '" + catalog.string() + "' --summary-json '" +
                        summary.string() + "'");
   CHECK(r.code == 1);
-  CHECK(r.out.find("note: fifo: job lenet_a failed: its persistent state needs 845824 B but the trace declares P = "
-                   "845568 B\n") != std::string::npos);
+  CHECK(r.out.find("note: job lenet_a failed: its persistent state needs 845824 B but the trace declares P = "
+                   "845568 B (fifo)\n") != std::string::npos);
   // Failed 3 (the three lenet_32 jobs), Done 2; the columns say so.
   CHECK(r.out.find("Done  Rejected  Failed  Interrupted\n") != std::string::npos);
   CHECK(r.out.find("      2         0       3            0\n") != std::string::npos);
