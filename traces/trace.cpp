@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <map>
@@ -465,8 +466,12 @@ void select_jobs(Trace& trace, const LoadOptions& options) {
   trace.memory_share_ppm.resize(kept);
   std::string what;
   if (window) {
-    what = "arriving in [" + std::to_string(core::to_seconds(start)) + " s, " +
-           (options.window_end ? std::to_string(core::to_seconds(end)) + " s" : std::string("end")) +
+    auto secs = [](core::TimeNs t) {
+      char text[40];
+      std::snprintf(text, sizeof text, "%.9g s", core::to_seconds(t));
+      return std::string(text);
+    };
+    what = "arriving in [" + secs(start) + ", " + (options.window_end ? secs(end) : std::string("end")) +
            "), shifted to start at 0";
   }
   if (sample) {

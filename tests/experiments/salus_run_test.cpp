@@ -296,7 +296,7 @@ TEST_CASE("salus-run: bad input exits 2 with the exact message") {
     std::string args, err;
   };
   const Case cases[] = {
-      {kTrace + " --device tpu", "salus-run: --device: unknown device 'tpu' (valid: cpu, cuda)\n"},
+      {kTrace + " --device tpu", "salus-run: --device: unknown device 'tpu' (valid: cpu, cuda); did you mean 'cpu'?\n"},
       {kSmall + " --math fp64", "salus-run: --math: unknown math mode 'fp64' (valid: fp32, tf32)\n"},
       {kSmall + " --math tf32", "salus-run: --math tf32: the cpu device computes in FP32 only (valid on cpu: fp32)\n"},
       {"--device cpu", "salus-run: the option '--trace' is required but missing (see --help)\n"},
@@ -304,7 +304,7 @@ TEST_CASE("salus-run: bad input exits 2 with the exact message") {
       {kSmall + " --time-scale 0", "salus-run: --time-scale: must be a number >= 1\n"},
       {kSmall + " --time-scale abc", "salus-run: the argument ('abc') for option '--time-scale' is invalid (see --help)\n"},
       {kSmall + " --learning-rate 0", "salus-run: --learning-rate: must be positive\n"},
-      {kSmall + " --policy fifo,lifo", "salus-run: unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority)\n"},
+      {kSmall + " --policy fifo,lifo", "salus-run: unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority); did you mean 'fifo'?\n"},
       {kSmall + " --lanes many", "salus-run: --lanes: unknown lane mode 'many' (valid: single, auto)\n"},
       {"--trace no/such/file.csv", "salus-run: no/such/file.csv: cannot open trace file\n"},
       {"--trace tests/data/real/no_model.csv --device cpu",

@@ -211,7 +211,7 @@ TEST_CASE("import: --format forces a reader, an unknown name lists the formats")
                        core::InputError);
 }
 
-TEST_CASE("import: --window keeps [start, end) and shifts it to 0, --sample is seeded and stable") {
+TEST_CASE("import: --window keeps jobs from START up to END shifted to 0, --sample is seeded and stable") {
   LoadOptions o;
   o.window_start = 10 * s;
   o.window_end = 61 * s;
@@ -221,7 +221,7 @@ TEST_CASE("import: --window keeps [start, end) and shifts it to 0, --sample is s
   CHECK(t.jobs[0].arrival_ns == 0);
   CHECK(t.jobs[1].arrival_ns == 50 * s);
   CHECK(t.jobs[1].trace_order == 1);
-  CHECK(t.notes.back() == "kept 2 of 5 jobs: arriving in [10.000000 s, 61.000000 s), shifted to start at 0");
+  CHECK(t.notes.back() == "kept 2 of 5 jobs: arriving in [10 s, 61 s), shifted to start at 0");
 
   std::string csv = "job_id,arrival_s,iterations,persistent_mib,ephemeral_mib,iter_ms\n";
   for (int i = 0; i < 1000; ++i) csv += "j" + std::to_string(i) + "," + std::to_string(i) + ",1,1,1,1\n";
