@@ -234,6 +234,21 @@ nlohmann::json parse_json(std::string_view text, const std::string& path) {
     const std::size_t colon = prefix == std::string::npos ? std::string::npos : what.find(": ", prefix);
     if (colon != std::string::npos) what = what.substr(colon + 2);
     throw core::InputError(core::at(path, line, "invalid JSON: " + what));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number too large for a double ("number overflow parsing '1e400'", found by fuzzing): the
+    // parser gives no position, so the line is that of the first occurrence of the number.
+    std::string what = e.what();
+    const std::size_t prefix = what.find("] ");
+    if (prefix != std::string::npos) what = what.substr(prefix + 2);
+    long line = 1;
+    const std::size_t open = what.find('\''), close = what.rfind('\'');
+    if (open != std::string::npos && close > open + 1) {
+      const std::size_t at = text.find(std::string_view(what).substr(open + 1, close - open - 1));
+      if (at != std::string_view::npos) {
+        line += static_cast<long>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+      }
+    }
+    throw core::InputError(core::at(path, line, "invalid JSON: " + what));
   }
 }
 

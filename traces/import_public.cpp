@@ -105,12 +105,14 @@ std::optional<core::TimeNs> parse_time(std::string_view s) {
   }
   const std::int64_t days = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
   if (days < 0) return std::nullopt;  // before 1970: not a trace's clock
-  return ((days * 24 + h) * 60 + mi) * 60 * core::kNsPerS + se * core::kNsPerS;
+  const std::int64_t seconds = ((days * 24 + h) * 60 + mi) * 60 + se;  // < 4e11 for years up to 9999
+  if (seconds > std::numeric_limits<core::TimeNs>::max() / core::kNsPerS) return std::nullopt;  // past 2262
+  return seconds * core::kNsPerS;
 }
 
 core::TimeNs time_field(const Place& place, const std::string& name, std::string_view text) {
   const std::optional<core::TimeNs> t = parse_time(text);
-  if (!t) place.fail(name + " must be seconds >= 0 or a date YYYY-MM-DD HH:MM:SS, got " + quoted(text));
+  if (!t) place.fail(name + " must be seconds >= 0 or a date YYYY-MM-DD HH:MM:SS (1970 to 2262), got " + quoted(text));
   return *t;
 }
 

@@ -264,3 +264,17 @@ TEST_CASE("import: the native CSV's optional gpus column") {
   CHECK(jobs[0].iter_ns == 4 * ms);
   CHECK(jobs[0].gpus == 1);
 }
+
+TEST_CASE("import: inputs found by fuzzing are bad input, not crashes") {
+  // A date past 2262 overflowed 64-bit nanoseconds (UBSan, helios and philly).
+  const std::string helios = salus::test::temp_file(
+      "helios_2262.csv", "job_id,gpu_num,submit_time,duration\nj1,1,9999-12-31 23:59:59,10\n");
+  CHECK_THROWS_WITH_AS(load_trace(helios, catalog()),
+                       (helios + ":2: submit_time must be seconds >= 0 or a date YYYY-MM-DD HH:MM:SS (1970 to 2262), "
+                                 "got '9999-12-31 23:59:59'").c_str(),
+                       core::InputError);
+  // A number beyond a double escaped the JSON parser as nlohmann's out_of_range (native JSON).
+  const std::string json = salus::test::temp_file("overflow.json", "{\n  \"jobs\": [\n    {\"job_id\": 1e400}\n  ]\n}\n");
+  CHECK_THROWS_WITH_AS(load_trace(json, catalog()), (json + ":3: invalid JSON: number overflow parsing '1e400'").c_str(),
+                       core::InputError);
+}
