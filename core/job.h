@@ -32,7 +32,9 @@ struct JobSpec {
   /// The trace's optional `priority` column (higher first; 0 when absent). Read by the
   /// `priority` policy only.
   std::int32_t priority = 0;
-  std::int32_t gpus = 1;          ///< GPUs the job needs (k > 1: gang-scheduled replicas, cluster/)
+  /// GPUs the job runs on at once (a trace's num_gpu; 1 when absent): a multi-GPU job runs a
+  /// replica on each, gang-scheduled by a cluster.
+  std::int32_t gpus = 1;
   /// An inference job: requests_ns[i] is when request i arrives; iteration i serves it and may
   /// not start earlier. Non-decreasing, one per iteration, none before arrival_ns. Empty: a
   /// training job, whose iterations are all ready once it is admitted.

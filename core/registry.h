@@ -13,6 +13,46 @@
 
 namespace salus::core {
 
+/// Levenshtein distance between two names (insertions, deletions, substitutions of one byte).
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// The candidate nearest to `name` by edit distance when it is close enough to be a misspelling
+/// (at most 2 edits, and fewer than half of the name's length), else "". Ties: the first.
+template <typename Names>
+std::string nearest_name(std::string_view name, const Names& candidates) {
+  std::string best;
+  std::size_t best_distance = 3;
+  for (const auto& c : candidates) {
+    const std::string_view candidate(c);
+    const std::size_t d = edit_distance(name, candidate);
+    if (d < best_distance && 2 * d < std::max(name.size(), candidate.size())) {
+      best = std::string(candidate);
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+/// "; did you mean 'x'?" for the nearest candidate, or "" when none is close.
+template <typename Names>
+std::string did_you_mean(std::string_view name, const Names& candidates) {
+  const std::string best = nearest_name(name, candidates);
+  return best.empty() ? std::string() : "; did you mean '" + best + "'?";
+}
+
 template <typename Factory>
 struct RegistryEntry {
   std::string_view name;
@@ -57,10 +97,13 @@ class Registry {
   }
 
   /// "unknown KIND 'x' (valid: a, b, c)"; `also` is appended to the list (e.g. ", or all" for a
-  /// tool that takes a name beyond the table's).
+  /// tool that takes a name beyond the table's). A name within two edits of a valid one adds
+  /// "; did you mean 'a'?".
   std::string unknown(std::string_view name, std::string_view also = {}) const {
+    std::vector<std::string_view> valid;
+    for (const Entry& e : entries_) valid.push_back(e.name);
     return "unknown " + std::string(kind_) + " '" + std::string(name) + "' (valid: " + names_joined() +
-           std::string(also) + ")";
+           std::string(also) + ")" + did_you_mean(name, valid);
   }
 
   std::vector<std::string> names() const {

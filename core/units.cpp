@@ -50,7 +50,10 @@ std::optional<Bytes> parse_size(std::string_view text, std::string* error) {
   const double value = std::strtod(number.c_str(), &end);
   if (end != number.c_str() + number.size()) return fail("'" + number + "' is not a number");
   double mult = 0;
-  if (unit.empty() || unit == "b") mult = 1;
+  if (unit.empty()) {
+    return fail("'" + s + "' has no unit (write e.g. " + number + "GiB, " + number + "MiB or " + number + "B)");
+  }
+  if (unit == "b") mult = 1;
   else if (unit == "kib" || unit == "k") mult = static_cast<double>(kKiB);
   else if (unit == "mib" || unit == "m") mult = static_cast<double>(kMiB);
   else if (unit == "gib" || unit == "g") mult = static_cast<double>(kGiB);
@@ -63,6 +66,39 @@ std::optional<Bytes> parse_size(std::string_view text, std::string* error) {
   auto bytes = scale_round(value, mult);
   if (!bytes) return fail("size '" + s + "' is out of range");
   return bytes;
+}
+
+std::optional<TimeNs> parse_duration(std::string_view text, std::string* error) {
+  auto fail = [&](const std::string& why) -> std::optional<TimeNs> {
+    if (error) *error = why;
+    return std::nullopt;
+  };
+  std::string s(text);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t start = 0;
+  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
+  s = s.substr(start);
+  if (s.empty()) return fail("empty duration");
+  std::size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+  const std::string number = s.substr(0, i);
+  std::size_t j = i;
+  while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+  const std::string unit = lower(s.substr(j));
+  if (number.empty() || number == ".") return fail("'" + s + "' does not start with a number");
+  char* end = nullptr;
+  const double value = std::strtod(number.c_str(), &end);
+  if (end != number.c_str() + number.size()) return fail("'" + number + "' is not a number");
+  double mult = 0;
+  if (unit.empty() || unit == "s") mult = 1e9;
+  else if (unit == "ms") mult = 1e6;
+  else if (unit == "min") mult = 60e9;
+  else if (unit == "h") mult = 3600e9;
+  else if (unit == "d") mult = 86400e9;
+  else return fail("unknown time unit '" + s.substr(j) + "' (valid: ms, s, min, h, d)");
+  auto ns = scale_round(value, mult);
+  if (!ns) return fail("duration '" + s + "' is out of range");
+  return ns;
 }
 
 std::string format_size(Bytes b) {

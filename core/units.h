@@ -33,10 +33,15 @@ std::optional<Bytes> bytes_from_mib(double mib);
 inline double to_seconds(TimeNs t) { return static_cast<double>(t) / 1e9; }
 inline double to_mib(Bytes b) { return static_cast<double>(b) / static_cast<double>(kMiB); }
 
-/// Parses a memory size such as "16GiB", "512MiB", "16GB", "1.5 GiB" or "1048576" (bytes).
-/// Binary (KiB, MiB, GiB, TiB) and decimal (KB, MB, GB, TB) suffixes, case-insensitive.
+/// Parses a memory size such as "16GiB", "512MiB", "16GB", "1.5 GiB" or "1048576B". A unit is
+/// required: binary (KiB, MiB, GiB, TiB, or K, M, G, T), decimal (KB, MB, GB, TB) or B for
+/// bytes, case-insensitive. A bare number is refused (a bare "16" once meant 16 bytes).
 /// Returns nullopt on anything else; `error` (if given) then says what is wrong.
 std::optional<Bytes> parse_size(std::string_view text, std::string* error = nullptr);
+
+/// Parses a duration: a non-negative number with an optional unit (ms, s, min, h, d; none means
+/// seconds), e.g. "90", "1.5h", "30min". Returns nullopt on anything else, `error` saying why.
+std::optional<TimeNs> parse_duration(std::string_view text, std::string* error = nullptr);
 
 /// Formats bytes for humans, e.g. "16 GiB", "110.9 MiB".
 std::string format_size(Bytes b);

@@ -1,5 +1,6 @@
 #include "experiments/cli.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -11,9 +12,11 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/registry.h"
 #include "core/units.h"
 #include "experiments/output.h"
 #include "policies/registry.h"
+#include "traces/csv.h"
 
 namespace salus::experiments {
 
@@ -62,9 +65,14 @@ std::vector<std::string> lane_mode_notes(const std::vector<std::string>& names, 
   return notes;
 }
 
-TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale) {
+TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale,
+                    const traces::LoadOptions& load, int gpus) {
+  // Paths go into the summary JSON, which must be UTF-8: refused here, before any run.
+  for (const auto& [option, path] : {std::pair<const char*, const std::string&>{"--trace", trace_path}, {"--profiles", profiles}}) {
+    if (traces::first_invalid_utf8(path) != std::string::npos) throw core::InputError(std::string(option) + ": the path is not UTF-8");
+  }
   const traces::Catalog catalog = traces::Catalog::load(profiles);
-  TraceJobs t{traces::load_trace(trace_path, catalog), {}, {}, {}, catalog.switch_ns()};
+  TraceJobs t{traces::load_trace(trace_path, catalog, load), {}, {}, {}, catalog.switch_ns()};
   std::map<std::string, std::int32_t> util_ppm;
   for (const traces::PairSlowdown& p : catalog.pairs()) {
     t.pairs[{p.a, p.b}] = std::llround(p.slowdown_a * 1e6);
@@ -76,21 +84,134 @@ TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, 
   // The jobs move out of the trace (a copy of a 200k-job trace is 30 MB); its path, format and
   // notes stay.
   t.jobs = traces::jobs_for_capacity(std::move(t.trace), capacity);
+  if (gpus == 1) {
+    if (const std::int64_t n = traces::fold_onto_one_gpu(t.jobs); n > 0) {
+      t.trace.notes.push_back(std::to_string(n) + (n == 1 ? " job" : " jobs") +
+                              " with more than one GPU replayed on one GPU, iteration time x GPUs (the same GPU-time)");
+    }
+  }
   if (time_scale != 1) t.jobs = traces::scale_time(std::move(t.jobs), time_scale);
   return t;
+}
+
+void add_trace_options(boost::program_options::options_description& desc, TraceOptionValues& v) {
+  namespace po = boost::program_options;
+  desc.add_options()
+      ("format", po::value(&v.format),
+       ("trace format, instead of recognising it by content: " + traces::trace_format_registry().names_joined() +
+        " (mappings: salus-trace formats)").c_str())
+      ("durations", po::value(&v.durations)->default_value(v.durations),
+       "trace|catalog: a Tiresias job's solo time is the trace's duration (iteration time = duration / iterations), "
+       "or the catalog's iteration time x iterations")
+      ("throughputs", po::value(&v.throughputs),
+       "Gavel traces: iteration times from this throughputs file (Gavel's JSON); default: the catalog")
+      ("worker-type", po::value(&v.worker_type), "Gavel traces: the --throughputs worker type (default: v100)")
+      ("assumed-iter-ms", po::value(&v.assumed_iter_ms)->default_value(v.assumed_iter_ms, "1000"),
+       "iteration time assumed for traces with durations but no iteration counts (Philly, Helios, Alibaba)")
+      ("window", po::value(&v.window),
+       "START:END: replay only jobs arriving in [START, END) of the trace's time axis, shifted to start at 0; "
+       "seconds, or with a unit: 2h:3h, 90min:120min")
+      ("sample", po::value(&v.sample)->default_value(1.0, "1"),
+       "keep each job with this probability in (0, 1], drawn from --seed and its place in the file");
+}
+
+traces::LoadOptions make_load_options(const TraceOptionValues& v, std::uint64_t seed) {
+  traces::LoadOptions o;
+  if (!v.format.empty() && !traces::trace_format_registry().find(v.format)) {
+    throw core::InputError("--format: " + traces::trace_format_registry().unknown(v.format));
+  }
+  o.format = v.format;
+  if (v.durations == "trace") o.durations = traces::DurationSource::kTrace;
+  else if (v.durations == "catalog") o.durations = traces::DurationSource::kCatalog;
+  else throw core::InputError("--durations: unknown source '" + v.durations + "' (valid: trace, catalog)");
+  o.throughputs = v.throughputs;
+  o.worker_type = v.worker_type;
+  const std::optional<core::TimeNs> iter = core::ns_from_ms(v.assumed_iter_ms);
+  if (!(v.assumed_iter_ms > 0) || !iter || *iter <= 0) throw core::InputError("--assumed-iter-ms: must be a positive number");
+  o.assumed_iter_ns = *iter;
+  if (!v.window.empty()) {
+    const auto [start, end] = traces::parse_window(v.window);
+    o.window_start = start;
+    o.window_end = end;
+  }
+  if (!(v.sample > 0 && v.sample <= 1)) throw core::InputError("--sample: must be a fraction in (0, 1]");
+  o.sample = v.sample;
+  o.seed = seed;
+  return o;
+}
+
+std::string trace_formats_help(bool mappings) {
+  if (!mappings) return traces::trace_format_registry().help();
+  std::string out;
+  for (const auto& e : traces::trace_format_registry().entries()) {
+    out += std::string(e.name) + ": " + std::string(e.description) + "\n  " + std::string(e.factory.mapping) + "\n";
+  }
+  return out;
+}
+
+boost::program_options::parsed_options parse_command_line(int argc, char** argv,
+                                                          const boost::program_options::options_description& desc,
+                                                          const boost::program_options::positional_options_description* positional) {
+  namespace po = boost::program_options;
+  po::command_line_parser parser(argc, argv);
+  parser.options(desc);
+  if (positional) parser.positional(*positional);
+  try {
+    return parser.run();
+  } catch (const po::unknown_option& e) {
+    std::string name = e.get_option_name();
+    std::vector<std::string> options;
+    for (const auto& o : desc.options()) options.push_back("--" + o->long_name());
+    std::string message = "unrecognised option '" + name + "'";
+    const std::string best = core::nearest_name(name, options);
+    if (!best.empty()) message += " (did you mean " + best + "?)";
+    throw core::InputError(message + " (see --help)");
+  }
+}
+
+std::string version_text(const char* tool) { return std::string(tool) + " " + SALUS_VERSION; }
+
+bool parse_on_off(const std::string& option, const std::string& value) {
+  if (value == "on") return true;
+  if (value == "off") return false;
+  throw core::InputError(option + ": must be on or off, got '" + value + "'");
 }
 
 void print_report(const std::vector<std::string>& notes, const std::vector<core::JobSpec>& jobs,
                   const std::vector<SimRun>& runs) {
   for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
-  for (const SimRun& r : runs) {
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
+  // A job rejected or failed alike under several policies is one note naming them all ("all
+  // policies" when every run agrees); past kMaxJobNotes such notes the rest are counted, as a
+  // large trace can reject thousands of jobs (each run's <policy>_jobs.csv lists them all).
+  constexpr std::size_t kMaxJobNotes = 20;
+  std::size_t printed = 0, held_back = 0;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // "status: reason" -> policies
+    for (const SimRun& r : runs) {
       const core::JobState& st = r.outcome.jobs[i];
-      if (st.status == core::JobStatus::kRejected || st.status == core::JobStatus::kFailed) {
-        std::printf("note: %s: job %s %s: %s\n", r.policy.c_str(), jobs[i].id.c_str(), core::to_string(st.status),
-                    st.reason.c_str());
-      }
+      if (st.status != core::JobStatus::kRejected && st.status != core::JobStatus::kFailed) continue;
+      const std::string what = std::string(core::to_string(st.status)) + ": " + st.reason;
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == what; });
+      if (g == groups.end()) groups.push_back({what, {r.policy}});
+      else g->second.push_back(r.policy);
     }
+    for (const auto& [what, policies] : groups) {
+      if (printed == kMaxJobNotes) {
+        ++held_back;
+        continue;
+      }
+      ++printed;
+      std::string who;
+      if (runs.size() > 1 && policies.size() == runs.size()) {
+        who = "all policies";
+      } else {
+        for (const std::string& p : policies) who += (who.empty() ? "" : ", ") + p;
+      }
+      std::printf("note: job %s %s (%s)\n", jobs[i].id.c_str(), what.c_str(), who.c_str());
+    }
+  }
+  if (held_back > 0) {
+    std::printf("note: %zu more notes of rejected or failed jobs not shown (see <policy>_jobs.csv with --out)\n", held_back);
   }
   std::ostringstream table;
   print_table(table, runs);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
 #include "core/job.h"
@@ -32,7 +33,36 @@ struct TraceJobs {
   sim::ShareWeights share_weights;  ///< the `shares` model's weights fitted to them (empty without pairs)
   std::optional<core::TimeNs> switch_ns;  ///< the catalog's measured switch latency, if any
 };
-TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale);
+/// `load` says how to read the trace (--format, --window, ...). `gpus` is the number of GPUs the
+/// run has: with 1, multi-GPU jobs are folded onto it (traces::fold_onto_one_gpu, with a note).
+TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale,
+                    const traces::LoadOptions& load = {}, int gpus = 1);
+
+/// The trace-reading options of salus-sim, salus-run and salus-trace stats, as typed.
+struct TraceOptionValues {
+  std::string format, durations = "trace", throughputs, worker_type, window;
+  double sample = 1, assumed_iter_ms = 1000;
+};
+/// Adds --format, --durations, --throughputs, --worker-type, --assumed-iter-ms, --window and
+/// --sample to `desc`.
+void add_trace_options(boost::program_options::options_description& desc, TraceOptionValues& values);
+/// Checks the values; `seed` is the program's --seed. Throws core::InputError "--option: what".
+traces::LoadOptions make_load_options(const TraceOptionValues& values, std::uint64_t seed);
+/// The trace formats and how each maps to jobs, for --help and `salus-trace formats`.
+std::string trace_formats_help(bool mappings);
+
+/// Parses a command line against `desc` (and `positional`); an unknown option is a
+/// core::InputError naming it and, when one is close, "did you mean --x?".
+boost::program_options::parsed_options parse_command_line(
+    int argc, char** argv, const boost::program_options::options_description& desc,
+    const boost::program_options::positional_options_description* positional = nullptr);
+
+/// "NAME VERSION" (the CMake project version, and `git describe` when the source was a git
+/// checkout at configure time).
+std::string version_text(const char* tool);
+
+/// "on" or "off" for an --option taking a boolean; anything else is a core::InputError.
+bool parse_on_off(const std::string& option, const std::string& value);
 
 /// Prints the notes, the rejected jobs and the Table 1 form to stdout.
 void print_report(const std::vector<std::string>& notes, const std::vector<core::JobSpec>& jobs,

@@ -1,6 +1,7 @@
 #include "experiments/output.h"
 
 #include <algorithm>
+#include <cstring>
 #include <charconv>
 #include <deque>
 #include <map>
@@ -134,16 +135,36 @@ class OutFile {
 }  // namespace
 
 void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
-  char line[320];
-  std::snprintf(line, sizeof line, "%-8s %-10s %12s %14s %12s %12s %6s %9s %7s %12s\n", "Policy", "Lanes", "Makespan",
-                "Avg. Queuing", "Avg. JCT", "95% JCT", "Done", "Rejected", "Failed", "Interrupted");
+  // One time unit for the whole table, so rows compare at a glance: seconds while every figure is
+  // under 100 s, minutes under 100 min, else hours. Count columns widen to their largest count.
+  double longest = 0;
+  for (const SimRun& r : runs) {
+    const core::RunMetrics& m = r.metrics;
+    if (m.done == 0) continue;
+    longest = std::max({longest, core::to_seconds(m.makespan_ns), m.avg_queuing_s, m.avg_jct_s, core::to_seconds(m.p95_jct_ns)});
+  }
+  const char* unit = longest < 100 ? "s" : longest < 6000 ? "min" : "h";
+  const double per = longest < 100 ? 1 : longest < 6000 ? 60 : 3600;
+  const int unit_width = static_cast<int>(std::strlen(unit));
+  auto digits = [](long long v) { return static_cast<int>(std::to_string(v).size()); };
+  int w_done = 6, w_rejected = 9, w_failed = 7, w_interrupted = 12;
+  for (const SimRun& r : runs) {
+    w_done = std::max(w_done, digits(r.metrics.done));
+    w_rejected = std::max(w_rejected, digits(r.metrics.rejected));
+    w_failed = std::max(w_failed, digits(r.metrics.failed));
+    w_interrupted = std::max(w_interrupted, digits(r.metrics.interrupted));
+  }
+  char line[384];
+  std::snprintf(line, sizeof line, "%-8s %-10s %12s %14s %12s %12s %*s %*s %*s %*s\n", "Policy", "Lanes", "Makespan",
+                "Avg. Queuing", "Avg. JCT", "95% JCT", w_done, "Done", w_rejected, "Rejected", w_failed, "Failed",
+                w_interrupted, "Interrupted");
   os << line;
   // A run in which no job finished has no makespan, queuing or JCT: a dash, not 0.00 s. The dash
   // is three bytes of UTF-8 but one column: padded by hand.
-  auto cell = [](double seconds, bool any, int width) {
-    char text[32];
+  auto cell = [&](double seconds, bool any, int width) {
+    char text[48];
     if (any) {
-      std::snprintf(text, sizeof text, "%*.2f s", width - 2, seconds);
+      std::snprintf(text, sizeof text, "%*.2f %s", width - 1 - unit_width, seconds / per, unit);
       return std::string(text);
     }
     return std::string(static_cast<std::size_t>(width - 1), ' ') + "\u2014";
@@ -151,12 +172,12 @@ void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
   for (const SimRun& r : runs) {
     const core::RunMetrics& m = r.metrics;
     const bool any = m.done > 0;
-    std::snprintf(line, sizeof line, "%-8s %-10s %s %s %s %s %6lld %9lld %7lld %12lld\n", r.policy.c_str(),
+    std::snprintf(line, sizeof line, "%-8s %-10s %s %s %s %s %*lld %*lld %*lld %*lld\n", r.policy.c_str(),
                   core::to_string(r.lane_mode), cell(core::to_seconds(m.makespan_ns), any, 12).c_str(),
                   cell(m.avg_queuing_s, any, 14).c_str(), cell(m.avg_jct_s, any, 12).c_str(),
-                  cell(core::to_seconds(m.p95_jct_ns), any, 12).c_str(), static_cast<long long>(m.done),
-                  static_cast<long long>(m.rejected), static_cast<long long>(m.failed),
-                  static_cast<long long>(m.interrupted));
+                  cell(core::to_seconds(m.p95_jct_ns), any, 12).c_str(), w_done, static_cast<long long>(m.done),
+                  w_rejected, static_cast<long long>(m.rejected), w_failed, static_cast<long long>(m.failed),
+                  w_interrupted, static_cast<long long>(m.interrupted));
     os << line;
   }
 }

@@ -24,12 +24,17 @@ int run(int argc, char** argv) {
       "the architectures of the paper's 15 models and the two test models\n\nOptions");
   desc.add_options()
       ("help,h", "print this help")
+      ("version", "print the version")
       ("out", po::value(&out), "write the catalog to this file (default: standard output)");
   po::positional_options_description none;
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(desc).positional(none).run(), vm);
+  po::store(experiments::parse_command_line(argc, argv, desc, &none), vm);
   if (vm.count("help")) {
     std::cout << desc << "\nRegenerate the shipped catalog with: salus-catalog --out traces/profiles/catalog.json\n";
+    return 0;
+  }
+  if (vm.count("version")) {
+    std::cout << experiments::version_text("salus-catalog") << "\n";
     return 0;
   }
   po::notify(vm);

@@ -59,7 +59,7 @@ bool draw(const std::string& dir, const std::vector<std::string>& names) {
 
 /// The help's tables: experiments (with their inputs on either executor), executors, devices.
 std::string tables() {
-  std::string out = "\nExperiments (inputs under " + std::string(SALUS_DATA_DIR) + "):\n" +
+  std::string out = "\nExperiments (inputs under " + traces::data_dir() + "):\n" +
                     experiments::experiment_registry().help();
   for (const auto& e : experiments::experiment_registry().entries()) {
     out += "  " + std::string(e.name) + " (v" + std::to_string(e.factory.version) + ")\n";
@@ -83,9 +83,10 @@ int run(int argc, char** argv) {
       "on the real backend\n\nOptions");
   desc.add_options()
       ("help,h", "print this help and the experiments")
+      ("version", "print the version")
       ("name", po::value(&name), ("experiment: " + experiments::experiment_names_joined() + ", or all").c_str())
       ("out", po::value(&out_dir)->default_value("out/experiments"), "write NAME.json, its CSVs and its figures here")
-      ("inputs", po::value(&data_dir)->default_value(SALUS_DATA_DIR),
+      ("inputs", po::value(&data_dir)->default_value(traces::data_dir()),
        "directory with the experiments' inputs (long_trace_100.csv, experiments/...)")
       ("profiles", po::value(&profiles)->default_value(traces::Catalog::default_path()),
        "workload catalog (JSON); with --executor real the default is one measured on the device first by "
@@ -109,9 +110,13 @@ int run(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("name", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+  po::store(experiments::parse_command_line(argc, argv, desc, &pos), vm);
   if (vm.count("help")) {
     std::cout << desc << tables();
+    return 0;
+  }
+  if (vm.count("version")) {
+    std::cout << experiments::version_text("salus-experiment") << "\n";
     return 0;
   }
   po::notify(vm);

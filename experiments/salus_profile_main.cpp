@@ -28,12 +28,12 @@ double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 
 int run(int argc, char** argv) {
   std::string device_name, list, out, gpu_mem, math;
-  bool pairs = true;
-  bool measure_switch = true;
+  std::string pairs_text = "on", switch_text = "on";
   gpu::ProfileOptions opts;
   po::options_description desc("salus-profile: measure workloads on a device and write a catalog\n\nOptions");
   desc.add_options()
       ("help,h", "print this help")
+      ("version", "print the version")
       ("device", po::value(&device_name)->default_value("cpu"), "cpu or cuda")
       ("math", po::value(&math)->default_value("fp32"),
        "fp32: exact FP32 convolutions and GEMMs; tf32: TF32 tensor cores for them (cuda only)")
@@ -44,16 +44,22 @@ int run(int argc, char** argv) {
       ("iterations", po::value(&opts.iterations)->default_value(10), "iterations measured, at least")
       ("min-seconds", po::value(&opts.min_seconds)->default_value(0.5),
        "and measured for at least this long per workload (the mean and median are written)")
-      ("switch", po::value(&measure_switch)->default_value(true),
-       "also measure the executor's switching cost (switch_ms) with the fastest workload")
-      ("pairs", po::value(&pairs)->default_value(true), "also measure every pair in two lanes");
+      ("switch", po::value(&switch_text)->default_value(switch_text),
+       "on|off: also measure the executor's switching cost (switch_ms) with the fastest workload")
+      ("pairs", po::value(&pairs_text)->default_value(pairs_text), "on|off: also measure every pair in two lanes");
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+  po::store(experiments::parse_command_line(argc, argv, desc), vm);
   if (vm.count("help")) {
     std::cout << desc;
     return 0;
   }
+  if (vm.count("version")) {
+    std::cout << experiments::version_text("salus-profile") << "\n";
+    return 0;
+  }
   po::notify(vm);
+  const bool pairs = experiments::parse_on_off("--pairs", pairs_text);
+  const bool measure_switch = experiments::parse_on_off("--switch", switch_text);
   opts.capacity = experiments::parse_capacity(gpu_mem);
   if (opts.iterations < 1) throw core::InputError("--iterations: must be at least 1");
   if (opts.warmup < 0) throw core::InputError("--warmup: must not be negative");

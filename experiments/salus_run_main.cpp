@@ -44,16 +44,19 @@ struct Options {
   bool warmup = true;
   gpu::MathMode math = gpu::MathMode::kFp32;
   gpu::RealOptions real;
+  traces::LoadOptions load;  ///< --format, --window, --sample, ...
 };
 
 Options parse(int argc, char** argv, bool* help) {
   Options o;
   std::string policy_list, gpu_mem, lanes, memory, warmup, math;
   std::uint64_t seed = 1;
+  experiments::TraceOptionValues trace_options;
   po::options_description desc(
       "salus-run: run a job trace for real on one device under Salus scheduling policies\n\nOptions");
   desc.add_options()
       ("help,h", "print this help")
+      ("version", "print the version")
       ("trace", po::value(&o.trace)->required(), "trace file (same formats as salus-sim)")
       ("policy", po::value(&policy_list)->default_value(policies::policy_names_joined()),
        ("comma-separated policies (valid: " + policies::policy_names_joined() + ")").c_str())
@@ -74,13 +77,19 @@ Options parse(int argc, char** argv, bool* help) {
        "on: run one iteration of every workload before the trace (kernels loaded, plans made), as salus-profile "
        "measures a warm process; off: the first job of each workload pays for it")
       ("learning-rate", po::value(&o.real.train.learning_rate)->default_value(0.01f), "SGD learning rate")
-      ("seed", po::value(&seed)->default_value(1), "seed of the synthetic data and initial weights")
+      ("seed", po::value(&seed)->default_value(1), "seed of the synthetic data and initial weights, and of --sample")
       ("summary-json", po::value(&o.summary_json), "write the summary JSON here (salus-sim's schema plus measurements)")
       ("out", po::value(&o.out_dir), "write per-job CSVs, timelines, memory and lane moves into this directory");
+  experiments::add_trace_options(desc, trace_options);
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+  po::store(experiments::parse_command_line(argc, argv, desc), vm);
   if (vm.count("help")) {
     std::cout << desc << "\nWorkloads run for real: " << gpu::real_workload_help() << "\n";
+    *help = true;
+    return o;
+  }
+  if (vm.count("version")) {
+    std::cout << experiments::version_text("salus-run") << "\n";
     *help = true;
     return o;
   }
@@ -95,10 +104,10 @@ Options parse(int argc, char** argv, bool* help) {
     throw core::InputError("--memory: unknown source '" + memory + "' (valid: trace, model)");
   }
   o.memory_from_model = memory == "model";
-  if (warmup != "on" && warmup != "off") throw core::InputError("--warmup: must be on or off, got '" + warmup + "'");
-  o.warmup = warmup == "on";
+  o.warmup = experiments::parse_on_off("--warmup", warmup);
   o.math = gpu::parse_math_mode(math);
   o.real.seed = seed;
+  o.load = experiments::make_load_options(trace_options, seed);
   return o;
 }
 
@@ -106,7 +115,7 @@ int run(int argc, char** argv) {
   bool help = false;
   const Options o = parse(argc, argv, &help);
   if (help) return 0;
-  auto [trace, jobs, pairs, share_weights, switch_ns] = experiments::load_jobs(o.trace, o.profiles, o.capacity, o.time_scale);
+  auto [trace, jobs, pairs, share_weights, switch_ns] = experiments::load_jobs(o.trace, o.profiles, o.capacity, o.time_scale, o.load);
   try {
     real::RealRunner::check_workloads(jobs);
   } catch (const core::InputError& e) {

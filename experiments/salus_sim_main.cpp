@@ -32,7 +32,7 @@ namespace {
 
 
 /// The 100-job production-style trace of the long-running experiment (salus-experiment long_trace).
-std::string default_trace() { return std::string(SALUS_DATA_DIR) + "/long_trace_100.csv"; }
+std::string default_trace() { return traces::data_dir() + "/long_trace_100.csv"; }
 
 struct Options {
   std::string trace;
@@ -45,6 +45,7 @@ struct Options {
   double time_scale = 1;
   std::optional<core::TimeNs> switch_cost_ns;  ///< --switch-cost-ms, when given
   std::string cluster_file;                    ///< --cluster
+  traces::LoadOptions load;  ///< --format, --window, --sample, ...
 };
 
 Options parse(int argc, char** argv, bool* help) {
@@ -54,12 +55,14 @@ Options parse(int argc, char** argv, bool* help) {
   double switch_ms = 0, noise_pct = 0;
   std::uint64_t seed = 0;
   Options o;
+  experiments::TraceOptionValues trace_options;
   po::options_description desc(
       "salus-sim: replay a job trace on one simulated GPU under Salus scheduling policies\n\nOptions");
   desc.add_options()
       ("help,h", "print this help")
+      ("version", "print the version")
       ("trace", po::value(&o.trace)->default_value(default_trace()),
-       "trace file: native CSV, its JSON form, or a Tiresias CSV (recognised by its header)")
+       "trace file: native CSV, its JSON form, or a public trace (formats below, recognised by content)")
       ("policy", po::value(&policy_list)->default_value(policies::policy_names_joined()),
        ("comma-separated policies (valid: " + policies::policy_names_joined() + ")").c_str())
       ("gpu-mem", po::value(&gpu_mem)->default_value("16GiB"), "GPU memory capacity, with a unit (16GiB, 512MiB, 16GB)")
@@ -101,15 +104,23 @@ Options parse(int argc, char** argv, bool* help) {
        "off: no timeline file")
       ("time-scale", po::value(&o.time_scale)->default_value(1.0),
        "divide arrival times and iteration counts by this (>= 1), as salus-run does")
-      ("seed", po::value(&seed)->default_value(1), "seed for --profile-noise")
+      ("seed", po::value(&seed)->default_value(1), "seed for --profile-noise and --sample")
       ("profile-noise", po::value(&noise_pct)->default_value(0.0),
        "percent: each job's actual iteration time is its profile times U[1-x%, 1+x%] (policies see the profile)");
+  experiments::add_trace_options(desc, trace_options);
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+  po::store(experiments::parse_command_line(argc, argv, desc), vm);
   if (vm.count("help")) {
     std::cout << desc << "\nPolicies:\n" << policies::policy_registry().help() << "\nInterference models (auto: shares "
               << "with a catalog pair table, else profiled):\n" << sim::interference_registry().help()
-              << "\nPlacements (--gpus N > 1, --cluster):\n" << cluster::placement_registry().help();
+              << "\nPlacements (--gpus N > 1, --cluster):\n" << cluster::placement_registry().help()
+              << "\nTrace formats (--format; how each maps to jobs: salus-trace formats):\n"
+              << experiments::trace_formats_help(false);
+    *help = true;
+    return o;
+  }
+  if (vm.count("version")) {
+    std::cout << experiments::version_text("salus-sim") << "\n";
     *help = true;
     return o;
   }
@@ -131,12 +142,8 @@ Options parse(int argc, char** argv, bool* help) {
     if (!sw) throw core::InputError("--switch-cost-ms: must be a non-negative number");
     o.switch_cost_ns = *sw;
   }
-  if (lane_shrink != "on" && lane_shrink != "off") {
-    throw core::InputError("--lane-shrink: must be on or off, got '" + lane_shrink + "'");
-  }
-  o.cfg.lane_shrink = lane_shrink == "on";
-  if (paging != "on" && paging != "off") throw core::InputError("--paging: must be on or off, got '" + paging + "'");
-  o.cfg.paging = paging == "on";
+  o.cfg.lane_shrink = experiments::parse_on_off("--lane-shrink", lane_shrink);
+  o.cfg.paging = experiments::parse_on_off("--paging", paging);
   if (!(paging_gbps > 0 && paging_gbps <= 1e6)) throw core::InputError("--paging-gbps: must be a number in (0, 1e6]");
   o.cfg.paging_bytes_per_s = static_cast<std::int64_t>(std::llround(paging_gbps * 1e9));
   if (o.cfg.paging && !o.cfg.lane_shrink) throw core::InputError("--paging on needs --lane-shrink on");
@@ -151,6 +158,7 @@ Options parse(int argc, char** argv, bool* help) {
   } else if (gpus > 1) {
     o.cfg.cluster = cluster::ClusterSpec::uniform(static_cast<std::int32_t>(gpus), o.cfg.capacity);
   }
+  o.load = experiments::make_load_options(trace_options, seed);
   o.timeline = experiments::parse_timeline_mode(timeline);
   o.cfg.record_timeline = !o.out_dir.empty();
   o.cfg.record_segments = o.timeline != experiments::TimelineMode::kOff;  // no file, so nothing to keep
@@ -163,7 +171,8 @@ int run(int argc, char** argv) {
   if (help) return 0;
   auto [trace, jobs, pairs, share_weights, catalog_switch_ns] =
       experiments::load_jobs(o.trace, o.profiles, o.cfg.cluster ? o.cfg.cluster->largest_capacity() : o.cfg.capacity,
-                             o.time_scale);
+                             o.time_scale, o.load,
+                             o.cfg.cluster ? static_cast<int>(o.cfg.cluster->gpus.size()) : 1);
   o.cfg.pairs = std::move(pairs);
   o.cfg.share_weights = std::move(share_weights);
   o.cfg.switch_cost_ns = o.switch_cost_ns.value_or(catalog_switch_ns.value_or(core::kNsPerMs));

@@ -12,6 +12,7 @@
 #include <boost/program_options.hpp>
 
 #include "core/errors.h"
+#include "core/registry.h"
 #include "core/units.h"
 #include "experiments/cli.h"
 #include "experiments/output.h"
@@ -24,15 +25,17 @@ using namespace salus;
 
 namespace {
 
-constexpr const char* kSubcommands = "generate, stats";
+constexpr const char* kSubcommands = "generate, stats, formats";
 
 const char* const kUsage =
     "salus-trace: make and inspect job traces\n"
     "\n"
     "Usage:\n"
     "  salus-trace generate [options]          draw a synthetic trace and write it as native CSV\n"
-    "  salus-trace stats FILE [--profiles P]   summarise a trace (native CSV, JSON or Tiresias CSV)\n"
-    "  salus-trace SUBCOMMAND --help           the subcommand's options\n";
+    "  salus-trace stats FILE [options]        summarise a trace (any format salus-sim reads)\n"
+    "  salus-trace formats                     the trace formats and how each maps to jobs\n"
+    "  salus-trace SUBCOMMAND --help           the subcommand's options\n"
+    "  salus-trace --version                   print the version\n";
 
 // Text that a POSIX shell reads back as the same word.
 std::string shell_word(const std::string& s) {
@@ -105,7 +108,7 @@ int generate(int argc, char** argv) {
        "except lenet_32 and mlp_64)");
   po::variables_map vm;
   const po::positional_options_description none;  // generate takes no file arguments
-  po::store(po::command_line_parser(argc, argv).options(desc).positional(none).run(), vm);
+  po::store(experiments::parse_command_line(argc, argv, desc, &none), vm);
   if (vm.count("help")) {
     std::cout << desc;
     return 0;
@@ -150,12 +153,15 @@ std::string seconds_and_minutes(core::TimeNs ns) {
 }
 
 int stats(int argc, char** argv) {
-  std::string path, profiles;
+  std::string path, profiles, seed_text = "1";
+  experiments::TraceOptionValues trace_options;
   po::options_description desc(
       "salus-trace stats FILE: count, arrival span, solo durations and workload mix\n\nOptions");
   desc.add_options()
       ("help,h", "print this help")
-      ("profiles", po::value(&profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)");
+      ("profiles", po::value(&profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")
+      ("seed", po::value(&seed_text)->default_value(seed_text), "seed of --sample, an unsigned 64-bit integer");
+  experiments::add_trace_options(desc, trace_options);
   po::options_description hidden;
   hidden.add_options()("trace", po::value(&path));
   po::options_description all;
@@ -163,16 +169,17 @@ int stats(int argc, char** argv) {
   po::positional_options_description positional;
   positional.add("trace", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+  po::store(experiments::parse_command_line(argc, argv, all, &positional), vm);
   if (vm.count("help")) {
     std::cout << desc;
     return 0;
   }
   po::notify(vm);
   if (path.empty()) throw core::InputError("stats: no trace file given (usage: salus-trace stats FILE [--profiles P])");
+  const traces::LoadOptions load = experiments::make_load_options(trace_options, parse_seed(seed_text));
 
   const traces::Catalog catalog = traces::Catalog::load(profiles);
-  const traces::Trace trace = traces::load_trace(path, catalog);
+  const traces::Trace trace = traces::load_trace(path, catalog, load);
   const std::vector<core::JobSpec>& jobs = trace.jobs;
   for (const std::string& n : trace.notes) std::printf("note: %s\n", n.c_str());
   std::printf("trace: %s (%s, %zu jobs)\n", path.c_str(), traces::to_string(trace.format), jobs.size());
@@ -227,10 +234,20 @@ int run(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  if (sub == "--version") {
+    std::printf("%s\n", experiments::version_text("salus-trace").c_str());
+    return 0;
+  }
+  if (sub == "formats") {
+    if (argc > 2) throw core::InputError("formats: takes no arguments, got '" + std::string(argv[2]) + "'");
+    std::fputs(experiments::trace_formats_help(true).c_str(), stdout);
+    return 0;
+  }
   // The subcommand's parser sees "salus-trace" as its program name and the rest as options.
   if (sub == "generate") return generate(argc - 1, argv + 1);
   if (sub == "stats") return stats(argc - 1, argv + 1);
-  throw core::InputError("unknown subcommand '" + sub + "' (valid: " + kSubcommands + ")");
+  throw core::InputError("unknown subcommand '" + sub + "' (valid: " + kSubcommands + ")" +
+                         core::did_you_mean(sub, std::vector<std::string>{"generate", "stats", "formats"}));
 }
 
 }  // namespace

@@ -6,6 +6,11 @@ pkgs=(build-essential cmake ninja-build git
       libboost-program-options-dev libeigen3-dev nlohmann-json3-dev
       libbenchmark-dev doctest-dev python3 python3-matplotlib
       time)  # /usr/bin/time -v: scripts/bench-process.sh
+# The fuzz build (fuzz/README.md, cmake -DSALUS_FUZZ=ON) needs clang and its libFuzzer runtime;
+# only then: SALUS_FUZZ=1 bash scripts/install-deps.sh.
+if [ "${SALUS_FUZZ:-0}" = 1 ]; then
+  pkgs+=(clang)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

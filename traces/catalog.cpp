@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 #include <map>
 #include <optional>
 
@@ -13,9 +15,6 @@
 #include "core/errors.h"
 #include "traces/csv.h"
 
-#ifndef SALUS_DATA_DIR
-#error "SALUS_DATA_DIR must name the repository's traces/ folder (set by traces/CMakeLists.txt)"
-#endif
 
 namespace salus::traces {
 namespace {
@@ -233,13 +232,37 @@ Catalog Catalog::load(const std::string& path) {
   return catalog;
 }
 
-std::string Catalog::default_path() {
-  // SALUS_DATA_DIR in the environment (a relocated bundle's traces/ folder) wins over the
-  // repository's folder compiled in.
-  const char* env = std::getenv("SALUS_DATA_DIR");
-  const std::string dir = env != nullptr && *env != '\0' ? env : SALUS_DATA_DIR;
-  return dir + "/profiles/catalog.json";
+std::vector<std::string> data_dir_candidates() {
+  std::vector<std::string> out;
+  if (const char* env = std::getenv("SALUS_DATA_DIR"); env != nullptr && *env != '\0') {
+    out.emplace_back(env);
+    return out;  // an explicit choice is not second-guessed
+  }
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec || exe.empty()) return out;
+  const std::filesystem::path bin = exe.parent_path();
+  out.push_back((bin.parent_path() / "share" / "salus").lexically_normal().string());  // installed: <prefix>/bin
+  // A build tree inside the source tree (build/experiments/salus-sim, build/tests/...): its
+  // traces/ folder, up to four levels up.
+  std::filesystem::path dir = bin;
+  for (int up = 0; up < 4 && dir.has_parent_path() && dir != dir.parent_path(); ++up) {
+    dir = dir.parent_path();
+    out.push_back((dir / "traces").lexically_normal().string());
+  }
+  return out;
 }
+
+std::string data_dir() {
+  const std::vector<std::string> candidates = data_dir_candidates();
+  for (const std::string& c : candidates) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(std::filesystem::path(c) / "profiles" / "catalog.json", ec)) return c;
+  }
+  return candidates.empty() ? std::string("share/salus") : candidates.front();
+}
+
+std::string Catalog::default_path() { return data_dir() + "/profiles/catalog.json"; }
 
 Catalog Catalog::load_default() { return load(default_path()); }
 

@@ -28,11 +28,20 @@ struct PairSlowdown {
   double slowdown_a = 1, slowdown_b = 1;
 };
 
+/// Where the shipped data (catalog, traces, experiments' inputs) is, first found of: the
+/// SALUS_DATA_DIR environment variable (taken as given); <dir of the program>/../share/salus (an
+/// installed program); a traces/ folder up to four levels above the program's folder (a build
+/// tree inside the source tree). A folder counts when it has profiles/catalog.json; when none
+/// does, the first candidate is returned, so that errors name where the data was looked for.
+std::string data_dir();
+/// The candidates data_dir() tries, in order.
+std::vector<std::string> data_dir_candidates();
+
 class Catalog {
  public:
   /// Reads a catalog file. Throws core::InputError "path:line: what" on bad content.
   static Catalog load(const std::string& path);
-  /// The catalog shipped in the repository (SALUS_DATA_DIR/profiles/catalog.json).
+  /// The shipped catalog: data_dir()/profiles/catalog.json.
   static Catalog load_default();
   static std::string default_path();
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -180,7 +181,56 @@ std::string read_text_file(const std::string& path, const std::string& kind) {
   return text;
 }
 
+std::size_t first_invalid_utf8(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  while (i < n) {
+    // ASCII fast path, 8 bytes at a time: traces are almost all ASCII.
+    while (i + 8 <= n) {
+      std::uint64_t word;
+      std::memcpy(&word, s + i, 8);
+      if (word & 0x8080808080808080ULL) break;
+      i += 8;
+    }
+    if (i >= n) break;
+    const unsigned char c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c == 0xE0) len = 3, lo = 0xA0;
+    else if (c >= 0xE1 && c <= 0xEC) len = 3;
+    else if (c == 0xED) len = 3, hi = 0x9F;  // no surrogates
+    else if (c >= 0xEE && c <= 0xEF) len = 3;
+    else if (c == 0xF0) len = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) len = 4;
+    else if (c == 0xF4) len = 4, hi = 0x8F;
+    else return i;
+    if (i + len > n) return i;
+    if (s[i + 1] < lo || s[i + 1] > hi) return i;
+    for (std::size_t k = 2; k < len; ++k) {
+      if (s[i + k] < 0x80 || s[i + k] > 0xBF) return i;
+    }
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+void check_utf8(std::string_view text, const std::string& path) {
+  const std::size_t bad = first_invalid_utf8(text);
+  if (bad == std::string_view::npos) return;
+  const long line = 1 + static_cast<long>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(text[bad])));
+  throw core::InputError(core::at(path, line, std::string("not UTF-8 text (byte ") + byte + ")"));
+}
+
 nlohmann::json parse_json(std::string_view text, const std::string& path) {
+  check_utf8(text, path);
   try {
     return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::parse_error& e) {
@@ -192,6 +242,21 @@ nlohmann::json parse_json(std::string_view text, const std::string& path) {
     const std::size_t prefix = what.find("parse error");
     const std::size_t colon = prefix == std::string::npos ? std::string::npos : what.find(": ", prefix);
     if (colon != std::string::npos) what = what.substr(colon + 2);
+    throw core::InputError(core::at(path, line, "invalid JSON: " + what));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number too large for a double ("number overflow parsing '1e400'", found by fuzzing): the
+    // parser gives no position, so the line is that of the first occurrence of the number.
+    std::string what = e.what();
+    const std::size_t prefix = what.find("] ");
+    if (prefix != std::string::npos) what = what.substr(prefix + 2);
+    long line = 1;
+    const std::size_t open = what.find('\''), close = what.rfind('\'');
+    if (open != std::string::npos && close > open + 1) {
+      const std::size_t at = text.find(std::string_view(what).substr(open + 1, close - open - 1));
+      if (at != std::string_view::npos) {
+        line += static_cast<long>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+      }
+    }
     throw core::InputError(core::at(path, line, "invalid JSON: " + what));
   }
 }

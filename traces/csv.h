@@ -72,7 +72,14 @@ void advise_huge_pages(const void* data, std::size_t bytes);
 /// "path: cannot open <kind>" (e.g. kind "trace file").
 std::string read_text_file(const std::string& path, const std::string& kind);
 
-/// Parses JSON; a syntax error becomes core::InputError "path:line: invalid JSON: <what>".
+/// The first byte of `text` that is not part of valid UTF-8 (overlong forms and surrogates
+/// included), or npos.
+std::size_t first_invalid_utf8(std::string_view text);
+/// Throws core::InputError "path:line: not UTF-8 text (byte 0xNN)" at the first invalid byte.
+void check_utf8(std::string_view text, const std::string& path);
+
+/// Parses JSON (text that is not UTF-8 is refused by check_utf8 first); a syntax error becomes
+/// core::InputError "path:line: invalid JSON: <what>".
 nlohmann::json parse_json(std::string_view text, const std::string& path);
 
 /// The 1-based line on which each element of an array in valid JSON `text` starts. With an

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <map>
@@ -16,138 +17,19 @@
 
 #include "core/errors.h"
 #include "traces/csv.h"
+#include "traces/fields.h"
 
 namespace salus::traces {
 namespace {
 
 using nlohmann::json;
-
-// ---- field parsing -------------------------------------------------------------------------
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-// A plain decimal such as "12", "-0.5", ".25", "1e-3". Rejects inf, nan, hex and trailing text.
-std::optional<double> parse_decimal(std::string_view s) {
-  std::size_t i = 0;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-  std::size_t digits = 0;
-  while (i < s.size() && is_digit(s[i])) ++i, ++digits;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    while (i < s.size() && is_digit(s[i])) ++i, ++digits;
-  }
-  if (digits == 0) return std::nullopt;
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-    if (i == s.size() || !is_digit(s[i])) return std::nullopt;
-    while (i < s.size() && is_digit(s[i])) ++i;
-  }
-  if (i != s.size()) return std::nullopt;
-  // from_chars takes no leading '+', and is locale-independent unlike strtod.
-  const std::size_t start = s[0] == '+' ? 1 : 0;
-  double value = 0;
-  const auto [end, ec] = std::from_chars(s.data() + start, s.data() + s.size(), value);
-  if (ec == std::errc::result_out_of_range) {
-    // Too small underflows to 0, too large is infinite; callers reject the latter as too large.
-    const std::size_t e = s.find_first_of("eE");
-    return e != std::string_view::npos && s[e + 1] == '-' ? 0.0 : std::numeric_limits<double>::infinity();
-  }
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return value;
-}
-
-// Plain digits only: "300", not "3e2", "+3" or "300.0". Sets `too_large` on int64 overflow.
-std::optional<std::int64_t> parse_count(std::string_view s, bool* too_large) {
-  *too_large = false;
-  if (s.empty() || !std::all_of(s.begin(), s.end(), is_digit)) return std::nullopt;
-  std::int64_t value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec == std::errc::result_out_of_range) {
-    *too_large = true;
-    return std::nullopt;
-  }
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return value;
-}
-
-std::string plural(std::int64_t n, const char* one, const char* many) { return n == 1 ? one : many; }
-
-// Names errors after the record: "path:line: what", or "path: job N: what" when the line of a
-// JSON record cannot be found.
-struct Place {
-  const std::string& path;
-  long line;          // 0 when unknown
-  std::size_t index;  // 0-based position in the file
-
-  std::string operator()(const std::string& what) const {
-    if (line > 0) return core::at(path, line, what);
-    return path + ": job " + std::to_string(index + 1) + ": " + what;
-  }
-  [[noreturn]] void fail(const std::string& what) const { throw core::InputError((*this)(what)); }
-  std::string where_first() const {
-    return line > 0 ? "first at line " + std::to_string(line) : "first is job " + std::to_string(index + 1);
-  }
-};
-
-// The cell as it appears in messages ("got '...'"); only built on the error path.
-std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
-
-template <typename Ok>
-double decimal_field(const Place& place, const std::string& name, std::string_view text, const char* range, Ok ok) {
-  const std::optional<double> v = parse_decimal(text);
-  if (!v || std::isnan(*v) || !ok(*v)) place.fail(name + " must be a number " + range + ", got " + quoted(text));
-  return *v;
-}
-
-std::int64_t count_field(const Place& place, const std::string& name, std::string_view text) {
-  bool too_large = false;
-  const std::optional<std::int64_t> v = parse_count(text, &too_large);
-  if (too_large) place.fail(name + " is too large, got " + quoted(text));
-  if (!v || *v <= 0) place.fail(name + " must be a positive integer, got " + quoted(text));
-  return *v;
-}
-
-core::TimeNs seconds_field(const Place& place, const std::string& name, std::string_view text, bool positive) {
-  const double s = decimal_field(place, name, text, positive ? "> 0" : ">= 0",
-                                 [positive](double v) { return positive ? v > 0 : v >= 0; });
-  const std::optional<core::TimeNs> ns = core::ns_from_seconds(s);
-  if (!ns) place.fail(name + " is too large, got " + quoted(text));
-  if (positive && *ns <= 0) place.fail(name + " rounds to 0 ns, got " + quoted(text));
-  return *ns;
-}
-
-std::int32_t util_field(const Place& place, std::string_view text) {
-  const double u = decimal_field(place, "gpu_util", text, "in (0, 1]", [](double v) { return v > 0 && v <= 1; });
-  const auto ppm = static_cast<std::int32_t>(std::llround(u * 1e6));
-  if (ppm <= 0) place.fail("gpu_util rounds to 0 (resolution 1e-6), got " + quoted(text));
-  return ppm;
-}
-
-// A signed integer of plain digits ("3", "-1"; not "1.0" or "1e2") in int32 range.
-std::int32_t priority_field(const Place& place, const std::string& text) {
-  std::string_view digits = text;
-  const bool negative = !digits.empty() && digits.front() == '-';
-  if (negative) digits.remove_prefix(1);
-  bool too_large = false;
-  const std::optional<std::int64_t> v = digits.empty() ? std::nullopt : parse_count(digits, &too_large);
-  const std::int64_t limit = std::numeric_limits<std::int32_t>::max();
-  if (too_large || (v && *v > limit)) place.fail("priority is out of range (at most " + std::to_string(limit) + " either way), got '" + text + "'");
-  if (!v) place.fail("priority must be an integer (higher runs first), got '" + text + "'");
-  return static_cast<std::int32_t>(negative ? -*v : *v);
-}
-
-void check_solo_time(const Place& place, const core::JobSpec& job) {
-  if (job.iterations > std::numeric_limits<core::TimeNs>::max() / job.iter_ns) {
-    place.fail("iterations * iteration time does not fit in 64-bit nanoseconds");
-  }
-}
+using namespace fields;
 
 // ---- native records (CSV and JSON) ---------------------------------------------------------
 
-enum Column { kJobId, kWorkload, kArrival, kIterations, kPersistent, kEphemeral, kIterMs, kGpuUtil, kPriority, kColumnCount };
+enum Column { kJobId, kWorkload, kArrival, kIterations, kPersistent, kEphemeral, kIterMs, kGpuUtil, kPriority, kGpus, kColumnCount };
 constexpr std::array<const char*, kColumnCount> kColumnNames = {
-    "job_id", "workload", "arrival_s", "iterations", "persistent_mib", "ephemeral_mib", "iter_ms", "gpu_util", "priority"};
+    "job_id", "workload", "arrival_s", "iterations", "persistent_mib", "ephemeral_mib", "iter_ms", "gpu_util", "priority", "gpus"};
 
 std::string column_list() {
   std::string out;
@@ -217,95 +99,14 @@ core::JobSpec make_job(const RawJob& raw, const Catalog& catalog, const Place& p
   if (profile && raw[kIterMs].empty()) job.first_iter_extra_ns = profile->first_iter_extra_ns;
   // Optional, for the priority policy; 0 when absent or empty.
   if (!raw[kPriority].empty()) job.priority = priority_field(place, raw[kPriority]);
+  // Optional: GPUs the job runs on at once (a cluster gang-schedules it); 1 when absent.
+  if (!raw[kGpus].empty()) {
+    const std::int64_t gpus = count_field(place, "gpus", raw[kGpus]);
+    if (gpus > std::numeric_limits<std::int32_t>::max()) place.fail("gpus is too large, got '" + raw[kGpus] + "'");
+    job.gpus = static_cast<std::int32_t>(gpus);
+  }
   check_solo_time(place, job);
   return job;
-}
-
-// The job_ids seen so far and where each was first seen ("first at line 3"): an open-addressing
-// table of (job index, hash of its id) into the trace's jobs, whose own strings are the keys. A
-// trace of millions of jobs costs no allocation per job, and a new id compares against another
-// job's string only when their hashes agree.
-class FirstSeen {
- public:
-  // The index of the earlier job with this id, or -1.
-  std::int64_t find(const std::vector<core::JobSpec>& jobs, std::string_view id) const {
-    if (slots_.empty()) return -1;
-    const std::uint32_t h = hash(id);
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-      const Slot& s = slots_[i];
-      if (s.job == 0) return -1;
-      if (s.hash == h && jobs[s.job - 1].id == id) return static_cast<std::int64_t>(s.job - 1);
-    }
-  }
-  // Starts loading the slot where `id` would go: the table is larger than the caches, and the
-  // row's other fields are parsed while the load is in flight.
-  void prefetch(std::string_view id) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[hash(id) & (slots_.size() - 1)]);
-  }
-  // Records the last job of `jobs`, found at `place`.
-  void add(const std::vector<core::JobSpec>& jobs, const Place& place) {
-    if (where_.empty()) {
-      where_.reserve(jobs.capacity());
-      advise_huge_pages(where_.data(), where_.capacity() * sizeof(where_[0]));
-    }
-    where_.push_back({place.line, place.index});
-    const Slot added{static_cast<std::uint32_t>(jobs.size()), hash(jobs.back().id)};
-    if (jobs.size() * 2 > slots_.size()) {  // load factor at most 1/2; sized for the reserved jobs at once
-      std::size_t n = std::max<std::size_t>(64, slots_.size() * 2);
-      while (n < jobs.capacity() * 2) n *= 2;
-      std::vector<Slot> old;
-      old.reserve(n);
-      advise_huge_pages(old.data(), n * sizeof(Slot));
-      old.resize(n);
-      old.swap(slots_);
-      for (const Slot& s : old) {
-        if (s.job != 0) put(s);
-      }
-    }
-    put(added);
-  }
-  std::string where_first(std::int64_t k) const {
-    const auto& [line, index] = where_[static_cast<std::size_t>(k)];
-    return line > 0 ? "first at line " + std::to_string(line) : "first is job " + std::to_string(index + 1);
-  }
-
- private:
-  struct Slot {
-    std::uint32_t job = 0;  // index + 1; 0: empty
-    std::uint32_t hash = 0;
-  };
-  static std::uint32_t hash(std::string_view id) {
-    const std::size_t h = std::hash<std::string_view>{}(id);
-    return static_cast<std::uint32_t>(h ^ (h >> 32));
-  }
-  void put(const Slot& s) {
-    const std::size_t mask = slots_.size() - 1;
-    std::size_t i = s.hash & mask;
-    while (slots_[i].job != 0) i = (i + 1) & mask;
-    slots_[i] = s;
-  }
-  std::vector<Slot> slots_;
-  std::vector<std::pair<long, std::size_t>> where_;
-};
-
-// Appends a job, rejecting a job_id seen before.
-void add_job(Trace& trace, core::JobSpec job, const Place& place, FirstSeen& first) {
-  if (const std::int64_t k = first.find(trace.jobs, job.id); k >= 0) {
-    place.fail("duplicate job_id '" + job.id + "' (" + first.where_first(k) + ")");
-  }
-  job.trace_order = static_cast<std::int32_t>(trace.jobs.size());
-  trace.jobs.push_back(std::move(job));
-  trace.whole_gpu.push_back(false);
-  first.add(trace.jobs, place);
-}
-
-void check_field_count(const std::string& path, const CsvRow& header, const CsvReader& row) {
-  if (row.fields().size() != header.fields.size()) {
-    throw core::InputError(core::at(path, row.line(),
-                                    "expected " + std::to_string(header.fields.size()) + " fields, found " +
-                                        std::to_string(row.fields().size())));
-  }
 }
 
 // `rows` is positioned after the header.
@@ -313,18 +114,29 @@ void load_native_csv(Trace& trace, const CsvRow& header, CsvReader& rows, const 
   const std::string& path = trace.path;
   std::array<int, kColumnCount> index;
   index.fill(-1);
+  std::vector<std::string> extra;
   for (std::size_t i = 0; i < header.fields.size(); ++i) {
     const std::string& name = header.fields[i];
     if (name.empty()) throw core::InputError(core::at(path, header.line, "column " + std::to_string(i + 1) + " has no name"));
     const std::optional<Column> c = find_column(name);
-    if (!c) throw core::InputError(core::at(path, header.line, "unknown column '" + name + "' (valid: " + column_list() + ")"));
+    if (!c) {
+      // Kept as a note, not an error; a likely misspelling of a column is named.
+      extra.push_back(name);
+      continue;
+    }
     if (index[*c] >= 0) throw core::InputError(core::at(path, header.line, "duplicate column '" + name + "'"));
     index[*c] = static_cast<int>(i);
   }
   for (Column c : {kJobId, kArrival, kIterations}) {
     if (index[c] < 0) {
-      throw core::InputError(core::at(path, header.line, std::string("missing required column '") + kColumnNames[c] + "'"));
+      const std::string near = core::nearest_name(kColumnNames[c], extra);
+      throw core::InputError(core::at(path, header.line, std::string("missing required column '") + kColumnNames[c] + "'" +
+                                                              (near.empty() ? "" : " (did you misspell it as '" + near + "'?)")));
     }
+  }
+  for (const std::string& name : extra) {
+    trace.notes.push_back("column '" + name + "' is not a native column, ignored (valid: " + column_list() + ")" +
+                          core::did_you_mean(name, kColumnNames));
   }
   if (index[kWorkload] < 0 && (index[kPersistent] < 0 || index[kEphemeral] < 0 || index[kIterMs] < 0)) {
     throw core::InputError(core::at(
@@ -368,6 +180,7 @@ void load_json(Trace& trace, std::string_view text, const Catalog& catalog) {
 
   const std::vector<long> lines = json_array_element_lines(text, key);
   FirstSeen first;
+  std::set<std::string> unknown_keys;
   for (std::size_t r = 0; r < records->size(); ++r) {
     const json& record = (*records)[r];
     const Place place{path, lines.size() == records->size() ? lines[r] : 0, r};
@@ -375,7 +188,10 @@ void load_json(Trace& trace, std::string_view text, const Catalog& catalog) {
     RawJob raw;
     for (const auto& item : record.items()) {
       const std::optional<Column> c = find_column(item.key());
-      if (!c) place.fail("unknown key '" + item.key() + "' (valid: " + column_list() + ")");
+      if (!c) {
+        unknown_keys.insert(item.key());  // a note, as for an unknown CSV column
+        continue;
+      }
       const json& v = item.value();
       std::string& cell = raw[*c];
       if (v.is_null()) continue;  // like an empty CSV cell
@@ -393,6 +209,10 @@ void load_json(Trace& trace, std::string_view text, const Catalog& catalog) {
     }
     add_job(trace, make_job(raw, catalog, place), place, first);
   }
+  for (const std::string& key : unknown_keys) {
+    trace.notes.push_back("key '" + key + "' is not a native key, ignored (valid: " + column_list() + ")" +
+                          core::did_you_mean(key, kColumnNames));
+  }
 }
 
 // ---- Tiresias -----------------------------------------------------------------------------
@@ -401,26 +221,18 @@ enum TiresiasColumn { kTJobId, kTNumGpu, kTSubmit, kTIterations, kTModel, kTDura
 constexpr std::array<const char*, kTColumnCount> kTiresiasNames = {
     "job_id", "num_gpu", "submit_time", "iterations", "model_name", "duration", "interval"};
 
-bool is_tiresias_header(const CsvRow& header) {
-  auto has = [&](std::string_view name) {
-    return std::find(header.fields.begin(), header.fields.end(), name) != header.fields.end();
-  };
-  return has("num_gpu") && has("submit_time") && has("model_name");
-}
-
 // `rows` is positioned after the header.
-void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Catalog& catalog) {
+void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Catalog& catalog, const LoadOptions& options) {
   const std::string& path = trace.path;
   std::array<int, kTColumnCount> index;
   index.fill(-1);
+  std::vector<std::string> extra;
   for (std::size_t i = 0; i < header.fields.size(); ++i) {
     const std::string& name = header.fields[i];
     const auto it = std::find(kTiresiasNames.begin(), kTiresiasNames.end(), std::string_view(name));
     if (it == kTiresiasNames.end()) {
-      std::string valid;
-      for (const char* n : kTiresiasNames) valid += (valid.empty() ? "" : ", ") + std::string(n);
-      throw core::InputError(
-          core::at(path, header.line, "unknown column '" + name + "' in a Tiresias trace (valid: " + valid + ")"));
+      extra.push_back("'" + name + "'");
+      continue;
     }
     const auto c = static_cast<std::size_t>(it - kTiresiasNames.begin());
     if (index[c] >= 0) throw core::InputError(core::at(path, header.line, "duplicate column '" + name + "'"));
@@ -432,6 +244,7 @@ void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Ca
           core::at(path, header.line, std::string("missing required column '") + kTiresiasNames[c] + "' in a Tiresias trace"));
     }
   }
+  const bool trace_durations = options.durations == DurationSource::kTrace;
   std::int64_t from_catalog = 0;
   std::map<std::string, std::pair<std::string, std::int64_t>> mapped;  // model -> (variant, jobs)
   std::int64_t missing_jobs = 0;
@@ -446,6 +259,8 @@ void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Ca
     job.id = cell(kTJobId);
     if (job.id.empty()) place.fail("job_id is missing");
     const std::int64_t num_gpu = count_field(place, "num_gpu", cell(kTNumGpu));
+    if (num_gpu > std::numeric_limits<std::int32_t>::max()) place.fail("num_gpu is too large, got " + quoted(cell(kTNumGpu)));
+    job.gpus = static_cast<std::int32_t>(num_gpu);
     job.arrival_ns = seconds_field(place, "submit_time", cell(kTSubmit), false);
     job.iterations = count_field(place, "iterations", cell(kTIterations));
     const std::string model(cell(kTModel));
@@ -467,35 +282,39 @@ void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Ca
       job.workload = profile->name;
       job.persistent = profile->persistent;
       job.ephemeral = profile->ephemeral;
-      job.iter_ns = profile->iter_ns;
       job.gpu_util_ppm = profile->gpu_util_ppm;
-      job.first_iter_extra_ns = profile->first_iter_extra_ns;
+      if (trace_durations) {
+        set_duration(job, duration, job.iterations);
+      } else {
+        job.iter_ns = profile->iter_ns;
+        job.first_iter_extra_ns = profile->first_iter_extra_ns;
+      }
     } else {
       ++missing_jobs;
       missing_models.insert(model);
       whole_gpu = true;
       job.workload = model;
       job.persistent = 0;
-      job.ephemeral = 0;  // placeholder: jobs_for_capacity sets E = capacity
-      job.iter_ns = std::max<core::TimeNs>(1, (duration + job.iterations / 2) / job.iterations);
+      job.ephemeral = 0;  // jobs_for_capacity sets E = capacity
       job.gpu_util_ppm = 1'000'000;
+      set_duration(job, duration, job.iterations);
     }
-    if (num_gpu > 1) {
-      ++multi_gpu;
-      if (job.iter_ns > std::numeric_limits<core::TimeNs>::max() / num_gpu) {
-        place.fail("iteration time * num_gpu does not fit in 64-bit nanoseconds");
-      }
-      job.iter_ns *= num_gpu;
-    }
+    if (num_gpu > 1) ++multi_gpu;
     check_solo_time(place, job);
     add_job(trace, std::move(job), place, first);
     trace.whole_gpu.back() = whole_gpu;
   }
   if (trace.jobs.empty()) throw core::InputError(core::at(path, header.line, "no jobs"));
 
+  trace.notes.push_back("tiresias: arrival from submit_time, GPUs from num_gpu, iterations from iterations; " +
+                        std::string(trace_durations ? "solo time = duration (iteration time = duration / iterations, "
+                                                      "the remainder on the first iteration)"
+                                                    : "iteration time from the catalog, duration ignored "
+                                                      "(--durations catalog)"));
   if (from_catalog > 0) {
     trace.notes.push_back(std::to_string(from_catalog) + plural(from_catalog, " job takes", " jobs take") +
-                          " P, E, iteration time and gpu_util from the catalog (their duration is ignored)");
+                          (trace_durations ? " P, E and gpu_util from the catalog"
+                                           : " P, E, iteration time and gpu_util from the catalog (their duration is ignored)"));
   }
   if (!mapped.empty()) {
     std::int64_t n = 0;
@@ -517,10 +336,152 @@ void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Ca
                           "E = capacity), as Salus assumes for a job that sends no estimates");
   }
   if (multi_gpu > 0) {
-    trace.notes.push_back(std::to_string(multi_gpu) + plural(multi_gpu, " job", " jobs") +
-                          " with num_gpu > 1 replayed on one GPU, iteration time × num_gpu (same total GPU-time)");
+    trace.notes.push_back(std::to_string(multi_gpu) + plural(multi_gpu, " job has", " jobs have") +
+                          " num_gpu > 1 (JobSpec::gpus)");
   }
   if (index[kTInterval] >= 0) trace.notes.push_back("the interval column is ignored");
+  if (!extra.empty()) trace.notes.push_back("columns not in the Tiresias layout, ignored: " + joined(extra));
+}
+
+// ---- readers of the table ------------------------------------------------------------------
+
+void reserve_jobs(Trace& trace, std::string_view text) {
+  // One job per line at most: reserving keeps a large trace from being copied as it grows.
+  trace.jobs.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+  advise_huge_pages(trace.jobs.data(), trace.jobs.capacity() * sizeof(core::JobSpec));
+  trace.whole_gpu.reserve(trace.jobs.capacity());
+  trace.memory_share_ppm.reserve(trace.jobs.capacity());
+}
+
+void read_native(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions&) {
+  reserve_jobs(trace, text);
+  CsvReader rows(text, trace.path);
+  if (!rows.next()) throw core::InputError(core::at(trace.path, 1, "no jobs"));
+  const CsvRow header{rows.line(), {rows.fields().begin(), rows.fields().end()}};
+  load_native_csv(trace, header, rows, catalog);
+}
+
+void read_json(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions&) {
+  load_json(trace, text, catalog);
+}
+
+void read_tiresias(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options) {
+  reserve_jobs(trace, text);
+  CsvReader rows(text, trace.path);
+  if (!rows.next()) throw core::InputError(core::at(trace.path, 1, "no jobs"));
+  const CsvRow header{rows.line(), {rows.fields().begin(), rows.fields().end()}};
+  load_tiresias(trace, header, rows, catalog, options);
+}
+
+constexpr core::RegistryEntry<TraceFormatInfo> kFormats[] = {
+    {"native", "Salus CSV: job_id, arrival_s, iterations, workload and/or persistent_mib, ephemeral_mib, iter_ms",
+     {read_native, TraceFormat::kNative,
+      "arrival = arrival_s; duration = iterations x iter_ms (or the workload's catalog iteration time); GPUs = gpus "
+      "(default 1); memory = persistent_mib, ephemeral_mib (or the catalog's)"}},
+    {"json", "the native records as a JSON array, or {\"jobs\": [...]}",
+     {read_json, TraceFormat::kJson, "as native, one JSON object per job"}},
+    {"tiresias", "Tiresias simulator CSV: job_id,num_gpu,submit_time,iterations,model_name,duration,interval",
+     {read_tiresias, TraceFormat::kTiresias,
+      "arrival = submit_time; duration = duration (iteration time = duration / iterations; --durations catalog: "
+      "the catalog's iteration time); GPUs = num_gpu; memory and utilisation from the catalog by model_name "
+      "(smallest batch variant when it names none), else the whole GPU; interval ignored"}},
+    {"gavel", "Gavel trace: headerless TSV of 10 fields, job_type ... arrival_time",
+     {read_gavel, TraceFormat::kGavel,
+      "arrival = arrival_time; iterations = total_steps; iteration time = 1 / the steps per second of "
+      "(job_type, scale_factor) in --throughputs (Gavel's JSON, worker type v100 unless --worker-type), else the "
+      "catalog's entry for the model and batch size in job_type; GPUs = scale_factor; priority = priority_weight "
+      "rounded; memory from the catalog, else the whole GPU; command, working_directory, num_steps_arg, "
+      "needs_data_dir and SLO ignored"}},
+    {"philly", "Microsoft Philly cluster_job_log: JSON list of jobs with attempts",
+     {read_philly, TraceFormat::kPhilly,
+      "arrival = submitted_time (seconds after the earliest in the file); duration = the sum over attempts of "
+      "end_time - start_time; GPUs = the gpus listed in the last attempt's detail; memory assumed the whole GPU; "
+      "iterations of --assumed-iter-ms; jobs that never ran (no attempt with both times) skipped with a count"}},
+    {"helios", "Helios / Venus cluster_log.csv: job_id,user,vc,gpu_num,...,submit_time,...,duration",
+     {read_helios, TraceFormat::kHelios,
+      "arrival = submit_time (seconds after the earliest in the file; a number or YYYY-MM-DD HH:MM:SS); duration = "
+      "duration; GPUs = gpu_num; memory assumed the whole GPU; iterations of --assumed-iter-ms; CPU-only jobs "
+      "(gpu_num 0) and jobs of duration 0 skipped with a count"}},
+    {"alibaba", "Alibaba PAI GPU-sharing pods (cluster-trace-gpu-v2023): name,...,gpu_milli,...,scheduled_time",
+     {read_alibaba, TraceFormat::kAlibaba,
+      "arrival = creation_time (seconds after the earliest in the file); duration = deletion_time - scheduled_time; GPUs = num_gpu; memory = gpu_milli / "
+      "1000 of the GPU (E, P = 0) and utilisation = gpu_milli / 1000 for a pod sharing one GPU, the whole GPU for "
+      "num_gpu >= 1 with gpu_milli 1000; iterations of --assumed-iter-ms; CPU-only pods (num_gpu 0) and pods "
+      "never scheduled or not deleted skipped with a count"}},
+    {"pollux", "Pollux / AdaptDL workload CSV: name,time,application,num_replicas,batch_size",
+     {read_pollux, TraceFormat::kPollux,
+      "arrival = time; GPUs = num_replicas; memory, utilisation and iteration time from the catalog entry for "
+      "application (imagenet: resnet50, deepspeech2: speech, else its own name) nearest to batch_size, else the "
+      "whole GPU and --assumed-iter-ms; solo time = a duration column (seconds), which the layout lacks and a "
+      "replay needs (Pollux derives it from its application profiles): a trace without one is refused"}},
+};
+
+constexpr core::Registry<TraceFormatInfo> kFormatRegistry("trace format", kFormats);
+
+// The header's cells, for recognising a CSV.
+bool has_columns(const CsvRow& header, std::initializer_list<std::string_view> names) {
+  for (std::string_view n : names) {
+    if (std::find(header.fields.begin(), header.fields.end(), n) == header.fields.end()) return false;
+  }
+  return true;
+}
+
+// A splitmix64 step: a job's sampling draw from (seed, position) alone.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+// --window and --sample: keeps the selected jobs, renumbered in file order.
+void select_jobs(Trace& trace, const LoadOptions& options) {
+  const bool window = options.window_start || options.window_end;
+  const bool sample = options.sample < 1.0;
+  if (!window && !sample) return;
+  const core::TimeNs start = options.window_start.value_or(0);
+  const core::TimeNs end = options.window_end.value_or(core::kNever);
+  // Threshold on 53 random bits: keep when draw < sample * 2^53.
+  const auto threshold = static_cast<std::uint64_t>(options.sample * 9007199254740992.0);
+  std::size_t kept = 0;
+  const std::size_t total = trace.jobs.size();
+  for (std::size_t i = 0; i < total; ++i) {
+    const core::JobSpec& j = trace.jobs[i];
+    if (window && (j.arrival_ns < start || j.arrival_ns >= end)) continue;
+    if (sample && (mix(options.seed ^ mix(i)) >> 11) >= threshold) continue;
+    if (kept != i) {
+      trace.jobs[kept] = std::move(trace.jobs[i]);
+      trace.whole_gpu[kept] = trace.whole_gpu[i];
+      trace.memory_share_ppm[kept] = trace.memory_share_ppm[i];
+    }
+    trace.jobs[kept].trace_order = static_cast<std::int32_t>(kept);
+    if (window) {
+      trace.jobs[kept].arrival_ns -= start;
+      for (core::TimeNs& r : trace.jobs[kept].requests_ns) r -= start;
+    }
+    ++kept;
+  }
+  trace.jobs.resize(kept);
+  trace.whole_gpu.resize(kept);
+  trace.memory_share_ppm.resize(kept);
+  std::string what;
+  if (window) {
+    auto secs = [](core::TimeNs t) {
+      char text[40];
+      std::snprintf(text, sizeof text, "%.9g s", core::to_seconds(t));
+      return std::string(text);
+    };
+    what = "arriving in [" + secs(start) + ", " + (options.window_end ? secs(end) : std::string("end")) +
+           "), shifted to start at 0";
+  }
+  if (sample) {
+    char text[96];
+    std::snprintf(text, sizeof text, "%ssampled with probability %g (seed %llu)", window ? ", " : "", options.sample,
+                  static_cast<unsigned long long>(options.seed));
+    what += text;
+  }
+  trace.notes.push_back("kept " + std::to_string(kept) + " of " + std::to_string(total) + " jobs: " + what);
+  if (kept == 0) throw core::InputError(trace.path + ": no jobs left after --window/--sample");
 }
 
 }  // namespace
@@ -530,37 +491,76 @@ const char* to_string(TraceFormat f) {
     case TraceFormat::kNative: return "native";
     case TraceFormat::kJson: return "json";
     case TraceFormat::kTiresias: return "tiresias";
+    case TraceFormat::kGavel: return "gavel";
+    case TraceFormat::kPhilly: return "philly";
+    case TraceFormat::kHelios: return "helios";
+    case TraceFormat::kAlibaba: return "alibaba";
+    case TraceFormat::kPollux: return "pollux";
   }
   return "unknown";
 }
 
-Trace load_trace(const std::string& path, const Catalog& catalog) {
-  const std::string text = read_text_file(path, "trace file");
-  Trace trace;
-  trace.path = path;
+const core::Registry<TraceFormatInfo>& trace_format_registry() { return kFormatRegistry; }
 
-  std::size_t i = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+TraceFormat detect_format(std::string_view text) {
+  std::size_t i = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
   while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) ++i;
   if (i < text.size() && (text[i] == '{' || text[i] == '[')) {
-    trace.format = TraceFormat::kJson;
-    load_json(trace, text, catalog);
-    return trace;
+    // Philly's job log is a list of objects with "submitted_time" and "attempts"; the native JSON
+    // has neither key.
+    const std::string_view head = text.substr(0, 1 << 16);
+    return head.find("\"submitted_time\"") != std::string_view::npos ? TraceFormat::kPhilly : TraceFormat::kJson;
   }
-  // One job per line at most: reserving keeps a large trace from being copied as it grows.
-  trace.jobs.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
-  advise_huge_pages(trace.jobs.data(), trace.jobs.capacity() * sizeof(core::JobSpec));
-  trace.whole_gpu.reserve(trace.jobs.capacity());
-  CsvReader rows(text, path);
-  if (!rows.next()) throw core::InputError(core::at(path, 1, "no jobs"));
-  const CsvRow header{rows.line(), {rows.fields().begin(), rows.fields().end()}};
-  if (is_tiresias_header(header)) {
-    trace.format = TraceFormat::kTiresias;
-    load_tiresias(trace, header, rows, catalog);
+  // The first line that is not blank or a comment.
+  std::size_t start = i;
+  while (start < text.size() && text[start] == '#') {
+    const std::size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) return TraceFormat::kNative;
+    start = nl + 1;
+    while (start < text.size() && (text[start] == ' ' || text[start] == '\r' || text[start] == '\n')) ++start;
+  }
+  const std::size_t nl = text.find('\n', start);
+  const std::string_view first = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+  if (std::count(first.begin(), first.end(), '\t') == 9) return TraceFormat::kGavel;
+  CsvRow header;
+  try {
+    CsvReader rows(first, "");
+    if (!rows.next()) return TraceFormat::kNative;
+    header.fields.assign(rows.fields().begin(), rows.fields().end());
+  } catch (const core::InputError&) {
+    return TraceFormat::kNative;  // the native reader reports the quoting error with its line
+  }
+  if (has_columns(header, {"num_gpu", "submit_time", "model_name"})) return TraceFormat::kTiresias;
+  if (has_columns(header, {"gpu_num", "submit_time", "duration"})) return TraceFormat::kHelios;
+  if (has_columns(header, {"gpu_milli", "num_gpu", "creation_time"})) return TraceFormat::kAlibaba;
+  if (has_columns(header, {"application", "num_replicas", "batch_size"})) return TraceFormat::kPollux;
+  return TraceFormat::kNative;
+}
+
+Trace load_trace_text(std::string_view text, const std::string& path, const Catalog& catalog, const LoadOptions& options) {
+  check_utf8(text, path);
+  Trace trace;
+  trace.path = path;
+  const TraceFormatInfo* info = nullptr;
+  if (options.format.empty()) {
+    const TraceFormat f = detect_format(text);
+    for (const auto& e : kFormatRegistry.entries()) {
+      if (e.factory.format == f) info = &e.factory;
+    }
   } else {
-    trace.format = TraceFormat::kNative;
-    load_native_csv(trace, header, rows, catalog);
+    const auto* e = kFormatRegistry.find(options.format);
+    if (!e) throw core::InputError("--format: " + kFormatRegistry.unknown(options.format));
+    info = &e->factory;
   }
+  trace.format = info->format;
+  info->read(trace, text, catalog, options);
+  select_jobs(trace, options);
   return trace;
+}
+
+Trace load_trace(const std::string& path, const Catalog& catalog, const LoadOptions& options) {
+  const std::string text = read_text_file(path, "trace file");
+  return load_trace_text(text, path, catalog, options);
 }
 
 std::vector<core::JobSpec> jobs_for_capacity(const Trace& trace, core::Bytes capacity) {
@@ -573,11 +573,30 @@ std::vector<core::JobSpec> jobs_for_capacity(Trace&& trace, core::Bytes capacity
   trace.jobs.clear();
   for (std::size_t i = 0; i < jobs.size() && i < trace.whole_gpu.size(); ++i) {
     if (trace.whole_gpu[i]) {
+      const std::int32_t share = i < trace.memory_share_ppm.size() ? trace.memory_share_ppm[i] : 1'000'000;
       jobs[i].persistent = 0;
-      jobs[i].ephemeral = capacity;
+      jobs[i].ephemeral = share >= 1'000'000 ? capacity
+                                             : static_cast<core::Bytes>(static_cast<core::Int128>(capacity) * share / 1'000'000);
     }
   }
   return jobs;
+}
+
+std::int64_t fold_onto_one_gpu(std::vector<core::JobSpec>& jobs) {
+  std::int64_t folded = 0;
+  for (core::JobSpec& j : jobs) {
+    if (j.gpus <= 1) continue;
+    ++folded;
+    const core::TimeNs limit = std::numeric_limits<core::TimeNs>::max() / j.gpus;
+    // Saturates rather than overflows; check_solo_time bounded iterations * iter_ns at load.
+    j.iter_ns = j.iter_ns > limit ? limit : j.iter_ns * j.gpus;
+    j.first_iter_extra_ns = j.first_iter_extra_ns > limit ? limit : j.first_iter_extra_ns * j.gpus;
+    if (j.iterations > std::numeric_limits<core::TimeNs>::max() / j.iter_ns) {
+      throw core::InputError("job " + j.id + ": iteration time * gpus does not fit in 64-bit nanoseconds");
+    }
+    j.gpus = 1;
+  }
+  return folded;
 }
 
 std::vector<core::JobSpec> scale_time(std::vector<core::JobSpec> jobs, double factor) {
@@ -587,6 +606,21 @@ std::vector<core::JobSpec> scale_time(std::vector<core::JobSpec> jobs, double fa
     j.iterations = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(static_cast<double>(j.iterations) / factor)));
   }
   return jobs;
+}
+
+std::pair<core::TimeNs, core::TimeNs> parse_window(const std::string& text) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string::npos) throw core::InputError("--window: expected START:END in seconds, got '" + text + "'");
+  auto part = [&](const std::string& s, const char* which) {
+    std::string why;
+    const std::optional<core::TimeNs> ns = core::parse_duration(s, &why);
+    if (!ns) throw core::InputError(std::string("--window: ") + which + ": " + why);
+    return *ns;
+  };
+  const core::TimeNs start = part(text.substr(0, colon), "START");
+  const core::TimeNs end = part(text.substr(colon + 1), "END");
+  if (end <= start) throw core::InputError("--window: END must be after START, got '" + text + "'");
+  return {start, end};
 }
 
 }  // namespace salus::traces

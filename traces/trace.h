@@ -1,41 +1,105 @@
 #pragma once
-/// Trace input: the native CSV, its JSON form, and the Tiresias simulator's CSV.
+/// Trace input: the native CSV, its JSON form, and importers for the public traces (Tiresias,
+/// Gavel, Philly, Helios/Venus, Alibaba PAI GPU-sharing, Pollux), chosen by name from one table.
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/job.h"
+#include "core/registry.h"
 #include "core/units.h"
 #include "traces/catalog.h"
 
 namespace salus::traces {
 
-enum class TraceFormat { kNative, kJson, kTiresias };
+enum class TraceFormat { kNative, kJson, kTiresias, kGavel, kPhilly, kHelios, kAlibaba, kPollux };
 const char* to_string(TraceFormat f);
+
+/// Where an imported job's duration comes from when the trace has one (Tiresias): kTrace takes
+/// the trace's figure (the default), kCatalog the catalog's iteration time (the behaviour before
+/// importers honoured durations; `--durations catalog`).
+enum class DurationSource { kTrace, kCatalog };
+
+/// How to read a trace. The defaults read any format as it is, whole.
+struct LoadOptions {
+  /// A name from trace_format_registry() (`--format`), or "" to recognise the format by content.
+  std::string format;
+  DurationSource durations = DurationSource::kTrace;
+  /// Gavel: a throughputs file in Gavel's JSON layout (`--throughputs`); "": the catalog.
+  std::string throughputs;
+  /// Gavel: the throughputs file's worker type ("": v100 when present, else the first by name).
+  std::string worker_type;
+  /// Iteration time assumed for traces that give a duration but no iteration count (Philly,
+  /// Helios, Alibaba): a job of duration d runs max(1, d / this) iterations, the remainder added to
+  /// the first, so its solo time is d exactly.
+  core::TimeNs assumed_iter_ns = core::kNsPerS;
+  /// `--window START:END`: keep jobs arriving in [start, end) seconds of the trace's time axis and
+  /// shift them so that `start` is 0.
+  std::optional<core::TimeNs> window_start, window_end;
+  /// `--sample FRACTION`: keep each job with this probability, drawn from `seed` and the job's
+  /// position in the file (the same jobs on every machine).
+  double sample = 1.0;
+  std::uint64_t seed = 1;
+};
 
 struct Trace {
   std::string path;
   TraceFormat format = TraceFormat::kNative;
   /// Jobs in file order; jobs[i].trace_order == i.
   std::vector<core::JobSpec> jobs;
-  /// whole_gpu[i]: job i's memory is unknown and assumed to be the whole GPU (P = 0,
-  /// E = the run's capacity); see jobs_for_capacity.
+  /// whole_gpu[i]: job i's memory is unknown and assumed to be a share of the GPU (P = 0,
+  /// E = memory_share_ppm[i] / 1e6 of the run's capacity; the whole GPU unless the trace gives a
+  /// share); see jobs_for_capacity.
   std::vector<bool> whole_gpu;
-  /// How the input was interpreted, one sentence each (printed by the programs).
+  /// Parts per million of the GPU's memory a whole_gpu job takes (1e6: all of it).
+  std::vector<std::int32_t> memory_share_ppm;
+  /// How the input was interpreted, one sentence each (printed by the programs as `note:` lines).
   std::vector<std::string> notes;
 };
 
-/// Loads a trace. The format is recognised by content: a Tiresias CSV by its header
-/// (num_gpu, submit_time, model_name, ...), JSON by a leading '{' or '['; otherwise the native
-/// CSV. Throws core::InputError naming "path:line: what is wrong".
-Trace load_trace(const std::string& path, const Catalog& catalog);
+/// Reads one format from the file's text into `trace` (path set, everything else empty). Throws
+/// core::InputError naming "path:line: what is wrong".
+using TraceReader = void (*)(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
 
-/// The trace's jobs for a GPU of `capacity` bytes: jobs with assumed memory get E = capacity.
+/// One entry of the format table: the reader, its TraceFormat and the mapping of the format's
+/// columns to a job, for `salus-trace formats` and the README.
+struct TraceFormatInfo {
+  TraceReader read;
+  TraceFormat format;
+  std::string_view mapping;
+};
+const core::Registry<TraceFormatInfo>& trace_format_registry();
+
+/// The format `text` is recognised as: JSON by a leading '{' or '[' (Philly's job log by its
+/// "submitted_time" key), a Gavel trace by a first line of 10 tab-separated fields, a CSV by the
+/// columns of its header; otherwise the native CSV.
+TraceFormat detect_format(std::string_view text);
+
+/// Loads a trace. The format is `options.format` or recognised by content (detect_format).
+/// Throws core::InputError naming "path:line: what is wrong"; text that is not UTF-8 is refused
+/// with the line of the first bad byte.
+Trace load_trace(const std::string& path, const Catalog& catalog, const LoadOptions& options = {});
+/// The same for text already in memory (`path` names it in errors): what the fuzz targets call.
+Trace load_trace_text(std::string_view text, const std::string& path, const Catalog& catalog,
+                      const LoadOptions& options = {});
+
+/// The trace's jobs for a GPU of `capacity` bytes: jobs with assumed memory get their share of it.
 std::vector<core::JobSpec> jobs_for_capacity(const Trace& trace, core::Bytes capacity);
 /// The same, taking the trace's jobs instead of copying them (trace.jobs is left empty).
 std::vector<core::JobSpec> jobs_for_capacity(Trace&& trace, core::Bytes capacity);
 
+/// Replays multi-GPU jobs (gpus > 1) on one GPU: iteration time × gpus (the same GPU-time), gpus
+/// set to 1. Returns how many jobs were folded. For single-GPU runs; a cluster gang-schedules them.
+std::int64_t fold_onto_one_gpu(std::vector<core::JobSpec>& jobs);
+
 /// Scales a trace down by `factor` >= 1, as Salus's own experiments did to fit a run: arrival
 /// times divided by it, iteration counts divided by it and rounded up (at least 1).
 std::vector<core::JobSpec> scale_time(std::vector<core::JobSpec> jobs, double factor);
+
+/// "START:END" in seconds (a unit s, min, h or d may follow each number) for LoadOptions'
+/// window. Throws core::InputError "--window: what".
+std::pair<core::TimeNs, core::TimeNs> parse_window(const std::string& text);
 
 }  // namespace salus::traces

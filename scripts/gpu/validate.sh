@@ -123,7 +123,7 @@ workloads="lenet_32,mlp_64"
 for m in alexnet googlenet overfeat vgg11 vgg16 vgg19; do workloads="$workloads,${m}_25,${m}_50,${m}_100"; done
 for m in resnet50 resnet101 resnet152; do workloads="$workloads,${m}_25,${m}_50,${m}_75"; done
 if want profile; then
-  run_step profile 240 "$bin/salus-profile" --device cuda --math "$math" --gpu-mem "$gpu_mem" --pairs false --switch false \
+  run_step profile 240 "$bin/salus-profile" --device cuda --math "$math" --gpu-mem "$gpu_mem" --pairs off --switch off \
     --workloads "$workloads" --out "$out/profiles.json"
 fi
 

@@ -45,7 +45,23 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
     std::string args, err;
   };
   const Case cases[] = {
-      {kHand + " --policy fifo,lifo", "salus-sim: unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority)\n"},
+      {kHand + " --policy fifo,lifo",
+       "salus-sim: unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority); did you mean 'fifo'?\n"},
+      {kHand + " --policy fifo,xyzzy", "salus-sim: unknown policy 'xyzzy' (valid: fifo, srtf, pack, fair, las, priority)\n"},
+      // A size without a unit once meant bytes, and every job was rejected.
+      {kHand + " --gpu-mem 16", "salus-sim: --gpu-mem: '16' has no unit (write e.g. 16GiB, 16MiB or 16B)\n"},
+      {kHand + " --polcy fifo", "salus-sim: unrecognised option '--polcy' (did you mean --policy?) (see --help)\n"},
+      {kHand + " --lane-shrink yes", "salus-sim: --lane-shrink: must be on or off, got 'yes'\n"},
+      {kHand + " --paging true", "salus-sim: --paging: must be on or off, got 'true'\n"},
+      {kHand + " --format helio",
+       "salus-sim: --format: unknown trace format 'helio' (valid: native, json, tiresias, gavel, philly, helios, "
+       "alibaba, pollux); did you mean 'helios'?\n"},
+      {kHand + " --durations exact", "salus-sim: --durations: unknown source 'exact' (valid: trace, catalog)\n"},
+      {kHand + " --window 10", "salus-sim: --window: expected START:END in seconds, got '10'\n"},
+      {kHand + " --window 2h:1h", "salus-sim: --window: END must be after START, got '2h:1h'\n"},
+      {kHand + " --window 0:1y", "salus-sim: --window: END: unknown time unit 'y' (valid: ms, s, min, h, d)\n"},
+      {kHand + " --sample 0", "salus-sim: --sample: must be a fraction in (0, 1]\n"},
+      {kHand + " --assumed-iter-ms 0", "salus-sim: --assumed-iter-ms: must be a positive number\n"},
       {kHand + " --policy fifo,fifo", "salus-sim: --policy: 'fifo' is listed twice\n"},
       {kHand + " --gpu-mem 16XB",
        "salus-sim: --gpu-mem: unknown size unit 'XB' (valid: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)\n"},
@@ -72,6 +88,42 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
   }
 }
 
+TEST_CASE("every program prints its version") {
+  const std::string sim_bin = SALUS_SIM_BIN;
+  const std::string dir = sim_bin.substr(0, sim_bin.rfind('/') + 1);
+  for (const std::string tool : {"salus-sim", "salus-run", "salus-profile", "salus-experiment", "salus-catalog", "salus-trace"}) {
+    CAPTURE(tool);
+    const Result r = salus::test::run_program(SALUS_SOURCE_DIR, dir + tool, "--version");
+    CHECK(r.code == 0);
+    CHECK(r.out.rfind(tool + " 0.1.0", 0) == 0);
+    CHECK(r.out.back() == '\n');
+  }
+}
+
+TEST_CASE("a trace that is not UTF-8 exits 2 with file:line before any table is printed") {
+  const fs::path t = write_file("latin1.csv",
+                                "job_id,arrival_s,iterations,persistent_mib,ephemeral_mib,iter_ms\n"
+                                "a,0,1,1,1,1\n"
+                                "caf\xE9,0,1,1,1,1\n");
+  const Result r = sim("--trace '" + t.string() + "' --summary-json " + (scratch() / "latin1.json").string());
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-sim: " + t.string() + ":3: not UTF-8 text (byte 0xE9)\n");
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("an imported trace prints its mapping as notes") {
+  const Result r = sim("--trace tests/data/traces/import/helios.csv --policy fifo --interference none");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("salus-sim: tests/data/traces/import/helios.csv (helios, 2 jobs)") != std::string::npos);
+  CHECK(r.out.find("note: helios: duration = duration, GPUs = gpu_num;") != std::string::npos);
+  CHECK(r.out.find("note: skipped 1 job: CPU-only (gpu_num 0)\n") != std::string::npos);
+  // Multi-GPU jobs on one GPU: folded, and said so.
+  CHECK(r.out.find("note: 2 jobs with more than one GPU replayed on one GPU, iteration time x GPUs (the same "
+                   "GPU-time)\n") != std::string::npos);
+  // 8 GPUs x 3600 s + 2 GPUs x 2.5 s on one GPU: the makespan is in hours.
+  CHECK(r.out.find(" h ") != std::string::npos);
+}
+
 TEST_CASE("a bad trace names file:line and exits 2") {
   const fs::path bad = write_file("bad.csv",
                                   "job_id,arrival_s,iterations,persistent_mib,ephemeral_mib,iter_ms\n"
@@ -89,8 +141,14 @@ TEST_CASE("a job larger than the GPU is rejected with a reason and the run goes 
                                 "huge,0,10,1024,1024,5\n");
   const Result r = sim("--trace '" + t.string() + "' --gpu-mem 1GiB --policy fifo");
   CHECK(r.code == 0);
-  CHECK(r.out.find("note: fifo: job huge rejected: needs P + E = 1 GiB + 1 GiB = 2 GiB, more than the GPU's 1 GiB") !=
+  CHECK(r.out.find("note: job huge rejected: needs P + E = 1 GiB + 1 GiB = 2 GiB, more than the GPU's 1 GiB (fifo)\n") !=
         std::string::npos);
+  // Under several policies the same rejection is one note.
+  const Result all = sim("--trace '" + t.string() + "' --gpu-mem 1GiB --policy fifo,srtf,pack");
+  CHECK(all.code == 0);
+  CHECK(all.out.find("note: job huge rejected: needs P + E = 1 GiB + 1 GiB = 2 GiB, more than the GPU's 1 GiB "
+                     "(all policies)\n") != std::string::npos);
+  CHECK(all.out.find("note: fifo:") == std::string::npos);
   CHECK(r.out.find("fifo     exclusive        0.05 s         0.00 s       0.05 s       0.05 s      1         1") !=
         std::string::npos);
 }

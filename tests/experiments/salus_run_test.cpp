@@ -270,8 +270,8 @@ TEST_CASE("salus-run rejects jobs larger than the pool with a note, and runs the
   INFO("stderr: ", r.err);
   REQUIRE(r.code == 0);
   // The trace's figures as given (the loop compares them in whole 256-byte units).
-  CHECK(r.out.find("note: pack: job mlp_a rejected: needs P + E = 12.7 MiB + 597688 B = 13.3 MiB, more than the GPU's "
-                   "12.0 MiB\n") != std::string::npos);
+  CHECK(r.out.find("note: job mlp_a rejected: needs P + E = 12.7 MiB + 597688 B = 13.3 MiB, more than the GPU's "
+                   "12.0 MiB (pack)\n") != std::string::npos);
   const json j = read_json(summary);
   const json& jobs = j.at("results")[0].at("jobs");
   REQUIRE(jobs.size() == 5);
@@ -296,7 +296,7 @@ TEST_CASE("salus-run: bad input exits 2 with the exact message") {
     std::string args, err;
   };
   const Case cases[] = {
-      {kTrace + " --device tpu", "salus-run: --device: unknown device 'tpu' (valid: cpu, cuda)\n"},
+      {kTrace + " --device tpu", "salus-run: --device: unknown device 'tpu' (valid: cpu, cuda); did you mean 'cpu'?\n"},
       {kSmall + " --math fp64", "salus-run: --math: unknown math mode 'fp64' (valid: fp32, tf32)\n"},
       {kSmall + " --math tf32", "salus-run: --math tf32: the cpu device computes in FP32 only (valid on cpu: fp32)\n"},
       {"--device cpu", "salus-run: the option '--trace' is required but missing (see --help)\n"},
@@ -304,7 +304,7 @@ TEST_CASE("salus-run: bad input exits 2 with the exact message") {
       {kSmall + " --time-scale 0", "salus-run: --time-scale: must be a number >= 1\n"},
       {kSmall + " --time-scale abc", "salus-run: the argument ('abc') for option '--time-scale' is invalid (see --help)\n"},
       {kSmall + " --learning-rate 0", "salus-run: --learning-rate: must be positive\n"},
-      {kSmall + " --policy fifo,lifo", "salus-run: unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority)\n"},
+      {kSmall + " --policy fifo,lifo", "salus-run: unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority); did you mean 'fifo'?\n"},
       {kSmall + " --lanes many", "salus-run: --lanes: unknown lane mode 'many' (valid: single, auto)\n"},
       {"--trace no/such/file.csv", "salus-run: no/such/file.csv: cannot open trace file\n"},
       {"--trace tests/data/real/no_model.csv --device cpu",
@@ -519,8 +519,8 @@ TEST_CASE("salus-run: a failed job makes the exit status 1, the summary is still
   const Result r = run(kSmall + " --time-scale 10 --policy fifo --profiles '" + catalog.string() + "' --summary-json '" +
                        summary.string() + "'");
   CHECK(r.code == 1);
-  CHECK(r.out.find("note: fifo: job lenet_a failed: its persistent state needs 845824 B but the trace declares P = "
-                   "845568 B\n") != std::string::npos);
+  CHECK(r.out.find("note: job lenet_a failed: its persistent state needs 845824 B but the trace declares P = "
+                   "845568 B (fifo)\n") != std::string::npos);
   // Failed 3 (the three lenet_32 jobs), Done 2; the columns say so.
   CHECK(r.out.find("Done  Rejected  Failed  Interrupted\n") != std::string::npos);
   CHECK(r.out.find("      2         0       3            0\n") != std::string::npos);

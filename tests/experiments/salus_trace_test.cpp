@@ -44,12 +44,12 @@ TEST_CASE("salus-trace: help, and a missing or unknown subcommand lists the vali
 
   r = trace_tool("");
   CHECK(r.code == 2);
-  CHECK(r.err == "salus-trace: no subcommand given (valid: generate, stats)\n");
+  CHECK(r.err == "salus-trace: no subcommand given (valid: generate, stats, formats)\n");
   CHECK(r.out.empty());
 
   r = trace_tool("generat --jobs 3");
   CHECK(r.code == 2);
-  CHECK(r.err == "salus-trace: unknown subcommand 'generat' (valid: generate, stats)\n");
+  CHECK(r.err == "salus-trace: unknown subcommand 'generat' (valid: generate, stats, formats); did you mean 'generate'?\n");
   CHECK(r.out.empty());
 }
 
@@ -168,4 +168,23 @@ TEST_CASE("salus-trace: traces/long_trace_100.csv is what its documented command
   CHECK(s.code == 0);
   CHECK(s.out.starts_with("trace: traces/long_trace_100.csv (native, 100 jobs)\narrivals: first 0 s, last "));
   CHECK(s.out.find("\nworkloads: ") != std::string::npos);
+}
+
+TEST_CASE("salus-trace formats: every format with its mapping, and stats reads them") {
+  Result r = trace_tool("formats");
+  CHECK(r.code == 0);
+  for (const char* name : {"native", "json", "tiresias", "gavel", "philly", "helios", "alibaba", "pollux"}) {
+    CAPTURE(name);
+    const bool listed = r.out.find(std::string("\n") + name + ": ") != std::string::npos || r.out.rfind(std::string(name) + ": ", 0) == 0;
+    CHECK(listed);
+  }
+  CHECK(r.out.find("  arrival = creation_time (seconds after the earliest in the file); duration = deletion_time - "
+                   "scheduled_time;") != std::string::npos);
+  r = trace_tool("stats tests/data/traces/import/gavel.tsv --throughputs tests/data/traces/import/gavel_throughputs.json");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("trace: tests/data/traces/import/gavel.tsv (gavel, 3 jobs)\n") != std::string::npos);
+  r = trace_tool("stats tests/data/traces/import/alibaba.csv --window 0:301");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("note: kept 2 of 3 jobs: arriving in [0 s, 301 s), shifted to start at 0\n") !=
+        std::string::npos);
 }

@@ -26,10 +26,10 @@ TEST_CASE("make_policy creates each policy by its name") {
 }
 
 TEST_CASE("an unknown policy is the user's mistake, named with the valid names") {
-  CHECK_THROWS_WITH_AS(make_policy("lifo"), "unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority)",
+  CHECK_THROWS_WITH_AS(make_policy("lifo"), "unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority); did you mean 'fifo'?",
                        salus::core::InputError);
   CHECK_THROWS_WITH_AS(make_policy(""), "unknown policy '' (valid: fifo, srtf, pack, fair, las, priority)", salus::core::InputError);
-  CHECK_THROWS_WITH_AS(make_policy("fifo "), "unknown policy 'fifo ' (valid: fifo, srtf, pack, fair, las, priority)",
+  CHECK_THROWS_WITH_AS(make_policy("fifo "), "unknown policy 'fifo ' (valid: fifo, srtf, pack, fair, las, priority); did you mean 'fifo'?",
                        salus::core::InputError);
 }
 

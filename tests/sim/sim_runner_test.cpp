@@ -108,7 +108,7 @@ TEST_CASE("simulate with the default config: PACK's lanes slow each other down (
 
 TEST_CASE("simulate reports unknown names as the user's mistake") {
   const auto jobs = salus::test::paper_example();
-  CHECK_THROWS_WITH_AS(simulate(jobs, "lifo", SimConfig{}), "unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority)",
+  CHECK_THROWS_WITH_AS(simulate(jobs, "lifo", SimConfig{}), "unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority); did you mean 'fifo'?",
                        InputError);
   SimConfig c;
   c.interference = "mps";

@@ -169,7 +169,9 @@ TEST_CASE("tiresias: tiresias_small.csv maps models to the catalog and explains 
   CHECK(t.format == TraceFormat::kTiresias);
   REQUIRE(t.jobs.size() == 10);
   CHECK(t.notes == std::vector<std::string>{
-                       "9 jobs take P, E, iteration time and gpu_util from the catalog (their duration is ignored)",
+                       "tiresias: arrival from submit_time, GPUs from num_gpu, iterations from iterations; solo time = "
+                       "duration (iteration time = duration / iterations, the remainder on the first iteration)",
+                       "9 jobs take P, E and gpu_util from the catalog",
                        "7 jobs name models without batch size, mapped to the smallest batch variant in the catalog: "
                        "alexnet -> alexnet_25 (1 job), googlenet -> googlenet_25 (1 job), resnet152 -> resnet152_25 "
                        "(1 job), resnet50 -> resnet50_25 (1 job), superres -> superres_32 (1 job), vae -> vae_64 "
@@ -177,15 +179,16 @@ TEST_CASE("tiresias: tiresias_small.csv maps models to the catalog and explains 
                        "1 job names a model missing from the catalog (transformer): iteration time from "
                        "duration/iterations, memory assumed to be the whole GPU (P = 0, E = capacity), as Salus assumes "
                        "for a job that sends no estimates",
-                       "1 job with num_gpu > 1 replayed on one GPU, iteration time × num_gpu (same total GPU-time)",
-                       "the interval column is ignored"});
+                       "1 job has num_gpu > 1 (JobSpec::gpus)", "the interval column is ignored"});
 
+  // The iteration time is the trace's duration / iterations: 25 s / 200 = 125 ms.
   const auto* resnet = c.find("resnet50_25");
-  check_job(t.jobs[0], "1", "resnet50_25", 0, 200, resnet->persistent, resnet->ephemeral, resnet->iter_ns,
+  check_job(t.jobs[0], "1", "resnet50_25", 0, 200, resnet->persistent, resnet->ephemeral, 125 * ms,
             resnet->gpu_util_ppm, 0);
-  const auto* vgg = c.find("vgg16_50");  // exact name; num_gpu = 2 doubles the iteration time
-  check_job(t.jobs[2], "3", "vgg16_50", 6 * s, 100, vgg->persistent, vgg->ephemeral, 2 * vgg->iter_ns,
-            vgg->gpu_util_ppm, 2);
+  const auto* vgg = c.find("vgg16_50");  // exact name; num_gpu = 2 is kept in gpus (folded by the programs)
+  check_job(t.jobs[2], "3", "vgg16_50", 6 * s, 100, vgg->persistent, vgg->ephemeral, 800 * ms, vgg->gpu_util_ppm, 2);
+  CHECK(t.jobs[2].gpus == 2);
+  CHECK(t.jobs[0].gpus == 1);
   // transformer: 120 s / 400 iterations = 300 ms; memory unknown.
   check_job(t.jobs[4], "5", "transformer", 14 * s, 400, 0, 0, 300 * ms, 1'000'000, 4);
   CHECK(t.whole_gpu == std::vector<bool>{false, false, false, false, true, false, false, false, false, false});
@@ -200,19 +203,26 @@ TEST_CASE("tiresias: missing models, multi-GPU jobs and rounding of duration/ite
                                      "alpha,4,99,8,2,10\n");
   const Trace t = load_trace(path, test_catalog());
   REQUIRE(t.jobs.size() == 4);
+  // 10 s / 3 iterations: 3333333333 ns each and the 1 ns left over on the first.
   check_job(t.jobs[0], "1", "foo", 0, 3, 0, 0, 3'333'333'333, 1'000'000, 0);
-  check_job(t.jobs[1], "2", "bar", 5500 * ms, 1000, 0, 0, 4 * ms, 1'000'000, 1);
-  check_job(t.jobs[2], "3", "foo", 7 * s, 4, 0, 0, 1, 1'000'000, 2);  // 2 ns / 4 iterations = 0.5 ns, rounded to 1 ns
-  check_job(t.jobs[3], "4", "alpha_10", 8 * s, 10, 100 * MiB, 1000 * MiB, 20 * ms, 500'000, 3);
+  CHECK(t.jobs[0].first_iter_extra_ns == 1);
+  check_job(t.jobs[1], "2", "bar", 5500 * ms, 1000, 0, 0, 1 * ms, 1'000'000, 1);
+  CHECK(t.jobs[1].gpus == 4);
+  check_job(t.jobs[2], "3", "foo", 7 * s, 4, 0, 0, 1, 1'000'000, 2);  // 2 ns / 4 iterations: at least 1 ns
+  CHECK(t.jobs[2].first_iter_extra_ns == 0);
+  // A catalog model still takes the trace's duration: 99 s / 10; P, E and u from alpha_10.
+  check_job(t.jobs[3], "4", "alpha_10", 8 * s, 10, 100 * MiB, 1000 * MiB, 9900 * ms, 500'000, 3);
   CHECK(t.whole_gpu == std::vector<bool>{true, true, true, false});
   CHECK(t.notes == std::vector<std::string>{
-                       "1 job takes P, E, iteration time and gpu_util from the catalog (their duration is ignored)",
+                       "tiresias: arrival from submit_time, GPUs from num_gpu, iterations from iterations; solo time = "
+                       "duration (iteration time = duration / iterations, the remainder on the first iteration)",
+                       "1 job takes P, E and gpu_util from the catalog",
                        "1 job names a model without batch size, mapped to the smallest batch variant in the catalog: "
                        "alpha -> alpha_10 (1 job)",
                        "3 jobs name models missing from the catalog (bar, foo): iteration time from duration/iterations, "
                        "memory assumed to be the whole GPU (P = 0, E = capacity), as Salus assumes for a job that sends "
                        "no estimates",
-                       "2 jobs with num_gpu > 1 replayed on one GPU, iteration time × num_gpu (same total GPU-time)"});
+                       "2 jobs have num_gpu > 1 (JobSpec::gpus)"});
 }
 
 TEST_CASE("jobs_for_capacity: whole-GPU jobs get E = capacity, others are unchanged") {

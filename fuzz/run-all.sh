@@ -1,0 +1,20 @@
+#!/bin/bash
+# Fuzzes every trace reader in turn, SECONDS each (default 600), at the lowest priority, from a
+# scratch copy of its seed corpus. Needs the SALUS_FUZZ=ON build in build-fuzz (fuzz/README.md).
+# Prints one line per target; a crash or hang leaves crash-*/timeout-* files in WORK/<format>.
+set -u
+seconds=${1:-600}
+work=${2:-/tmp/salus-fuzz}
+root=$(cd "$(dirname "$0")/.." && pwd)
+status=0
+for format in native json tiresias gavel philly helios alibaba pollux; do
+  mkdir -p "$work/$format"
+  log="$work/$format.log"
+  (cd "$work/$format" && nice -n 19 "$root/build-fuzz/fuzz/fuzz_$format" -max_total_time="$seconds" -timeout=10 \
+     -rss_limit_mb=2048 -print_final_stats=1 "$work/$format" "$root/fuzz/corpus/$format" >"$log" 2>&1)
+  rc=$?
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
+  echo "$format: exit $rc, ${runs:-?} inputs in ${seconds} s"
+  [ $rc -eq 0 ] || status=1
+done
+exit $status

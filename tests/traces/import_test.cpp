@@ -1,0 +1,280 @@
+// The importers of the public traces, on small fixtures written from each documented layout
+// (tests/data/traces/import/): which column gives arrival, duration, GPUs and memory, what is
+// skipped and assumed, and the notes that say so. Expected values are worked out by hand.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "support/temp_files.h"
+#include "traces/catalog.h"
+#include "traces/csv.h"
+#include "traces/trace.h"
+
+namespace core = salus::core;
+using salus::traces::Catalog;
+using salus::traces::LoadOptions;
+using salus::traces::load_trace;
+using salus::traces::Trace;
+using salus::traces::TraceFormat;
+
+namespace {
+
+const std::string kDir = SALUS_TEST_DATA_DIR "/traces/import/";
+constexpr core::TimeNs s = core::kNsPerS;
+constexpr core::TimeNs ms = core::kNsPerMs;
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load_default();
+  return c;
+}
+
+bool has_note(const Trace& t, const std::string& text) {
+  for (const std::string& n : t.notes) {
+    if (n == text) return true;
+  }
+  return false;
+}
+
+// Solo time including the first iteration's extra: what the trace's duration must equal.
+core::TimeNs solo(const core::JobSpec& j) { return j.iterations * j.iter_ns + j.first_iter_extra_ns; }
+
+LoadOptions with_throughputs(const std::string& worker = "") {
+  LoadOptions o;
+  o.throughputs = kDir + "gavel_throughputs.json";
+  o.worker_type = worker;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("import: every fixture is recognised by its header or shape") {
+  CHECK(load_trace(kDir + "tiresias_fifo.csv", catalog()).format == TraceFormat::kTiresias);
+  CHECK(load_trace(kDir + "gavel.tsv", catalog(), with_throughputs()).format == TraceFormat::kGavel);
+  CHECK(load_trace(kDir + "philly.json", catalog()).format == TraceFormat::kPhilly);
+  CHECK(load_trace(kDir + "helios.csv", catalog()).format == TraceFormat::kHelios);
+  CHECK(load_trace(kDir + "alibaba.csv", catalog()).format == TraceFormat::kAlibaba);
+  CHECK(load_trace(kDir + "pollux.csv", catalog()).format == TraceFormat::kPollux);
+  CHECK(salus::traces::trace_format_registry().names_joined() ==
+        "native, json, tiresias, gavel, philly, helios, alibaba, pollux");
+}
+
+TEST_CASE("import: tiresias takes the solo time from duration, memory from the catalog") {
+  const Trace t = load_trace(kDir + "tiresias_fifo.csv", catalog());
+  REQUIRE(t.jobs.size() == 5);
+  // vgg16: 3 s over 7 iterations = 428571428 ns each, 4 ns left over on the first.
+  CHECK(t.jobs[2].iter_ns == 428'571'428);
+  CHECK(t.jobs[2].first_iter_extra_ns == 4);
+  const std::vector<core::TimeNs> durations = {50 * s, 7 * s, 3 * s, 100'500 * ms, 10 * s};
+  for (std::size_t i = 0; i < durations.size(); ++i) CHECK(solo(t.jobs[i]) == durations[i]);
+  const auto* googlenet = catalog().find("googlenet_25");
+  CHECK(t.jobs[1].workload == "googlenet_25");
+  CHECK(t.jobs[1].persistent == googlenet->persistent);
+  CHECK(t.jobs[1].gpu_util_ppm == googlenet->gpu_util_ppm);
+  CHECK(t.whole_gpu == std::vector<bool>{false, false, false, false, true});
+
+  LoadOptions catalog_times;
+  catalog_times.durations = salus::traces::DurationSource::kCatalog;
+  const Trace c = load_trace(kDir + "tiresias_fifo.csv", catalog(), catalog_times);
+  CHECK(c.jobs[1].iter_ns == googlenet->iter_ns);
+  CHECK(c.jobs[1].first_iter_extra_ns == googlenet->first_iter_extra_ns);
+  CHECK(has_note(c, "4 jobs take P, E, iteration time and gpu_util from the catalog (their duration is ignored)"));
+}
+
+TEST_CASE("import: gavel with a throughputs file, the catalog where it has no entry") {
+  const Trace t = load_trace(kDir + "gavel.tsv", catalog(), with_throughputs());
+  REQUIRE(t.jobs.size() == 3);
+  const auto* r75 = catalog().find("resnet50_75");  // batch 64: nearer 75 than 50
+  // ResNet-50 (batch size 64) on 1 GPU: 4 steps/s on v100 -> 250 ms; 1000 steps.
+  CHECK(t.jobs[0].id == "0");
+  CHECK(t.jobs[0].workload == "resnet50_75");
+  CHECK(t.jobs[0].iter_ns == 250 * ms);
+  CHECK(t.jobs[0].iterations == 1000);
+  CHECK(t.jobs[0].gpus == 1);
+  CHECK(t.jobs[0].persistent == r75->persistent);
+  CHECK(t.jobs[0].priority == 1);
+  // Transformer on 2 GPUs: 8 steps/s -> 125 ms; not in the catalog: the whole GPU.
+  CHECK(t.jobs[1].iter_ns == 125 * ms);
+  CHECK(t.jobs[1].gpus == 2);
+  CHECK(t.jobs[1].arrival_ns == 30'500 * ms);
+  CHECK(t.jobs[1].priority == 2);
+  CHECK(t.whole_gpu == std::vector<bool>{false, true, false});
+  // ResNet-50 on 4 GPUs: no throughput for scale factor 4, so the catalog's iteration time.
+  CHECK(t.jobs[2].iter_ns == r75->iter_ns);
+  CHECK(t.jobs[2].gpus == 4);
+  CHECK(t.jobs[2].iterations == 10);
+  CHECK(has_note(t, "2 jobs take its iteration time from " + kDir + "gavel_throughputs.json" +
+                        " (worker type v100, 1 / steps per second alone)"));
+}
+
+TEST_CASE("import: gavel errors name the line and the way out") {
+  // k80 has no Transformer: the catalog has none either.
+  CHECK_THROWS_WITH_AS(load_trace(kDir + "gavel.tsv", catalog(), with_throughputs("k80")),
+                       (kDir + "gavel.tsv:2: job_type 'Transformer (batch size 128)': no throughput for it in " + kDir +
+                        "gavel_throughputs.json and no catalog entry for model 'transformer' (catalog: " +
+                        catalog().names_joined() + ")")
+                           .c_str(),
+                       core::InputError);
+  CHECK_THROWS_WITH_AS(load_trace(kDir + "gavel.tsv", catalog(), with_throughputs("a100")),
+                       (kDir + "gavel_throughputs.json: unknown worker type 'a100' (valid: k80, v100)").c_str(),
+                       core::InputError);
+  const std::string bad = salus::test::temp_file("gavel_bad.tsv", "A\tb\tc\td\te\t10\t1\t1\t-1\t0\nA\tb\tc\n");
+  LoadOptions gavel;
+  gavel.format = "gavel";
+  CHECK_THROWS_WITH_AS(load_trace(bad, catalog(), gavel),
+                       (bad + ":1: job_type 'A': no throughput for it (no --throughputs file) and no catalog entry for "
+                              "model 'a' (catalog: " + catalog().names_joined() + ")").c_str(),
+                       core::InputError);
+}
+
+TEST_CASE("import: philly sums the attempts, counts the last attempt's GPUs, skips jobs that never ran") {
+  const Trace t = load_trace(kDir + "philly.json", catalog());
+  REQUIRE(t.jobs.size() == 2);
+  CHECK(t.jobs[0].id == "application_1");
+  CHECK(t.jobs[0].arrival_ns == 0);
+  CHECK(solo(t.jobs[0]) == 600 * s);
+  CHECK(t.jobs[0].iterations == 600);  // 1 s assumed per iteration
+  CHECK(t.jobs[0].gpus == 2);
+  CHECK(t.jobs[1].arrival_ns == 30 * s);
+  CHECK(solo(t.jobs[1]) == 15 * s);  // 10 s + 5 s
+  CHECK(t.jobs[1].gpus == 4);        // gpu3 on m2, gpu0-2 on m3
+  CHECK(t.whole_gpu == std::vector<bool>{true, true});
+  CHECK(has_note(t, "skipped 1 job: no attempt with a start and end time (never ran)"));
+}
+
+TEST_CASE("import: helios skips CPU-only and zero-length jobs, keeps unknown columns as a note") {
+  const Trace t = load_trace(kDir + "helios.csv", catalog());
+  REQUIRE(t.jobs.size() == 2);
+  CHECK(t.jobs[0].id == "j1");
+  CHECK(t.jobs[0].gpus == 8);
+  CHECK(solo(t.jobs[0]) == 3600 * s);
+  CHECK(t.jobs[1].id == "j4");
+  CHECK(t.jobs[1].arrival_ns == 120 * s);
+  CHECK(t.jobs[1].iterations == 2);  // 2.5 s: two iterations of 1.25 s
+  CHECK(t.jobs[1].iter_ns == 1250 * ms);
+  CHECK(has_note(t, "skipped 1 job: CPU-only (gpu_num 0)"));
+  CHECK(has_note(t, "skipped 1 job: duration 0"));
+  CHECK(has_note(t, "columns not read, kept as they are: 'extra_col'"));
+}
+
+TEST_CASE("import: alibaba gives a pod sharing a GPU its gpu_milli share of memory and utilisation") {
+  const Trace t = load_trace(kDir + "alibaba.csv", catalog());
+  REQUIRE(t.jobs.size() == 3);
+  CHECK(t.jobs[0].id == "openb-pod-0000");
+  CHECK(t.jobs[0].arrival_ns == 0);
+  CHECK(solo(t.jobs[0]) == 4990 * s);
+  CHECK(t.jobs[1].id == "openb-pod-0003");
+  CHECK(t.jobs[1].arrival_ns == 300 * s);
+  CHECK(t.jobs[1].gpu_util_ppm == 250'000);
+  CHECK(t.jobs[2].gpus == 8);
+  CHECK(solo(t.jobs[2]) == 2990 * s);
+  const std::vector<core::JobSpec> jobs = salus::traces::jobs_for_capacity(t, 16 * core::kGiB);
+  CHECK(jobs[0].ephemeral == 16 * core::kGiB);
+  CHECK(jobs[1].ephemeral == 4 * core::kGiB);
+  CHECK(jobs[1].persistent == 0);
+  CHECK(has_note(t, "skipped 1 job: CPU-only pods (num_gpu 0)"));
+  CHECK(has_note(t, "skipped 1 job: never scheduled (no scheduled_time)"));
+  CHECK(has_note(t, "skipped 1 job: not deleted by the end of the trace (no deletion_time)"));
+}
+
+TEST_CASE("import: pollux maps applications to the catalog and needs a duration column") {
+  const Trace t = load_trace(kDir + "pollux.csv", catalog());
+  REQUIRE(t.jobs.size() == 3);
+  CHECK(t.jobs[0].workload == "cifar10");
+  CHECK(t.whole_gpu == std::vector<bool>{true, false, false});
+  CHECK(t.jobs[1].workload == "resnet50_75");
+  CHECK(t.jobs[1].gpus == 4);
+  // As many of the catalog's iterations as fit in the duration, stretched to fill it exactly.
+  CHECK(t.jobs[1].iterations == 7200 * s / catalog().find("resnet50_75")->iter_ns);
+  CHECK(t.jobs[1].iter_ns == 7200 * s / t.jobs[1].iterations);
+  CHECK(solo(t.jobs[1]) == 7200 * s);
+  CHECK(t.jobs[2].workload == "speech_25");
+  CHECK(solo(t.jobs[2]) == 1800 * s);
+  CHECK_THROWS_WITH_AS(load_trace(kDir + "pollux_no_duration.csv", catalog()),
+                       (kDir + "pollux_no_duration.csv:1: a Pollux workload has no job durations (Pollux derives them "
+                               "from its application profiles, which are not part of the trace): add a 'duration' "
+                               "column in seconds").c_str(),
+                       core::InputError);
+}
+
+TEST_CASE("import: --format forces a reader, an unknown name lists the formats") {
+  LoadOptions o;
+  o.format = "helios";
+  CHECK_THROWS_WITH_AS(load_trace(kDir + "tiresias_fifo.csv", catalog(), o),
+                       (kDir + "tiresias_fifo.csv:1: missing required column 'gpu_num' in a Helios trace").c_str(),
+                       core::InputError);
+  o.format = "helio";
+  CHECK_THROWS_WITH_AS(load_trace(kDir + "helios.csv", catalog(), o),
+                       "--format: unknown trace format 'helio' (valid: native, json, tiresias, gavel, philly, helios, "
+                       "alibaba, pollux); did you mean 'helios'?",
+                       core::InputError);
+}
+
+TEST_CASE("import: --window keeps jobs from START up to END shifted to 0, --sample is seeded and stable") {
+  LoadOptions o;
+  o.window_start = 10 * s;
+  o.window_end = 61 * s;
+  const Trace t = load_trace(kDir + "tiresias_fifo.csv", catalog(), o);
+  REQUIRE(t.jobs.size() == 2);  // submitted at 10 and 60; 61 is outside
+  CHECK(t.jobs[0].id == "2");
+  CHECK(t.jobs[0].arrival_ns == 0);
+  CHECK(t.jobs[1].arrival_ns == 50 * s);
+  CHECK(t.jobs[1].trace_order == 1);
+  CHECK(t.notes.back() == "kept 2 of 5 jobs: arriving in [10 s, 61 s), shifted to start at 0");
+
+  std::string csv = "job_id,arrival_s,iterations,persistent_mib,ephemeral_mib,iter_ms\n";
+  for (int i = 0; i < 1000; ++i) csv += "j" + std::to_string(i) + "," + std::to_string(i) + ",1,1,1,1\n";
+  const std::string path = salus::test::temp_file("sample.csv", csv);
+  LoadOptions sample;
+  sample.sample = 0.25;
+  sample.seed = 7;
+  const Trace a = load_trace(path, catalog(), sample);
+  const Trace b = load_trace(path, catalog(), sample);
+  CHECK(a.jobs.size() > 200);
+  CHECK(a.jobs.size() < 300);
+  REQUIRE(a.jobs.size() == b.jobs.size());
+  for (std::size_t i = 0; i < a.jobs.size(); ++i) CHECK(a.jobs[i].id == b.jobs[i].id);
+  sample.seed = 8;
+  const Trace c = load_trace(path, catalog(), sample);
+  bool differs = c.jobs.size() != a.jobs.size();
+  for (std::size_t i = 0; !differs && i < a.jobs.size(); ++i) differs = a.jobs[i].id != c.jobs[i].id;
+  CHECK(differs);
+}
+
+TEST_CASE("import: text that is not UTF-8 is refused with its line") {
+  const std::string path =
+      salus::test::temp_file("latin1.csv", "job_id,arrival_s,iterations,persistent_mib,ephemeral_mib,iter_ms\n"
+                                           "a,0,1,1,1,1\nb\xE9,0,1,1,1,1\n");
+  CHECK_THROWS_WITH_AS(load_trace(path, catalog()), (path + ":3: not UTF-8 text (byte 0xE9)").c_str(), core::InputError);
+  CHECK(salus::traces::first_invalid_utf8("ok \xC3\xA9 \xE2\x80\x94") == std::string::npos);
+  CHECK(salus::traces::first_invalid_utf8("\xC0\xAF") == 0);        // overlong '/'
+  CHECK(salus::traces::first_invalid_utf8("ab\xED\xA0\x80") == 2);  // a surrogate
+  CHECK(salus::traces::first_invalid_utf8("\xF0\x9F\x98") == 0);    // cut short
+}
+
+TEST_CASE("import: the native CSV's optional gpus column") {
+  const std::string path = salus::test::temp_file(
+      "gpus.csv", "job_id,arrival_s,iterations,persistent_mib,ephemeral_mib,iter_ms,gpus\na,0,1,1,1,1,4\nb,0,1,1,1,1,\n");
+  const Trace t = load_trace(path, catalog());
+  CHECK(t.jobs[0].gpus == 4);
+  CHECK(t.jobs[1].gpus == 1);
+  std::vector<core::JobSpec> jobs = t.jobs;
+  CHECK(salus::traces::fold_onto_one_gpu(jobs) == 1);
+  CHECK(jobs[0].iter_ns == 4 * ms);
+  CHECK(jobs[0].gpus == 1);
+}
+
+TEST_CASE("import: inputs found by fuzzing are bad input, not crashes") {
+  // A date past 2262 overflowed 64-bit nanoseconds (UBSan, helios and philly).
+  const std::string helios = salus::test::temp_file(
+      "helios_2262.csv", "job_id,gpu_num,submit_time,duration\nj1,1,9999-12-31 23:59:59,10\n");
+  CHECK_THROWS_WITH_AS(load_trace(helios, catalog()),
+                       (helios + ":2: submit_time must be seconds >= 0 or a date YYYY-MM-DD HH:MM:SS (1970 to 2262), "
+                                 "got '9999-12-31 23:59:59'").c_str(),
+                       core::InputError);
+  // A number beyond a double escaped the JSON parser as nlohmann's out_of_range (native JSON).
+  const std::string json = salus::test::temp_file("overflow.json", "{\n  \"jobs\": [\n    {\"job_id\": 1e400}\n  ]\n}\n");
+  CHECK_THROWS_WITH_AS(load_trace(json, catalog()), (json + ":3: invalid JSON: number overflow parsing '1e400'").c_str(),
+                       core::InputError);
+}
