@@ -54,7 +54,7 @@ TEST_CASE("salus-sim: bad cluster options exit 2 naming what is wrong") {
   CHECK(r.err == "salus-sim: --gpus: must be an integer in [1, 1000000]\n");
   r = sim("--gpus 2 --placement worst-fit");
   CHECK(r.code == 2);
-  CHECK(r.err == "salus-sim: unknown placement 'worst-fit' (valid: first-fit, best-fit, least-loaded, util-pack)\n");
+  CHECK(r.err == "salus-sim: unknown placement 'worst-fit' (valid: first-fit, best-fit, least-loaded, util-pack); did you mean 'first-fit'?\n");
   const std::string file = salus::test::temp_file("cl.csv", "nodes,gpus_per_node,gpu_mem\n2,4,16\n");
   r = sim("--cluster '" + file + "'");
   CHECK(r.code == 2);
