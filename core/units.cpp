@@ -22,6 +22,48 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+/// "12.5 GiB": its trimmed text, number and unit (as typed and lower-cased).
+struct Quantity {
+  std::string text;        // trimmed
+  std::string number;
+  double value = 0;
+  std::string unit_typed;  // after the number and any spaces
+  std::string unit;        // lower-cased
+};
+
+/// Splits a size or duration; false, with `why` set, when the text is empty or does not start
+/// with a number.
+bool split_quantity(std::string_view text, const char* what, Quantity& q, std::string& why) {
+  std::string s(text);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t start = 0;
+  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
+  s = s.substr(start);
+  if (s.empty()) {
+    why = std::string("empty ") + what;
+    return false;
+  }
+  std::size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+  q.number = s.substr(0, i);
+  std::size_t j = i;
+  while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+  q.unit_typed = s.substr(j);
+  q.unit = lower(q.unit_typed);
+  q.text = s;
+  if (q.number.empty() || q.number == ".") {
+    why = "'" + s + "' does not start with a number";
+    return false;
+  }
+  char* end = nullptr;
+  q.value = std::strtod(q.number.c_str(), &end);
+  if (end != q.number.c_str() + q.number.size()) {
+    why = "'" + q.number + "' is not a number";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<TimeNs> ns_from_seconds(double seconds) { return scale_round(seconds, 1e9); }
@@ -33,22 +75,13 @@ std::optional<Bytes> parse_size(std::string_view text, std::string* error) {
     if (error) *error = why;
     return std::nullopt;
   };
-  std::string s(text);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  std::size_t start = 0;
-  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
-  s = s.substr(start);
-  if (s.empty()) return fail("empty size");
-  std::size_t i = 0;
-  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
-  const std::string number = s.substr(0, i);
-  std::size_t j = i;
-  while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
-  const std::string unit = lower(s.substr(j));
-  if (number.empty() || number == ".") return fail("'" + s + "' does not start with a number");
-  char* end = nullptr;
-  const double value = std::strtod(number.c_str(), &end);
-  if (end != number.c_str() + number.size()) return fail("'" + number + "' is not a number");
+  Quantity q;
+  std::string why;
+  if (!split_quantity(text, "size", q, why)) return fail(why);
+  const std::string& s = q.text;
+  const std::string& number = q.number;
+  const std::string& unit = q.unit;
+  const double value = q.value;
   double mult = 0;
   if (unit.empty()) {
     return fail("'" + s + "' has no unit (write e.g. " + number + "GiB, " + number + "MiB or " + number + "B)");
@@ -62,7 +95,7 @@ std::optional<Bytes> parse_size(std::string_view text, std::string* error) {
   else if (unit == "mb") mult = 1e6;
   else if (unit == "gb") mult = 1e9;
   else if (unit == "tb") mult = 1e12;
-  else return fail("unknown size unit '" + s.substr(j) + "' (valid: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)");
+  else return fail("unknown size unit '" + q.unit_typed + "' (valid: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)");
   auto bytes = scale_round(value, mult);
   if (!bytes) return fail("size '" + s + "' is out of range");
   return bytes;
@@ -73,29 +106,19 @@ std::optional<TimeNs> parse_duration(std::string_view text, std::string* error) 
     if (error) *error = why;
     return std::nullopt;
   };
-  std::string s(text);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  std::size_t start = 0;
-  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
-  s = s.substr(start);
-  if (s.empty()) return fail("empty duration");
-  std::size_t i = 0;
-  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
-  const std::string number = s.substr(0, i);
-  std::size_t j = i;
-  while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
-  const std::string unit = lower(s.substr(j));
-  if (number.empty() || number == ".") return fail("'" + s + "' does not start with a number");
-  char* end = nullptr;
-  const double value = std::strtod(number.c_str(), &end);
-  if (end != number.c_str() + number.size()) return fail("'" + number + "' is not a number");
+  Quantity q;
+  std::string why;
+  if (!split_quantity(text, "duration", q, why)) return fail(why);
+  const std::string& s = q.text;
+  const std::string& unit = q.unit;
+  const double value = q.value;
   double mult = 0;
   if (unit.empty() || unit == "s") mult = 1e9;
   else if (unit == "ms") mult = 1e6;
   else if (unit == "min") mult = 60e9;
   else if (unit == "h") mult = 3600e9;
   else if (unit == "d") mult = 86400e9;
-  else return fail("unknown time unit '" + s.substr(j) + "' (valid: ms, s, min, h, d)");
+  else return fail("unknown time unit '" + q.unit_typed + "' (valid: ms, s, min, h, d)");
   auto ns = scale_round(value, mult);
   if (!ns) return fail("duration '" + s + "' is out of range");
   return ns;

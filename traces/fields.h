@@ -107,6 +107,16 @@ inline std::int64_t count_field(const Place& place, const std::string& name, std
   return *v;
 }
 
+/// A GPU count column: an integer >= 0 (0: a CPU-only job, which importers skip) that fits JobSpec::gpus.
+inline std::int32_t gpu_count_field(const Place& place, const std::string& name, std::string_view text) {
+  bool too_large = false;
+  const std::optional<std::int64_t> v = parse_count(text, &too_large);
+  if (!v || *v > std::numeric_limits<std::int32_t>::max()) {
+    place.fail(name + " must be an integer >= 0, got " + quoted(text));
+  }
+  return static_cast<std::int32_t>(*v);
+}
+
 inline core::TimeNs seconds_field(const Place& place, const std::string& name, std::string_view text, bool positive) {
   const double s = decimal_field(place, name, text, positive ? "> 0" : ">= 0",
                                  [positive](double v) { return positive ? v > 0 : v >= 0; });

@@ -418,14 +418,10 @@ void read_helios(Trace& trace, std::string_view text, const Catalog&, const Load
     core::JobSpec job;
     job.id = cell(kId);
     if (job.id.empty()) place.fail("job_id is missing");
-    bool too_large = false;
-    const std::optional<std::int64_t> gpus = parse_count(cell(kGpus), &too_large);
-    if (!gpus || *gpus > std::numeric_limits<std::int32_t>::max()) {
-      place.fail("gpu_num must be an integer >= 0, got " + quoted(cell(kGpus)));
-    }
+    const std::int32_t gpus = gpu_count_field(place, "gpu_num", cell(kGpus));
     job.arrival_ns = time_field(place, "submit_time", cell(kSubmit));
     const core::TimeNs duration = seconds_field(place, "duration", cell(kDuration), false);
-    if (*gpus == 0) {
+    if (gpus == 0) {
       ++cpu_only;
       continue;
     }
@@ -433,7 +429,7 @@ void read_helios(Trace& trace, std::string_view text, const Catalog&, const Load
       ++zero;
       continue;
     }
-    job.gpus = static_cast<std::int32_t>(*gpus);
+    job.gpus = gpus;
     set_duration_assumed(job, duration, options.assumed_iter_ns);
     check_solo_time(place, job);
     add_job(trace, std::move(job), place, first);
@@ -470,12 +466,8 @@ void read_alibaba(Trace& trace, std::string_view text, const Catalog&, const Loa
     core::JobSpec job;
     job.id = cell(kName);
     if (job.id.empty()) place.fail("name is missing");
-    bool too_large = false;
-    const std::optional<std::int64_t> gpus = parse_count(cell(kGpus), &too_large);
-    if (!gpus || *gpus > std::numeric_limits<std::int32_t>::max()) {
-      place.fail("num_gpu must be an integer >= 0, got " + quoted(cell(kGpus)));
-    }
-    if (*gpus == 0) {
+    const std::int32_t gpus = gpu_count_field(place, "num_gpu", cell(kGpus));
+    if (gpus == 0) {
       ++cpu_only;
       continue;
     }
@@ -496,11 +488,11 @@ void read_alibaba(Trace& trace, std::string_view text, const Catalog&, const Loa
       ++zero;
       continue;
     }
-    job.gpus = static_cast<std::int32_t>(*gpus);
+    job.gpus = gpus;
     set_duration_assumed(job, deleted - scheduled, options.assumed_iter_ns);
     // gpu_milli: the share of one GPU the pod asked for; a whole GPU (1000 or 0) otherwise.
     const auto share = static_cast<std::int32_t>(std::llround(milli * 1000));
-    const bool partial = *gpus == 1 && share > 0 && share < 1'000'000;
+    const bool partial = gpus == 1 && share > 0 && share < 1'000'000;
     if (partial) {
       ++shared;
       job.gpu_util_ppm = share;
