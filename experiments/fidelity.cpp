@@ -112,7 +112,26 @@ FidelityRow median_row(const std::vector<FidelityRow>& repeats) {
   return m;
 }
 
+void repeat_spread(FidelityRow& row, const std::vector<const json*>& real_results) {
+  std::vector<double> jct, makespan;
+  for (std::size_t a = 0; a < real_results.size(); ++a) {
+    for (std::size_t b = 0; b < real_results.size(); ++b) {
+      if (a == b) continue;
+      const FidelityRow pair = compare_results(*real_results[a], *real_results[b]);
+      jct.push_back(pair.jct_error_median);
+      makespan.push_back(pair.makespan_error);
+    }
+  }
+  if (jct.empty()) return;
+  row.spread_jct_median = median_of(jct);
+  row.spread_makespan = median_of(makespan);
+}
+
 json to_json(const FidelityRow& r) {
+  json spread = nullptr;  // null with one repeat: nothing to compare
+  if (r.spread_jct_median >= 0) {
+    spread = {{"jct_error_median", r.spread_jct_median}, {"makespan_error", r.spread_makespan}};
+  }
   return {{"policy", r.policy},
           {"jobs", r.jobs},
           {"done_both", r.done_both},
@@ -124,20 +143,25 @@ json to_json(const FidelityRow& r) {
           {"jct_error_max", r.jct_error_max},
           {"kendall_tau", r.kendall_tau},
           {"switches_real", r.switches_real},
-          {"switches_sim", r.switches_sim}};
+          {"switches_sim", r.switches_sim},
+          {"repeat_spread", spread}};
 }
 
 std::string fidelity_table(const std::vector<FidelityRow>& rows) {
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof line, "%-8s %5s %18s %8s %12s %8s %8s %7s %16s\n", "policy", "done", "makespan real/sim",
-                "error", "JCT err p50", "p95", "max", "tau", "switches real/sim");
+  std::snprintf(line, sizeof line, "%-8s %5s %18s %8s %12s %8s %8s %7s %17s  %s\n", "policy", "done", "makespan real/sim",
+                "error", "JCT err p50", "p95", "max", "tau", "switches real/sim", "real vs real: JCT p50, makespan");
   out += line;
   for (const FidelityRow& r : rows) {
-    std::snprintf(line, sizeof line, "%-8s %2d/%-2d %8.2f/%-8.2f s %7.2f%% %11.2f%% %7.2f%% %7.2f%% %7.3f %8lld/%-8lld\n",
+    char spread[64] = "-";
+    if (r.spread_jct_median >= 0) {
+      std::snprintf(spread, sizeof spread, "%.2f%%, %.2f%%", 100 * r.spread_jct_median, 100 * r.spread_makespan);
+    }
+    std::snprintf(line, sizeof line, "%-8s %2d/%-2d %8.2f/%-8.2f s %7.2f%% %11.2f%% %7.2f%% %7.2f%% %7.3f %8lld/%-8lld  %s\n",
                   r.policy.c_str(), r.done_both, r.jobs, r.makespan_real_s, r.makespan_sim_s, 100 * r.makespan_error,
                   100 * r.jct_error_median, 100 * r.jct_error_p95, 100 * r.jct_error_max, r.kendall_tau, r.switches_real,
-                  r.switches_sim);
+                  r.switches_sim, spread);
     out += line;
   }
   return out;
@@ -172,12 +196,14 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   std::map<std::string, std::vector<FidelityRow>> by_policy;
   std::vector<std::string> order;
   nlohmann::json repeats = nlohmann::json::array(), per_job = nlohmann::json::object();
+  std::vector<nlohmann::json> reals;  // every repeat's summary, for the executor's own spread
   for (int r = 1; r <= repeat; ++r) {
     const std::string real_summary = out_dir + "/fidelity_real_" + std::to_string(r) + ".json";
     run_sibling("salus-run", "--device " + shell_quote(device) + " --trace " + q_trace + four_policies + " --profiles " + q_cat +
                                  " --gpu-mem " + q_mem + " --summary-json " + shell_quote(real_summary),
                 out_dir + "/fidelity_real_" + std::to_string(r) + ".log");
-    const nlohmann::json real = nlohmann::json::parse(read_text_tail(real_summary, 1 << 30));
+    reals.push_back(nlohmann::json::parse(read_text_tail(real_summary, 1 << 30)));
+    const nlohmann::json& real = reals.back();
     nlohmann::json rows = nlohmann::json::array();
     for (const FidelityRow& row : compare_summaries(sim, real)) {
       if (by_policy.count(row.policy) == 0) order.push_back(row.policy);
@@ -210,9 +236,16 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   nlohmann::json policies = nlohmann::json::object();
   for (const std::string& p : order) {
     medians.push_back(median_row(by_policy[p]));
+    std::vector<const nlohmann::json*> results;
+    for (const nlohmann::json& real : reals) {
+      for (const nlohmann::json& res : real.at("results")) {
+        if (res.at("policy") == p) results.push_back(&res);
+      }
+    }
+    repeat_spread(medians.back(), results);
     policies[p] = to_json(medians.back());
   }
-  std::printf("\nfidelity on %s: %s, catalog %s, median of %d repeat(s) (errors relative to the measured run)\n%s",
+  std::printf("\nfidelity on %s: %s, catalog %s, median of %d repeat(s) (errors relative to the measured run; real vs real: the executor's repeats against each other)\n%s",
               device.c_str(), trace.c_str(), catalog.c_str(), repeat, fidelity_table(medians).c_str());
   return {{"experiment", "fidelity"},
           {"version", 1},

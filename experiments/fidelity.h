@@ -22,6 +22,9 @@ struct FidelityRow {
   double jct_error_max = 0;
   double kendall_tau = 0;         ///< of the finish times of the jobs done on both sides (tau-a)
   long long switches_real = 0, switches_sim = 0;
+  /// The real executor against itself (repeat_spread): the same two errors between its repeats,
+  /// the noise floor below which the simulator's errors say nothing. Negative: fewer than 2 repeats.
+  double spread_jct_median = -1, spread_makespan = -1;
 };
 
 /// Kendall's tau-a of two equally long sequences: (concordant - discordant) / (n (n - 1) / 2);
@@ -38,6 +41,12 @@ std::vector<FidelityRow> compare_summaries(const nlohmann::json& sim_summary, co
 /// The medians, metric by metric, of the rows of several repeats of one policy (counts from the
 /// first repeat).
 FidelityRow median_row(const std::vector<FidelityRow>& repeats);
+
+/// The real executor against itself: every ordered pair (a, b) of a policy's results from
+/// different repeats compared as compare_results(a, b) does (b taken as the measured side), and
+/// the medians over the pairs of the median per-job JCT error and of the makespan error, into
+/// row.spread_jct_median and row.spread_makespan. Leaves them at -1 with fewer than 2 results.
+void repeat_spread(FidelityRow& row, const std::vector<const nlohmann::json*>& real_results);
 
 nlohmann::json to_json(const FidelityRow& row);
 

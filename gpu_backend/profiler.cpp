@@ -82,6 +82,12 @@ core::TimeNs median(std::vector<core::TimeNs> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+core::TimeNs plain_mean(const std::vector<core::TimeNs>& v) {
+  core::TimeNs sum = 0;
+  for (core::TimeNs t : v) sum += t;
+  return v.empty() ? 0 : sum / static_cast<core::TimeNs>(v.size());
+}
+
 /// Runs the instances at once, one thread each, and returns their median iteration times over the
 /// window in which all of them ran: each warms up, all start measuring together, each keeps going
 /// until every one has o.iterations measured iterations, and an iteration that ends after the
@@ -182,20 +188,35 @@ void measure_in_executor(Device& device, WorkloadMeasurement& m, const ProfileOp
   const std::int64_t iterations = std::max<std::int64_t>(2, m.measured + 1);
   const ExecutorRun run = run_in_executor(device, m.name, 1, iterations, "fifo", core::LaneMode::kExclusive, o);
   const RealJobStats& st = run.stats.front();
-  // The mean of the iterations after the first: a job of the trace takes the sum of its
-  // iterations, and on a shared machine their distribution is skewed to the right (a neighbour's
-  // burst only adds), so the median (kept for reading) sat 3-10 % below what jobs then took on the
-  // CPU device. The price: a burst during a short profile moves the mean; profile for longer
-  // (--min-seconds) on a busy machine.
-  core::TimeNs sum = 0;
-  for (core::TimeNs t : st.iteration_times_ns) sum += t;
+  // What a job of the trace takes is the sum of its iterations, so the simulator wants their
+  // mean, not their median: on this kind of machine the distribution is skewed to the right (a
+  // neighbour's burst only adds), and the median sat 3-10 % below what jobs then took on the CPU
+  // device. But a mean over a profile of a few seconds is at the mercy of one burst (lenet_32:
+  // a 6.61 ms mean against 6.25-6.35 ms per job in the runs that followed), so iter_ns is a
+  // robust mean: the median of the means of consecutive blocks (typical_mean).
   m.iter_exec_median_ns = median(st.iteration_times_ns);
-  m.iter_ns = st.iteration_times_ns.empty() ? m.iter_exec_median_ns
-                                            : sum / static_cast<core::TimeNs>(st.iteration_times_ns.size());
+  m.iter_exec_mean_ns = st.iteration_times_ns.empty() ? m.iter_exec_median_ns : plain_mean(st.iteration_times_ns);
+  m.iter_ns = st.iteration_times_ns.empty() ? m.iter_exec_median_ns : typical_mean(st.iteration_times_ns);
   m.first_iter_ns = st.first_iteration_ns;
 }
 
 }  // namespace
+
+core::TimeNs typical_mean(const std::vector<core::TimeNs>& times) {
+  const std::size_t n = times.size();
+  std::size_t k = std::min<std::size_t>(kMaxTypicalBlocks, n / kMinTypicalBlock);
+  if (k % 2 == 0 && k > 0) --k;  // odd: the median is one block's mean
+  if (k < 3) return plain_mean(times);
+  std::vector<core::TimeNs> means;
+  for (std::size_t b = 0; b < k; ++b) {
+    // Block b holds times [n b / k, n (b + 1) / k): every iteration in exactly one block.
+    const std::size_t lo = n * b / k, hi = n * (b + 1) / k;
+    core::TimeNs sum = 0;
+    for (std::size_t i = lo; i < hi; ++i) sum += times[i];
+    means.push_back(sum / static_cast<core::TimeNs>(hi - lo));
+  }
+  return median(std::move(means));
+}
 
 std::vector<WorkloadMeasurement> profile_workloads(Device& device, const std::vector<std::string>& workloads,
                                                    const ProfileOptions& o) {

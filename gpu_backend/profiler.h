@@ -2,6 +2,7 @@
 /// Measures workloads on a device through the memory pool, for salus-profile: persistent memory,
 /// peak ephemeral memory, solo iteration time, utilisation, and the slowdown of pairs running in
 /// two lanes at once.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,11 @@ struct WorkloadMeasurement {
   bool inference = false;
   Bytes persistent = 0;        ///< the model's persistent state in the pool
   Bytes ephemeral_peak = 0;    ///< most lane memory one iteration took
-  /// Solo iteration through the real executor: the mean of the iterations after the first (a
-  /// job's time is its iterations' sum, so the simulator wants the mean, not the median).
+  /// Solo iteration through the real executor: the typical mean of the iterations after the first
+  /// (typical_mean: a job's time is its iterations' sum, so the simulator wants a mean, not the
+  /// median, but one that a burst on the machine during the profile does not move).
   core::TimeNs iter_ns = 0;
+  core::TimeNs iter_exec_mean_ns = 0;    ///< the plain mean of the same iterations (for reading)
   core::TimeNs iter_exec_median_ns = 0;  ///< the median of the same iterations (for reading)
   core::TimeNs iter_median_ns = 0; ///< median solo iteration in the profiler's own loop (pairs are relative to it)
   core::TimeNs first_iter_ns = 0;  ///< the first iteration through the real executor, in a warm process
@@ -35,6 +38,15 @@ struct WorkloadMeasurement {
                                ///< (1 where two copies do not fit the pool)
   std::string error;           ///< why it could not be measured (it does not fit the pool); empty if it was
 };
+
+/// The typical mean of a run of iteration times: the iterations split into k consecutive blocks
+/// of (near) equal length, k = min(kMaxTypicalBlocks, n / kMinTypicalBlock) made odd, and the
+/// median of the blocks' means; the plain mean when k < 3 (fewer than 3 x kMinTypicalBlock
+/// times). A block's mean keeps the right skew of single iterations that a job's sum has; the
+/// median over blocks drops the one or two blocks that a neighbour's burst inflated.
+inline constexpr std::size_t kMaxTypicalBlocks = 9;
+inline constexpr std::size_t kMinTypicalBlock = 20;
+core::TimeNs typical_mean(const std::vector<core::TimeNs>& times);
 
 struct PairMeasurement {
   std::string a, b;

@@ -24,7 +24,7 @@ using nlohmann::json;
 constexpr const char* kFormat = "salus-catalog/1";
 constexpr const char* kTopKeys = "format, gpu, notes, pairs, switch_ms, workloads";
 constexpr const char* kEntryKeys =
-    "name, persistent_mib, ephemeral_mib, persistent_bytes, ephemeral_bytes, iter_ms, iter_exec_median_ms, iter_median_ms, first_iter_ms, "
+    "name, persistent_mib, ephemeral_mib, persistent_bytes, ephemeral_bytes, iter_ms, iter_exec_mean_ms, iter_exec_median_ms, iter_median_ms, first_iter_ms, "
     "gpu_util, source";
 
 bool all_digits(std::string_view s) {
@@ -57,7 +57,7 @@ class EntryReader {
     p.name = name->get<std::string>();
     prefix_ = "workload '" + p.name + "': ";
     static const char* const kKeys[] = {"name",    "persistent_mib", "ephemeral_mib", "persistent_bytes", "ephemeral_bytes",
-                                        "iter_ms", "iter_exec_median_ms", "iter_median_ms", "first_iter_ms", "gpu_util",         "source"};
+                                        "iter_ms", "iter_exec_mean_ms", "iter_exec_median_ms", "iter_median_ms", "first_iter_ms", "gpu_util",         "source"};
     for (const auto& item : entry_.items()) {
       const std::string& key = item.key();
       if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }) == std::end(kKeys)) {
@@ -90,7 +90,9 @@ class EntryReader {
     // mean, iter_ms) and the first iteration, whose excess over iter_ms the simulator adds to a
     // job's first dispatch.
     if (entry_.contains("iter_median_ms")) number("iter_median_ms", "> 0", [](double v) { return v > 0; });
-    if (entry_.contains("iter_exec_median_ms")) number("iter_exec_median_ms", "> 0", [](double v) { return v > 0; });
+    for (const char* key : {"iter_exec_mean_ms", "iter_exec_median_ms"}) {
+      if (entry_.contains(key)) number(key, "> 0", [](double v) { return v > 0; });
+    }
     if (entry_.contains("first_iter_ms")) {
       const double first = number("first_iter_ms", "> 0", [](double v) { return v > 0; });
       const auto first_ns = core::ns_from_ms(first);

@@ -84,6 +84,26 @@ TEST_CASE("fidelity: Kendall's tau, medians over repeats, and summaries that do 
   CHECK(rows[0].jct_error_median == doctest::Approx(0.1));
 }
 
+TEST_CASE("fidelity: the real executor's spread between its own repeats") {
+  // One job taking 10, 12 and 15 s in three repeats (makespans the same). The six ordered pairs
+  // (x against y, y taken as measured): 2/12, 5/15, 2/10, 3/15, 5/10, 3/12 = 0.167, 0.333, 0.2,
+  // 0.2, 0.5, 0.25; their median (an even count: the mean of the middle two) (0.2 + 0.25) / 2.
+  const json r1 = result("pack", 10, 0, {job("a", "done", 10, 10)});
+  const json r2 = result("pack", 12, 0, {job("a", "done", 12, 12)});
+  const json r3 = result("pack", 15, 0, {job("a", "done", 15, 15)});
+  FidelityRow row;
+  salus::experiments::repeat_spread(row, {&r1, &r2, &r3});
+  CHECK(row.spread_jct_median == doctest::Approx(0.225));
+  CHECK(row.spread_makespan == doctest::Approx(0.225));
+  CHECK(salus::experiments::to_json(row).at("repeat_spread").at("jct_error_median") == doctest::Approx(0.225));
+  CHECK(salus::experiments::fidelity_table({row}).find("22.50%, 22.50%") != std::string::npos);
+  // One repeat: nothing to compare, and the figure is absent rather than zero.
+  FidelityRow one;
+  salus::experiments::repeat_spread(one, {&r1});
+  CHECK(one.spread_jct_median < 0);
+  CHECK(salus::experiments::to_json(one).at("repeat_spread").is_null());
+}
+
 TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and writes fidelity.json") {
   const fs::path dir = salus::test::scratch() / "fidelity";
   fs::create_directories(dir);
@@ -113,6 +133,7 @@ TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and wri
     CHECK(j.at("per_job").at(p).size() == 3);
   }
   CHECK(j.at("repeats").size() == 1);
+  CHECK(j.at("policies").at("fifo").at("repeat_spread").is_null());  // one repeat
 }
 
 TEST_CASE("salus-experiment: the executor and fidelity options refuse what they cannot do, exit 2") {
