@@ -586,7 +586,8 @@ class Loop {
   // no job is gated or paged, and the plan ends at or before the next arrival or with the first
   // finish. Its iterations are then exactly those the policy would choose run by run, and the
   // executor times them exactly as runs dispatched one by one (a lane alone runs at solo speed).
-  // The timeline's rows are per run, so a run that records one does not plan.
+  // A run that records a timeline plans only with timeline_plans: each plan is then one rotation
+  // in the timeline (a Segment per job) and one memory sample.
 
   bool try_plan(TimeNs now, const Lane& lane, LaneSchedule& ls, std::span<const JobIndex> choices) {
     if (choices.size() < 2 || ls.paged > 0 || requests_.any() || busy_lanes_ > 0 || lanes_.lanes().size() != 1) {
@@ -616,7 +617,11 @@ class Loop {
       JobState& st = state(plan_.jobs[i].job);
       if (st.first_start_ns < 0 && r.first_start_ns[i] >= 0) st.first_start_ns = r.first_start_ns[i];
     }
-    plan_ephemeral_ = lanes_.aligned(spec(r.last_job).ephemeral);
+    // The memory sample of a plan is its envelope: the largest E among the jobs that ran in it.
+    plan_ephemeral_ = 0;
+    for (std::size_t i = 0; i < plan_.jobs.size(); ++i) {
+      if (r.iterations[i] > 0) plan_ephemeral_ = std::max(plan_ephemeral_, lanes_.aligned(spec(plan_.jobs[i].job).ephemeral));
+    }
     lanes_.set_busy(lane.id, true);
     ++busy_lanes_;
     ephemeral_active_ += plan_ephemeral_;
@@ -638,9 +643,13 @@ class Loop {
     SALUS_INVARIANT(ls.plan && c.lane == plan_.lane && c.end_ns == r.end_ns, "completion matches the plan in flight",
                     "lane " + std::to_string(c.lane));
     JobIndex finished = kNoJob;
+    const bool rows = opts_.record_timeline && opts_.record_segments;
     for (std::size_t i = 0; i < plan_.jobs.size(); ++i) {
       const JobIndex j = plan_.jobs[i].job;
       JobState& st = state(j);
+      if (rows && r.iterations[i] > 0) {
+        out_.segments.push_back(Segment{c.lane, j, c.start_ns, c.end_ns, r.iterations[i], r.switch_ns[i], out_.plans});
+      }
       st.iterations_done += r.iterations[i];
       st.gpu_time_ns += r.busy_ns[i];
       out_.iterations += r.iterations[i];
@@ -693,7 +702,7 @@ class Loop {
   bool paging_ = opts_.paging && opts_.lane_mode == LaneMode::kSingle;
   std::vector<JobIndex> paged_;  // admitted jobs whose persistent memory is paged out
   std::vector<JobIndex> resident_scratch_;
-  bool plans_ = exec_.supports_plans() && !opts_.record_timeline && !paging_;
+  bool plans_ = exec_.supports_plans() && (!opts_.record_timeline || opts_.timeline_plans) && !paging_;
   TimeNs next_arrival_ = kNever;  // of the next job to arrive, for a plan's deadline
   std::vector<RotationEntry> plan_entries_;
   PlanDispatch plan_;

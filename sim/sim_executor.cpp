@@ -156,6 +156,7 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
   rep.iterations.assign(n, 0);
   rep.busy_ns.assign(n, 0);
   rep.first_start_ns.assign(n, -1);
+  rep.switch_ns.assign(n, 0);
   rep.runs = 0;
   rep.switches = 0;
   rep.closed_form = 0;
@@ -223,6 +224,7 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
     if (rep.iterations[b] == 0) rep.first_start_ns[b] = t;
     rep.runs += new_run;
     rep.switches += switched;
+    if (switched) rep.switch_ns[b] += switch_cost_ns_;
     t += work;
     rep.busy_ns[b] += work;
     plan_level_[b] += j.step;
@@ -356,6 +358,7 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
     rep.busy_ns[i] += c * w;
     rep.runs += c;
     rep.switches += c;
+    rep.switch_ns[i] += c * switch_cost_ns_;
     plan_level_[i] += c * p.jobs[i].step;
     spent += c * w;
     total += c;
