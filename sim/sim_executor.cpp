@@ -153,55 +153,113 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
   SALUS_INVARIANT(last_job_[lane] == p.last_job && transfer_ns_[lane] == 0, "a plan starts where the lane stands",
                   "lane " + std::to_string(p.lane));
   const std::size_t n = p.jobs.size();
-  rep.iterations.assign(n, 0);
-  rep.busy_ns.assign(n, 0);
-  rep.first_start_ns.assign(n, -1);
-  rep.switch_ns.assign(n, 0);
-  rep.runs = 0;
-  rep.switches = 0;
-  rep.closed_form = 0;
-  plan_level_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    SALUS_INVARIANT(p.jobs[i].remaining > 0 && p.jobs[i].step > 0, "a plan's jobs have work", std::to_string(p.jobs[i].job));
-    plan_level_[i] = p.jobs[i].level;
+  for (const core::PlanJob& j : p.jobs) {
+    SALUS_INVARIANT(j.remaining > 0 && j.step > 0, "a plan's jobs have work", std::to_string(j.job));
   }
-  TimeNs t = now_;
-  core::JobIndex last = p.last_job;
-  std::int64_t total = 0;
-  bool jumped = false;
-  std::size_t since_try = 0;
-  // The iteration chosen at each boundary is the least (level, order); it takes the work of the
-  // same iteration in a run of its own: its time, the job's first-iteration extra, and the
-  // switching cost when it starts a run of another job than the lane's last. The least is found
-  // on one 64-bit key per job: the level above the least, shifted, and the job's place in order
-  // below. A plan whose levels do not fit in that is not run (the loop then decides run by run).
+  // Everything below works on the plan's jobs sorted by order (slot r), in `sp` and `sr`, and is
+  // scattered back into `rep` at the end. The iteration chosen at each boundary is the least
+  // (level, order); it takes the work of the same iteration in a run of its own: its time, the
+  // job's first-iteration extra, and the switching cost when it starts a run of another job than
+  // the lane's last. The least is found on one 64-bit key per slot: the level above the least,
+  // shifted, and the slot below. A plan whose levels do not fit in that is not run (the loop
+  // then decides run by run).
   plan_by_order_.resize(n);
   for (std::size_t i = 0; i < n; ++i) plan_by_order_[i] = i;
   std::sort(plan_by_order_.begin(), plan_by_order_.end(),
             [&](std::size_t x, std::size_t y) { return p.jobs[x].order < p.jobs[y].order; });
+  core::PlanDispatch& sp = plan_sorted_;
+  sp.lane = p.lane;
+  sp.last_job = p.last_job;
+  sp.deadline = p.deadline;
+  sp.jobs.resize(n);
+  for (std::size_t r = 0; r < n; ++r) sp.jobs[r] = p.jobs[plan_by_order_[r]];
+  core::PlanReport& sr = plan_report_;
+  sr.iterations.assign(n, 0);
+  sr.busy_ns.assign(n, 0);
+  sr.first_start_ns.assign(n, -1);
+  sr.switch_ns.assign(n, 0);
+  sr.runs = 0;
+  sr.switches = 0;
+  sr.closed_form = 0;
+  plan_level_.resize(n);
   TimeNs base = core::kNever, top = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    base = std::min(base, plan_level_[i]);
-    top = std::max(top, plan_level_[i] + static_cast<TimeNs>(std::min<i128>(
-                                             static_cast<i128>(p.jobs[i].remaining) * p.jobs[i].step, core::kNever / 2)));
+  for (std::size_t r = 0; r < n; ++r) {
+    plan_level_[r] = sp.jobs[r].level;
+    base = std::min(base, plan_level_[r]);
+    top = std::max(top, plan_level_[r] + static_cast<TimeNs>(std::min<i128>(
+                                             static_cast<i128>(sp.jobs[r].remaining) * sp.jobs[r].step, core::kNever / 2)));
   }
   if (n > (std::size_t{1} << kOrderBits) || top - base >= (TimeNs{1} << (63 - kOrderBits))) return false;
-  auto pack = [&] {
-    plan_key_.resize(n);
+
+  // Per slot, for the tight loop: its key, iteration time, key step, extra still to pay.
+  plan_key_.resize(n);
+  plan_work_.resize(n);
+  plan_key_step_.resize(n);
+  plan_extra_.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    plan_work_[r] = iter_time(sp.jobs[r].job);
+    plan_key_step_[r] = static_cast<std::uint64_t>(sp.jobs[r].step) << kOrderBits;
+  }
+  // The fastest job (least step; the first in order among equals) is taken out of the keys and
+  // run in blocks: all its iterations whose key is below the least key of the others, in one
+  // step (its consecutive iterations are one run). In these rotations the fastest job present
+  // is usually alone, so the closed form of jump_plan does not apply, and it runs the most
+  // iterations.
+  std::size_t fr = 0;
+  for (std::size_t r = 1; r < n; ++r) {
+    if (sp.jobs[r].step < sp.jobs[fr].step) fr = r;
+  }
+  std::uint64_t fast_key = 0;
+  // The lane's last job as a slot: kOther when it is not in the plan, kNone when there is none.
+  const std::size_t kOther = n, kNone = n + 1;
+  auto slot_of = [&](core::JobIndex job) {
+    if (job == core::kNoJob) return kNone;
     for (std::size_t r = 0; r < n; ++r) {
-      plan_key_[r] = (static_cast<std::uint64_t>(plan_level_[plan_by_order_[r]] - base) << kOrderBits) | r;
+      if (sp.jobs[r].job == job) return r;
     }
+    return kOther;
   };
-  pack();
-  while (true) {
-    if (!jumped && ++since_try > n) {
-      since_try = 0;
-      jumped = jump_plan(p, rep, t, last, total);
-      if (jumped) pack();
+  // (Re)loads the tight loop's state from plan_level_ and sr (at the start and after a jump).
+  auto load = [&] {
+    for (std::size_t r = 0; r < n; ++r) {
+      plan_key_[r] = (static_cast<std::uint64_t>(plan_level_[r] - base) << kOrderBits) | r;
+      plan_extra_[r] = sr.iterations[r] == 0 ? sp.jobs[r].extra_ns : 0;
     }
-    std::size_t b = 0, r = 0;
+    fast_key = plan_key_[fr];
+    plan_key_[fr] = ~std::uint64_t{0};
+  };
+  load();
+  TimeNs t = now_;
+  std::size_t lr = slot_of(p.last_job);
+  std::int64_t total = 0, runs = 0, switches = 0;
+  bool jumped = false, try_jump = true;
+  std::size_t since_try = 0;
+  const TimeNs deadline = p.deadline, sw = switch_cost_ns_;
+  const TimeNs fast_work = plan_work_[fr];
+  const std::uint64_t fast_step = plan_key_step_[fr];
+  const std::int64_t fast_remaining = sp.jobs[fr].remaining;
+  constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kOrderBits) - 1;
+  while (true) {
+    if (try_jump && !jumped && ++since_try > n) {
+      since_try = 0;
+      // jump_plan reads levels and the report.
+      for (std::size_t r = 0; r < n; ++r) {
+        plan_level_[r] = base + static_cast<TimeNs>((r == fr ? fast_key : plan_key_[r]) >> kOrderBits);
+      }
+      sr.runs = runs;
+      sr.switches = switches;
+      core::JobIndex last = lr < n ? sp.jobs[lr].job : p.last_job;
+      jumped = jump_plan(sp, sr, t, last, total, try_jump);
+      if (jumped) {
+        runs = sr.runs;
+        switches = sr.switches;
+        lr = slot_of(last);
+        load();
+      }
+    }
+    std::uint64_t* const key = plan_key_.data();
+    std::uint64_t least;
     {
-      const std::uint64_t* key = plan_key_.data();
       std::uint64_t m0 = key[0], m1 = key[0], m2 = key[0], m3 = key[0];  // four chains: no wait on each other
       std::size_t k = 0;
       for (; k + 4 <= n; k += 4) {
@@ -211,44 +269,85 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
         m3 = std::min(m3, key[k + 3]);
       }
       for (; k < n; ++k) m0 = std::min(m0, key[k]);
-      const std::uint64_t least = std::min(std::min(m0, m1), std::min(m2, m3));
-      r = static_cast<std::size_t>(least & ((std::uint64_t{1} << kOrderBits) - 1));
-      b = plan_by_order_[r];
+      least = std::min(std::min(m0, m1), std::min(m2, m3));
     }
-    const core::PlanJob& j = p.jobs[b];
-    const bool new_run = j.job != last;
-    const bool switched = new_run && last != core::kNoJob;
-    const TimeNs work = iter_time(j.job) + (rep.iterations[b] == 0 ? j.extra_ns : 0) +
-                        (switched ? switch_cost_ns_ : 0);
-    if (t > p.deadline - work) break;
-    if (rep.iterations[b] == 0) rep.first_start_ns[b] = t;
-    rep.runs += new_run;
-    rep.switches += switched;
-    if (switched) rep.switch_ns[b] += switch_cost_ns_;
+    std::int64_t* const done = sr.iterations.data();
+    if (fast_key < least) {
+      // The fastest job's iterations below the others' least key, up to its last and to what
+      // fits before the deadline: each takes fast_work, the first its extra and switching cost.
+      std::int64_t k = static_cast<std::int64_t>((least - fast_key - 1) / fast_step) + 1;
+      k = std::min(k, fast_remaining - done[fr]);
+      const bool new_run = fr != lr;
+      const bool switched = new_run && lr != kNone;
+      const TimeNs first = fast_work + plan_extra_[fr] + (switched ? sw : 0);
+      if (t > deadline - first) break;
+      const std::int64_t fit = 1 + ((deadline - first) - t) / fast_work;
+      const bool cut = fit < k;
+      if (cut) k = fit;
+      if (done[fr] == 0) sr.first_start_ns[fr] = t;
+      plan_extra_[fr] = 0;
+      runs += new_run;
+      switches += switched;
+      if (switched) sr.switch_ns[fr] += sw;
+      const TimeNs spent = first + (k - 1) * fast_work;
+      t += spent;
+      sr.busy_ns[fr] += spent;
+      fast_key += static_cast<std::uint64_t>(k) * fast_step;
+      lr = fr;
+      total += k;
+      done[fr] += k;
+      if (cut || done[fr] == fast_remaining) break;
+      continue;
+    }
+    const auto r = static_cast<std::size_t>(least & kSlotMask);
+    const bool new_run = r != lr;
+    const bool switched = new_run && lr != kNone;
+    const TimeNs work = plan_work_[r] + plan_extra_[r] + (switched ? sw : 0);
+    if (t > deadline - work) break;
+    if (done[r] == 0) sr.first_start_ns[r] = t;
+    plan_extra_[r] = 0;
+    runs += new_run;
+    switches += switched;
+    if (switched) sr.switch_ns[r] += sw;
     t += work;
-    rep.busy_ns[b] += work;
-    plan_level_[b] += j.step;
-    plan_key_[r] += static_cast<std::uint64_t>(j.step) << kOrderBits;
-    last = j.job;
+    sr.busy_ns[r] += work;
+    key[r] += plan_key_step_[r];
+    lr = r;
     ++total;
-    if (++rep.iterations[b] == j.remaining) break;
+    if (++done[r] == sp.jobs[r].remaining) break;
   }
   if (total < 2) return false;
+  // Back to the caller's order.
+  rep.iterations.resize(n);
+  rep.busy_ns.resize(n);
+  rep.first_start_ns.resize(n);
+  rep.switch_ns.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::size_t i = plan_by_order_[r];
+    rep.iterations[i] = sr.iterations[r];
+    rep.busy_ns[i] = sr.busy_ns[r];
+    rep.first_start_ns[i] = sr.first_start_ns[r];
+    rep.switch_ns[i] = sr.switch_ns[r];
+  }
+  rep.runs = runs;
+  rep.switches = switches;
+  rep.closed_form = sr.closed_form;
+  const core::JobIndex last = sp.jobs[lr].job;
   rep.last_job = last;
   rep.end_ns = t;
   last_job_[lane] = last;
-  Run r;
-  r.d.job = last;
-  r.d.lane = p.lane;
-  r.d.iterations = total;
-  r.d.lane_offset = p.lane_offset;
-  r.d.lane_size = p.lane_size;
-  r.start_ns = now_;
-  r.sync_ns = now_;
-  r.first_end_ns = t;
-  r.end_ns = t;
-  r.plan = true;
-  runs_.push_back(r);
+  Run run;
+  run.d.job = last;
+  run.d.lane = p.lane;
+  run.d.iterations = total;
+  run.d.lane_offset = p.lane_offset;
+  run.d.lane_size = p.lane_size;
+  run.start_ns = now_;
+  run.sync_ns = now_;
+  run.first_end_ns = t;
+  run.end_ns = t;
+  run.plan = true;
+  runs_.push_back(run);
   dirty_ = true;
   return true;
 }
@@ -263,7 +362,7 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
 // job's last iteration among them while V <= the least last level, and V is found from the
 // linear bound, then checked exactly; what is left is stepped by the caller.
 bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, TimeNs& t, core::JobIndex& last,
-                            std::int64_t& total) {
+                            std::int64_t& total, bool& again) {
   const std::size_t n = p.jobs.size();
   if (last == core::kNoJob) return false;
   auto before = [&](std::size_t i, std::size_t k) {
@@ -287,7 +386,10 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
       b = i;
     }
   }
-  if (b == n) return false;
+  if (b == n) {
+    again = false;  // one job of the least step: so it stays until the plan ends
+    return false;
+  }
   const TimeNs la = plan_level_[a];
   if (!(plan_level_[b] < la + d || (plan_level_[b] == la + d && p.jobs[b].order < p.jobs[a].order))) return false;
   TimeNs v_max = core::kNever;  // the least last level

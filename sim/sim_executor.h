@@ -104,16 +104,22 @@ class SimExecutor final : public core::Executor {
   bool dirty_ = false;     // the set of running lanes changed since the last resync
   std::vector<RunningIteration> scratch_running_;
   std::vector<std::int64_t> scratch_slowdown_;
-  std::vector<core::TimeNs> plan_level_;  // start_plan: each job's next level
+  std::vector<core::TimeNs> plan_level_;  // start_plan: each slot's next level (jump_plan)
   std::vector<std::int64_t> plan_count_;  // jump_plan: iterations of each job in the jump
   std::vector<std::size_t> plan_by_order_;  // start_plan: the plan's jobs by order
   std::vector<std::uint64_t> plan_key_;     // start_plan: by order, (level - least) << kOrderBits | place
+  core::PlanDispatch plan_sorted_;          // start_plan: the plan with its jobs by order (slots)
+  core::PlanReport plan_report_;            // start_plan: its report by slot
+  std::vector<core::TimeNs> plan_work_;     // start_plan: by slot, the iteration time
+  std::vector<std::uint64_t> plan_key_step_;  // start_plan: by slot, step << kOrderBits
+  std::vector<core::TimeNs> plan_extra_;    // start_plan: by slot, the extra work its next iteration pays
   static constexpr int kOrderBits = 16;
   /// Within start_plan: when the rotation is regular from here on (every iteration a run of its
   /// own), runs the iterations below one level in closed form, up to what fits before the
-  /// deadline and before any job's last iteration. Returns whether it did.
+  /// deadline and before any job's last iteration. Returns whether it did; sets `again` false
+  /// when it cannot apply for the rest of the plan (one job alone has the least step).
   bool jump_plan(const core::PlanDispatch& p, core::PlanReport& report, core::TimeNs& t, core::JobIndex& last,
-                 std::int64_t& total);
+                 std::int64_t& total, bool& again);
 
   core::TimeNs now_ = 0;
 };
