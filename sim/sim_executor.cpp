@@ -1,6 +1,7 @@
 #include "sim/sim_executor.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "core/errors.h"
@@ -232,7 +233,6 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
   TimeNs t = now_;
   std::size_t lr = slot_of(p.last_job);
   std::int64_t total = 0, runs = 0, switches = 0;
-  bool jumped = false, try_jump = true;
   std::size_t since_try = 0;
   const TimeNs deadline = p.deadline, sw = switch_cost_ns_;
   const TimeNs fast_work = plan_work_[fr];
@@ -240,7 +240,7 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
   const std::int64_t fast_remaining = sp.jobs[fr].remaining;
   constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kOrderBits) - 1;
   while (true) {
-    if (try_jump && !jumped && ++since_try > n) {
+    if (++since_try > n) {
       since_try = 0;
       // jump_plan reads levels and the report.
       for (std::size_t r = 0; r < n; ++r) {
@@ -249,8 +249,7 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
       sr.runs = runs;
       sr.switches = switches;
       core::JobIndex last = lr < n ? sp.jobs[lr].job : p.last_job;
-      jumped = jump_plan(sp, sr, t, last, total, try_jump);
-      if (jumped) {
+      if (jump_plan(sp, sr, t, last, total)) {
         runs = sr.runs;
         switches = sr.switches;
         lr = slot_of(last);
@@ -352,64 +351,52 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
   return true;
 }
 
-// Regular from here on: let A be the job of least (level, order) among those of the least step d,
-// B the next such job. When B's next iteration comes before A's second one, A and B alternate for
-// ever, and every other job, at a level >= A's, has one of them between any two of its own
-// iterations (a job of step d' >= d has one of A's in every level interval [x, x + d'), x >= A's
-// level, ties by order included). Then no two consecutive iterations are of one job: every one
-// is a run of its own and, the lane's last job being another, pays the switching cost. The
-// iterations below level V then take sum_i ceil((V - level_i) / step_i) * (iter_i + switch), no
-// job's last iteration among them while V <= the least last level, and V is found from the
-// linear bound, then checked exactly; what is left is stepped by the caller.
+// In closed form from here on. Let A be the job of least (level, order) among those of the least
+// step d. When no job is below A's level, no two consecutive iterations are of one job other
+// than A: between levels x and x + d' of another job (d' >= d, x >= A's level) lies one of A's,
+// ties by order included. The iterations below a level V are a prefix of the rotation; job i
+// runs c_i = ceil((V - level_i) / step_i) of them, and every one of them starts a run of its own
+// (paying the switching cost), except the prefix's first when the lane's last job is its job,
+// and those of A's that follow another of A's with none of the others between them. Those are
+// counted by marking, for each other job's iteration, the gap between A's iterations it falls
+// in (gap k: after A's k-th iteration of the prefix), and counting the gaps left empty. V is at
+// most the least last level (no job finishes in the prefix) and the level of every job yet to
+// run in the plan (its first iteration, with its extra, is stepped), and is found from the
+// linear bound on the time below it with every iteration a switch, then checked exactly; what
+// is left is stepped by the caller.
 bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, TimeNs& t, core::JobIndex& last,
-                            std::int64_t& total, bool& again) {
+                            std::int64_t& total) {
   const std::size_t n = p.jobs.size();
   if (last == core::kNoJob) return false;
   auto before = [&](std::size_t i, std::size_t k) {
     return plan_level_[i] < plan_level_[k] || (plan_level_[i] == plan_level_[k] && p.jobs[i].order < p.jobs[k].order);
   };
-  std::size_t next = 0;
-  TimeNs d = p.jobs[0].step;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (rep.iterations[i] == 0 && p.jobs[i].extra_ns > 0) return false;  // a first iteration's extra to come
-    if (before(i, next)) next = i;
-    d = std::min(d, p.jobs[i].step);
+  std::size_t a = 0, first = 0;
+  for (std::size_t i = 1; i < n; ++i) {
+    if (p.jobs[i].step < p.jobs[a].step || (p.jobs[i].step == p.jobs[a].step && before(i, a))) a = i;
+    if (before(i, first)) first = i;
   }
-  if (p.jobs[next].job == last) return false;
-  std::size_t a = n, b = n;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (p.jobs[i].step != d) continue;
-    if (a == n || before(i, a)) {
-      b = a;
-      a = i;
-    } else if (b == n || before(i, b)) {
-      b = i;
-    }
-  }
-  if (b == n) {
-    again = false;  // one job of the least step: so it stays until the plan ends
-    return false;
-  }
-  const TimeNs la = plan_level_[a];
-  if (!(plan_level_[b] < la + d || (plan_level_[b] == la + d && p.jobs[b].order < p.jobs[a].order))) return false;
-  TimeNs v_max = core::kNever;  // the least last level
+  const TimeNs la = plan_level_[a], da = p.jobs[a].step;
+  TimeNs v_max = core::kNever;
   for (std::size_t i = 0; i < n; ++i) {
     if (plan_level_[i] < la) return false;
     const core::PlanJob& j = p.jobs[i];
-    v_max = std::min(v_max, plan_level_[i] + (j.remaining - rep.iterations[i] - 1) * j.step);
+    v_max = std::min(v_max, rep.iterations[i] == 0 ? plan_level_[i]
+                                                   : plan_level_[i] + (j.remaining - rep.iterations[i] - 1) * j.step);
   }
+  if (v_max <= la) return false;
   const TimeNs budget = p.deadline == core::kNever ? core::kNever : p.deadline - t;
-  auto work = [&](std::size_t i) { return iter_time(p.jobs[i].job) + switch_cost_ns_; };
-  auto time_below = [&](TimeNs v) {  // time of the iterations below level v, saturating
+  auto bound = [&](std::size_t i) { return iter_time(p.jobs[i].job) + switch_cost_ns_; };
+  plan_count_.resize(n);
+  auto time_below = [&](TimeNs v) {  // time of the iterations below level v, each a switch: a bound
     i128 sum = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const TimeNs l = plan_level_[i];
       plan_count_[i] = v > l ? (v - l + p.jobs[i].step - 1) / p.jobs[i].step : 0;
-      sum += static_cast<i128>(plan_count_[i]) * work(i);
+      sum += static_cast<i128>(plan_count_[i]) * bound(i);
     }
     return sum;
   };
-  plan_count_.resize(n);
   TimeNs v = v_max;
   if (time_below(v) > budget) {
     // ceil(x) <= x + 1: V with sum_i ((V - l_i) / s_i + 1) * w_i <= budget over the jobs below
@@ -420,7 +407,7 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
       for (std::size_t i = 0; i < n; ++i) {
         const double l = static_cast<double>(plan_level_[i]);
         if (l >= v_est) continue;
-        const double w = static_cast<double>(work(i)), s = static_cast<double>(p.jobs[i].step);
+        const double w = static_cast<double>(bound(i)), s = static_cast<double>(p.jobs[i].step);
         rate += w / s;
         fixed += w - l * w / s;
       }
@@ -433,36 +420,57 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
     v = static_cast<TimeNs>(v_est) - 1;
     if (v <= la || time_below(v) > budget) return false;
   }
+  // A's iterations in the prefix, and the gaps between them that the others' iterations hit.
+  const std::int64_t ca = plan_count_[a];
+  plan_gaps_.assign(static_cast<std::size_t>(ca / 64 + 1), 0);
+  std::uint64_t* const gaps = plan_gaps_.data();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i == a || plan_count_[i] == 0) continue;
+    // Of A's iterations in the prefix, those before this job's next one: q + 1 when it lies
+    // after A's q-th level after la, or on it with A first in order (q = (level - la) / da).
+    const TimeNs diff = plan_level_[i] - la, step = p.jobs[i].step;
+    std::int64_t q = diff / da;
+    TimeNs rem = diff % da;
+    const std::int64_t dq = step / da;
+    const TimeNs dr = step % da;
+    const bool a_first = p.jobs[a].order < p.jobs[i].order;
+    for (std::int64_t m = 0; m < plan_count_[i]; ++m) {
+      const std::int64_t k = q + ((rem > 0 || a_first) ? 1 : 0);
+      if (k >= ca) break;  // after A's last iteration of the prefix, as every later one
+      gaps[k >> 6] |= std::uint64_t{1} << (k & 63);
+      q += dq;
+      rem += dr;
+      if (rem >= da) {
+        rem -= da;
+        ++q;
+      }
+    }
+  }
+  gaps[0] &= ~std::uint64_t{1};  // before A's first iteration: no gap
+  std::int64_t hit = 0;
+  for (std::uint64_t g : plan_gaps_) hit += std::popcount(g);
+  const std::int64_t a_follows_a = (ca - 1) - hit;
   TimeNs spent = 0;
   std::size_t last_i = n;
   TimeNs last_level = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t c = plan_count_[i];
     if (c == 0) continue;
-    const TimeNs w = work(i);
-    if (rep.iterations[i] == 0) {  // its first start: after every iteration before its level
-      const TimeNs l = plan_level_[i];
-      TimeNs before_it = 0;
-      for (std::size_t k = 0; k < n; ++k) {
-        const TimeNs lk = plan_level_[k];
-        std::int64_t ck = l > lk ? (l - lk + p.jobs[k].step - 1) / p.jobs[k].step : 0;
-        if (k != i && lk + ck * p.jobs[k].step == l && p.jobs[k].order < p.jobs[i].order) ++ck;
-        before_it += ck * work(k);
-      }
-      rep.first_start_ns[i] = t + before_it;
-    }
+    const bool continues = i == first && p.jobs[i].job == last;  // the prefix's first, after its own
+    const std::int64_t runs = c - (i == a ? a_follows_a : 0) - (continues ? 1 : 0);
+    const TimeNs w = iter_time(p.jobs[i].job), sw = runs * switch_cost_ns_;
     const TimeNs top = plan_level_[i] + (c - 1) * p.jobs[i].step;
     if (last_i == n || top > last_level || (top == last_level && p.jobs[i].order > p.jobs[last_i].order)) {
       last_i = i;
       last_level = top;
     }
     rep.iterations[i] += c;
-    rep.busy_ns[i] += c * w;
-    rep.runs += c;
-    rep.switches += c;
-    rep.switch_ns[i] += c * switch_cost_ns_;
+    rep.busy_ns[i] += c * w + sw;
+    rep.switch_ns[i] += sw;
+    rep.runs += runs;
+    rep.switches += runs;  // the lane's last job is a job: every new run is a switch
     plan_level_[i] += c * p.jobs[i].step;
-    spent += c * w;
+    spent += c * w + sw;
     total += c;
     rep.closed_form += c;
   }

@@ -114,12 +114,12 @@ class SimExecutor final : public core::Executor {
   std::vector<std::uint64_t> plan_key_step_;  // start_plan: by slot, step << kOrderBits
   std::vector<core::TimeNs> plan_extra_;    // start_plan: by slot, the extra work its next iteration pays
   static constexpr int kOrderBits = 16;
-  /// Within start_plan: when the rotation is regular from here on (every iteration a run of its
-  /// own), runs the iterations below one level in closed form, up to what fits before the
-  /// deadline and before any job's last iteration. Returns whether it did; sets `again` false
-  /// when it cannot apply for the rest of the plan (one job alone has the least step).
+  /// Within start_plan: when no job is below the level of the least-step job, runs the
+  /// iterations below one level in closed form (sim_executor.cpp), up to what fits before the
+  /// deadline and before any job's last iteration. Returns whether it did.
   bool jump_plan(const core::PlanDispatch& p, core::PlanReport& report, core::TimeNs& t, core::JobIndex& last,
-                 std::int64_t& total, bool& again);
+                 std::int64_t& total);
+  std::vector<std::uint64_t> plan_gaps_;  // jump_plan: the gaps between A's iterations others fall in
 
   core::TimeNs now_ = 0;
 };
