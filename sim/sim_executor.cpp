@@ -433,17 +433,35 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
     TimeNs rem = diff % da;
     const std::int64_t dq = step / da;
     const TimeNs dr = step % da;
-    const bool a_first = p.jobs[a].order < p.jobs[i].order;
-    for (std::int64_t m = 0; m < plan_count_[i]; ++m) {
-      const std::int64_t k = q + ((rem > 0 || a_first) ? 1 : 0);
-      if (k >= ca) break;  // after A's last iteration of the prefix, as every later one
-      gaps[k >> 6] |= std::uint64_t{1} << (k & 63);
-      q += dq;
-      rem += dr;
-      if (rem >= da) {
-        rem -= da;
-        ++q;
-      }
+    const std::int64_t a_first = p.jobs[a].order < p.jobs[i].order ? 1 : 0;
+    // Two independent chains, the even and the odd iterations (steps of 2 * step), branch-free:
+    // this loop runs once per iteration of the other jobs.
+    const std::int64_t c = plan_count_[i];
+    const std::int64_t dq2 = (2 * step) / da;
+    const TimeNs dr2 = (2 * step) % da;
+    std::int64_t q1 = q + dq;
+    TimeNs rem1 = rem + dr;
+    if (rem1 >= da) {
+      rem1 -= da;
+      ++q1;
+    }
+    std::int64_t m = 0;
+    for (; m + 1 < c; m += 2) {
+      const std::int64_t k0 = q + ((rem > 0) | a_first);
+      const std::int64_t k1 = q1 + ((rem1 > 0) | a_first);
+      if (k1 >= ca) break;  // after A's last iteration of the prefix, as every later one
+      gaps[k0 >> 6] |= std::uint64_t{1} << (k0 & 63);
+      gaps[k1 >> 6] |= std::uint64_t{1} << (k1 & 63);
+      const TimeNs r0 = rem + dr2, r1 = rem1 + dr2;
+      const bool c0 = r0 >= da, c1 = r1 >= da;
+      rem = c0 ? r0 - da : r0;
+      rem1 = c1 ? r1 - da : r1;
+      q += dq2 + c0;
+      q1 += dq2 + c1;
+    }
+    if (m < c) {  // the last one, or the even one before an odd one past A's last
+      const std::int64_t k0 = q + ((rem > 0) | a_first);
+      if (k0 < ca) gaps[k0 >> 6] |= std::uint64_t{1} << (k0 & 63);
     }
   }
   gaps[0] &= ~std::uint64_t{1};  // before A's first iteration: no gap
