@@ -279,6 +279,12 @@ class Loop {
     return any;
   }
 
+  /// LaneManager::settle, counting a change of the layout.
+  int settle(TimeNs now, std::vector<LaneMove>* log) {
+    ++layout_version_;
+    return lanes_.settle(now, log);
+  }
+
   /// Asks the lane's run to end at its next iteration boundary (once per run).
   void cut_at_boundary(LaneId id) {
     LaneSchedule& ls = sched(id);
@@ -382,6 +388,7 @@ class Loop {
     requests_.remove(j);
     // With lane shrinking the lane may shrink here; it takes its smaller region at settle().
     lanes_.release(st.lane, spec(j).persistent, st.persistent_offset, spec(j).ephemeral);
+    ++layout_version_;
     policy_.on_finish(view(t), j, st.lane);
     if (ls.jobs.empty()) ls = LaneSchedule{};  // the lane is gone (Algorithm 1: ref == 0)
     exec_.release(j);
@@ -391,13 +398,17 @@ class Loop {
 
   void schedule_lanes(TimeNs now, bool event) {
     std::vector<LaneMove>* log = opts_.record_timeline ? &out_.lane_moves : nullptr;
-    const bool moved = lanes_.unsettled() && lanes_.settle(now, log) > 0;
+    const bool moved = lanes_.unsettled() && settle(now, log) > 0;
     if (event || moved) {
       // ProcessRequests, and again after every lane move (Algorithm 1 LaneMoved).
-      while (process_requests(now) >= 0 && lanes_.unsettled() && lanes_.settle(now, log) > 0) {
+      while (process_requests(now) >= 0 && lanes_.unsettled() && settle(now, log) > 0) {
       }
-      // Memory changes only at these events, so this is where the safety condition is checked.
-      if (opts_.check_invariants) check_invariants();
+      // Memory changes only at these events, so this is where the safety condition is checked,
+      // once per change of the layout (an arrival that stays pending changes nothing).
+      if (opts_.check_invariants && checked_layout_ != layout_version_) {
+        check_invariants();
+        checked_layout_ = layout_version_;
+      }
     }
     requests_.recheck(now, [&](LaneId id) {
       if (sched(id).running != kNoJob) cut_at_boundary(id);
@@ -426,6 +437,11 @@ class Loop {
       changed = pending_.process([&](JobIndex j) {
         if (exclusive && admitted_ > 0) return PendingQueue::Verdict::kStop;
         const JobSpec& s = spec(j);
+        // Every case of FindLane needs sum P + P + sum L <= C: refused here without a search
+        // (PACK's backlog tries every class of the queue at every event). Paging may make room.
+        if (!paging_ && lanes_.persistent_bytes() + lanes_.aligned(s.persistent) + lanes_.lanes_bytes() > lanes_.capacity()) {
+          return PendingQueue::Verdict::kBlocked;
+        }
         FindLaneResult r = lanes_.admit(s.persistent, s.ephemeral);
         if (r.choice == LaneChoice::kNotFound && paging_) r = admit_by_paging(j, now);
         if (r.choice == LaneChoice::kNotFound) return PendingQueue::Verdict::kBlocked;
@@ -460,6 +476,7 @@ class Loop {
     });
     FindLaneResult r;
     std::size_t out = 0;
+    ++layout_version_;  // pages out (and back in, when j still does not fit)
     while (out < victims.size()) {
       const JobIndex k = victims[out++].second;
       lanes_.page_out(spec(k).persistent, state(k).persistent_offset);
@@ -501,6 +518,7 @@ class Loop {
       (void)key;
       const Bytes offset = lanes_.page_in(spec(k).persistent);
       if (offset == kUnplaced) continue;
+      ++layout_version_;
       JobState& st = state(k);
       st.paged_out = false;
       st.persistent_offset = offset;
@@ -516,6 +534,7 @@ class Loop {
   }
 
   void admit(JobIndex j, const FindLaneResult& r, TimeNs now) {
+    ++layout_version_;  // LaneManager::admit placed it
     JobState& st = state(j);
     st.status = JobStatus::kAdmitted;
     st.lane = r.lane;
@@ -713,6 +732,8 @@ class Loop {
   std::int64_t next_admit_seq_ = 0;
   std::int64_t busy_lanes_ = 0;
   Bytes ephemeral_active_ = 0;
+  std::uint64_t layout_version_ = 1;  // bumped at every change of the memory layout
+  std::uint64_t checked_layout_ = 0;  // the version check_invariants last saw
 };
 
 namespace {

@@ -44,12 +44,16 @@ void SimExecutor::charge_transfer(core::JobIndex job, core::LaneId lane) {
 
 TimeNs SimExecutor::duration(TimeNs work, std::int64_t s) const {
   if (s == kSolo) return work;
+  // 128-bit division is a library call: only where the product needs it.
+  if (work <= (core::kNever - kSolo) / s) return (work * s + kSolo - 1) / kSolo;
   return static_cast<TimeNs>((static_cast<i128>(work) * s + kSolo - 1) / kSolo);
 }
 
 SimExecutor::Progress SimExecutor::progress(const Run& r, TimeNs t) const {
   auto worked = [&](TimeNs elapsed) {
-    return r.slowdown == kSolo ? elapsed : static_cast<TimeNs>(static_cast<i128>(elapsed) * kSolo / r.slowdown);
+    if (r.slowdown == kSolo) return elapsed;
+    if (elapsed <= core::kNever / kSolo) return elapsed * kSolo / r.slowdown;
+    return static_cast<TimeNs>(static_cast<i128>(elapsed) * kSolo / r.slowdown);
   };
   if (t < r.first_end_ns) {
     return {r.iter_at_sync, r.work_at_sync + worked(t - r.sync_ns), t == r.sync_ns && r.work_at_sync == 0 && r.iter_at_sync > 0};
