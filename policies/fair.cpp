@@ -83,8 +83,15 @@ class Fair final : public core::Policy {
     LaneService& ls = lane(lane_id);
     SALUS_INVARIANT(ls.in_flight_at_join == core::kNoJob, "fair: no join during a plan", "lane " + std::to_string(lane_id));
     SALUS_INVARIANT(entries.size() == ls.members.size(), "fair: a plan covers the lane", "lane " + std::to_string(lane_id));
-    // Every job of the lane is in the plan, so `served` is rebuilt in order with hints (a plan
-    // ends at every event: this runs once per event) rather than erased and re-inserted per job.
+    // Every job of the lane is in the plan. When most of them ran, `served` is rebuilt in order
+    // with hints (a plan ends at every event: this runs once per event) rather than erased and
+    // re-inserted per job; when few did (a long queue in one lane), only theirs are updated.
+    std::size_t ran = 0;
+    for (std::int64_t k : iterations) ran += k > 0;
+    if (ran * 4 < entries.size()) {
+      for (std::size_t i = 0; i < entries.size(); ++i) serve(v, ls, entries[i].job, iterations[i]);
+      return;
+    }
     plan_served_.clear();
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const JobIndex job = entries[i].job;

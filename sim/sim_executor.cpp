@@ -253,12 +253,14 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
       sr.runs = runs;
       sr.switches = switches;
       core::JobIndex last = lr < n ? sp.jobs[lr].job : p.last_job;
-      if (jump_plan(sp, sr, t, last, total)) {
+      std::size_t retry = n;
+      if (jump_plan(sp, sr, t, last, total, retry)) {
         runs = sr.runs;
         switches = sr.switches;
         lr = slot_of(last);
         load();
       }
+      since_try = n + 1 - std::clamp<std::size_t>(retry, 1, n);  // try again after `retry` iterations
     }
     std::uint64_t* const key = plan_key_.data();
     std::uint64_t least;
@@ -369,8 +371,9 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
 // linear bound on the time below it with every iteration a switch, then checked exactly; what
 // is left is stepped by the caller.
 bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, TimeNs& t, core::JobIndex& last,
-                            std::int64_t& total) {
+                            std::int64_t& total, std::size_t& retry) {
   const std::size_t n = p.jobs.size();
+  retry = n;
   if (last == core::kNoJob) return false;
   auto before = [&](std::size_t i, std::size_t k) {
     return plan_level_[i] < plan_level_[k] || (plan_level_[i] == plan_level_[k] && p.jobs[i].order < p.jobs[k].order);
@@ -381,12 +384,25 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
     if (before(i, first)) first = i;
   }
   const TimeNs la = plan_level_[a], da = p.jobs[a].step;
-  TimeNs v_max = core::kNever;
+  TimeNs v_max = core::kNever, unrun = core::kNever;
   for (std::size_t i = 0; i < n; ++i) {
-    if (plan_level_[i] < la) return false;
+    // A job below A's level has at most one iteration before A's first (its next after A's
+    // first, ties by order): no two of its own in a row.
+    const TimeNs second = plan_level_[i] + p.jobs[i].step;
+    if (second < la || (second == la && p.jobs[i].order < p.jobs[a].order)) return false;
     const core::PlanJob& j = p.jobs[i];
-    v_max = std::min(v_max, rep.iterations[i] == 0 ? plan_level_[i]
-                                                   : plan_level_[i] + (j.remaining - rep.iterations[i] - 1) * j.step);
+    if (rep.iterations[i] == 0) unrun = std::min(unrun, plan_level_[i]);
+    v_max = std::min(v_max, plan_level_[i] + (j.remaining - rep.iterations[i] - 1) * j.step);
+  }
+  // A job yet to run in the plan bounds the jump: once the jobs at or below its level have run
+  // (it among them), the caller may jump again (a long queue in one lane has many such jobs).
+  if (unrun <= v_max) {
+    v_max = unrun;
+    if (v_max <= la) {
+      retry = 0;
+      for (std::size_t i = 0; i < n; ++i) retry += plan_level_[i] <= v_max;
+      return false;
+    }
   }
   if (v_max <= la) return false;
   const TimeNs budget = p.deadline == core::kNever ? core::kNever : p.deadline - t;
@@ -423,16 +439,50 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
     if (!(v_est > static_cast<double>(la)) || v_est >= static_cast<double>(v_max)) return false;
     v = static_cast<TimeNs>(v_est) - 1;
     if (v <= la || time_below(v) > budget) return false;
+    // The bound ceil(x) <= x + 1 leaves up to one iteration per job unjumped; with many jobs,
+    // stepping those (each step a scan of the jobs) costs more than bisecting for the last V
+    // that fits, which lies within twice the largest step above the estimate.
+    if (n > 24) {
+      TimeNs max_step = 0;
+      for (const core::PlanJob& j : p.jobs) max_step = std::max(max_step, j.step);
+      TimeNs lo = v, hi = v_max;
+      if (hi - lo > 2 * max_step) hi = lo + 2 * max_step;
+      if (time_below(hi) <= budget) {
+        lo = hi;
+      } else {
+        while (hi - lo > 1) {  // time_below(lo) fits, time_below(hi) does not
+          const TimeNs mid = lo + (hi - lo) / 2;
+          (time_below(mid) <= budget ? lo : hi) = mid;
+        }
+      }
+      v = lo;
+      time_below(v);  // plan_count_ for v
+    }
   }
   // A's iterations in the prefix, and the gaps between them that the others' iterations hit.
+  // When another job of A's step is less than one step above A (after it in order at equal
+  // levels, A being the least), its m-th iteration lies between A's m-th and (m+1)-th: every
+  // gap is hit, and the rotation alternates with no marking needed (O(n) however long).
   const std::int64_t ca = plan_count_[a];
-  plan_gaps_.assign(static_cast<std::size_t>(ca / 64 + 1), 0);
+  bool every_gap = false;
+  for (std::size_t i = 0; i < n && !every_gap; ++i) {
+    every_gap = i != a && p.jobs[i].step == da && plan_level_[i] < la + da;
+  }
+  plan_gaps_.assign(every_gap ? 1 : static_cast<std::size_t>(ca / 64 + 1), 0);
   std::uint64_t* const gaps = plan_gaps_.data();
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < n && !every_gap; ++i) {
     if (i == a || plan_count_[i] == 0) continue;
     // Of A's iterations in the prefix, those before this job's next one: q + 1 when it lies
     // after A's q-th level after la, or on it with A first in order (q = (level - la) / da).
-    const TimeNs diff = plan_level_[i] - la, step = p.jobs[i].step;
+    // An iteration below la comes before all of A's: no gap.
+    const TimeNs step = p.jobs[i].step;
+    TimeNs from = plan_level_[i];
+    std::int64_t c = plan_count_[i];
+    if (from < la) {
+      from += step;
+      --c;
+    }
+    const TimeNs diff = from - la;
     std::int64_t q = diff / da;
     TimeNs rem = diff % da;
     const std::int64_t dq = step / da;
@@ -440,7 +490,6 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
     const std::int64_t a_first = p.jobs[a].order < p.jobs[i].order ? 1 : 0;
     // Two independent chains, the even and the odd iterations (steps of 2 * step), branch-free:
     // this loop runs once per iteration of the other jobs.
-    const std::int64_t c = plan_count_[i];
     const std::int64_t dq2 = (2 * step) / da;
     const TimeNs dr2 = (2 * step) % da;
     std::int64_t q1 = q + dq;
@@ -470,7 +519,11 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
   }
   gaps[0] &= ~std::uint64_t{1};  // before A's first iteration: no gap
   std::int64_t hit = 0;
-  for (std::uint64_t g : plan_gaps_) hit += std::popcount(g);
+  if (every_gap) {
+    hit = ca - 1;
+  } else {
+    for (std::uint64_t g : plan_gaps_) hit += std::popcount(g);
+  }
   const std::int64_t a_follows_a = (ca - 1) - hit;
   TimeNs spent = 0;
   std::size_t last_i = n;
@@ -497,8 +550,10 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
     rep.closed_form += c;
   }
   if (last_i == n) return false;
+  SALUS_INVARIANT(spent <= budget, "a jump ends by the plan's deadline", std::to_string(spent));
   t += spent;
   last = p.jobs[last_i].job;
+  retry = 1;  // what is left before the deadline or the next job to run may be one more jump
   return true;
 }
 

@@ -116,9 +116,10 @@ class SimExecutor final : public core::Executor {
   static constexpr int kOrderBits = 16;
   /// Within start_plan: when no job is below the level of the least-step job, runs the
   /// iterations below one level in closed form (sim_executor.cpp), up to what fits before the
-  /// deadline and before any job's last iteration. Returns whether it did.
+  /// deadline and before any job's last iteration. Returns whether it did; `retry`: after how
+  /// many stepped iterations it is worth trying again.
   bool jump_plan(const core::PlanDispatch& p, core::PlanReport& report, core::TimeNs& t, core::JobIndex& last,
-                 std::int64_t& total);
+                 std::int64_t& total, std::size_t& retry);
   std::vector<std::uint64_t> plan_gaps_;  // jump_plan: the gaps between A's iterations others fall in
 
   core::TimeNs now_ = 0;

@@ -281,3 +281,39 @@ TEST_CASE("plans (FAIR's and LAS's rotations run in one go) give exactly the res
   CHECK(closed_form > 10000);  // and the regular rotations were counted in closed form
   MESSAGE("plans ", plans, ", iterations of runs with plans ", planned_iterations, ", in closed form ", closed_form);
 }
+
+TEST_CASE("plans over long queues in one lane (jumps bisect for the last level that fits) match per-boundary decisions") {
+  const sim::UtilisationInterference profiled;
+  std::int64_t plans = 0, closed_form = 0;
+  for (std::uint64_t seed = 500; seed < 530; ++seed) {
+    auto jobs = random_trace(seed, 30 + static_cast<int>(seed % 20));
+    for (core::JobSpec& j : jobs) {
+      // Long jobs arriving every 0.3 s: dozens share the lane, with long rotations between arrivals.
+      j.arrival_ns = static_cast<core::TimeNs>(j.trace_order) * test::ms(300);
+      j.iterations *= 20;
+      j.persistent = test::mib(50);
+      j.ephemeral = test::mib(500);
+      if (seed % 2 == 0) j.iter_ns = test::ms(3) * (1 + j.trace_order % 4) + 311;
+    }
+    for (const char* name : {"fair", "las"}) {
+      CAPTURE(seed);
+      CAPTURE(name);
+      const auto planned_policy = policies::make_policy(name);
+      OneIterationAtATime stepped_policy(policies::make_policy(name));
+      const auto planned = run(jobs, *planned_policy, core::LaneMode::kSingle, profiled, test::ms(2), false, false);
+      const auto stepped = run(jobs, stepped_policy, core::LaneMode::kSingle, profiled, test::ms(2), false, false);
+      plans += planned.plans;
+      closed_form += planned.plan_closed_form;
+      CHECK(test::finishes(planned) == test::finishes(stepped));
+      for (std::size_t j = 0; j < jobs.size(); ++j) {
+        CHECK(planned.jobs[j].first_start_ns == stepped.jobs[j].first_start_ns);
+        CHECK(planned.jobs[j].gpu_time_ns == stepped.jobs[j].gpu_time_ns);
+      }
+      CHECK(planned.switches == stepped.switches);
+      CHECK(planned.end_ns == stepped.end_ns);
+    }
+  }
+  CHECK(plans > 500);
+  CHECK(closed_form > 100000);
+  MESSAGE("long queues: plans ", plans, ", in closed form ", closed_form);
+}
