@@ -358,9 +358,10 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
 }
 
 // In closed form from here on. Let A be the job of least (level, order) among those of the least
-// step d. When no job is below A's level, no two consecutive iterations are of one job other
-// than A: between levels x and x + d' of another job (d' >= d, x >= A's level) lies one of A's,
-// ties by order included. The iterations below a level V are a prefix of the rotation; job i
+// step d. When no job has two iterations before A's next (level + step above A's level, ties by
+// order), no two consecutive iterations are of one job other than A: between levels x and x + d'
+// of another job (d' >= d) lies one of A's, ties by order included (for x >= A's level, A has a
+// level in (x, x + d]; for x below it, A's next level is before x + d'). The iterations below a level V are a prefix of the rotation; job i
 // runs c_i = ceil((V - level_i) / step_i) of them, and every one of them starts a run of its own
 // (paying the switching cost), except the prefix's first when the lane's last job is its job,
 // and those of A's that follow another of A's with none of the others between them. Those are
