@@ -74,6 +74,7 @@ struct PlanReport {
   std::vector<std::int64_t> iterations;  ///< iterations run of each job
   std::vector<TimeNs> busy_ns;           ///< lane time of each job's runs (JobState::gpu_time_ns)
   std::vector<TimeNs> first_start_ns;    ///< start of each job's first run in the plan, or -1
+  std::vector<TimeNs> switch_ns;         ///< switching cost paid by each job's runs (the timeline's rotation rows)
   std::int64_t runs = 0;                 ///< runs (maximal stretches of one job)
   std::int64_t switches = 0;             ///< runs of a job other than the lane's previous one
   std::int64_t closed_form = 0;          ///< of the iterations, those counted in closed form (speed only)

@@ -8,6 +8,10 @@
 #include "core/errors.h"
 #include "core/pending_queue.h"
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace salus::core {
 
 const char* to_string(LaneMode m) {
@@ -39,6 +43,20 @@ std::int64_t JobState::ready_iterations(const JobSpec& spec, TimeNs now) const {
 }
 
 namespace {
+
+/// Asks Linux to back the whole 2 MiB pages of [data, data + bytes) with transparent huge pages
+/// (advice only; nothing elsewhere).
+void advise_huge_pages(const void* data, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kHuge = std::uintptr_t{1} << 21;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kHuge - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
 
 /// Scheduling state of one lane that the memory layout does not need to know.
 struct LaneSchedule {
@@ -139,6 +157,10 @@ class Loop {
         lanes_(opts.capacity, opts.lane_mode == LaneMode::kAuto ? opts.max_lanes : 1, opts.lane_shrink, opts.alignment),
         requests_(specs, {}) {
     if (states.empty()) {
+      // 136 bytes a job, written whole here: huge pages spare tens of thousands of page faults
+      // on a 200k-job trace (traces/csv.h advise_huge_pages does the same for the trace).
+      out_.jobs.reserve(specs.size());
+      advise_huge_pages(out_.jobs.data(), out_.jobs.capacity() * sizeof(JobState));
       out_.jobs.resize(specs.size());
       states = out_.jobs;
     }
@@ -151,8 +173,9 @@ class Loop {
     const std::size_t n = specs_.size();
     std::vector<JobIndex> order(n);
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](JobIndex a, JobIndex b) { return arrives_before(spec(a), spec(b)); });
+    auto earlier = [&](JobIndex a, JobIndex b) { return arrives_before(spec(a), spec(b)); };
+    // Traces usually come in arrival order: a check instead of a merge sort of every job.
+    if (!std::is_sorted(order.begin(), order.end(), earlier)) std::stable_sort(order.begin(), order.end(), earlier);
     std::size_t cursor = 0;
     std::vector<Completion> completions;
     while (true) {
@@ -248,9 +271,29 @@ class Loop {
  private:
   const JobSpec& spec(JobIndex j) const { return specs_[static_cast<std::size_t>(j)]; }
   JobState& state(JobIndex j) { return states_[static_cast<std::size_t>(j)]; }
+  /// The lane's schedule. Lane ids are never reused (PACK opens a lane per job or so: 156k on
+  /// the 200k-job native trace), so schedules live in slots that a lane takes when it first
+  /// appears and gives back when it is gone (finish), few as the lanes alive at once.
   LaneSchedule& sched(LaneId id) {
-    if (static_cast<std::size_t>(id) >= lane_sched_.size()) lane_sched_.resize(static_cast<std::size_t>(id) + 1);
-    return lane_sched_[static_cast<std::size_t>(id)];
+    std::size_t slot = lane_sched_.size();
+    for (std::size_t k = 0; k < lane_sched_.size(); ++k) {
+      if (lane_ids_[k] == id) return lane_sched_[k];
+      if (lane_ids_[k] == kNoLane && slot == lane_sched_.size()) slot = k;
+    }
+    if (slot == lane_sched_.size()) {
+      lane_sched_.emplace_back();
+      lane_ids_.push_back(kNoLane);
+    }
+    lane_ids_[slot] = id;
+    lane_sched_[slot] = LaneSchedule{};
+    return lane_sched_[slot];
+  }
+  const LaneSchedule& sched_of(LaneId id) const {
+    for (std::size_t k = 0; k < lane_sched_.size(); ++k) {
+      if (lane_ids_[k] == id) return lane_sched_[k];
+    }
+    SALUS_INVARIANT(false, "a live lane has a schedule", "lane " + std::to_string(id));
+    return lane_sched_.front();
   }
 
   SchedulerView view(TimeNs now) const { return SchedulerView{now, specs_, states_}; }
@@ -279,6 +322,12 @@ class Loop {
     return any;
   }
 
+  /// LaneManager::settle, counting a change of the layout.
+  int settle(TimeNs now, std::vector<LaneMove>* log) {
+    ++layout_version_;
+    return lanes_.settle(now, log);
+  }
+
   /// Asks the lane's run to end at its next iteration boundary (once per run).
   void cut_at_boundary(LaneId id) {
     LaneSchedule& ls = sched(id);
@@ -290,7 +339,7 @@ class Loop {
   void check_invariants() const {
     lanes_.check_invariants();
     for (const Lane& l : lanes_.lanes()) {
-      const LaneSchedule& ls = lane_sched_[static_cast<std::size_t>(l.id)];
+      const LaneSchedule& ls = sched_of(l.id);
       SALUS_INVARIANT(static_cast<std::int32_t>(ls.jobs.size()) == l.refs, "lane references match its jobs",
                       "lane " + std::to_string(l.id));
       Bytes largest = 0;
@@ -382,8 +431,14 @@ class Loop {
     requests_.remove(j);
     // With lane shrinking the lane may shrink here; it takes its smaller region at settle().
     lanes_.release(st.lane, spec(j).persistent, st.persistent_offset, spec(j).ephemeral);
+    ++layout_version_;
     policy_.on_finish(view(t), j, st.lane);
-    if (ls.jobs.empty()) ls = LaneSchedule{};  // the lane is gone (Algorithm 1: ref == 0)
+    if (ls.jobs.empty()) {  // the lane is gone (Algorithm 1: ref == 0): its slot is free
+      ls = LaneSchedule{};
+      for (std::size_t k = 0; k < lane_ids_.size(); ++k) {
+        if (lane_ids_[k] == st.lane) lane_ids_[k] = kNoLane;
+      }
+    }
     exec_.release(j);
     --admitted_;
     ++terminal_;
@@ -391,13 +446,17 @@ class Loop {
 
   void schedule_lanes(TimeNs now, bool event) {
     std::vector<LaneMove>* log = opts_.record_timeline ? &out_.lane_moves : nullptr;
-    const bool moved = lanes_.unsettled() && lanes_.settle(now, log) > 0;
+    const bool moved = lanes_.unsettled() && settle(now, log) > 0;
     if (event || moved) {
       // ProcessRequests, and again after every lane move (Algorithm 1 LaneMoved).
-      while (process_requests(now) >= 0 && lanes_.unsettled() && lanes_.settle(now, log) > 0) {
+      while (process_requests(now) >= 0 && lanes_.unsettled() && settle(now, log) > 0) {
       }
-      // Memory changes only at these events, so this is where the safety condition is checked.
-      if (opts_.check_invariants) check_invariants();
+      // Memory changes only at these events, so this is where the safety condition is checked,
+      // once per change of the layout (an arrival that stays pending changes nothing).
+      if (opts_.check_invariants && checked_layout_ != layout_version_) {
+        check_invariants();
+        checked_layout_ = layout_version_;
+      }
     }
     requests_.recheck(now, [&](LaneId id) {
       if (sched(id).running != kNoJob) cut_at_boundary(id);
@@ -426,6 +485,11 @@ class Loop {
       changed = pending_.process([&](JobIndex j) {
         if (exclusive && admitted_ > 0) return PendingQueue::Verdict::kStop;
         const JobSpec& s = spec(j);
+        // Every case of FindLane needs sum P + P + sum L <= C: refused here without a search
+        // (PACK's backlog tries every class of the queue at every event). Paging may make room.
+        if (!paging_ && lanes_.persistent_bytes() + lanes_.aligned(s.persistent) + lanes_.lanes_bytes() > lanes_.capacity()) {
+          return PendingQueue::Verdict::kBlocked;
+        }
         FindLaneResult r = lanes_.admit(s.persistent, s.ephemeral);
         if (r.choice == LaneChoice::kNotFound && paging_) r = admit_by_paging(j, now);
         if (r.choice == LaneChoice::kNotFound) return PendingQueue::Verdict::kBlocked;
@@ -460,6 +524,7 @@ class Loop {
     });
     FindLaneResult r;
     std::size_t out = 0;
+    ++layout_version_;  // pages out (and back in, when j still does not fit)
     while (out < victims.size()) {
       const JobIndex k = victims[out++].second;
       lanes_.page_out(spec(k).persistent, state(k).persistent_offset);
@@ -501,6 +566,7 @@ class Loop {
       (void)key;
       const Bytes offset = lanes_.page_in(spec(k).persistent);
       if (offset == kUnplaced) continue;
+      ++layout_version_;
       JobState& st = state(k);
       st.paged_out = false;
       st.persistent_offset = offset;
@@ -516,6 +582,7 @@ class Loop {
   }
 
   void admit(JobIndex j, const FindLaneResult& r, TimeNs now) {
+    ++layout_version_;  // LaneManager::admit placed it
     JobState& st = state(j);
     st.status = JobStatus::kAdmitted;
     st.lane = r.lane;
@@ -586,7 +653,8 @@ class Loop {
   // no job is gated or paged, and the plan ends at or before the next arrival or with the first
   // finish. Its iterations are then exactly those the policy would choose run by run, and the
   // executor times them exactly as runs dispatched one by one (a lane alone runs at solo speed).
-  // The timeline's rows are per run, so a run that records one does not plan.
+  // A run that records a timeline plans only with timeline_plans: each plan is then one rotation
+  // in the timeline (a Segment per job) and one memory sample.
 
   bool try_plan(TimeNs now, const Lane& lane, LaneSchedule& ls, std::span<const JobIndex> choices) {
     if (choices.size() < 2 || ls.paged > 0 || requests_.any() || busy_lanes_ > 0 || lanes_.lanes().size() != 1) {
@@ -616,7 +684,11 @@ class Loop {
       JobState& st = state(plan_.jobs[i].job);
       if (st.first_start_ns < 0 && r.first_start_ns[i] >= 0) st.first_start_ns = r.first_start_ns[i];
     }
-    plan_ephemeral_ = lanes_.aligned(spec(r.last_job).ephemeral);
+    // The memory sample of a plan is its envelope: the largest E among the jobs that ran in it.
+    plan_ephemeral_ = 0;
+    for (std::size_t i = 0; i < plan_.jobs.size(); ++i) {
+      if (r.iterations[i] > 0) plan_ephemeral_ = std::max(plan_ephemeral_, lanes_.aligned(spec(plan_.jobs[i].job).ephemeral));
+    }
     lanes_.set_busy(lane.id, true);
     ++busy_lanes_;
     ephemeral_active_ += plan_ephemeral_;
@@ -638,9 +710,13 @@ class Loop {
     SALUS_INVARIANT(ls.plan && c.lane == plan_.lane && c.end_ns == r.end_ns, "completion matches the plan in flight",
                     "lane " + std::to_string(c.lane));
     JobIndex finished = kNoJob;
+    const bool rows = opts_.record_timeline && opts_.record_segments;
     for (std::size_t i = 0; i < plan_.jobs.size(); ++i) {
       const JobIndex j = plan_.jobs[i].job;
       JobState& st = state(j);
+      if (rows && r.iterations[i] > 0) {
+        out_.segments.push_back(Segment{c.lane, j, c.start_ns, c.end_ns, r.iterations[i], r.switch_ns[i], out_.plans});
+      }
       st.iterations_done += r.iterations[i];
       st.gpu_time_ns += r.busy_ns[i];
       out_.iterations += r.iterations[i];
@@ -686,14 +762,15 @@ class Loop {
   SchedulerOptions opts_;
   LaneManager lanes_;
   PendingQueue pending_;
-  std::vector<LaneSchedule> lane_sched_;
+  std::vector<LaneSchedule> lane_sched_;  // by slot (sched)
+  std::vector<LaneId> lane_ids_;          // by slot: its lane, kNoLane when free
   ScheduleOutcome out_;
   std::span<JobState> states_;  // out_.jobs, or the caller's (Scheduler)
   RequestGate requests_;
   bool paging_ = opts_.paging && opts_.lane_mode == LaneMode::kSingle;
   std::vector<JobIndex> paged_;  // admitted jobs whose persistent memory is paged out
   std::vector<JobIndex> resident_scratch_;
-  bool plans_ = exec_.supports_plans() && !opts_.record_timeline && !paging_;
+  bool plans_ = exec_.supports_plans() && (!opts_.record_timeline || opts_.timeline_plans) && !paging_;
   TimeNs next_arrival_ = kNever;  // of the next job to arrive, for a plan's deadline
   std::vector<RotationEntry> plan_entries_;
   PlanDispatch plan_;
@@ -704,6 +781,8 @@ class Loop {
   std::int64_t next_admit_seq_ = 0;
   std::int64_t busy_lanes_ = 0;
   Bytes ephemeral_active_ = 0;
+  std::uint64_t layout_version_ = 1;  // bumped at every change of the memory layout
+  std::uint64_t checked_layout_ = 0;  // the version check_invariants last saw
 };
 
 namespace {

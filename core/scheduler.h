@@ -40,6 +40,11 @@ struct SchedulerOptions {
   bool paging = false;
   bool record_timeline = false;  ///< keep segments, memory samples and lane moves
   bool record_segments = true;   ///< with record_timeline: false keeps only memory samples and lane moves
+  /// With record_timeline: plans (Policy::plan) still run, each recorded as one rotation (a
+  /// Segment per job with Segment::rotation set) and one memory sample at its start whose
+  /// ephemeral_active is the largest E among the jobs that ran in it. Off: a run that records a
+  /// timeline never plans, so every run is a Segment of its own (FAIR: one per iteration).
+  bool timeline_plans = false;
   bool check_invariants = true;  ///< check the safety condition and layout after every change
   /// Every P and E is rounded up to a multiple of this and the capacity down (see lanes.h), so
   /// every persistent block and lane offset handed to the executor is a multiple of it. 256 for
@@ -52,14 +57,17 @@ struct SchedulerOptions {
   const std::atomic<bool>* stop = nullptr;
 };
 
-/// A stretch of consecutive iterations of one job in one lane.
+/// A stretch of consecutive iterations of one job in one lane (rotation 0), or one job's part in
+/// a rotation (a plan, SchedulerOptions::timeline_plans): its iterations, interleaved with the
+/// other jobs of the rotation between start_ns and end_ns, the rotation's bounds.
 struct Segment {
   LaneId lane = kNoLane;
   JobIndex job = kNoJob;
   TimeNs start_ns = 0;
   TimeNs end_ns = 0;
   std::int64_t iterations = 0;
-  TimeNs switch_ns = 0;  ///< switching cost the executor added at its start (Completion::switch_ns)
+  TimeNs switch_ns = 0;  ///< switching cost the executor added at its start (Completion::switch_ns); rotation: at its runs' starts
+  std::int64_t rotation = 0;  ///< 0: a run; k > 0: part of the run's k-th plan (ScheduleOutcome::plans)
 };
 
 /// GPU memory in use, sampled whenever it changes.

@@ -235,15 +235,16 @@ void write_timeline_rows(const std::vector<core::Segment>& segments, const std::
     if (lane >= open.size()) open.resize(lane + 1, -1);
     if (open[lane] >= front_id) {
       Pending& p = pending[static_cast<std::size_t>(open[lane] - front_id)];
-      if (p.row.job == g.job && p.row.end_ns == g.start_ns && g.switch_ns == 0) {
+      if (g.rotation == 0 && p.row.job == g.job && p.row.end_ns == g.start_ns && g.switch_ns == 0) {
         p.row.end_ns = g.end_ns;
         p.row.iterations += g.iterations;
         continue;
       }
       p.closed = true;
     }
-    open[lane] = front_id + static_cast<std::int64_t>(pending.size());
-    pending.push_back({g, false});
+    // A rotation's rows are whole: nothing extends them.
+    open[lane] = g.rotation == 0 ? front_id + static_cast<std::int64_t>(pending.size()) : -1;
+    pending.push_back({g, g.rotation != 0});
     while (!pending.empty() && pending.front().closed) {
       row(pending.front().row);
       pending.pop_front();
@@ -253,12 +254,20 @@ void write_timeline_rows(const std::vector<core::Segment>& segments, const std::
   for (const Pending& p : pending) row(p.row);
 }
 
-const char* to_string(TimelineMode m) { return m == TimelineMode::kOff ? "off" : "runs"; }
+const char* to_string(TimelineMode m) {
+  switch (m) {
+    case TimelineMode::kOff: return "off";
+    case TimelineMode::kRuns: return "runs";
+    case TimelineMode::kFull: return "full";
+  }
+  return "?";
+}
 
 TimelineMode parse_timeline_mode(const std::string& text, const std::string& option) {
   if (text == "off") return TimelineMode::kOff;
   if (text == "runs") return TimelineMode::kRuns;
-  throw core::InputError(option + ": unknown timeline mode '" + text + "' (valid: off, runs)");
+  if (text == "full") return TimelineMode::kFull;
+  throw core::InputError(option + ": unknown timeline mode '" + text + "' (valid: off, runs, full)");
 }
 
 void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
@@ -318,9 +327,9 @@ void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& j
       cdf.row();
     }
     if (r.cluster) write_cluster_files(dir, jobs, r);
-    if (timeline == TimelineMode::kRuns) {
+    if (timeline != TimelineMode::kOff) {
       OutFile tf(base + "_timeline.csv");
-      tf.line() += "lane,job_id,start_s,end_s,iterations,switch_s\n";
+      tf.line() += "lane,job_id,start_s,end_s,iterations,switch_s,rotation\n";
       write_timeline_rows(o.segments, [&](const core::Segment& g) {
         std::string& l = tf.line();
         append_int(l, g.lane);
@@ -334,6 +343,8 @@ void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& j
         append_int(l, g.iterations);
         l += ',';
         append_seconds(l, g.switch_ns);
+        l += ',';
+        if (g.rotation != 0) append_int(l, g.rotation);
         l += '\n';
         tf.row();
       });

@@ -35,19 +35,24 @@ void write_results_json(JsonWriter& w, const std::vector<core::JobSpec>& jobs, c
 void write_summary_json(const std::string& path, const nlohmann::json& header, const std::vector<core::JobSpec>& jobs,
                         const std::vector<SimRun>& runs);
 
-/// What <policy>_timeline.csv holds: nothing (no file), or one row per run, a run being
-/// consecutive iterations of one job in one lane without a switch between them.
-enum class TimelineMode { kOff, kRuns };
+/// What <policy>_timeline.csv holds: nothing (no file, kOff); one row per run, a run being
+/// consecutive iterations of one job in one lane without a switch between them, and where the
+/// simulator ran a policy's rotation in one go (a plan: FAIR, LAS) one row per job of the
+/// rotation (kRuns, SchedulerOptions::timeline_plans); or one row per run everywhere, plans off
+/// (kFull: FAIR then writes a row per iteration).
+enum class TimelineMode { kOff, kRuns, kFull };
 const char* to_string(TimelineMode m);
-/// "off" or "runs"; throws core::InputError naming `option` and the valid values.
+/// "off", "runs" or "full"; throws core::InputError naming `option` and the valid values.
 TimelineMode parse_timeline_mode(const std::string& text, const std::string& option = "--timeline");
 
 /// The timeline's rows, in start order (ties: lane), from a run's segments (one per dispatched
 /// run, in completion order): consecutive runs of one job in one lane, each starting when the
-/// previous ended and paying no switching cost, are one row with their iterations summed.
+/// previous ended and paying no switching cost, are one row with their iterations summed. A
+/// rotation's segments (Segment::rotation > 0) are rows of their own, never merged.
 void write_timeline_rows(const std::vector<core::Segment>& segments, const std::function<void(const core::Segment&)>& row);
 
-/// Writes DIR/<policy>_jobs.csv, _timeline.csv (unless `timeline` is kOff), _memory.csv,
+/// Writes DIR/<policy>_jobs.csv, _timeline.csv (unless `timeline` is kOff; columns lane, job_id,
+/// start_s, end_s, iterations, switch_s, rotation: empty for a run, else the plan's number), _memory.csv,
 /// _lane_moves.csv and DIR/jct_cdf.csv, streaming each file. Throws core::InputError when a
 /// file cannot be written.
 void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,

@@ -100,7 +100,9 @@ Options parse(int argc, char** argv, bool* help) {
       ("summary-json", po::value(&o.summary_json), "write the summary JSON here")
       ("out", po::value(&o.out_dir), "write per-job CSVs, timelines, memory, lane moves and JCT CDFs into this directory")
       ("timeline", po::value(&timeline)->default_value("runs"),
-       "with --out: runs: <policy>_timeline.csv has a row per run of consecutive iterations of one job in one lane; "
+       "with --out: runs: <policy>_timeline.csv has a row per run of consecutive iterations of one job in one lane, "
+       "and where the simulator ran a rotation in one go (FAIR, LAS) a row per job of the rotation; "
+       "full: a row per run everywhere (no rotations: FAIR writes a row per iteration, slowly); "
        "off: no timeline file")
       ("time-scale", po::value(&o.time_scale)->default_value(1.0),
        "divide arrival times and iteration counts by this (>= 1), as salus-run does")
@@ -162,6 +164,7 @@ Options parse(int argc, char** argv, bool* help) {
   o.timeline = experiments::parse_timeline_mode(timeline);
   o.cfg.record_timeline = !o.out_dir.empty();
   o.cfg.record_segments = o.timeline != experiments::TimelineMode::kOff;  // no file, so nothing to keep
+  o.cfg.timeline_plans = o.timeline != experiments::TimelineMode::kFull;
   return o;
 }
 

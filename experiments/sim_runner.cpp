@@ -43,6 +43,7 @@ SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& polic
   opts.paging = cfg.paging;
   opts.record_timeline = cfg.record_timeline;
   opts.record_segments = cfg.record_segments;
+  opts.timeline_plans = cfg.timeline_plans;
   std::vector<core::TimeNs> actual;
   if (cfg.profile_noise > 0) actual = actual_iteration_times(jobs, cfg.profile_noise, cfg.seed);
   SimRun run;

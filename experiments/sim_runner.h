@@ -32,6 +32,7 @@ struct SimConfig {
   double profile_noise = 0;                 ///< actual iteration time = profile x U[1-x, 1+x]
   bool record_timeline = false;
   bool record_segments = true;              ///< with record_timeline (core::SchedulerOptions)
+  bool timeline_plans = false;              ///< with record_timeline (core::SchedulerOptions)
   /// A cluster (salus-sim --gpus N, --cluster FILE): when set, every GPU runs the policy under
   /// one clock and `capacity` is ignored (each GPU has its own); nullopt: one GPU, run_schedule.
   std::optional<cluster::ClusterSpec> cluster;

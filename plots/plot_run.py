@@ -9,7 +9,12 @@ Writes to DIR, each as .png (200 dpi) and .pdf:
   run_gpus_busy      GPUs busy over time, one line per policy, only when the results carry a
                      "gpus_busy" series ([[t_s, busy], ...] or {"t_s": [...], "busy": [...]});
   run_gpu_lanes_<policy>  each job as a bar from start to finish on the row of the GPU it ran on,
-                     only when the jobs carry a "gpu" field.
+                     only when the jobs carry a "gpu" field;
+  run_timeline_<policy>   when <policy>_timeline.csv lies beside the summary (salus-sim --out DIR
+                     writes both): one row per job, each run of it a solid bar, and each rotation
+                     it took part in (a row with a rotation number: the simulator ran the
+                     policy's rotation in one go, e.g. FAIR) a light bar over the rotation's
+                     span; the title gives the share of iterations run in rotations.
 Times are drawn in the unit that fits the run (s, min or h), as salus-sim's table does.
 
 Bad input is `FILE: what is wrong` on stderr (the key path named) and exit status 2, with no
@@ -18,6 +23,7 @@ byte-identical files (the style and metadata of make_figures.py).
 """
 
 import argparse
+import csv
 import json
 import math
 import os
@@ -92,6 +98,81 @@ def load(path):
             mf._non_decreasing(series, [t for t, _ in busy], "times")
         runs.append({"policy": policy, "jobs": jobs, "busy": busy})
     return {"tool": root.get("tool").value if root.get("tool") is not None else "", "runs": runs}
+
+
+TIMELINE_COLUMNS = ["lane", "job_id", "start_s", "end_s", "iterations", "switch_s", "rotation"]
+
+
+def load_timeline(path):
+    """The rows of a <policy>_timeline.csv: (job_id, start_s, end_s, iterations, rotation or 0)."""
+    def number(text, line, column, integer=False):
+        try:
+            v = int(text) if integer else float(text)
+        except ValueError:
+            raise mf.BadInput(f"{path}:{line}: {column}: expected {'an integer' if integer else 'a number'}, got {text!r}")
+        if v < 0 or (not integer and not math.isfinite(v)):
+            raise mf.BadInput(f"{path}:{line}: {column}: expected a number >= 0, got {text!r}")
+        return v
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            if header != TIMELINE_COLUMNS:
+                raise mf.BadInput(f"{path}:1: expected the header {','.join(TIMELINE_COLUMNS)}, got "
+                                  f"{','.join(header) if header else 'nothing'}")
+            rows = []
+            for cells in reader:
+                line = reader.line_num
+                if len(cells) != len(TIMELINE_COLUMNS):
+                    raise mf.BadInput(f"{path}:{line}: expected {len(TIMELINE_COLUMNS)} fields, got {len(cells)}")
+                start = number(cells[2], line, "start_s")
+                end = number(cells[3], line, "end_s")
+                if end < start:
+                    raise mf.BadInput(f"{path}:{line}: end_s {cells[3]} is before start_s {cells[2]}")
+                rotation = number(cells[6], line, "rotation", integer=True) if cells[6] else 0
+                rows.append((cells[1], start, end, number(cells[4], line, "iterations", integer=True), rotation))
+    except (OSError, UnicodeDecodeError) as e:
+        raise mf.BadInput(f"{path}: cannot read: {e}")
+    return rows
+
+
+def draw_timeline(fig, run, rows):
+    ax = fig.subplots()
+    first = {}
+    for job, start, _, _, _ in rows:
+        first.setdefault(job, start)
+    order = sorted(first, key=lambda j: (first[j], j))
+    row_of = {j: k for k, j in enumerate(order)}
+    longest = max((end for _, _, end, _, _ in rows), default=0.0)
+    unit, per = time_unit(longest)
+    runs = {j: [] for j in order}
+    rotations = {j: [] for j in order}
+    for job, start, end, _, rotation in rows:
+        (rotations if rotation else runs)[job].append((start / per, (end - start) / per))
+    for j in order:
+        colour = mf.JOB_COLOURS[row_of[j] % len(mf.JOB_COLOURS)]
+        if rotations[j]:
+            ax.broken_barh(rotations[j], (row_of[j] - 0.4, 0.8), facecolors=colour, alpha=0.35, linewidth=0)
+        if runs[j]:
+            ax.broken_barh(runs[j], (row_of[j] - 0.4, 0.8), facecolors=colour, linewidth=0)
+    in_rotations = sum(n for _, _, _, n, r in rows if r)
+    total = sum(n for _, _, _, n, _ in rows)
+    ax.set_ylim(len(order) - 0.5, -0.5)
+    if len(order) <= 30:
+        ax.set_yticks(range(len(order)))
+        ax.set_yticklabels(order)
+    else:
+        ax.set_yticks([])
+    ax.set_xlim(0, longest / per * 1.02 if longest > 0 else 1)
+    ax.set_xlabel(f"time ({unit})")
+    ax.set_ylabel(f"job ({len(order)}, by first start)")
+    share = f"{100.0 * in_rotations / total:.0f} %" if total else "no"
+    ax.set_title(f"{run['policy']}: runs solid, rotations light ({share} of iterations)")
+
+
+def timeline_height(rows):
+    jobs = len({r[0] for r in rows})
+    return min(8.0, max(SIZE_IN[1], round((0.9 + 0.15 * jobs) * 20) / 20))
 
 
 def time_unit(seconds):
@@ -178,6 +259,11 @@ def main(argv):
         return 3
     try:
         data = load(args.summary)
+        timelines = {}
+        for r in data["runs"]:
+            path = os.path.join(os.path.dirname(os.path.abspath(args.summary)), f"{r['policy']}_timeline.csv")
+            if os.path.exists(path):
+                timelines[r["policy"]] = load_timeline(path)
     except mf.BadInput as e:
         print(e, file=sys.stderr)
         return 2
@@ -194,6 +280,11 @@ def main(argv):
         if any("gpu" in j for j in r["jobs"]):
             figures.append((f"run_gpu_lanes_{r['policy']}", (SIZE_IN[0], lanes_height(r)),
                             lambda fig, r=r: draw_lanes(fig, r)))
+    for r in data["runs"]:
+        rows = timelines.get(r["policy"])
+        if rows:
+            figures.append((f"run_timeline_{r['policy']}", (SIZE_IN[0], timeline_height(rows)),
+                            lambda fig, r=r, rows=rows: draw_timeline(fig, r, rows)))
     mf._style(matplotlib)
     for name, size, draw in figures:
         fig = Figure(figsize=size, dpi=mf.DPI, layout="constrained")

@@ -82,7 +82,31 @@ class Fair final : public core::Policy {
                     std::span<const std::int64_t> iterations) override {
     LaneService& ls = lane(lane_id);
     SALUS_INVARIANT(ls.in_flight_at_join == core::kNoJob, "fair: no join during a plan", "lane " + std::to_string(lane_id));
-    for (std::size_t i = 0; i < entries.size(); ++i) serve(v, ls, entries[i].job, iterations[i]);
+    SALUS_INVARIANT(entries.size() == ls.members.size(), "fair: a plan covers the lane", "lane " + std::to_string(lane_id));
+    // Every job of the lane is in the plan. When most of them ran, `served` is rebuilt in order
+    // with hints (a plan ends at every event: this runs once per event) rather than erased and
+    // re-inserted per job; when few did (a long queue in one lane), only theirs are updated.
+    std::size_t ran = 0;
+    for (std::int64_t k : iterations) ran += k > 0;
+    if (ran * 4 < entries.size()) {
+      for (std::size_t i = 0; i < entries.size(); ++i) serve(v, ls, entries[i].job, iterations[i]);
+      return;
+    }
+    plan_served_.clear();
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const JobIndex job = entries[i].job;
+      JobService& js = at(job);
+      if (js.epoch != ls.epoch) {
+        if (iterations[i] == 0) continue;
+        js.epoch = ls.epoch;
+        js.iterations = 0;
+      }
+      js.iterations += iterations[i];
+      if (js.iterations > 0) plan_served_.emplace_back(js.iterations * v.specs[static_cast<std::size_t>(job)].iter_ns, js.rank, job);
+    }
+    std::sort(plan_served_.begin(), plan_served_.end());
+    ls.served.clear();
+    for (const auto& e : plan_served_) ls.served.emplace_hint(ls.served.end(), e);
   }
 
   void on_finish(const core::SchedulerView& v, JobIndex job, core::LaneId lane_id) override {
@@ -167,6 +191,7 @@ class Fair final : public core::Policy {
 
   std::vector<JobService> jobs_;
   std::unordered_map<core::LaneId, LaneService> lanes_;
+  std::vector<std::tuple<TimeNs, std::int64_t, JobIndex>> plan_served_;  // on_plan_done's scratch
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "sim/sim_executor.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "core/errors.h"
@@ -43,12 +44,16 @@ void SimExecutor::charge_transfer(core::JobIndex job, core::LaneId lane) {
 
 TimeNs SimExecutor::duration(TimeNs work, std::int64_t s) const {
   if (s == kSolo) return work;
+  // 128-bit division is a library call: only where the product needs it.
+  if (work <= (core::kNever - kSolo) / s) return (work * s + kSolo - 1) / kSolo;
   return static_cast<TimeNs>((static_cast<i128>(work) * s + kSolo - 1) / kSolo);
 }
 
 SimExecutor::Progress SimExecutor::progress(const Run& r, TimeNs t) const {
   auto worked = [&](TimeNs elapsed) {
-    return r.slowdown == kSolo ? elapsed : static_cast<TimeNs>(static_cast<i128>(elapsed) * kSolo / r.slowdown);
+    if (r.slowdown == kSolo) return elapsed;
+    if (elapsed <= core::kNever / kSolo) return elapsed * kSolo / r.slowdown;
+    return static_cast<TimeNs>(static_cast<i128>(elapsed) * kSolo / r.slowdown);
   };
   if (t < r.first_end_ns) {
     return {r.iter_at_sync, r.work_at_sync + worked(t - r.sync_ns), t == r.sync_ns && r.work_at_sync == 0 && r.iter_at_sync > 0};
@@ -153,54 +158,113 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
   SALUS_INVARIANT(last_job_[lane] == p.last_job && transfer_ns_[lane] == 0, "a plan starts where the lane stands",
                   "lane " + std::to_string(p.lane));
   const std::size_t n = p.jobs.size();
-  rep.iterations.assign(n, 0);
-  rep.busy_ns.assign(n, 0);
-  rep.first_start_ns.assign(n, -1);
-  rep.runs = 0;
-  rep.switches = 0;
-  rep.closed_form = 0;
-  plan_level_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    SALUS_INVARIANT(p.jobs[i].remaining > 0 && p.jobs[i].step > 0, "a plan's jobs have work", std::to_string(p.jobs[i].job));
-    plan_level_[i] = p.jobs[i].level;
+  for (const core::PlanJob& j : p.jobs) {
+    SALUS_INVARIANT(j.remaining > 0 && j.step > 0, "a plan's jobs have work", std::to_string(j.job));
   }
-  TimeNs t = now_;
-  core::JobIndex last = p.last_job;
-  std::int64_t total = 0;
-  bool jumped = false;
-  std::size_t since_try = 0;
-  // The iteration chosen at each boundary is the least (level, order); it takes the work of the
-  // same iteration in a run of its own: its time, the job's first-iteration extra, and the
-  // switching cost when it starts a run of another job than the lane's last. The least is found
-  // on one 64-bit key per job: the level above the least, shifted, and the job's place in order
-  // below. A plan whose levels do not fit in that is not run (the loop then decides run by run).
+  // Everything below works on the plan's jobs sorted by order (slot r), in `sp` and `sr`, and is
+  // scattered back into `rep` at the end. The iteration chosen at each boundary is the least
+  // (level, order); it takes the work of the same iteration in a run of its own: its time, the
+  // job's first-iteration extra, and the switching cost when it starts a run of another job than
+  // the lane's last. The least is found on one 64-bit key per slot: the level above the least,
+  // shifted, and the slot below. A plan whose levels do not fit in that is not run (the loop
+  // then decides run by run).
   plan_by_order_.resize(n);
   for (std::size_t i = 0; i < n; ++i) plan_by_order_[i] = i;
   std::sort(plan_by_order_.begin(), plan_by_order_.end(),
             [&](std::size_t x, std::size_t y) { return p.jobs[x].order < p.jobs[y].order; });
+  core::PlanDispatch& sp = plan_sorted_;
+  sp.lane = p.lane;
+  sp.last_job = p.last_job;
+  sp.deadline = p.deadline;
+  sp.jobs.resize(n);
+  for (std::size_t r = 0; r < n; ++r) sp.jobs[r] = p.jobs[plan_by_order_[r]];
+  core::PlanReport& sr = plan_report_;
+  sr.iterations.assign(n, 0);
+  sr.busy_ns.assign(n, 0);
+  sr.first_start_ns.assign(n, -1);
+  sr.switch_ns.assign(n, 0);
+  sr.runs = 0;
+  sr.switches = 0;
+  sr.closed_form = 0;
+  plan_level_.resize(n);
   TimeNs base = core::kNever, top = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    base = std::min(base, plan_level_[i]);
-    top = std::max(top, plan_level_[i] + static_cast<TimeNs>(std::min<i128>(
-                                             static_cast<i128>(p.jobs[i].remaining) * p.jobs[i].step, core::kNever / 2)));
+  for (std::size_t r = 0; r < n; ++r) {
+    plan_level_[r] = sp.jobs[r].level;
+    base = std::min(base, plan_level_[r]);
+    top = std::max(top, plan_level_[r] + static_cast<TimeNs>(std::min<i128>(
+                                             static_cast<i128>(sp.jobs[r].remaining) * sp.jobs[r].step, core::kNever / 2)));
   }
   if (n > (std::size_t{1} << kOrderBits) || top - base >= (TimeNs{1} << (63 - kOrderBits))) return false;
-  auto pack = [&] {
-    plan_key_.resize(n);
+
+  // Per slot, for the tight loop: its key, iteration time, key step, extra still to pay.
+  plan_key_.resize(n);
+  plan_work_.resize(n);
+  plan_key_step_.resize(n);
+  plan_extra_.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    plan_work_[r] = iter_time(sp.jobs[r].job);
+    plan_key_step_[r] = static_cast<std::uint64_t>(sp.jobs[r].step) << kOrderBits;
+  }
+  // The fastest job (least step; the first in order among equals) is taken out of the keys and
+  // run in blocks: all its iterations whose key is below the least key of the others, in one
+  // step (its consecutive iterations are one run). In these rotations the fastest job present
+  // is usually alone, so the closed form of jump_plan does not apply, and it runs the most
+  // iterations.
+  std::size_t fr = 0;
+  for (std::size_t r = 1; r < n; ++r) {
+    if (sp.jobs[r].step < sp.jobs[fr].step) fr = r;
+  }
+  std::uint64_t fast_key = 0;
+  // The lane's last job as a slot: kOther when it is not in the plan, kNone when there is none.
+  const std::size_t kOther = n, kNone = n + 1;
+  auto slot_of = [&](core::JobIndex job) {
+    if (job == core::kNoJob) return kNone;
     for (std::size_t r = 0; r < n; ++r) {
-      plan_key_[r] = (static_cast<std::uint64_t>(plan_level_[plan_by_order_[r]] - base) << kOrderBits) | r;
+      if (sp.jobs[r].job == job) return r;
     }
+    return kOther;
   };
-  pack();
-  while (true) {
-    if (!jumped && ++since_try > n) {
-      since_try = 0;
-      jumped = jump_plan(p, rep, t, last, total);
-      if (jumped) pack();
+  // (Re)loads the tight loop's state from plan_level_ and sr (at the start and after a jump).
+  auto load = [&] {
+    for (std::size_t r = 0; r < n; ++r) {
+      plan_key_[r] = (static_cast<std::uint64_t>(plan_level_[r] - base) << kOrderBits) | r;
+      plan_extra_[r] = sr.iterations[r] == 0 ? sp.jobs[r].extra_ns : 0;
     }
-    std::size_t b = 0, r = 0;
+    fast_key = plan_key_[fr];
+    plan_key_[fr] = ~std::uint64_t{0};
+  };
+  load();
+  TimeNs t = now_;
+  std::size_t lr = slot_of(p.last_job);
+  std::int64_t total = 0, runs = 0, switches = 0;
+  std::size_t since_try = 0;
+  const TimeNs deadline = p.deadline, sw = switch_cost_ns_;
+  const TimeNs fast_work = plan_work_[fr];
+  const std::uint64_t fast_step = plan_key_step_[fr];
+  const std::int64_t fast_remaining = sp.jobs[fr].remaining;
+  constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kOrderBits) - 1;
+  while (true) {
+    if (++since_try > n) {
+      since_try = 0;
+      // jump_plan reads levels and the report.
+      for (std::size_t r = 0; r < n; ++r) {
+        plan_level_[r] = base + static_cast<TimeNs>((r == fr ? fast_key : plan_key_[r]) >> kOrderBits);
+      }
+      sr.runs = runs;
+      sr.switches = switches;
+      core::JobIndex last = lr < n ? sp.jobs[lr].job : p.last_job;
+      std::size_t retry = n;
+      if (jump_plan(sp, sr, t, last, total, retry)) {
+        runs = sr.runs;
+        switches = sr.switches;
+        lr = slot_of(last);
+        load();
+      }
+      since_try = n + 1 - std::clamp<std::size_t>(retry, 1, n);  // try again after `retry` iterations
+    }
+    std::uint64_t* const key = plan_key_.data();
+    std::uint64_t least;
     {
-      const std::uint64_t* key = plan_key_.data();
       std::uint64_t m0 = key[0], m1 = key[0], m2 = key[0], m3 = key[0];  // four chains: no wait on each other
       std::size_t k = 0;
       for (; k + 4 <= n; k += 4) {
@@ -210,102 +274,150 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
         m3 = std::min(m3, key[k + 3]);
       }
       for (; k < n; ++k) m0 = std::min(m0, key[k]);
-      const std::uint64_t least = std::min(std::min(m0, m1), std::min(m2, m3));
-      r = static_cast<std::size_t>(least & ((std::uint64_t{1} << kOrderBits) - 1));
-      b = plan_by_order_[r];
+      least = std::min(std::min(m0, m1), std::min(m2, m3));
     }
-    const core::PlanJob& j = p.jobs[b];
-    const bool new_run = j.job != last;
-    const bool switched = new_run && last != core::kNoJob;
-    const TimeNs work = iter_time(j.job) + (rep.iterations[b] == 0 ? j.extra_ns : 0) +
-                        (switched ? switch_cost_ns_ : 0);
-    if (t > p.deadline - work) break;
-    if (rep.iterations[b] == 0) rep.first_start_ns[b] = t;
-    rep.runs += new_run;
-    rep.switches += switched;
+    std::int64_t* const done = sr.iterations.data();
+    if (fast_key < least) {
+      // The fastest job's iterations below the others' least key, up to its last and to what
+      // fits before the deadline: each takes fast_work, the first its extra and switching cost.
+      std::int64_t k = static_cast<std::int64_t>((least - fast_key - 1) / fast_step) + 1;
+      k = std::min(k, fast_remaining - done[fr]);
+      const bool new_run = fr != lr;
+      const bool switched = new_run && lr != kNone;
+      const TimeNs first = fast_work + plan_extra_[fr] + (switched ? sw : 0);
+      if (t > deadline - first) break;
+      const std::int64_t fit = 1 + ((deadline - first) - t) / fast_work;
+      const bool cut = fit < k;
+      if (cut) k = fit;
+      if (done[fr] == 0) sr.first_start_ns[fr] = t;
+      plan_extra_[fr] = 0;
+      runs += new_run;
+      switches += switched;
+      if (switched) sr.switch_ns[fr] += sw;
+      const TimeNs spent = first + (k - 1) * fast_work;
+      t += spent;
+      sr.busy_ns[fr] += spent;
+      fast_key += static_cast<std::uint64_t>(k) * fast_step;
+      lr = fr;
+      total += k;
+      done[fr] += k;
+      if (cut || done[fr] == fast_remaining) break;
+      continue;
+    }
+    const auto r = static_cast<std::size_t>(least & kSlotMask);
+    const bool new_run = r != lr;
+    const bool switched = new_run && lr != kNone;
+    const TimeNs work = plan_work_[r] + plan_extra_[r] + (switched ? sw : 0);
+    if (t > deadline - work) break;
+    if (done[r] == 0) sr.first_start_ns[r] = t;
+    plan_extra_[r] = 0;
+    runs += new_run;
+    switches += switched;
+    if (switched) sr.switch_ns[r] += sw;
     t += work;
-    rep.busy_ns[b] += work;
-    plan_level_[b] += j.step;
-    plan_key_[r] += static_cast<std::uint64_t>(j.step) << kOrderBits;
-    last = j.job;
+    sr.busy_ns[r] += work;
+    key[r] += plan_key_step_[r];
+    lr = r;
     ++total;
-    if (++rep.iterations[b] == j.remaining) break;
+    if (++done[r] == sp.jobs[r].remaining) break;
   }
   if (total < 2) return false;
+  // Back to the caller's order.
+  rep.iterations.resize(n);
+  rep.busy_ns.resize(n);
+  rep.first_start_ns.resize(n);
+  rep.switch_ns.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::size_t i = plan_by_order_[r];
+    rep.iterations[i] = sr.iterations[r];
+    rep.busy_ns[i] = sr.busy_ns[r];
+    rep.first_start_ns[i] = sr.first_start_ns[r];
+    rep.switch_ns[i] = sr.switch_ns[r];
+  }
+  rep.runs = runs;
+  rep.switches = switches;
+  rep.closed_form = sr.closed_form;
+  const core::JobIndex last = sp.jobs[lr].job;
   rep.last_job = last;
   rep.end_ns = t;
   last_job_[lane] = last;
-  Run r;
-  r.d.job = last;
-  r.d.lane = p.lane;
-  r.d.iterations = total;
-  r.d.lane_offset = p.lane_offset;
-  r.d.lane_size = p.lane_size;
-  r.start_ns = now_;
-  r.sync_ns = now_;
-  r.first_end_ns = t;
-  r.end_ns = t;
-  r.plan = true;
-  runs_.push_back(r);
+  Run run;
+  run.d.job = last;
+  run.d.lane = p.lane;
+  run.d.iterations = total;
+  run.d.lane_offset = p.lane_offset;
+  run.d.lane_size = p.lane_size;
+  run.start_ns = now_;
+  run.sync_ns = now_;
+  run.first_end_ns = t;
+  run.end_ns = t;
+  run.plan = true;
+  runs_.push_back(run);
   dirty_ = true;
   return true;
 }
 
-// Regular from here on: let A be the job of least (level, order) among those of the least step d,
-// B the next such job. When B's next iteration comes before A's second one, A and B alternate for
-// ever, and every other job, at a level >= A's, has one of them between any two of its own
-// iterations (a job of step d' >= d has one of A's in every level interval [x, x + d'), x >= A's
-// level, ties by order included). Then no two consecutive iterations are of one job: every one
-// is a run of its own and, the lane's last job being another, pays the switching cost. The
-// iterations below level V then take sum_i ceil((V - level_i) / step_i) * (iter_i + switch), no
-// job's last iteration among them while V <= the least last level, and V is found from the
-// linear bound, then checked exactly; what is left is stepped by the caller.
+// In closed form from here on. Let A be the job of least (level, order) among those of the least
+// step d. When no job has two iterations before A's next (level + step above A's level, ties by
+// order), no two consecutive iterations are of one job other than A: between levels x and x + d'
+// of another job (d' >= d) lies one of A's, ties by order included (for x >= A's level, A has a
+// level in (x, x + d]; for x below it, A's next level is before x + d'). The iterations below a level V are a prefix of the rotation; job i
+// runs c_i = ceil((V - level_i) / step_i) of them, and every one of them starts a run of its own
+// (paying the switching cost), except the prefix's first when the lane's last job is its job,
+// and those of A's that follow another of A's with none of the others between them. Those are
+// counted by marking, for each other job's iteration, the gap between A's iterations it falls
+// in (gap k: after A's k-th iteration of the prefix), and counting the gaps left empty. V is at
+// most the least last level (no job finishes in the prefix) and the level of every job yet to
+// run in the plan (its first iteration, with its extra, is stepped), and is found from the
+// linear bound on the time below it with every iteration a switch, then checked exactly; what
+// is left is stepped by the caller.
 bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, TimeNs& t, core::JobIndex& last,
-                            std::int64_t& total) {
+                            std::int64_t& total, std::size_t& retry) {
   const std::size_t n = p.jobs.size();
+  retry = n;
   if (last == core::kNoJob) return false;
   auto before = [&](std::size_t i, std::size_t k) {
     return plan_level_[i] < plan_level_[k] || (plan_level_[i] == plan_level_[k] && p.jobs[i].order < p.jobs[k].order);
   };
-  std::size_t next = 0;
-  TimeNs d = p.jobs[0].step;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (rep.iterations[i] == 0 && p.jobs[i].extra_ns > 0) return false;  // a first iteration's extra to come
-    if (before(i, next)) next = i;
-    d = std::min(d, p.jobs[i].step);
+  std::size_t a = 0, first = 0;
+  for (std::size_t i = 1; i < n; ++i) {
+    if (p.jobs[i].step < p.jobs[a].step || (p.jobs[i].step == p.jobs[a].step && before(i, a))) a = i;
+    if (before(i, first)) first = i;
   }
-  if (p.jobs[next].job == last) return false;
-  std::size_t a = n, b = n;
+  const TimeNs la = plan_level_[a], da = p.jobs[a].step;
+  TimeNs v_max = core::kNever, unrun = core::kNever;
   for (std::size_t i = 0; i < n; ++i) {
-    if (p.jobs[i].step != d) continue;
-    if (a == n || before(i, a)) {
-      b = a;
-      a = i;
-    } else if (b == n || before(i, b)) {
-      b = i;
-    }
-  }
-  if (b == n) return false;
-  const TimeNs la = plan_level_[a];
-  if (!(plan_level_[b] < la + d || (plan_level_[b] == la + d && p.jobs[b].order < p.jobs[a].order))) return false;
-  TimeNs v_max = core::kNever;  // the least last level
-  for (std::size_t i = 0; i < n; ++i) {
-    if (plan_level_[i] < la) return false;
+    // A job below A's level has at most one iteration before A's first (its next after A's
+    // first, ties by order): no two of its own in a row.
+    const TimeNs second = plan_level_[i] + p.jobs[i].step;
+    if (second < la || (second == la && p.jobs[i].order < p.jobs[a].order)) return false;
     const core::PlanJob& j = p.jobs[i];
+    if (rep.iterations[i] == 0) unrun = std::min(unrun, plan_level_[i]);
     v_max = std::min(v_max, plan_level_[i] + (j.remaining - rep.iterations[i] - 1) * j.step);
   }
+  // A job yet to run in the plan bounds the jump: once the jobs at or below its level have run
+  // (it among them), the caller may jump again (a long queue in one lane has many such jobs).
+  if (unrun <= v_max) {
+    v_max = unrun;
+    if (v_max <= la) {
+      retry = 0;
+      for (std::size_t i = 0; i < n; ++i) retry += plan_level_[i] <= v_max;
+      return false;
+    }
+  }
+  if (v_max <= la) return false;
   const TimeNs budget = p.deadline == core::kNever ? core::kNever : p.deadline - t;
-  auto work = [&](std::size_t i) { return iter_time(p.jobs[i].job) + switch_cost_ns_; };
-  auto time_below = [&](TimeNs v) {  // time of the iterations below level v, saturating
+  auto bound = [&](std::size_t i) { return iter_time(p.jobs[i].job) + switch_cost_ns_; };
+  plan_count_.resize(n);
+  auto time_below = [&](TimeNs v) {  // time of the iterations below level v, each a switch: a bound
     i128 sum = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const TimeNs l = plan_level_[i];
       plan_count_[i] = v > l ? (v - l + p.jobs[i].step - 1) / p.jobs[i].step : 0;
-      sum += static_cast<i128>(plan_count_[i]) * work(i);
+      sum += static_cast<i128>(plan_count_[i]) * bound(i);
     }
     return sum;
   };
-  plan_count_.resize(n);
   TimeNs v = v_max;
   if (time_below(v) > budget) {
     // ceil(x) <= x + 1: V with sum_i ((V - l_i) / s_i + 1) * w_i <= budget over the jobs below
@@ -316,7 +428,7 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
       for (std::size_t i = 0; i < n; ++i) {
         const double l = static_cast<double>(plan_level_[i]);
         if (l >= v_est) continue;
-        const double w = static_cast<double>(work(i)), s = static_cast<double>(p.jobs[i].step);
+        const double w = static_cast<double>(bound(i)), s = static_cast<double>(p.jobs[i].step);
         rate += w / s;
         fixed += w - l * w / s;
       }
@@ -328,42 +440,121 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
     if (!(v_est > static_cast<double>(la)) || v_est >= static_cast<double>(v_max)) return false;
     v = static_cast<TimeNs>(v_est) - 1;
     if (v <= la || time_below(v) > budget) return false;
+    // The bound ceil(x) <= x + 1 leaves up to one iteration per job unjumped; with many jobs,
+    // stepping those (each step a scan of the jobs) costs more than bisecting for the last V
+    // that fits, which lies within twice the largest step above the estimate.
+    if (n > 24) {
+      TimeNs max_step = 0;
+      for (const core::PlanJob& j : p.jobs) max_step = std::max(max_step, j.step);
+      TimeNs lo = v, hi = v_max;
+      if (hi - lo > 2 * max_step) hi = lo + 2 * max_step;
+      if (time_below(hi) <= budget) {
+        lo = hi;
+      } else {
+        while (hi - lo > 1) {  // time_below(lo) fits, time_below(hi) does not
+          const TimeNs mid = lo + (hi - lo) / 2;
+          (time_below(mid) <= budget ? lo : hi) = mid;
+        }
+      }
+      v = lo;
+      time_below(v);  // plan_count_ for v
+    }
   }
+  // A's iterations in the prefix, and the gaps between them that the others' iterations hit.
+  // When another job of A's step is less than one step above A (after it in order at equal
+  // levels, A being the least), its m-th iteration lies between A's m-th and (m+1)-th: every
+  // gap is hit, and the rotation alternates with no marking needed (O(n) however long).
+  const std::int64_t ca = plan_count_[a];
+  bool every_gap = false;
+  for (std::size_t i = 0; i < n && !every_gap; ++i) {
+    every_gap = i != a && p.jobs[i].step == da && plan_level_[i] < la + da;
+  }
+  plan_gaps_.assign(every_gap ? 1 : static_cast<std::size_t>(ca / 64 + 1), 0);
+  std::uint64_t* const gaps = plan_gaps_.data();
+  for (std::size_t i = 0; i < n && !every_gap; ++i) {
+    if (i == a || plan_count_[i] == 0) continue;
+    // Of A's iterations in the prefix, those before this job's next one: q + 1 when it lies
+    // after A's q-th level after la, or on it with A first in order (q = (level - la) / da).
+    // An iteration below la comes before all of A's: no gap.
+    const TimeNs step = p.jobs[i].step;
+    TimeNs from = plan_level_[i];
+    std::int64_t c = plan_count_[i];
+    if (from < la) {
+      from += step;
+      --c;
+    }
+    const TimeNs diff = from - la;
+    std::int64_t q = diff / da;
+    TimeNs rem = diff % da;
+    const std::int64_t dq = step / da;
+    const TimeNs dr = step % da;
+    const std::int64_t a_first = p.jobs[a].order < p.jobs[i].order ? 1 : 0;
+    // Two independent chains, the even and the odd iterations (steps of 2 * step), branch-free:
+    // this loop runs once per iteration of the other jobs.
+    const std::int64_t dq2 = (2 * step) / da;
+    const TimeNs dr2 = (2 * step) % da;
+    std::int64_t q1 = q + dq;
+    TimeNs rem1 = rem + dr;
+    if (rem1 >= da) {
+      rem1 -= da;
+      ++q1;
+    }
+    std::int64_t m = 0;
+    for (; m + 1 < c; m += 2) {
+      const std::int64_t k0 = q + ((rem > 0) | a_first);
+      const std::int64_t k1 = q1 + ((rem1 > 0) | a_first);
+      if (k1 >= ca) break;  // after A's last iteration of the prefix, as every later one
+      gaps[k0 >> 6] |= std::uint64_t{1} << (k0 & 63);
+      gaps[k1 >> 6] |= std::uint64_t{1} << (k1 & 63);
+      const TimeNs r0 = rem + dr2, r1 = rem1 + dr2;
+      const bool c0 = r0 >= da, c1 = r1 >= da;
+      rem = c0 ? r0 - da : r0;
+      rem1 = c1 ? r1 - da : r1;
+      q += dq2 + c0;
+      q1 += dq2 + c1;
+    }
+    if (m < c) {  // the last one, or the even one before an odd one past A's last
+      const std::int64_t k0 = q + ((rem > 0) | a_first);
+      if (k0 < ca) gaps[k0 >> 6] |= std::uint64_t{1} << (k0 & 63);
+    }
+  }
+  gaps[0] &= ~std::uint64_t{1};  // before A's first iteration: no gap
+  std::int64_t hit = 0;
+  if (every_gap) {
+    hit = ca - 1;
+  } else {
+    for (std::uint64_t g : plan_gaps_) hit += std::popcount(g);
+  }
+  const std::int64_t a_follows_a = (ca - 1) - hit;
   TimeNs spent = 0;
   std::size_t last_i = n;
   TimeNs last_level = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t c = plan_count_[i];
     if (c == 0) continue;
-    const TimeNs w = work(i);
-    if (rep.iterations[i] == 0) {  // its first start: after every iteration before its level
-      const TimeNs l = plan_level_[i];
-      TimeNs before_it = 0;
-      for (std::size_t k = 0; k < n; ++k) {
-        const TimeNs lk = plan_level_[k];
-        std::int64_t ck = l > lk ? (l - lk + p.jobs[k].step - 1) / p.jobs[k].step : 0;
-        if (k != i && lk + ck * p.jobs[k].step == l && p.jobs[k].order < p.jobs[i].order) ++ck;
-        before_it += ck * work(k);
-      }
-      rep.first_start_ns[i] = t + before_it;
-    }
+    const bool continues = i == first && p.jobs[i].job == last;  // the prefix's first, after its own
+    const std::int64_t runs = c - (i == a ? a_follows_a : 0) - (continues ? 1 : 0);
+    const TimeNs w = iter_time(p.jobs[i].job), sw = runs * switch_cost_ns_;
     const TimeNs top = plan_level_[i] + (c - 1) * p.jobs[i].step;
     if (last_i == n || top > last_level || (top == last_level && p.jobs[i].order > p.jobs[last_i].order)) {
       last_i = i;
       last_level = top;
     }
     rep.iterations[i] += c;
-    rep.busy_ns[i] += c * w;
-    rep.runs += c;
-    rep.switches += c;
+    rep.busy_ns[i] += c * w + sw;
+    rep.switch_ns[i] += sw;
+    rep.runs += runs;
+    rep.switches += runs;  // the lane's last job is a job: every new run is a switch
     plan_level_[i] += c * p.jobs[i].step;
-    spent += c * w;
+    spent += c * w + sw;
     total += c;
     rep.closed_form += c;
   }
   if (last_i == n) return false;
+  SALUS_INVARIANT(spent <= budget, "a jump ends by the plan's deadline", std::to_string(spent));
   t += spent;
   last = p.jobs[last_i].job;
+  retry = 1;  // what is left before the deadline or the next job to run may be one more jump
   return true;
 }
 

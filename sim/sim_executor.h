@@ -44,8 +44,8 @@ class SimExecutor final : public core::Executor {
   bool supports_paging() const override { return paging_bytes_per_s_ > 0; }
   bool supports_plans() const override { return true; }
   /// Runs the plan's iterations one after the other at solo speed (the lane runs alone), each of
-  /// the same work as in a run dispatched for it, in a tight loop over the plan's jobs; see
-  /// sim_executor.cpp for the closed form used when the rotation is regular.
+  /// the same work as in a run dispatched for it, in a tight loop over the plan's jobs, the
+  /// fastest job in blocks; see sim_executor.cpp for the closed form (jump_plan).
   bool start_plan(const core::PlanDispatch& p, core::PlanReport& report) override;
   void page_out(core::JobIndex job, core::LaneId lane) override { charge_transfer(job, lane); }
   void page_in(core::JobIndex job, core::LaneId lane, core::Bytes) override { charge_transfer(job, lane); }
@@ -104,16 +104,23 @@ class SimExecutor final : public core::Executor {
   bool dirty_ = false;     // the set of running lanes changed since the last resync
   std::vector<RunningIteration> scratch_running_;
   std::vector<std::int64_t> scratch_slowdown_;
-  std::vector<core::TimeNs> plan_level_;  // start_plan: each job's next level
-  std::vector<std::int64_t> plan_count_;  // jump_plan: iterations of each job in the jump
+  std::vector<core::TimeNs> plan_level_;  // start_plan: each slot's next level (jump_plan)
+  std::vector<std::int64_t> plan_count_;  // jump_plan: iterations of each slot in the jump
   std::vector<std::size_t> plan_by_order_;  // start_plan: the plan's jobs by order
   std::vector<std::uint64_t> plan_key_;     // start_plan: by order, (level - least) << kOrderBits | place
+  core::PlanDispatch plan_sorted_;          // start_plan: the plan with its jobs by order (slots)
+  core::PlanReport plan_report_;            // start_plan: its report by slot
+  std::vector<core::TimeNs> plan_work_;     // start_plan: by slot, the iteration time
+  std::vector<std::uint64_t> plan_key_step_;  // start_plan: by slot, step << kOrderBits
+  std::vector<core::TimeNs> plan_extra_;    // start_plan: by slot, the extra work its next iteration pays
   static constexpr int kOrderBits = 16;
-  /// Within start_plan: when the rotation is regular from here on (every iteration a run of its
-  /// own), runs the iterations below one level in closed form, up to what fits before the
-  /// deadline and before any job's last iteration. Returns whether it did.
+  /// Within start_plan: when no job has two iterations before the least-step job's next, runs
+  /// the iterations below one level in closed form (sim_executor.cpp), up to what fits before the
+  /// deadline and before any job's last iteration. Returns whether it did; `retry`: after how
+  /// many stepped iterations it is worth trying again.
   bool jump_plan(const core::PlanDispatch& p, core::PlanReport& report, core::TimeNs& t, core::JobIndex& last,
-                 std::int64_t& total);
+                 std::int64_t& total, std::size_t& retry);
+  std::vector<std::uint64_t> plan_gaps_;  // jump_plan: the gaps between A's iterations others fall in
 
   core::TimeNs now_ = 0;
 };

@@ -5,7 +5,8 @@
 // Inputs are made here with the project's own generator, as scripts/bench-process.sh makes them
 // with salus-trace: 200k jobs at 85 % offered load (seed 1, mean inter-arrival 326 s against a
 // mean solo time of 277 s) for the parse and summary paths, and the 1,000-job default trace under
-// FAIR for the --out files (one lane time-shared by every admitted job: the largest timeline).
+// FAIR for the --out files (one lane time-shared by every admitted job: the largest timeline; the
+// run does not plan, so its timeline has a row per run, as salus-sim --timeline full writes).
 //   CsvReader     tokenising the trace's text (no job built)
 //   LoadTrace     traces::load_trace: read, tokenise, parse numbers, look up the catalog
 //   WriteSummary  the streamed summary JSON of a FIFO run (write_summary_json)

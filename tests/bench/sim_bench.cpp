@@ -67,15 +67,19 @@ void BM_Simulate(benchmark::State& state, const char* policy) {
   const auto& jobs = trace(static_cast<int>(state.range(0)));
   experiments::SimConfig cfg;
   cfg.interference = "profiled";
-  std::int64_t iterations = 0, steps = 0;
+  std::int64_t iterations = 0, steps = 0, runs = 0, closed_form = 0;
   for (auto _ : state) {
     const experiments::SimRun run = experiments::simulate(jobs, policy, cfg);
     iterations = run.outcome.iterations;
     steps = run.outcome.steps;
+    runs = run.outcome.dispatches;
+    closed_form = run.outcome.plan_closed_form;
     benchmark::DoNotOptimize(run.metrics.avg_jct_s);
   }
   state.counters["iterations"] = static_cast<double>(iterations);
   state.counters["events"] = static_cast<double>(steps);
+  state.counters["runs"] = static_cast<double>(runs);
+  state.counters["closed_form"] = static_cast<double>(closed_form);  // plans' iterations counted in closed form
   state.counters["iter/s"] = benchmark::Counter(static_cast<double>(iterations) * state.iterations(),
                                                 benchmark::Counter::kIsRate);
   state.counters["jobs/s"] = benchmark::Counter(static_cast<double>(jobs.size()) * state.iterations(),

@@ -5,8 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -72,7 +74,7 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
       {kHand + " --switch-cost-ms -1", "salus-sim: --switch-cost-ms: must be a non-negative number\n"},
       {kHand + " --profile-noise 100", "salus-sim: --profile-noise: must be in [0, 100)\n"},
       {kHand + " --timeline iterations",
-       "salus-sim: --timeline: unknown timeline mode 'iterations' (valid: off, runs)\n"},
+       "salus-sim: --timeline: unknown timeline mode 'iterations' (valid: off, runs, full)\n"},
       {kHand + " --bogus", "salus-sim: unrecognised option '--bogus' (see --help)\n"},
       {kHand + " --switch-cost-ms abc",
        "salus-sim: the argument ('abc') for option '--switch-cost-ms' is invalid (see --help)\n"},
@@ -248,9 +250,9 @@ TEST_CASE("--timeline runs and off") {
   REQUIRE(r.code == 0);
   CHECK(r.out.find("/{summary.json,jct_cdf.csv,<policy>_{jobs,timeline,memory,lane_moves}.csv}\n") != std::string::npos);
   CHECK(slurp(runs / "srtf_timeline.csv") ==
-        "lane,job_id,start_s,end_s,iterations,switch_s\n0,a,0,0.3,3,0\n0,b,0.3,0.4,2,0\n0,a,0.4,1.1,7,0\n0,c,1.1,1.9,4,0\n");
+        "lane,job_id,start_s,end_s,iterations,switch_s,rotation\n0,a,0,0.3,3,0,\n0,b,0.3,0.4,2,0,\n0,a,0.4,1.1,7,0,\n0,c,1.1,1.9,4,0,\n");
   CHECK(slurp(runs / "pack_timeline.csv") ==
-        "lane,job_id,start_s,end_s,iterations,switch_s\n0,a,0,1,10,0\n1,b,0.25,0.35,2,0\n2,c,0.5,1.3,4,0\n");
+        "lane,job_id,start_s,end_s,iterations,switch_s,rotation\n0,a,0,1,10,0,\n1,b,0.25,0.35,2,0,\n2,c,0.5,1.3,4,0,\n");
   const Result o = sim(args + " --timeline off --out '" + off.string() + "'");
   REQUIRE(o.code == 0);
   CHECK(o.out.find("/{summary.json,jct_cdf.csv,<policy>_{jobs,memory,lane_moves}.csv}\n") != std::string::npos);
@@ -266,6 +268,82 @@ TEST_CASE("--timeline runs and off") {
     ++files;
   }
   CHECK(files == 20);  // summary, JCT CDF, and jobs, memory, lane moves for each of the 6 policies
+}
+
+// FAIR time-shares its lane iteration by iteration. --timeline full has a row per run (here per
+// iteration); the default runs, where the simulator ran a rotation in one go, one row per job of
+// it (its rotation column numbering the plan) with that job's iterations and switching cost in
+// it. Summary, jobs, JCT CDF and lane moves are byte-identical; every job's iterations add up
+// to the same in both timelines, each rotation's rows span the rows of full they replace, and the
+// memory series keeps one row per rotation instead of one per switch.
+TEST_CASE("--timeline runs: FAIR's rotations are rows of their own, everything else as with full") {
+  const fs::path runs = scratch() / "fair_runs", full = scratch() / "fair_full";
+  const std::string args = kHand + " --policy fair,las";
+  REQUIRE(sim(args + " --out '" + runs.string() + "'").code == 0);
+  REQUIRE(sim(args + " --timeline full --out '" + full.string() + "'").code == 0);
+  for (const char* f : {"summary.json", "jct_cdf.csv", "fair_jobs.csv", "fair_lane_moves.csv", "las_jobs.csv",
+                        "las_lane_moves.csv"}) {
+    CAPTURE(f);
+    CHECK(slurp(runs / f) == slurp(full / f));
+  }
+  struct Row {
+    std::string job;
+    double start, end;
+    long long iterations;
+    double switch_s;
+    long long rotation;
+  };
+  auto rows = [](const fs::path& file) {
+    std::istringstream in(slurp(file));
+    std::string line;
+    std::getline(in, line);
+    CHECK(line == "lane,job_id,start_s,end_s,iterations,switch_s,rotation");
+    std::vector<Row> out;
+    while (std::getline(in, line)) {
+      std::vector<std::string> f;
+      std::istringstream ls(line);
+      for (std::string cell; std::getline(ls, cell, ',');) f.push_back(cell);
+      if (line.back() == ',') f.emplace_back();
+      REQUIRE(f.size() == 7);
+      out.push_back({f[1], std::stod(f[2]), std::stod(f[3]), std::stoll(f[4]), std::stod(f[5]),
+                     f[6].empty() ? 0 : std::stoll(f[6])});
+    }
+    return out;
+  };
+  for (const char* policy : {"fair", "las"}) {
+    CAPTURE(policy);
+    const std::vector<Row> compact = rows(runs / (std::string(policy) + "_timeline.csv"));
+    const std::vector<Row> every = rows(full / (std::string(policy) + "_timeline.csv"));
+    CHECK(compact.size() < every.size());
+    int rotation_rows = 0;
+    for (const Row& r : every) CHECK(r.rotation == 0);
+    std::map<std::string, long long> iters_compact, iters_every;
+    std::map<std::string, double> switch_compact, switch_every;
+    for (const Row& r : compact) {
+      iters_compact[r.job] += r.iterations;
+      switch_compact[r.job] += r.switch_s;
+      if (r.rotation == 0) continue;
+      ++rotation_rows;
+      // The rows of full inside the rotation's span hold at most this job's iterations in it
+      // (a row of full may run on past the rotation's end; tests/sim/loop_stress_test.cpp
+      // checks rotations against single runs exactly).
+      long long inside = 0;
+      for (const Row& e : every) {
+        if (e.job == r.job && e.start >= r.start && e.end <= r.end) inside += e.iterations;
+      }
+      CHECK(inside <= r.iterations);
+    }
+    for (const Row& r : every) {
+      iters_every[r.job] += r.iterations;
+      switch_every[r.job] += r.switch_s;
+    }
+    CHECK(rotation_rows > 0);
+    CHECK(iters_compact == iters_every);
+    for (const auto& [job, s] : switch_every) CHECK(switch_compact[job] == doctest::Approx(s));
+    const std::string memory = std::string(policy) + "_memory.csv";
+    const std::string m_runs = slurp(runs / memory), m_full = slurp(full / memory);
+    CHECK(std::count(m_runs.begin(), m_runs.end(), '\n') < std::count(m_full.begin(), m_full.end(), '\n'));
+  }
 }
 
 // What salus-sim takes from a measured catalog: a pairs table makes "shares" the default

@@ -125,13 +125,14 @@ struct Row {
   core::TimeNs start, end;
   std::int64_t iterations;
   core::TimeNs switch_ns;
+  std::int64_t rotation = 0;
   bool operator==(const Row&) const = default;
 };
 
 std::vector<Row> rows_of(const std::vector<core::Segment>& segments) {
   std::vector<Row> rows;
   experiments::write_timeline_rows(segments, [&](const core::Segment& g) {
-    rows.push_back({g.lane, g.job, g.start_ns, g.end_ns, g.iterations, g.switch_ns});
+    rows.push_back({g.lane, g.job, g.start_ns, g.end_ns, g.iterations, g.switch_ns, g.rotation});
   });
   return rows;
 }
@@ -157,9 +158,24 @@ TEST_CASE("timeline rows: a run that continues its lane's last run extends its r
   CHECK(rows_of({}).empty());
 }
 
+TEST_CASE("timeline rows: a rotation's rows are whole, neither extending a run's row nor extended") {
+  // Lane 0: job 0 runs 0-10, then rotation 1 (jobs 0 and 1, 10-40) starting where it ended, then
+  // job 1 runs 40-50 with no switching cost; lane 1: job 2 runs 20-30 (between them in start order).
+  const std::vector<core::Segment> segs = {
+      {0, 0, 0, 10, 1, 0, 0}, {1, 2, 20, 30, 1, 0, 0}, {0, 0, 10, 40, 3, 2, 1}, {0, 1, 10, 40, 2, 2, 1},
+      {0, 1, 40, 50, 1, 0, 0},
+  };
+  CHECK(rows_of(segs) == std::vector<Row>{{0, 0, 0, 10, 1, 0, 0},
+                                          {0, 0, 10, 40, 3, 2, 1},
+                                          {0, 1, 10, 40, 2, 2, 1},
+                                          {1, 2, 20, 30, 1, 0, 0},
+                                          {0, 1, 40, 50, 1, 0, 0}});
+}
+
 TEST_CASE("--timeline: a bad value is bad input listing the valid ones") {
   CHECK(experiments::parse_timeline_mode("off") == experiments::TimelineMode::kOff);
   CHECK(experiments::parse_timeline_mode("runs") == experiments::TimelineMode::kRuns);
+  CHECK(experiments::parse_timeline_mode("full") == experiments::TimelineMode::kFull);
   CHECK_THROWS_WITH_AS(experiments::parse_timeline_mode("iterations"),
-                       "--timeline: unknown timeline mode 'iterations' (valid: off, runs)", core::InputError);
+                       "--timeline: unknown timeline mode 'iterations' (valid: off, runs, full)", core::InputError);
 }

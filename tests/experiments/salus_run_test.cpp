@@ -229,7 +229,7 @@ TEST_CASE("--time-scale divides arrival times and iteration counts") {
     CHECK(fs::exists(dir / f));
   }
   CHECK(slurp(dir / "summary.json") == slurp(summary));
-  CHECK(slurp(dir / "pack_timeline.csv").rfind("lane,job_id,start_s,end_s,iterations,switch_s\n", 0) == 0);
+  CHECK(slurp(dir / "pack_timeline.csv").rfind("lane,job_id,start_s,end_s,iterations,switch_s,rotation\n", 0) == 0);
   const json j = read_json(summary);
   CHECK(j.at("time_scale") == 10.0);
   REQUIRE(j.at("results").size() == 2);

@@ -80,6 +80,30 @@ def main(source):
         for name in ["run_gpus_busy"] + [f"run_gpu_lanes_{r['policy']}" for r in summary["results"]]:
             check(name + ".png" in names and name + ".pdf" in names, f"cluster summary lacks {name}")
 
+        # A timeline beside the summary (salus-sim --out DIR): FAIR's runs and a rotation of
+        # jobs a and b (rows with a rotation number) give run_timeline_fair.
+        tdir = os.path.join(tmp, "with_timeline")
+        os.makedirs(tdir)
+        with open(os.path.join(tdir, "summary.json"), "w") as f:
+            json.dump(summary, f)
+        timeline = os.path.join(tdir, "fair_timeline.csv")
+        with open(timeline, "w") as f:
+            f.write("lane,job_id,start_s,end_s,iterations,switch_s,rotation\n0,a,0,0.25,3,0,\n"
+                    "0,a,0.25,0.5,2,0.001,1\n0,b,0.25,0.5,2,0.002,1\n0,c,0.5,1.9,4,0.001,\n")
+        out = os.path.join(tmp, "timeline")
+        code, stdout, stderr = run(script, os.path.join(tdir, "summary.json"), "--out", out)
+        check(code == 0, f"summary with a timeline: exit {code}, stderr {stderr!r}")
+        check("run_timeline_fair.png" in os.listdir(out) and "run_timeline_fair.pdf" in os.listdir(out),
+              f"summary with a timeline wrote {sorted(os.listdir(out))}")
+        check(not any(n.startswith("run_timeline_srtf") for n in os.listdir(out)), "no timeline file, no figure")
+        with open(timeline, "w") as f:
+            f.write("lane,job_id,start_s,end_s,iterations,switch_s,rotation\n0,a,0,0.25,3,0,x\n")
+        out = os.path.join(tmp, "bad_timeline")
+        code, _, stderr = run(script, os.path.join(tdir, "summary.json"), "--out", out)
+        check(code == 2 and stderr == f"{timeline}:2: rotation: expected an integer, got 'x'\n",
+              f"bad timeline: exit {code}, stderr {stderr!r}")
+        check(not os.path.exists(out), "bad timeline: the output directory was created")
+
         # Bad input: the key path named, exit 2, nothing written.
         del summary["results"][2]["jobs"][1]["arrival_s"]
         bad = os.path.join(tmp, "bad.json")

@@ -72,12 +72,13 @@ class OneIterationAtATime final : public core::Policy {
 
 core::ScheduleOutcome run(const std::vector<core::JobSpec>& jobs, core::Policy& policy, core::LaneMode mode,
                           const sim::InterferenceModel& model, core::TimeNs switch_cost, bool paging = false,
-                          bool timeline = true) {
+                          bool timeline = true, bool timeline_plans = false) {
   core::SchedulerOptions opts;
   opts.capacity = test::gib(16);
   opts.lane_mode = mode;
   opts.paging = paging;
   opts.record_timeline = timeline;  // a run that records no timeline lets FAIR and LAS plan
+  opts.timeline_plans = timeline_plans;  // and so does one that records plans as rotations
   sim::SimExecutor exec(jobs, model, {}, switch_cost, paging ? 3'000'000'000 : 0);
   return core::run_schedule(jobs, policy, exec, opts);
 }
@@ -216,8 +217,46 @@ TEST_CASE("plans (FAIR's and LAS's rotations run in one go) give exactly the res
         const auto planned_policy = policies::make_policy(s.policy);
         OneIterationAtATime stepped_policy(policies::make_policy(s.policy));  // forwards no plan
         const auto planned = run(jobs, *planned_policy, s.mode, *model, test::ms(3), false, false);
-        const auto stepped = run(jobs, stepped_policy, s.mode, *model, test::ms(3), false, false);
+        const auto stepped = run(jobs, stepped_policy, s.mode, *model, test::ms(3), false, true);
         CHECK(stepped.plans == 0);
+        // The same plans with a timeline of rotations: the same results, and each rotation's
+        // rows (one per job that ran in it) hold exactly the single-iteration runs of the
+        // stepped run inside its span, with their switching costs; its memory sample shows the
+        // largest E among them.
+        const auto policy_t = policies::make_policy(s.policy);
+        const auto rotated = run(jobs, *policy_t, s.mode, *model, test::ms(3), false, true, true);
+        CHECK(rotated.plans == planned.plans);
+        CHECK(test::finishes(rotated) == test::finishes(planned));
+        CHECK(rotated.switches == planned.switches);
+        CHECK(rotated.dispatches == planned.dispatches);
+        CHECK(rotated.end_ns == planned.end_ns);
+        std::int64_t rotation_iterations = 0;
+        for (std::size_t k = 0; k < rotated.segments.size(); ++k) {
+          const core::Segment& g = rotated.segments[k];
+          if (g.rotation == 0) continue;
+          std::int64_t iters = 0;
+          core::TimeNs sw = 0;
+          core::Bytes envelope = 0;
+          for (const core::Segment& e : stepped.segments) {
+            if (e.lane != g.lane || e.start_ns < g.start_ns || e.end_ns > g.end_ns) continue;
+            if (e.job == g.job) {
+              iters += e.iterations;
+              sw += e.switch_ns;
+            }
+            envelope = std::max(envelope, jobs[static_cast<std::size_t>(e.job)].ephemeral);
+          }
+          CHECK(iters == g.iterations);
+          CHECK(sw == g.switch_ns);
+          rotation_iterations += g.iterations;
+          if (k == 0 || rotated.segments[k - 1].rotation != g.rotation) {  // the rotation's first row
+            const auto at = std::upper_bound(rotated.memory.begin(), rotated.memory.end(), g.start_ns,
+                                             [](core::TimeNs t, const core::MemorySample& m) { return t < m.time_ns; });
+            REQUIRE(at != rotated.memory.begin());
+            CHECK(std::prev(at)->ephemeral_active == envelope);
+          }
+        }
+        CHECK(rotated.iterations == planned.iterations);
+        if (planned.plans > 0) CHECK(rotation_iterations > 0);
         plans += planned.plans;
         closed_form += planned.plan_closed_form;
         CHECK(test::finishes(planned) == test::finishes(stepped));
@@ -241,4 +280,40 @@ TEST_CASE("plans (FAIR's and LAS's rotations run in one go) give exactly the res
   CHECK(planned_iterations > 100000);
   CHECK(closed_form > 10000);  // and the regular rotations were counted in closed form
   MESSAGE("plans ", plans, ", iterations of runs with plans ", planned_iterations, ", in closed form ", closed_form);
+}
+
+TEST_CASE("plans over long queues in one lane (jumps bisect for the last level that fits) match per-boundary decisions") {
+  const sim::UtilisationInterference profiled;
+  std::int64_t plans = 0, closed_form = 0;
+  for (std::uint64_t seed = 500; seed < 530; ++seed) {
+    auto jobs = random_trace(seed, 30 + static_cast<int>(seed % 20));
+    for (core::JobSpec& j : jobs) {
+      // Long jobs arriving every 0.3 s: dozens share the lane, with long rotations between arrivals.
+      j.arrival_ns = static_cast<core::TimeNs>(j.trace_order) * test::ms(300);
+      j.iterations *= 20;
+      j.persistent = test::mib(50);
+      j.ephemeral = test::mib(500);
+      if (seed % 2 == 0) j.iter_ns = test::ms(3) * (1 + j.trace_order % 4) + 311;
+    }
+    for (const char* name : {"fair", "las"}) {
+      CAPTURE(seed);
+      CAPTURE(name);
+      const auto planned_policy = policies::make_policy(name);
+      OneIterationAtATime stepped_policy(policies::make_policy(name));
+      const auto planned = run(jobs, *planned_policy, core::LaneMode::kSingle, profiled, test::ms(2), false, false);
+      const auto stepped = run(jobs, stepped_policy, core::LaneMode::kSingle, profiled, test::ms(2), false, false);
+      plans += planned.plans;
+      closed_form += planned.plan_closed_form;
+      CHECK(test::finishes(planned) == test::finishes(stepped));
+      for (std::size_t j = 0; j < jobs.size(); ++j) {
+        CHECK(planned.jobs[j].first_start_ns == stepped.jobs[j].first_start_ns);
+        CHECK(planned.jobs[j].gpu_time_ns == stepped.jobs[j].gpu_time_ns);
+      }
+      CHECK(planned.switches == stepped.switches);
+      CHECK(planned.end_ns == stepped.end_ns);
+    }
+  }
+  CHECK(plans > 500);
+  CHECK(closed_form > 100000);
+  MESSAGE("long queues: plans ", plans, ", in closed form ", closed_form);
 }
