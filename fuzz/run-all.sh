@@ -10,6 +10,10 @@ shift $(( $# < 2 ? $# : 2 ))
 formats=("$@")
 [ ${#formats[@]} -gt 0 ] || formats=(native json tiresias gavel philly helios alibaba pollux)
 root=$(cd "$(dirname "$0")/.." && pwd)
+# ASan returns freed memory to the OS now and then (madvise over the fuzzer's few hundred MB): at
+# nice 19 on a busy machine that alone took over 10 s of wall time, which -timeout (wall clock)
+# reported as a hang while the input replays in milliseconds. Keep the memory instead.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-allocator_release_to_os_interval_ms=-1}
 status=0
 for format in "${formats[@]}"; do
   mkdir -p "$work/$format"
