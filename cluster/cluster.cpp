@@ -166,6 +166,9 @@ class Cluster {
       idle_[aligned_capacity(gpu.capacity)].insert(g);
     }
     for (const Gpu& g : gpus_) ++gpus_of_capacity_[aligned_capacity(g.capacity)];
+    for (std::int32_t g = 1; g < n; ++g) {
+      if (aligned_capacity(at(g).capacity) > aligned_capacity(at(largest_gpu_).capacity)) largest_gpu_ = g;
+    }
   }
 
   ClusterOutcome run();
@@ -253,7 +256,7 @@ class Cluster {
   /// GPUs whose memory could ever hold P + E bytes (aligned).
   std::int64_t able_gpus(Bytes need) const;
   /// The GPU a 1-GPU job is given at its arrival without a choice (the only one that can hold
-  /// it; when none can, the largest), or -1 when it goes to the cluster queue.
+  /// it; when none can, the largest), or -1 when it goes to the cluster queue or is rejected.
   std::int32_t fixed_gpu(JobIndex j) const;
   void arrive(JobIndex j, std::int64_t rank, TimeNs t);
   void bind(JobIndex r, std::int32_t g, std::int64_t rank, TimeNs t, bool admit_now);
@@ -289,6 +292,7 @@ class Cluster {
   std::vector<std::vector<std::int32_t>> job_gpus_;
   std::int64_t first_new_rank_ = -1;       // rank of the first job queued at this instant (-1: none)
   std::vector<GpuLoad> loads_;
+  std::int32_t largest_gpu_ = 0;           // the lowest-numbered GPU of the largest memory
   std::int64_t busy_ = 0;
   std::size_t terminal_ = 0;
   TimeNs now_ = 0;  // the instant being processed
@@ -420,18 +424,10 @@ std::int64_t Cluster::able_gpus(Bytes need) const {
 
 std::int32_t Cluster::fixed_gpu(JobIndex j) const {
   const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
-  const Bytes need = aligned(s.persistent) + aligned(s.ephemeral);
-  const std::int64_t able = able_gpus(need);
-  if (s.gpus != 1 || able > 1) return -1;
-  std::int32_t target = 0;
-  for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) {
-    const Bytes cap = aligned_capacity(gpus_[static_cast<std::size_t>(g)].capacity);
-    if (able == 1 ? cap >= need : cap > aligned_capacity(gpus_[static_cast<std::size_t>(target)].capacity)) {
-      target = g;
-      if (able == 1) break;
-    }
-  }
-  return target;
+  if (s.gpus != 1 || able_gpus(aligned(s.persistent) + aligned(s.ephemeral)) > 1) return -1;
+  // The one GPU that can hold it is the only one of the largest memory; when none can, the
+  // lowest-numbered of the largest.
+  return largest_gpu_;
 }
 
 // A GPU running a plan changes in nothing the rest of the cluster sees (its admitted jobs and

@@ -22,7 +22,7 @@ using namespace salus;
 namespace {
 
 /// Jobs long enough that rotations span many iterations between arrivals; a few need 2 or 3 GPUs,
-/// a few more than a GPU holds (rejected).
+/// a few more memory than a 16 GiB GPU or any GPU holds.
 std::vector<core::JobSpec> random_trace(std::uint64_t seed, int n) {
   std::mt19937_64 rng(seed);
   auto pick = [&](std::int64_t lo, std::int64_t hi) {
@@ -43,7 +43,8 @@ std::vector<core::JobSpec> random_trace(std::uint64_t seed, int n) {
     if (w < 4) j.workload = "w" + std::to_string(w);
     if (pick(0, 3) == 0) j.first_iter_extra_ns = pick(0, 5'000'000);
     if (pick(0, 7) == 0) j.gpus = static_cast<std::int32_t>(pick(2, 3));
-    if (pick(0, 19) == 0) j.persistent = test::gib(17);
+    if (pick(0, 19) == 0) j.persistent = test::gib(17);  // more than a 16 GiB GPU holds
+    if (pick(0, 29) == 0) j.persistent = test::gib(21);  // fits no GPU
   }
   return test::trace(std::move(jobs));
 }
@@ -69,6 +70,11 @@ TEST_CASE("cluster plans: the same results, to the nanosecond, as deciding at ev
     const auto jobs = random_trace(seed, 10 + static_cast<int>(seed % 30));
     cluster::ClusterOptions opts;
     opts.cluster = cluster::ClusterSpec::uniform(1 + static_cast<std::int32_t>(seed % 4), test::gib(16));
+    // Every third trace on mixed memory: jobs that only the large GPU holds are given to it at
+    // their arrival (no choice), and wait in its own queue.
+    if (seed % 3 == 2) {
+      opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(20), static_cast<std::int32_t>(opts.cluster.gpus.size())});
+    }
     opts.placement = placements[seed % placements.size()];
     opts.sched.lane_mode = seed % 5 == 0 ? core::LaneMode::kAuto : core::LaneMode::kSingle;
     opts.model = models[seed % models.size()].get();
