@@ -54,6 +54,8 @@ class GpuExecutor final : public core::Executor {
   bool end_if_at_boundary(LaneId lane) override {
     return gang_lane(lane) == core::kNoJob && sim_.end_if_at_boundary(lane);
   }
+  bool supports_plans() const override;
+  bool start_plan(const core::PlanDispatch& p, core::PlanReport& report) override;
   void wait(TimeNs deadline, std::vector<Completion>& out) override;
 
   sim::SimExecutor& sim() { return sim_; }
@@ -74,6 +76,7 @@ class GpuExecutor final : public core::Executor {
   std::span<const std::int32_t> gang_of_;  // replica -> gang (-1: a 1-GPU job)
   sim::SimExecutor sim_;
   std::vector<JobIndex> gang_lanes_;
+  core::PlanDispatch plan_;  // the plan handed to the simulator: the loop's, with the cluster's deadline
 };
 
 /// A job of k > 1 GPUs: its replicas and the state of its current lock-step run.
@@ -163,6 +166,9 @@ class Cluster {
       idle_[aligned_capacity(gpu.capacity)].insert(g);
     }
     for (const Gpu& g : gpus_) ++gpus_of_capacity_[aligned_capacity(g.capacity)];
+    for (std::int32_t g = 1; g < n; ++g) {
+      if (aligned_capacity(at(g).capacity) > aligned_capacity(at(largest_gpu_).capacity)) largest_gpu_ = g;
+    }
   }
 
   ClusterOutcome run();
@@ -206,6 +212,8 @@ class Cluster {
     if (++gang.n_chosen == static_cast<std::int32_t>(gang.replicas.size())) ready_gangs_.push_back(&gang);
   }
   void gang_cut(JobIndex r) { gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r)])].cut = true; }
+  bool plans() const { return opts_.plans; }
+  TimeNs plan_deadline(std::int32_t g);
 
  private:
   Gpu& at(std::int32_t g) { return gpus_[static_cast<std::size_t>(g)]; }
@@ -245,6 +253,11 @@ class Cluster {
     SALUS_INVARIANT(t == now_, "GPUs advance to the cluster's instant", std::to_string(t));
     touch(g);
   }
+  /// GPUs whose memory could ever hold P + E bytes (aligned).
+  std::int64_t able_gpus(Bytes need) const;
+  /// The GPU a 1-GPU job is given at its arrival without a choice (the only one that can hold
+  /// it; when none can, the largest), or -1 when it goes to the cluster queue or is rejected.
+  std::int32_t fixed_gpu(JobIndex j) const;
   void arrive(JobIndex j, std::int64_t rank, TimeNs t);
   void bind(JobIndex r, std::int32_t g, std::int64_t rank, TimeNs t, bool admit_now);
   void place(TimeNs t);
@@ -271,10 +284,15 @@ class Cluster {
   std::priority_queue<std::pair<TimeNs, std::int32_t>, std::vector<std::pair<TimeNs, std::int32_t>>, std::greater<>>
       heap_;
   core::PendingQueue queue_;               // the cluster queue: arrival order, class skip
+  std::map<std::pair<Bytes, Bytes>, std::int64_t> queued_demands_;  // (P, E) -> jobs of it in the cluster queue
+  std::int64_t queued_gangs_ = 0;          // gang jobs in the cluster queue
+  std::vector<JobIndex> order_;            // input jobs in arrival order
+  std::size_t cursor_ = 0;                 // in order_: the next job to arrive
   std::vector<std::int64_t> rank_;         // input job -> arrival rank
   std::vector<std::vector<std::int32_t>> job_gpus_;
   std::int64_t first_new_rank_ = -1;       // rank of the first job queued at this instant (-1: none)
   std::vector<GpuLoad> loads_;
+  std::int32_t largest_gpu_ = 0;           // the lowest-numbered GPU of the largest memory
   std::int64_t busy_ = 0;
   std::size_t terminal_ = 0;
   TimeNs now_ = 0;  // the instant being processed
@@ -305,6 +323,20 @@ void GpuExecutor::stop_at_boundary(LaneId lane) {
   sim_.stop_at_boundary(lane);
 }
 void GpuExecutor::wait(TimeNs deadline, std::vector<Completion>& out) { cluster_.collect(gpu_, deadline, out); }
+bool GpuExecutor::supports_plans() const { return cluster_.plans(); }
+// A plan runs in the simulator as on one GPU, but must end by the first instant a job could be
+// bound to this GPU (Cluster::plan_deadline): a plan is never cut, and a job joining the lane
+// would have cut the run at the next boundary. Gang replicas run in lock-step, never in a plan.
+bool GpuExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& report) {
+  for (const core::PlanJob& j : p.jobs) {
+    if (gang_of_[static_cast<std::size_t>(j.job)] >= 0) return false;
+  }
+  const TimeNs deadline = std::min(p.deadline, cluster_.plan_deadline(gpu_));
+  if (deadline <= sim_.now()) return false;
+  plan_ = p;
+  plan_.deadline = deadline;
+  return sim_.start_plan(plan_, report);
+}
 
 
 // ---- Gang jobs ------------------------------------------------------------------------------
@@ -382,27 +414,64 @@ void Cluster::bind(JobIndex r, std::int32_t g, std::int64_t rank, TimeNs t, bool
   if (admit_now) gpu.sched->admit_pending(t);
 }
 
+std::int64_t Cluster::able_gpus(Bytes need) const {
+  std::int64_t able = 0;
+  for (const auto& [cap, count] : gpus_of_capacity_) {
+    if (cap >= need) able += count;
+  }
+  return able;
+}
+
+std::int32_t Cluster::fixed_gpu(JobIndex j) const {
+  const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
+  if (s.gpus != 1 || able_gpus(aligned(s.persistent) + aligned(s.ephemeral)) > 1) return -1;
+  // The one GPU that can hold it is the only one of the largest memory; when none can, the
+  // lowest-numbered of the largest.
+  return largest_gpu_;
+}
+
+// A GPU running a plan changes in nothing the rest of the cluster sees (its admitted jobs and
+// memory stay as they are until the plan's last iteration, the only one that can finish a job),
+// and is stepped by nothing but a job bound to it. Deciding run by run, it would take a step at
+// every boundary, and the cluster queue would be tried at that instant: on it (1-GPU jobs), and
+// on every GPU (gang jobs). So the plan ends by the first instant at which
+//  - a job arriving could be bound to it: one given to it without a choice, or one it can admit
+//    now (the placement considers every GPU for a job arriving; its answer for this GPU stays
+//    the same while the plan runs);
+//  - a gang job arrives: it may wait in the cluster queue, and while it waits it is tried on
+//    every GPU at every instant, the instants of this GPU's boundaries included;
+// and there is no plan (the deadline is now) while a gang job waits in the queue, or while the
+// queue holds a job this GPU can admit now (it refused them at this instant's placement, but its
+// lane may have moved since: schedule settles lanes after placement). The queue is checked once
+// per demand (P, E), FindLane being monotone in both; the checks are bounded, and past the bound
+// the answer is the earliest instant, which is as safe and only shorter.
+TimeNs Cluster::plan_deadline(std::int32_t g) {
+  constexpr std::size_t kLookahead = 64;
+  const core::Scheduler& sched = *at(g).sched;
+  if (queued_gangs_ > 0 || queued_demands_.size() > kLookahead) return now_;
+  for (const auto& [demand, count] : queued_demands_) {
+    if (sched.can_admit_now(demand.first, demand.second)) return now_;
+  }
+  const std::size_t end = std::min(order_.size(), cursor_ + kLookahead);
+  for (std::size_t k = cursor_; k < end; ++k) {
+    const JobIndex j = order_[k];
+    const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
+    const std::int32_t fixed = fixed_gpu(j);
+    if (s.gpus > 1 || fixed == g || (fixed < 0 && sched.can_admit_now(s.persistent, s.ephemeral))) return s.arrival_ns;
+  }
+  return end < order_.size() ? jobs_[static_cast<std::size_t>(order_[end])].arrival_ns : core::kNever;
+}
+
 void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
   const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
   rank_[static_cast<std::size_t>(j)] = rank;
   const Bytes need = aligned(s.persistent) + aligned(s.ephemeral);
   // GPUs that could ever hold a replica.
-  std::int64_t able = 0;
-  for (const auto& [cap, count] : gpus_of_capacity_) {
-    if (cap >= need) able += count;
-  }
+  const std::int64_t able = able_gpus(need);
   const JobIndex r0 = first_replica_[static_cast<std::size_t>(j)];
-  if (s.gpus == 1 && able <= 1) {
+  if (const std::int32_t target = fixed_gpu(j); target >= 0) {
     // No choice to defer: the one GPU that can hold it (or, when none can, the largest, whose
     // scheduler rejects it with its reason) takes it now, and it waits in that GPU's own queue.
-    std::int32_t target = 0;
-    for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) {
-      const Bytes cap = aligned_capacity(at(g).capacity);
-      if (able == 1 ? cap >= need : cap > aligned_capacity(at(target).capacity)) {
-        target = g;
-        if (able == 1) break;
-      }
-    }
     bind(r0, target, rank, t, false);
     return;
   }
@@ -423,6 +492,8 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
   // The class key keeps gang jobs apart from 1-GPU jobs of the same P and E (the queue skips the
   // rest of a class once one of its jobs fits nowhere, which holds only for equal demands).
   queue_.push(j, 0, rank, s.persistent, s.ephemeral + (static_cast<Bytes>(s.gpus - 1) << 50));
+  ++queued_demands_[{s.persistent, s.ephemeral}];
+  if (s.gpus > 1) ++queued_gangs_;
 }
 
 core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
@@ -466,6 +537,8 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
     bind(r0 + i, g, rank, t, true);
   }
   ++result_.placements;
+  if (const auto it = queued_demands_.find({s.persistent, s.ephemeral}); --it->second == 0) queued_demands_.erase(it);
+  if (s.gpus > 1) --queued_gangs_;
   return core::PendingQueue::Verdict::kAdmitted;
 }
 
@@ -510,6 +583,8 @@ ClusterOutcome Cluster::finish(TimeNs end) {
     out.switches += o.switches;
     out.page_outs += o.page_outs;
     out.page_ins += o.page_ins;
+    out.plans += o.plans;
+    out.plan_closed_form += o.plan_closed_form;
     out.steps += o.steps;
     out.iterations += o.iterations;
     if (out.fatal_error.empty()) out.fatal_error = o.fatal_error;
@@ -530,13 +605,15 @@ ClusterOutcome Cluster::finish(TimeNs end) {
 
 ClusterOutcome Cluster::run() {
   const std::size_t n = jobs_.size();
-  std::vector<JobIndex> order(n);
+  std::vector<JobIndex>& order = order_;
+  order.resize(n);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](JobIndex a, JobIndex b) { return core::arrives_before(jobs_[a], jobs_[b]); });
   rank_.assign(n, -1);
   job_gpus_.assign(n, {});
-  std::size_t cursor = 0;
+  std::size_t& cursor = cursor_;
+  cursor = 0;
   std::int64_t busy_recorded = 0;
   TimeNs end = 0;
   while (true) {

@@ -27,6 +27,10 @@ struct ClusterOptions {
   std::int64_t paging_bytes_per_s = 0;
   /// Actual iteration time per job (profile noise); empty: the profile.
   std::vector<core::TimeNs> actual_iter_ns;
+  /// Let each GPU run a policy's rotation in one go (Policy::plan; FAIR and LAS), up to the
+  /// first instant at which a job could be bound to that GPU. Results are the same either way
+  /// (tests/cluster/cluster_plan_test.cpp compares them); false decides at every boundary.
+  bool plans = true;
 };
 
 /// GPUs with at least one admitted job, from `time_ns` on.

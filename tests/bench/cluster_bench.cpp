@@ -7,6 +7,7 @@
 // scaled to the cluster: 0.3 s for 1,000 GPUs, as in the README's 100k-job run.
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -47,10 +48,17 @@ void BM_Cluster(benchmark::State& state, const std::string& policy, const std::s
   cfg.interference = "profiled";
   cfg.cluster = cluster::ClusterSpec::uniform(gpus, cfg.capacity);
   cfg.placement = placement;
+  std::int64_t plans = 0, planned = 0;
   for (auto _ : state) {
     const experiments::SimRun r = experiments::simulate(specs, policy, cfg);
     benchmark::DoNotOptimize(r.metrics.avg_jct_s);
+    plans = r.outcome.plans;
+    planned = r.outcome.plan_closed_form;
   }
+  // FAIR and LAS: rotations run in one go by the GPUs (Policy::plan), and of their iterations
+  // those the simulator counted in closed form.
+  state.counters["plans"] = static_cast<double>(plans);
+  state.counters["closed_form"] = static_cast<double>(planned);
   state.counters["jobs/s"] = benchmark::Counter(static_cast<double>(jobs) * static_cast<double>(state.iterations()),
                                                 benchmark::Counter::kIsRate);
 }
@@ -62,6 +70,10 @@ BENCHMARK_CAPTURE(BM_Cluster, fifo_first_fit, std::string("fifo"), std::string("
 BENCHMARK_CAPTURE(BM_Cluster, srtf_least_loaded, std::string("srtf"), std::string("least-loaded"))
     ->Args({10000, 100})->Args({100000, 1000})->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK_CAPTURE(BM_Cluster, pack_least_loaded, std::string("pack"), std::string("least-loaded"))
+    ->Args({10000, 100})->Args({100000, 1000})->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_Cluster, fair_least_loaded, std::string("fair"), std::string("least-loaded"))
+    ->Args({10000, 100})->Args({100000, 1000})->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_Cluster, las_least_loaded, std::string("las"), std::string("least-loaded"))
     ->Args({10000, 100})->Args({100000, 1000})->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK_CAPTURE(BM_Cluster, pack_best_fit, std::string("pack"), std::string("best-fit"))
     ->Args({10000, 100})->Unit(benchmark::kMillisecond)->Iterations(1);

@@ -1,0 +1,164 @@
+// Plans on a cluster (ClusterOptions::plans): a GPU runs FAIR's or LAS's rotation in one go up to
+// the first instant a job could be bound to it. The results must be exactly those of deciding at
+// every iteration boundary, on random traces with gang jobs, every placement and several
+// interference models; and a one-GPU cluster plans exactly as run_schedule does.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "cluster/placement.h"
+#include "core/summary.h"
+#include "experiments/sim_runner.h"
+#include "sim/interference.h"
+#include "support/jobs.h"
+
+using namespace salus;
+
+namespace {
+
+/// Jobs long enough that rotations span many iterations between arrivals; a few need 2 or 3 GPUs,
+/// a few more memory than a 16 GiB GPU or any GPU holds.
+std::vector<core::JobSpec> random_trace(std::uint64_t seed, int n) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
+  };
+  std::vector<core::JobSpec> jobs;
+  core::TimeNs t = 0;
+  for (int i = 0; i < n; ++i) {
+    if (pick(0, 3) != 0) t += test::ms(pick(0, 400));
+    jobs.push_back(test::job("j" + std::to_string(i), t, pick(1, 60) * (1 + static_cast<std::int64_t>(seed % 7)),
+                             test::ms(pick(1, 50)) + pick(0, 999'999), test::mib(pick(0, 3000)),
+                             test::mib(pick(0, 9000)), static_cast<std::int32_t>(pick(100'000, 1'000'000))));
+    core::JobSpec& j = jobs.back();
+    // Half the traces take iteration times from a few values: regular rotations, which the
+    // simulator counts in closed form.
+    if (seed % 2 == 0) j.iter_ns = test::ms(4) * (1 + i % 3) + (seed % 4 == 0 ? 0 : 777);
+    const std::int64_t w = pick(0, 4);
+    if (w < 4) j.workload = "w" + std::to_string(w);
+    if (pick(0, 3) == 0) j.first_iter_extra_ns = pick(0, 5'000'000);
+    if (pick(0, 7) == 0) j.gpus = static_cast<std::int32_t>(pick(2, 3));
+    if (pick(0, 19) == 0) j.persistent = test::gib(17);  // more than a 16 GiB GPU holds
+    if (pick(0, 29) == 0) j.persistent = test::gib(21);  // fits no GPU
+  }
+  return test::trace(std::move(jobs));
+}
+
+std::string describe(const core::JobState& s) {
+  return std::string(core::to_string(s.status)) + " '" + s.reason + "' it " + std::to_string(s.iterations_done) +
+         " rank " + std::to_string(s.submit_rank) + " admitted " + std::to_string(s.admitted_ns) + " start " +
+         std::to_string(s.first_start_ns) + " finish " + std::to_string(s.finish_ns) + " busy " +
+         std::to_string(s.gpu_time_ns) + " lane " + std::to_string(s.lane);
+}
+
+}  // namespace
+
+TEST_CASE("cluster plans: the same results, to the nanosecond, as deciding at every boundary") {
+  const sim::PairSlowdowns pairs = {{{"w0", "w1"}, 1'400'000}, {{"w1", "w0"}, 1'900'000}, {{"w0", "w2"}, 1'100'000},
+                                    {{"w2", "w0"}, 2'300'000}, {{"w1", "w2"}, 1'650'000}, {{"w3", "w1"}, 900'000}};
+  const sim::ShareWeights weights = {{"w0", 0.7}, {"w1", 1.3}, {"w2", 2.1}, {"w3", 0.5}};
+  std::vector<std::unique_ptr<sim::InterferenceModel>> models;
+  for (const std::string& name : sim::interference_names()) models.push_back(sim::make_interference(name, &pairs, &weights, 0.8));
+  const std::vector<std::string> placements = cluster::placement_registry().names();
+  std::int64_t plans = 0, closed_form = 0, gang_runs = 0, compared = 0, planned_events = 0, stepped_events = 0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const auto jobs = random_trace(seed, 10 + static_cast<int>(seed % 30));
+    cluster::ClusterOptions opts;
+    opts.cluster = cluster::ClusterSpec::uniform(1 + static_cast<std::int32_t>(seed % 4), test::gib(16));
+    // Every third trace on mixed memory: jobs that only the large GPU holds are given to it at
+    // their arrival (no choice), and wait in its own queue.
+    if (seed % 3 == 2) {
+      opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(20), static_cast<std::int32_t>(opts.cluster.gpus.size())});
+    }
+    opts.placement = placements[seed % placements.size()];
+    opts.sched.lane_mode = seed % 5 == 0 ? core::LaneMode::kAuto : core::LaneMode::kSingle;
+    opts.model = models[seed % models.size()].get();
+    opts.switch_cost_ns = seed % 3 == 0 ? 0 : test::ms(2);
+    if (seed % 4 == 1) {
+      std::mt19937_64 rng(seed * 7);
+      for (const core::JobSpec& j : jobs) {
+        opts.actual_iter_ns.push_back(j.iter_ns + static_cast<core::TimeNs>(rng() % 3'000'000));
+      }
+    }
+    for (const std::string policy : {"fair", "las"}) {
+      CAPTURE(seed);
+      CAPTURE(policy);
+      const std::string placement = opts.placement;
+      CAPTURE(placement);
+      cluster::ClusterOptions stepped_opts = opts;
+      stepped_opts.plans = false;
+      const cluster::ClusterOutcome planned = cluster::run_cluster(jobs, policy, opts);
+      const cluster::ClusterOutcome stepped = cluster::run_cluster(jobs, policy, stepped_opts);
+      CHECK(stepped.outcome.plans == 0);
+      plans += planned.outcome.plans;
+      closed_form += planned.outcome.plan_closed_form;
+      gang_runs += planned.gang_iterations;
+      for (std::size_t j = 0; j < jobs.size(); ++j) {
+        CAPTURE(j);
+        CHECK(describe(planned.outcome.jobs[j]) == describe(stepped.outcome.jobs[j]));
+      }
+      CHECK(planned.job_gpus == stepped.job_gpus);
+      CHECK(planned.busy.size() == stepped.busy.size());
+      for (std::size_t i = 0; i < std::min(planned.busy.size(), stepped.busy.size()); ++i) {
+        CHECK(planned.busy[i].time_ns == stepped.busy[i].time_ns);
+        CHECK(planned.busy[i].gpus == stepped.busy[i].gpus);
+      }
+      CHECK(planned.placements == stepped.placements);
+      CHECK(planned.gang_iterations == stepped.gang_iterations);
+      CHECK(planned.outcome.switches == stepped.outcome.switches);
+      CHECK(planned.outcome.iterations == stepped.outcome.iterations);
+      CHECK(planned.outcome.lanes_opened == stepped.outcome.lanes_opened);
+      CHECK(planned.outcome.max_concurrent_lanes == stepped.outcome.max_concurrent_lanes);
+      CHECK(planned.outcome.end_ns == stepped.outcome.end_ns);
+      // A plan ends where its next iteration would pass the deadline, which a batched run does
+      // not: one run may take more instants, but over all runs plans take fewer.
+      planned_events += planned.events;
+      stepped_events += stepped.events;
+      ++compared;
+    }
+  }
+  CHECK(compared == 400);
+  // Plans did run, over regular rotations too, beside gang jobs: the comparison is not vacuous.
+  MESSAGE("plans ", plans, ", iterations in closed form ", closed_form, ", gang iterations ", gang_runs, ", instants ",
+          planned_events, " planned, ", stepped_events, " run by run");
+  CHECK(plans > 3000);
+  CHECK(closed_form > 30000);
+  CHECK(gang_runs > 30000);
+  CHECK(planned_events < stepped_events);
+}
+
+TEST_CASE("one GPU, no timeline: the cluster plans exactly as run_schedule does, byte for byte") {
+  std::int64_t plans = 0;
+  for (std::uint64_t seed = 1; seed <= 24; ++seed) {
+    auto jobs = random_trace(seed, 5 + static_cast<int>(seed % 25));
+    for (core::JobSpec& j : jobs) j.gpus = 1;
+    experiments::SimConfig cfg;
+    cfg.interference = seed % 3 == 0 ? "none" : "profiled";
+    cfg.switch_cost_ns = seed % 2 == 0 ? core::kNsPerMs : 0;
+    cfg.profile_noise = seed % 4 == 0 ? 0.1 : 0;
+    cfg.record_timeline = false;
+    experiments::SimConfig one = cfg;
+    one.cluster = cluster::ClusterSpec::uniform(1, cfg.capacity);
+    one.placement = cluster::placement_registry().names()[seed % 4];
+    for (const std::string policy : {"fair", "las"}) {
+      CAPTURE(seed);
+      CAPTURE(policy);
+      const experiments::SimRun a = experiments::simulate(jobs, policy, cfg);
+      const experiments::SimRun b = experiments::simulate(jobs, policy, one);
+      REQUIRE(b.cluster);
+      CHECK(core::result_json(a.policy, a.lane_mode, jobs, a.outcome, a.metrics).dump(2) ==
+            core::result_json(b.policy, b.lane_mode, jobs, b.outcome, b.metrics).dump(2));
+      // The cluster's deadline on one GPU is run_schedule's (the next arrival): the same plans.
+      CHECK(a.outcome.plans == b.outcome.plans);
+      CHECK(a.outcome.plan_closed_form == b.outcome.plan_closed_form);
+      CHECK(a.outcome.dispatches == b.outcome.dispatches);
+      plans += b.outcome.plans;
+    }
+  }
+  CHECK(plans > 500);
+}
