@@ -99,9 +99,9 @@ int run(int argc, char** argv) {
                  "iter_ms = the typical mean of the solo iterations after the first (the median of the means of up to 9 "
                  "consecutive blocks; iter_exec_mean_ms their plain mean, iter_exec_median_ms their median) and first_iter_ms the first, both measured through the real "
                  "executor (one job alone, as salus-run runs it); iter_median_ms = the median of the profiler's own "
-                 "loop, which the pair slowdowns are relative to; gpu_util from the slowdown s of two "
+                 "loop, which a copy's slowdown beside itself is relative to; gpu_util from the slowdown s of two "
                  "copies in two lanes, u = clamp(s / 2, 0.05, 1); pairs: median iteration time together over the "
-                 "solo median; switch_ms: the real executor's switching cost in one lane under FAIR (the gap between two jobs' "
+                 "solo median in the same loop and pool (the mean of one just before and one just after the pair); switch_ms: the real executor's switching cost in one lane under FAIR (the gap between two jobs' "
                  "iterations plus their iterations' excess over the solo mean, per switch)";
   if (switch_ns) cat["switch_ms"] = round_to(static_cast<double>(*switch_ns) / 1e6, 0.0001);
   nlohmann::json ws = nlohmann::json::array();

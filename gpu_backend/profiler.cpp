@@ -82,6 +82,12 @@ core::TimeNs median(std::vector<core::TimeNs> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+/// run_solo, then the median of the times it measured.
+core::TimeNs solo_median(Instance& in, const ProfileOptions& o) {
+  run_solo(in, o);
+  return median(in.times);
+}
+
 core::TimeNs plain_mean(const std::vector<core::TimeNs>& v) {
   core::TimeNs sum = 0;
   for (core::TimeNs t : v) sum += t;
@@ -289,13 +295,21 @@ std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<Wor
       } catch (const core::InputError&) {
         continue;  // they cannot share this pool
       }
+      // Each alone again in this pool just before and after the pair, in the same loop: a
+      // slowdown is a ratio of two times taken the same way at nearly the same time. The solo
+      // medians measured at the start of the profile (solo[i].iter_median_ns) can sit 10 % away
+      // from these on a shared machine whose speed drifts over minutes (mlp_64: 4.98 ms in the
+      // profile's first loop against 4.39 ms through the executor right after, which made
+      // mlp_64 beside lenet_32 "0.90x" its solo time).
+      const core::TimeNs a_before = solo_median(a, o), b_before = solo_median(b, o);
       const auto t = together({&a, &b}, o);
+      const core::TimeNs a_alone = (a_before + solo_median(a, o)) / 2, b_alone = (b_before + solo_median(b, o)) / 2;
       PairMeasurement p;
       p.a = solo[i].name;
       p.b = solo[j].name;
       // Medians over medians: one slow iteration on either side does not move the figure.
-      p.slowdown_a = static_cast<double>(t[0]) / static_cast<double>(std::max<core::TimeNs>(1, solo[i].iter_median_ns));
-      p.slowdown_b = static_cast<double>(t[1]) / static_cast<double>(std::max<core::TimeNs>(1, solo[j].iter_median_ns));
+      p.slowdown_a = static_cast<double>(t[0]) / static_cast<double>(std::max<core::TimeNs>(1, a_alone));
+      p.slowdown_b = static_cast<double>(t[1]) / static_cast<double>(std::max<core::TimeNs>(1, b_alone));
       out.push_back(p);
     }
   }

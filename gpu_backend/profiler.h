@@ -62,7 +62,10 @@ std::vector<WorkloadMeasurement> profile_workloads(Device& device, const std::ve
 /// Measures every unordered pair of the measured workloads running together in two lanes;
 /// pairs that do not fit the pool together are left out. Both run until each has its measured
 /// iterations, and only iterations during which the other was still running count: the slower
-/// one is overlapped for its whole window, not only while the faster one does its quota.
+/// one is overlapped for its whole window, not only while the faster one does its quota. Each
+/// slowdown is relative to the workload's median alone in the same pool and loop, the mean of
+/// one measurement just before the pair and one just after (not the profile's first loop: the
+/// machine's speed drifts between them).
 std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<WorkloadMeasurement>& solo,
                                            const ProfileOptions& options);
 
