@@ -198,7 +198,7 @@ void measure_in_executor(Device& device, WorkloadMeasurement& m, const ProfileOp
   // mean, not their median: on this kind of machine the distribution is skewed to the right (a
   // neighbour's burst only adds), and the median sat 3-10 % below what jobs then took on the CPU
   // device. But a mean over a profile of a few seconds is at the mercy of one burst (lenet_32:
-  // a 6.61 ms mean against 6.25-6.35 ms per job in the runs that followed), so iter_ns is a
+  // a 6.61 ms mean against 6.12-6.40 ms in 17 of 18 jobs run alone after it), so iter_ns is a
   // robust mean: the median of the means of consecutive blocks (typical_mean).
   m.iter_exec_median_ns = median(st.iteration_times_ns);
   m.iter_exec_mean_ns = st.iteration_times_ns.empty() ? m.iter_exec_median_ns : plain_mean(st.iteration_times_ns);
