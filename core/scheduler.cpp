@@ -6,11 +6,8 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/huge_pages.h"
 #include "core/pending_queue.h"
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 namespace salus::core {
 
@@ -43,20 +40,6 @@ std::int64_t JobState::ready_iterations(const JobSpec& spec, TimeNs now) const {
 }
 
 namespace {
-
-/// Asks Linux to back the whole 2 MiB pages of [data, data + bytes) with transparent huge pages
-/// (advice only; nothing elsewhere).
-void advise_huge_pages(const void* data, std::size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr std::uintptr_t kHuge = std::uintptr_t{1} << 21;
-  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
-  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kHuge - 1);
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)data;
-  (void)bytes;
-#endif
-}
 
 /// Scheduling state of one lane that the memory layout does not need to know.
 struct LaneSchedule {
@@ -158,7 +141,7 @@ class Loop {
         requests_(specs, {}) {
     if (states.empty()) {
       // 136 bytes a job, written whole here: huge pages spare tens of thousands of page faults
-      // on a 200k-job trace (traces/csv.h advise_huge_pages does the same for the trace).
+      // on a 200k-job trace (core/huge_pages.h; traces/ does the same for the trace).
       out_.jobs.reserve(specs.size());
       advise_huge_pages(out_.jobs.data(), out_.jobs.capacity() * sizeof(JobState));
       out_.jobs.resize(specs.size());

@@ -5,10 +5,6 @@
 #include <cstdio>
 #include <cstring>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
@@ -142,19 +138,6 @@ CsvTable parse_csv(std::string_view text, const std::string& path) {
     }
   }
   return table;
-}
-
-void advise_huge_pages(const void* data, std::size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr std::uintptr_t kHuge = std::uintptr_t{1} << 21;
-  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
-  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kHuge - 1);
-  // Advice only: an error (an old kernel, THP compiled out) leaves ordinary pages.
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)data;
-  (void)bytes;
-#endif
 }
 
 std::string read_text_file(const std::string& path, const std::string& kind) {

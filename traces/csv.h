@@ -10,6 +10,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/huge_pages.h"
+
 namespace salus::traces {
 
 struct CsvRow {
@@ -62,11 +64,8 @@ class CsvReader {
 /// Splits `text` into a header and data rows (CsvReader's rules), keeping them all.
 CsvTable parse_csv(std::string_view text, const std::string& path);
 
-/// Asks the kernel to back the whole 2 MiB pages inside [data, data + bytes) with transparent
-/// huge pages (Linux madvise MADV_HUGEPAGE; nothing elsewhere, and nothing when the kernel's THP
-/// mode is "never"). For large buffers that are about to be written whole: a 200k-job trace's
-/// text and jobs are ~40 MB, which 4 KiB page faults made a fifth of salus-sim's time.
-void advise_huge_pages(const void* data, std::size_t bytes);
+/// core/huge_pages.h: huge pages for the trace's text and jobs, as for the loop's job states.
+using core::advise_huge_pages;
 
 /// The whole file as bytes; a file that cannot be opened throws core::InputError
 /// "path: cannot open <kind>" (e.g. kind "trace file").
