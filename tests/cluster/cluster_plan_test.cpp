@@ -24,18 +24,7 @@ namespace {
 /// Jobs long enough that rotations span many iterations between arrivals; a few need 2 or 3 GPUs,
 /// a few more memory than a 16 GiB GPU or any GPU holds.
 std::vector<core::JobSpec> random_trace(std::uint64_t seed, int n) {
-  std::mt19937_64 rng(seed);
-  auto pick = [&](std::int64_t lo, std::int64_t hi) {
-    return lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
-  };
-  std::vector<core::JobSpec> jobs;
-  core::TimeNs t = 0;
-  for (int i = 0; i < n; ++i) {
-    if (pick(0, 3) != 0) t += test::ms(pick(0, 400));
-    jobs.push_back(test::job("j" + std::to_string(i), t, pick(1, 60) * (1 + static_cast<std::int64_t>(seed % 7)),
-                             test::ms(pick(1, 50)) + pick(0, 999'999), test::mib(pick(0, 3000)),
-                             test::mib(pick(0, 9000)), static_cast<std::int32_t>(pick(100'000, 1'000'000))));
-    core::JobSpec& j = jobs.back();
+  return test::random_jobs(seed, n, 1 + static_cast<std::int64_t>(seed % 7), [&](core::JobSpec& j, int i, auto& pick) {
     // Half the traces take iteration times from a few values: regular rotations, which the
     // simulator counts in closed form.
     if (seed % 2 == 0) j.iter_ns = test::ms(4) * (1 + i % 3) + (seed % 4 == 0 ? 0 : 777);
@@ -45,8 +34,7 @@ std::vector<core::JobSpec> random_trace(std::uint64_t seed, int n) {
     if (pick(0, 7) == 0) j.gpus = static_cast<std::int32_t>(pick(2, 3));
     if (pick(0, 19) == 0) j.persistent = test::gib(17);  // more than a 16 GiB GPU holds
     if (pick(0, 29) == 0) j.persistent = test::gib(21);  // fits no GPU
-  }
-  return test::trace(std::move(jobs));
+  });
 }
 
 std::string describe(const core::JobState& s) {

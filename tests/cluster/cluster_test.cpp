@@ -25,22 +25,11 @@ using namespace salus;
 namespace {
 
 std::vector<core::JobSpec> random_trace(std::uint64_t seed, int n) {
-  std::mt19937_64 rng(seed);
-  auto pick = [&](std::int64_t lo, std::int64_t hi) {
-    return lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
-  };
-  std::vector<core::JobSpec> jobs;
-  core::TimeNs t = 0;
-  for (int i = 0; i < n; ++i) {
-    if (pick(0, 3) != 0) t += test::ms(pick(0, 400));
-    jobs.push_back(test::job("j" + std::to_string(i), t, pick(1, 60), test::ms(pick(1, 50)) + pick(0, 999'999),
-                             test::mib(pick(0, 3000)), test::mib(pick(0, 9000)),
-                             static_cast<std::int32_t>(pick(100'000, 1'000'000))));
-    jobs.back().priority = static_cast<std::int32_t>(pick(0, 2));
-    if (pick(0, 3) == 0) jobs.back().first_iter_extra_ns = pick(0, 5'000'000);
-    if (pick(0, 9) == 0) jobs.back().persistent = test::gib(17);  // rejected: larger than the GPU
-  }
-  return test::trace(std::move(jobs));
+  return test::random_jobs(seed, n, 1, [](core::JobSpec& j, int, auto& pick) {
+    j.priority = static_cast<std::int32_t>(pick(0, 2));
+    if (pick(0, 3) == 0) j.first_iter_extra_ns = pick(0, 5'000'000);
+    if (pick(0, 9) == 0) j.persistent = test::gib(17);  // rejected: larger than the GPU
+  });
 }
 
 std::string timeline_text(const core::ScheduleOutcome& o) {

@@ -2,6 +2,7 @@
 /// Small helpers to write traces by hand in tests: exact integer units, trace order by position.
 #include <algorithm>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,28 @@ inline std::vector<core::JobSpec> trace(std::vector<core::JobSpec> jobs) {
 
 /// The hand-verified example of the brief: 16 GiB, P = 1000 MiB, E = 4000 MiB, 100 ms iterations;
 /// a (t = 0, 10 iterations), b (t = 0.25 s, 2), c (t = 0.5 s, 3).
+/// n random jobs for equivalence tests, in arrival order: arrivals in steps of 0-400 ms (a quarter
+/// at the same instant as the one before), 1-60 iterations times `iteration_scale`, 1-51 ms
+/// iterations, P up to 3000 MiB, E up to 9000 MiB, utilisation 0.1-1. After each job's base figures,
+/// `extra(job, i, pick)` may change it, drawing from the same generator (pick(lo, hi): uniform in
+/// [lo, hi]), so a test's traces depend only on its seed and its own draws.
+template <class Extra>
+std::vector<core::JobSpec> random_jobs(std::uint64_t seed, int n, std::int64_t iteration_scale, Extra extra) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
+  };
+  std::vector<core::JobSpec> jobs;
+  core::TimeNs t = 0;
+  for (int i = 0; i < n; ++i) {
+    if (pick(0, 3) != 0) t += ms(pick(0, 400));
+    jobs.push_back(job("j" + std::to_string(i), t, pick(1, 60) * iteration_scale, ms(pick(1, 50)) + pick(0, 999'999),
+                       mib(pick(0, 3000)), mib(pick(0, 9000)), static_cast<std::int32_t>(pick(100'000, 1'000'000))));
+    extra(jobs.back(), i, pick);
+  }
+  return trace(std::move(jobs));
+}
+
 inline std::vector<core::JobSpec> paper_example() {
   return trace({job("a", 0, 10, ms(100), mib(1000), mib(4000)),
                 job("b", ms(250), 2, ms(100), mib(1000), mib(4000)),
