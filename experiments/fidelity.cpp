@@ -167,9 +167,92 @@ std::string fidelity_table(const std::vector<FidelityRow>& rows) {
   return out;
 }
 
+void check_calibration_mode(const std::string& mode) {
+  std::string valid;
+  for (const char* m : kCalibrationModes) {
+    if (mode == m) return;
+    valid += (valid.empty() ? "" : ", ") + std::string(m);
+  }
+  throw core::InputError("--calibrate: unknown mode '" + mode + "' (valid: " + valid + ")");
+}
+
+json calibrated_catalog(const json& base, const json& before, const json* after) {
+  static constexpr const char* kTimes[] = {"iter_ms", "iter_exec_mean_ms", "iter_exec_median_ms", "iter_median_ms",
+                                           "gpu_util"};
+  // A figure of the calibration(s): the one measured, or the mean of both; null when absent.
+  auto figure = [&](const json* entry_before, const json* entry_after, const char* key) -> json {
+    const bool b = entry_before != nullptr && entry_before->contains(key);
+    const bool a = entry_after != nullptr && entry_after->contains(key);
+    if (b && a) return (entry_before->at(key).get<double>() + entry_after->at(key).get<double>()) / 2;
+    if (b) return entry_before->at(key);
+    if (a) return entry_after->at(key);
+    return nullptr;
+  };
+  auto find_entry = [](const json* catalog, const std::string& name) -> const json* {
+    if (catalog == nullptr || !catalog->contains("workloads")) return nullptr;
+    for (const json& w : catalog->at("workloads")) {
+      if (w.value("name", std::string()) == name) return &w;
+    }
+    return nullptr;
+  };
+  const std::string how = after != nullptr ? "the mean of salus-profile runs just before and just after the run"
+                                           : "a salus-profile run just before the run";
+  json out = base;
+  for (json& w : out.at("workloads")) {
+    const std::string name = w.at("name").get<std::string>();
+    const json* b = find_entry(&before, name);
+    const json* a = find_entry(after, name);
+    if (b == nullptr && a == nullptr) continue;
+    const json base_iter = w.value("iter_ms", json());
+    for (const char* key : kTimes) {
+      json v = figure(b, a, key);
+      if (!v.is_null()) w[key] = v;
+    }
+    // The first iteration keeps the profile's extra cost over the solo iteration (one sample a
+    // calibration, too noisy to replace it): it moves with iter_ms.
+    if (w.contains("first_iter_ms") && base_iter.is_number()) {
+      const double iter = w.at("iter_ms").get<double>();
+      w["first_iter_ms"] = std::max(iter, w.at("first_iter_ms").get<double>() + iter - base_iter.get<double>());
+    }
+    w["source"] = w.value("source", std::string()) + "; solo iteration times and gpu_util calibrated by fidelity: " + how;
+  }
+  if (json s = figure(&before, after, "switch_ms"); !s.is_null()) out["switch_ms"] = s;
+  // A pair the base lists and a calibration measured again (either order of its two names).
+  auto find_pair = [](const json* catalog, const std::string& a, const std::string& b) -> json {
+    if (catalog == nullptr || !catalog->contains("pairs")) return nullptr;
+    for (const json& p : catalog->at("pairs")) {
+      if (p.at("a") == a && p.at("b") == b) return p;
+      if (p.at("a") == b && p.at("b") == a) {
+        return {{"a", a}, {"b", b}, {"slowdown_a", p.at("slowdown_b")}, {"slowdown_b", p.at("slowdown_a")}};
+      }
+    }
+    return nullptr;
+  };
+  bool pairs_calibrated = false;
+  if (out.contains("pairs")) {
+    for (json& p : out.at("pairs")) {
+      const std::string a = p.at("a").get<std::string>(), b = p.at("b").get<std::string>();
+      const json pb = find_pair(&before, a, b), pa = find_pair(after, a, b);
+      for (const char* key : {"slowdown_a", "slowdown_b"}) {
+        json v = figure(pb.is_null() ? nullptr : &pb, pa.is_null() ? nullptr : &pa, key);
+        if (!v.is_null()) {
+          p[key] = v;
+          pairs_calibrated = true;
+        }
+      }
+    }
+  }
+  out["notes"] = out.value("notes", std::string()) +
+                 " Calibrated by salus-experiment fidelity: iter_ms, iter_exec_mean_ms, iter_exec_median_ms, "
+                 "iter_median_ms, gpu_util, switch_ms" + (pairs_calibrated ? std::string(" and the pairs' slowdowns") : "") +
+                 " are " + how + "; first_iter_ms keeps the profile's extra over iter_ms; the rest is the base profile.";
+  return out;
+}
+
 /// salus-experiment fidelity: the trace's workloads profiled on the device (unless a catalog is
-/// given), the trace run under the four policies on the real executor `repeat` times and once in
-/// the simulator with that catalog, and the two compared per policy (medians over the repeats).
+/// given), the trace run under the four policies on the real executor `repeat` times, each run
+/// predicted by the simulator with the catalog calibrated for it and with the base catalog alone,
+/// and the predictions compared with the runs per policy (medians over the repeats).
 nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   const std::string& device = ctx.device;
   const std::string trace = ctx.trace.empty() ? ctx.data_dir + "/experiments/fidelity_cpu.csv" : ctx.trace;
@@ -178,52 +261,88 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   const int repeat = ctx.repeat;
   const std::string& out_dir = ctx.out_dir;
   if (repeat < 1 || repeat > 20) throw core::InputError("--repeat: must be from 1 to 20");
+  check_calibration_mode(ctx.calibrate);
+  const bool calibrating = ctx.calibrate != "off", bracket = ctx.calibrate == "bracket";
   std::filesystem::create_directories(out_dir);
   const std::string q_trace = shell_quote(trace), q_mem = shell_quote(gpu_mem);
+  const std::vector<std::string> workloads = trace_workloads({trace});
   std::string catalog = given_profiles;
   if (catalog.empty()) {
     catalog = out_dir + "/fidelity_catalog.json";
-    profile_on_device(device, trace_workloads({trace}), gpu_mem, catalog, out_dir + "/fidelity_profile.log");
+    profile_on_device(device, workloads, gpu_mem, catalog, out_dir + "/fidelity_profile.log");
   }
-  const std::string q_cat = shell_quote(catalog);
-  const std::string sim_summary = out_dir + "/fidelity_sim.json";
-  // The paper's four policies (the registry holds more; each would add a minute a repeat).
-  const std::string four_policies = " --policy fifo,srtf,pack,fair";
-  run_sibling("salus-sim", "--trace " + q_trace + four_policies + " --profiles " + q_cat + " --gpu-mem " + q_mem + " --summary-json " +
-                               shell_quote(sim_summary),
-              out_dir + "/fidelity_sim.log");
-  const nlohmann::json sim = nlohmann::json::parse(read_text_tail(sim_summary, 1 << 30));
-  std::map<std::string, std::vector<FidelityRow>> by_policy;
-  std::vector<std::string> order;
+  const json base_catalog = json::parse(read_text_tail(catalog, 1 << 30));
+  auto simulate = [&](const std::string& policies, const std::string& profiles, const std::string& stem) {
+    const std::string summary = out_dir + "/" + stem + ".json";
+    run_sibling("salus-sim", "--trace " + q_trace + " --policy " + policies + " --profiles " + shell_quote(profiles) +
+                                 " --gpu-mem " + q_mem + " --summary-json " + shell_quote(summary),
+                out_dir + "/" + stem + ".log");
+    return json::parse(read_text_tail(summary, 1 << 30));
+  };
+  // The paper's four policies (the registry holds more; each would add a minute a repeat), each
+  // in its own salus-run, so that a calibration can sit between any two runs.
+  const std::vector<std::string> four_policies = {"fifo", "srtf", "pack", "fair"};
+  const json base_sim = simulate("fifo,srtf,pack,fair", catalog, "fidelity_sim");
+  // Calibrations: solo iteration times and the switching cost, measured between the real runs.
+  std::string calibration_list;
+  for (const std::string& w : workloads) calibration_list += (calibration_list.empty() ? "" : ",") + w;
+  json calibrations = json::array();
+  // The pairs (which only PACK's two lanes run) are measured again only beside a PACK run.
+  auto calibrate = [&](bool pairs) {
+    const std::string stem = out_dir + "/fidelity_calibration_" + std::to_string(calibrations.size());
+    run_sibling("salus-profile", "--device " + shell_quote(device) + " --gpu-mem " + q_mem + " --min-seconds 1 --pairs " +
+                                     (pairs ? "on" : "off") + " --switch on --workloads " + shell_quote(calibration_list) +
+                                     " --out " + shell_quote(stem + ".json"),
+                stem + ".log");
+    calibrations.push_back(json::parse(read_text_tail(stem + ".json", 1 << 30)));
+  };
+  if (calibrating) calibrate(four_policies.front() == "pack");
+  std::map<std::string, std::vector<FidelityRow>> by_policy, base_by_policy;
   nlohmann::json repeats = nlohmann::json::array(), per_job = nlohmann::json::object();
-  std::vector<nlohmann::json> reals;  // every repeat's summary, for the executor's own spread
+  std::vector<json> reals;  // every repeat's summary (its policies' results), for the executor's own spread
   for (int r = 1; r <= repeat; ++r) {
-    const std::string real_summary = out_dir + "/fidelity_real_" + std::to_string(r) + ".json";
-    run_sibling("salus-run", "--device " + shell_quote(device) + " --trace " + q_trace + four_policies + " --profiles " + q_cat +
-                                 " --gpu-mem " + q_mem + " --summary-json " + shell_quote(real_summary),
-                out_dir + "/fidelity_real_" + std::to_string(r) + ".log");
-    reals.push_back(nlohmann::json::parse(read_text_tail(real_summary, 1 << 30)));
-    const nlohmann::json& real = reals.back();
-    nlohmann::json rows = nlohmann::json::array();
-    for (const FidelityRow& row : compare_summaries(sim, real)) {
-      if (by_policy.count(row.policy) == 0) order.push_back(row.policy);
-      by_policy[row.policy].push_back(row);
+    const std::string rep = std::to_string(r);
+    json real_repeat;
+    json rows = json::array();
+    for (std::size_t i = 0; i < four_policies.size(); ++i) {
+      const std::string& policy = four_policies[i];
+      const bool next_is_pack = four_policies[(i + 1) % four_policies.size()] == "pack";
+      const std::string stem = out_dir + "/fidelity_real_" + rep + "_" + policy;
+      run_sibling("salus-run", "--device " + shell_quote(device) + " --trace " + q_trace + " --policy " + policy +
+                                   " --profiles " + shell_quote(catalog) + " --gpu-mem " + q_mem + " --summary-json " +
+                                   shell_quote(stem + ".json"),
+                  stem + ".log");
+      json real = json::parse(read_text_tail(stem + ".json", 1 << 30));
+      const json& real_result = real.at("results").at(0);
+      json sim_result;
+      for (const json& res : base_sim.at("results")) {
+        if (res.at("policy") == policy) sim_result = res;
+      }
+      base_by_policy[policy].push_back(compare_results(sim_result, real_result));
+      if (calibrating) {
+        const json before = calibrations.back();  // a copy: calibrate() appends
+        if (bracket || r < repeat || i + 1 < four_policies.size()) calibrate(policy == "pack" || next_is_pack);
+        const json run_catalog = calibrated_catalog(base_catalog, before, bracket ? &calibrations.back() : nullptr);
+        const std::string run_catalog_path = out_dir + "/fidelity_catalog_" + rep + "_" + policy + ".json";
+        write_text_file(run_catalog_path, run_catalog.dump(2) + "\n");
+        sim_result = simulate(policy, run_catalog_path, "fidelity_sim_" + rep + "_" + policy).at("results").at(0);
+      }
+      const FidelityRow row = compare_results(sim_result, real_result);
+      by_policy[policy].push_back(row);
       rows.push_back(to_json(row));
-    }
-    repeats.push_back(rows);
-    if (r == 1) {
-      // Per job, simulated against measured (the first repeat), for the figure.
-      for (const nlohmann::json& res : real.at("results")) {
-        const std::string policy = res.at("policy").get<std::string>();
+      if (real_repeat.is_null()) {
+        real_repeat = real;
+      } else {
+        real_repeat["results"].push_back(real_result);
+      }
+      if (r == 1) {
+        // Per job, simulated against measured (the first repeat), for the figure.
         std::map<std::string, double> sim_jct;
-        for (const nlohmann::json& sr : sim.at("results")) {
-          if (sr.at("policy") != policy) continue;
-          for (const nlohmann::json& j : sr.at("jobs")) {
-            if (j.at("status") == "done") sim_jct[j.at("id").get<std::string>()] = j.at("jct_s").get<double>();
-          }
+        for (const json& j : sim_result.at("jobs")) {
+          if (j.at("status") == "done") sim_jct[j.at("id").get<std::string>()] = j.at("jct_s").get<double>();
         }
-        nlohmann::json jobs = nlohmann::json::array();
-        for (const nlohmann::json& j : res.at("jobs")) {
+        json jobs = json::array();
+        for (const json& j : real_result.at("jobs")) {
           const auto it = sim_jct.find(j.at("id").get<std::string>());
           if (j.at("status") != "done" || it == sim_jct.end()) continue;
           jobs.push_back({{"id", j.at("id")}, {"jct_real_s", j.at("jct_s")}, {"jct_sim_s", it->second}});
@@ -231,32 +350,55 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
         per_job[policy] = jobs;
       }
     }
+    write_text_file(out_dir + "/fidelity_real_" + rep + ".json", real_repeat.dump(2) + "\n");
+    reals.push_back(std::move(real_repeat));
+    repeats.push_back(rows);
   }
-  std::vector<FidelityRow> medians;
-  nlohmann::json policies = nlohmann::json::object();
-  for (const std::string& p : order) {
+  std::vector<FidelityRow> medians, base_medians;
+  json policies = json::object(), base_policies = json::object();
+  for (const std::string& p : four_policies) {
     medians.push_back(median_row(by_policy[p]));
-    std::vector<const nlohmann::json*> results;
-    for (const nlohmann::json& real : reals) {
-      for (const nlohmann::json& res : real.at("results")) {
+    base_medians.push_back(median_row(base_by_policy[p]));
+    std::vector<const json*> results;
+    for (const json& real : reals) {
+      for (const json& res : real.at("results")) {
         if (res.at("policy") == p) results.push_back(&res);
       }
     }
     repeat_spread(medians.back(), results);
+    repeat_spread(base_medians.back(), results);
     policies[p] = to_json(medians.back());
+    base_policies[p] = to_json(base_medians.back());
   }
-  std::printf("\nfidelity on %s: %s, catalog %s, median of %d repeat(s) (errors relative to the measured run; real vs real: the executor's repeats against each other)\n%s",
-              device.c_str(), trace.c_str(), catalog.c_str(), repeat, fidelity_table(medians).c_str());
+  // The machine's speed as the calibrations saw it, for the report: each workload's iter_ms and
+  // the switching cost, in the order they were measured.
+  json drift = json::array();
+  for (const json& c : calibrations) {
+    json entry = {{"switch_ms", c.value("switch_ms", 0.0)}};
+    for (const json& w : c.at("workloads")) entry[w.at("name").get<std::string>() + "_iter_ms"] = w.at("iter_ms");
+    drift.push_back(entry);
+  }
+  std::printf("\nfidelity on %s: %s, catalog %s, calibration %s, median of %d repeat(s) (errors relative to the "
+              "measured run; real vs real: the executor's repeats against each other)\n%s",
+              device.c_str(), trace.c_str(), catalog.c_str(), ctx.calibrate.c_str(), repeat,
+              fidelity_table(medians).c_str());
+  if (calibrating) {
+    std::printf("\nthe same runs predicted with the base catalog alone (--calibrate off)\n%s",
+                fidelity_table(base_medians).c_str());
+  }
   return {{"experiment", "fidelity"},
-          {"version", 1},
+          {"version", 2},
           {"executor", "real"},
           {"device", device},
           {"trace", trace},
           {"catalog", catalog},
-          {"interference", sim.value("interference", "")},
-          {"switch_cost_ms", sim.value("switch_cost_ms", 0.0)},
+          {"calibrate", ctx.calibrate},
+          {"calibrations", drift},
+          {"interference", base_sim.value("interference", "")},
+          {"switch_cost_ms", base_sim.value("switch_cost_ms", 0.0)},
           {"repeat", repeat},
           {"policies", policies},
+          {"uncalibrated", base_policies},
           {"repeats", repeats},
           {"per_job", per_job}};
 }

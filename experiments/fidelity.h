@@ -50,14 +50,32 @@ void repeat_spread(FidelityRow& row, const std::vector<const nlohmann::json*>& r
 
 nlohmann::json to_json(const FidelityRow& row);
 
+/// The calibration modes of salus-experiment fidelity (--calibrate), in the help's order.
+inline constexpr const char* kCalibrationModes[] = {"off", "before", "bracket"};
+/// Throws core::InputError naming the valid modes when `mode` is not one of them.
+void check_calibration_mode(const std::string& mode);
+
+/// The catalog the simulator predicts one real run with (--calibrate before|bracket): `base`, the
+/// profile (memory, first-iteration cost), with each workload's solo iteration times (iter_ms,
+/// iter_exec_mean_ms, iter_exec_median_ms, iter_median_ms) and utilisation (gpu_util), the
+/// switching cost (switch_ms) and the slowdowns of the base's pairs taken from `before`, a short
+/// salus-profile run just before the real run, or with `after` (just after it) the mean of the two. A machine whose speed drifts by several per cent
+/// over minutes (a shared 2-core host) otherwise hands the simulator the speed it had when the
+/// profile ran, not the speed the run met. first_iter_ms moves with iter_ms (the profile's extra
+/// cost of a first iteration is kept). Workloads or figures a calibration lacks keep the base's;
+/// each calibrated entry's `source` and the catalog's `notes` say what was replaced.
+nlohmann::json calibrated_catalog(const nlohmann::json& base, const nlohmann::json& before, const nlohmann::json* after);
+
 /// The table printed by salus-experiment fidelity.
 std::string fidelity_table(const std::vector<FidelityRow>& rows);
 
 /// salus-experiment fidelity: the trace's workloads profiled on ctx.device (unless the context's
 /// catalog was given), the trace (ctx.trace, default the shipped experiments/fidelity_cpu.csv) run
-/// under the four policies on the real executor ctx.repeat times and once in the simulator with
-/// that catalog, by running salus-profile, salus-run and salus-sim; the two compared per policy
-/// (medians over the repeats). Writes its files to ctx.out_dir.
+/// under the four policies on the real executor ctx.repeat times (one salus-run per policy and
+/// repeat), and each run predicted by salus-sim with the catalog calibrated for it
+/// (ctx.calibrate: calibrated_catalog, from salus-profile runs between the real runs) and with
+/// the base catalog alone; both compared per policy (medians over the repeats). Writes its files
+/// to ctx.out_dir.
 nlohmann::json run_fidelity(const ExperimentContext& ctx);
 
 }  // namespace salus::experiments

@@ -532,7 +532,9 @@ constexpr ExperimentRegistry::Entry kExperiments[] = {
     {"fidelity",
      "the simulator against the real executor on one trace: per-policy makespan and JCT errors, completion order "
      "(needs --executor real)",
-     {1, "", "experiments/fidelity_cpu.csv (or --trace FILE), its workloads profiled on the device (or --profiles)",
+     {2, "",
+      "experiments/fidelity_cpu.csv (or --trace FILE), its workloads profiled on the device (or --profiles), each run "
+      "predicted with the catalog calibrated for it (--calibrate)",
       &run_fidelity, false}},
 };
 

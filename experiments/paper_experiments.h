@@ -40,6 +40,10 @@ struct ExperimentContext {
   std::string trace;            ///< empty: the shipped experiments/fidelity_cpu.csv
   int repeat = 3;               ///< real runs of the trace
   bool profiles_given = false;  ///< false: profile the trace's workloads on the device first
+  /// How each real run is predicted (--calibrate): "off" (the catalog as profiled), "before"
+  /// (solo iteration times and switching cost re-measured just before the run) or "bracket"
+  /// (the mean of the measurements just before and just after it). See fidelity.h.
+  std::string calibrate = "bracket";
   // gpus_needed (its trace is `trace`, default the shipped long_trace_100.csv):
   double bound_jct_min = 0;     ///< bound on average JCT, minutes (0: 2x the average solo time)
   double bound_queue_min = 0;   ///< bound on average queuing instead, minutes (0: none)

@@ -74,7 +74,7 @@ std::string tables() {
 }
 
 int run(int argc, char** argv) {
-  std::string name, out_dir, profiles, gpu_mem, plots, data_dir, executor, device, trace;
+  std::string name, out_dir, profiles, gpu_mem, plots, data_dir, executor, device, trace, calibrate;
   int repeat = 3;
   double bound_jct_min = 0, bound_queue_min = 0;
   double time_scale = 1;
@@ -105,6 +105,10 @@ int run(int argc, char** argv) {
        "gpus_needed: the bound on average JCT, minutes (default: twice the trace's average solo time)")
       ("bound-queue-min", po::value(&bound_queue_min), "gpus_needed: a bound on average queuing instead, minutes")
       ("repeat", po::value(&repeat)->default_value(3), "fidelity: real runs of the trace (the medians are reported)")
+      ("calibrate", po::value(&calibrate)->default_value("bracket"),
+       "fidelity: how each real run is predicted: off (the catalog as profiled), before (solo iteration times and "
+       "switching cost re-measured by salus-profile just before the run), bracket (the mean of just before and just "
+       "after)")
       ("plots", po::value(&plots)->default_value("auto"),
        "auto: draw the figures when matplotlib is there, else say how to get it; on: failing to draw is an error; off");
   po::positional_options_description pos;
@@ -143,6 +147,8 @@ int run(int argc, char** argv) {
   const bool fidelity_only = names.size() == 1 && names.front() == "fidelity";
   const bool gpus_needed_only = names.size() == 1 && names.front() == "gpus_needed";
   if (!fidelity_only && !vm["repeat"].defaulted()) throw core::InputError("--repeat is for fidelity only");
+  if (!fidelity_only && !vm["calibrate"].defaulted()) throw core::InputError("--calibrate is for fidelity only");
+  experiments::check_calibration_mode(calibrate);
   if (!fidelity_only && !gpus_needed_only && vm.count("trace")) {
     throw core::InputError("--trace is for fidelity and gpus_needed only");
   }
@@ -169,6 +175,7 @@ int run(int argc, char** argv) {
   ctx.device = device;
   ctx.trace = trace;
   ctx.repeat = repeat;
+  ctx.calibrate = calibrate;
   ctx.bound_jct_min = bound_jct_min;
   ctx.bound_queue_min = bound_queue_min;
   if (real_executor && !fidelity_only) {

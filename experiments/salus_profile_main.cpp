@@ -102,7 +102,7 @@ int run(int argc, char** argv) {
                  "loop, which a copy's slowdown beside itself is relative to; gpu_util from the slowdown s of two "
                  "copies in two lanes, u = clamp(s / 2, 0.05, 1); pairs: median iteration time together over the "
                  "solo median in the same loop and pool (the mean of one just before and one just after the pair); switch_ms: the real executor's switching cost in one lane under FAIR (the gap between two jobs' "
-                 "iterations plus their iterations' excess over the solo mean, per switch)";
+                 "iterations plus their iterations' excess over its mean alone through the executor just before and after, per switch)";
   if (switch_ns) cat["switch_ms"] = round_to(static_cast<double>(*switch_ns) / 1e6, 0.0001);
   nlohmann::json ws = nlohmann::json::array();
   std::string not_measured;

@@ -317,7 +317,20 @@ std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<Wor
 }
 
 core::TimeNs profile_switch(Device& device, const WorkloadMeasurement& m, const ProfileOptions& o, int switches) {
-  const ExecutorRun run = run_in_executor(device, m.name, 2, switches / 2 + 1, "fair", core::LaneMode::kSingle, o);
+  const std::int64_t per_job = switches / 2 + 1;
+  // The workload alone through the executor just before and just after the switching run, as
+  // many iterations as the two jobs' together: the excess is relative to their mean, not to
+  // m.iter_ns measured a minute earlier. On a shared machine whose speed drifts by a few per cent,
+  // that difference (0.1-0.2 ms an iteration) is as large as the switching cost itself: the same
+  // command gave 0.04 to 0.77 ms over one afternoon.
+  auto solo_mean = [&] {
+    const ExecutorRun solo = run_in_executor(device, m.name, 1, 2 * per_job, "fifo", core::LaneMode::kExclusive, o);
+    const RealJobStats& st = solo.stats.front();
+    return st.iteration_ns_total / std::max<std::int64_t>(1, st.iterations - 1);
+  };
+  const core::TimeNs before = solo_mean();
+  const ExecutorRun run = run_in_executor(device, m.name, 2, per_job, "fair", core::LaneMode::kSingle, o);
+  const core::TimeNs solo_ns = (before + solo_mean()) / 2;
   if (run.switch_latencies.empty()) {
     throw core::InputError("switch measurement with " + m.name + ": the two jobs never took turns");
   }
@@ -327,7 +340,7 @@ core::TimeNs profile_switch(Device& device, const WorkloadMeasurement& m, const 
   core::TimeNs gaps = 0;
   for (core::TimeNs g : run.switch_latencies) gaps += g;
   core::TimeNs excess = 0;
-  for (const RealJobStats& st : run.stats) excess += st.iteration_ns_total - (st.iterations - 1) * m.iter_ns;
+  for (const RealJobStats& st : run.stats) excess += st.iteration_ns_total - (st.iterations - 1) * solo_ns;
   const auto n = static_cast<core::TimeNs>(run.switch_latencies.size());
   return gaps / n + std::max<core::TimeNs>(0, excess / n);
 }

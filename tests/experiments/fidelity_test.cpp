@@ -12,6 +12,7 @@
 #include "core/errors.h"
 #include "experiments/fidelity.h"
 #include "support/programs.h"
+#include "traces/catalog.h"
 
 namespace {
 
@@ -104,6 +105,71 @@ TEST_CASE("fidelity: the real executor's spread between its own repeats") {
   CHECK(salus::experiments::to_json(one).at("repeat_spread").is_null());
 }
 
+TEST_CASE("fidelity: a run's catalog takes solo times, utilisation, switching cost and pairs from its calibrations") {
+  const json entry_a = {{"name", "a"},          {"persistent_mib", 1.0},       {"ephemeral_mib", 2.0},
+                        {"persistent_bytes", 1048576}, {"ephemeral_bytes", 2097152}, {"iter_ms", 4.0},
+                        {"iter_exec_mean_ms", 4.2}, {"first_iter_ms", 7.0}, {"gpu_util", 0.5}, {"source", "measured"}};
+  const json entry_b = {{"name", "b"},          {"persistent_mib", 3.0},       {"ephemeral_mib", 4.0},
+                        {"persistent_bytes", 3145728}, {"ephemeral_bytes", 4194304}, {"iter_ms", 10.0},
+                        {"gpu_util", 0.25}, {"source", "measured"}};
+  const json pair_ab = {{"a", "a"}, {"b", "b"}, {"slowdown_a", 1.1}, {"slowdown_b", 1.3}};
+  const json base = {{"format", "salus-catalog/1"}, {"gpu", "cpu"}, {"notes", "profile."}, {"switch_ms", 0.5},
+                     {"pairs", {pair_ab}}, {"workloads", {entry_a, entry_b}}};
+  // The calibrations measured only a (b is left as profiled); their first iteration is not taken
+  // (the profile's extra over iter_ms is kept). Only `after` measured the pair, in the other order.
+  const json before = {{"switch_ms", 0.7},
+                       {"workloads", {{{"name", "a"}, {"iter_ms", 4.4}, {"iter_exec_mean_ms", 4.6},
+                                       {"first_iter_ms", 20.0}, {"gpu_util", 0.6}}}}};
+  const json after = {{"switch_ms", 0.9},
+                      {"pairs", {{{"a", "b"}, {"b", "a"}, {"slowdown_a", 1.5}, {"slowdown_b", 1.2}}}},
+                      {"workloads", {{{"name", "a"}, {"iter_ms", 4.8}, {"iter_exec_mean_ms", 5.0}, {"gpu_util", 0.8}}}}};
+
+  const json one = salus::experiments::calibrated_catalog(base, before, nullptr);
+  const json& a1 = one.at("workloads").at(0);
+  CHECK(a1.at("iter_ms").get<double>() == doctest::Approx(4.4));
+  CHECK(a1.at("iter_exec_mean_ms").get<double>() == doctest::Approx(4.6));
+  CHECK(a1.at("first_iter_ms").get<double>() == doctest::Approx(7.4));  // the profile's 3 ms extra kept
+  CHECK(a1.at("gpu_util").get<double>() == doctest::Approx(0.6));
+  CHECK(a1.at("persistent_bytes") == 1048576);
+  CHECK(a1.at("source").get<std::string>().find("just before the run") != std::string::npos);
+  CHECK(one.at("switch_ms").get<double>() == doctest::Approx(0.7));
+  CHECK(one.at("workloads").at(1) == entry_b);
+  CHECK(one.at("pairs") == base.at("pairs"));  // `before` has none
+  CHECK(one.at("notes").get<std::string>().find("pairs' slowdowns") == std::string::npos);
+
+  const json both = salus::experiments::calibrated_catalog(base, before, &after);
+  const json& a2 = both.at("workloads").at(0);
+  CHECK(a2.at("iter_ms").get<double>() == doctest::Approx(4.6));
+  CHECK(a2.at("iter_exec_mean_ms").get<double>() == doctest::Approx(4.8));
+  CHECK(a2.at("first_iter_ms").get<double>() == doctest::Approx(7.6));
+  CHECK(a2.at("gpu_util").get<double>() == doctest::Approx(0.7));
+  CHECK(both.at("switch_ms").get<double>() == doctest::Approx(0.8));
+  const json& p2 = both.at("pairs").at(0);
+  CHECK(p2.at("a") == "a");
+  CHECK(p2.at("slowdown_a").get<double>() == doctest::Approx(1.2));  // after's, turned to the base's order
+  CHECK(p2.at("slowdown_b").get<double>() == doctest::Approx(1.5));
+  CHECK(both.at("notes").get<std::string>().find("just before and just after") != std::string::npos);
+  CHECK(both.at("notes").get<std::string>().find("pairs' slowdowns") != std::string::npos);
+
+  // The catalog reader takes it as it takes salus-profile's.
+  const fs::path dir = salus::test::scratch() / "fidelity_calibrated";
+  fs::create_directories(dir);
+  std::ofstream(dir / "c.json") << both.dump(2);
+  const auto catalog = salus::traces::Catalog::load((dir / "c.json").string());
+  REQUIRE(catalog.find("a") != nullptr);
+  CHECK(catalog.find("a")->iter_ns == 4'600'000);
+  CHECK(catalog.find("a")->first_iter_extra_ns == 3'000'000);
+  CHECK(catalog.find("a")->gpu_util_ppm == 700'000);
+  REQUIRE(catalog.pairs().size() == 1);
+  CHECK(catalog.pairs().front().slowdown_a == doctest::Approx(1.2));
+  CHECK(catalog.find("b")->iter_ns == 10'000'000);
+  CHECK(catalog.switch_ns() == 800'000);
+
+  CHECK_NOTHROW(salus::experiments::check_calibration_mode("before"));
+  CHECK_THROWS_WITH_AS(salus::experiments::check_calibration_mode("after"),
+                       "--calibrate: unknown mode 'after' (valid: off, before, bracket)", salus::core::InputError);
+}
+
 TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and writes fidelity.json") {
   const fs::path dir = salus::test::scratch() / "fidelity";
   fs::create_directories(dir);
@@ -134,6 +200,18 @@ TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and wri
   }
   CHECK(j.at("repeats").size() == 1);
   CHECK(j.at("policies").at("fifo").at("repeat_spread").is_null());  // one repeat
+  // Calibrated by default (bracket): a salus-profile run before the first real run and after
+  // each, each run predicted with its own catalog; the base catalog's errors beside them.
+  CHECK(j.at("calibrate") == "bracket");
+  CHECK(j.at("calibrations").size() == 5);
+  CHECK(j.at("calibrations").at(0).contains("lenet_32_iter_ms"));
+  for (const char* p : {"fifo", "srtf", "pack", "fair"}) {
+    CAPTURE(p);
+    CHECK(j.at("uncalibrated").at(p).at("done_both") == 3);
+    const auto cat = salus::traces::Catalog::load((dir / ("fidelity_catalog_1_" + std::string(p) + ".json")).string());
+    CHECK(cat.find("lenet_32") != nullptr);
+  }
+  CHECK(r.out.find("the same runs predicted with the base catalog alone") != std::string::npos);
 }
 
 TEST_CASE("salus-experiment: the executor and fidelity options refuse what they cannot do, exit 2") {
@@ -166,6 +244,12 @@ TEST_CASE("salus-experiment: the executor and fidelity options refuse what they 
   r = run("long_trace --trace x.csv");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --trace is for fidelity and gpus_needed only\n");
+  r = run("fidelity --executor real --calibrate sometimes");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --calibrate: unknown mode 'sometimes' (valid: off, before, bracket)\n");
+  r = run("long_trace --calibrate off");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --calibrate is for fidelity only\n");
   r = run("gpus_needed --repeat 2");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --repeat is for fidelity only\n");
