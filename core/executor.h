@@ -143,6 +143,11 @@ class Executor {
     return false;
   }
 
+  /// Takes back the plan just started in `lane` (start_plan at now(), the clock not moved since):
+  /// afterwards the lane is idle and the executor as it was before start_plan. Only a driver that
+  /// runs plans speculatively calls it (cluster/: a plan that runs past a job bound to its GPU).
+  virtual void cancel_plan(LaneId lane) { (void)lane; }
+
   /// Waits until at least one run completes or the clock reaches `deadline`, whichever is
   /// first, and appends every run completed by then to `out`. `deadline` may be kNever only
   /// while some run is in flight. A real-time executor may return earlier with nothing (the loop
