@@ -522,8 +522,9 @@ std::int32_t Cluster::fixed_gpu(JobIndex j) const {
 // a bind, or binds in a way the rewind does not see coming:
 //  - a gang job's arrival: it may wait in the cluster queue, and while it waits it is tried on
 //    every GPU at every instant, the instants of this GPU's boundaries included;
-//  - on largest_gpu_, a job given to it without a choice (it waits in the GPU's own queue, which
-//    may then refuse the cluster queue's jobs; stopping there keeps one GPU's rule simple);
+//  - on largest_gpu_, a job given to it without a choice: on a one-GPU cluster every job is, so
+//    the deadline is run_schedule's (the next arrival) and so are the plans; elsewhere such jobs
+//    are rare (only the largest GPU holds them), and stopping there costs little;
 // and there is no plan (the deadline is now) while a gang job waits in the queue, or while the
 // queue holds a job this GPU can admit now (it refused them at this instant's placement, but its
 // lane may have moved since: schedule settles lanes after placement). The queue is checked once

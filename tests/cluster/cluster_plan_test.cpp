@@ -1,7 +1,9 @@
-// Plans on a cluster (ClusterOptions::plans): a GPU runs FAIR's or LAS's rotation in one go up to
-// the first instant a job could be bound to it. The results must be exactly those of deciding at
-// every iteration boundary, on random traces with gang jobs, every placement and several
-// interference models; and a one-GPU cluster plans exactly as run_schedule does.
+// Plans on a cluster (ClusterOptions::plans): a GPU runs FAIR's or LAS's rotation in one go,
+// speculatively past arrivals the placement may give to another GPU; a GPU a job is bound to
+// inside its plan is rewound and replayed up to the bind. The results must be exactly those of
+// deciding at every iteration boundary, on random traces with gang jobs, every placement and
+// several interference models, with rewinds counted; and a one-GPU cluster plans exactly as
+// run_schedule does.
 #include <doctest/doctest.h>
 
 #include <algorithm>
