@@ -542,7 +542,8 @@ TimeNs Cluster::plan_deadline(std::int32_t g) {
 
 // GPU g, whose plan started at s (its clock) runs past now_, is bound a job at now_. Take the
 // plan back, dispatch again at s with plans ending by now_, and step it through its own events
-// in (s, now_) as run()'s loop would have: take the completions, split, schedule. Arrivals
+// in (s, now_) as run()'s loop would have: take the completions, schedule (no job finishes, so
+// there is nothing to split, and the loop's event flag is false). Arrivals
 // between s and now_ went to other GPUs or the queue (none was bound to g, this is the first
 // bind since s; none was a gang job or given to g without a choice, plan_deadline), and the
 // queue holds nothing g can admit (plan_deadline's comment), so at those instants the cluster
