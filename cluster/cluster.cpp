@@ -90,13 +90,13 @@ class GpuExecutor final : public core::Executor {
   // (rewind) wastes what the simulator computed past the bind, once per bind; each plan costs
   // its set-up, O(jobs in the lane). Where the simulator steps a plan's iterations one by one
   // (LAS: 60 M of its 1.5 G iterations on the README's 100k-job first-fit run), unbounded
-  // plans wasted 0.65 G iterations in rewinds; where it counts them in closed form (FAIR) short
+  // plans wasted 0.83 G iterations in rewinds; where it counts them in closed form (FAIR) short
   // plans cost more in set-ups. The horizon is four times the time between binds to this GPU (a
   // moving average, or the time since the last bind when longer): on that run, one run each,
-  // 2 to 32 times were within the machine's noise of each other (FAIR 7.4-9.0 s, LAS 6.4-7.9 s),
-  // 1/8 took FAIR 20 s and no horizon LAS 11 s. Any deadline before the rule's is exact (the
-  // loop goes on from the plan's end, run by run or with another plan), so the horizon sets
-  // speed only, never a result.
+  // 2 to 32 times were within the machine's noise of each other (FAIR 7.4-9.0 s, LAS 6.6-7.9 s),
+  // 1/8 took FAIR 20-22 s, and no horizon FAIR 8.3 s and LAS 7.5 s. Any deadline before the
+  // rule's is exact (the loop goes on from the plan's end, run by run or with another plan), so
+  // the horizon sets speed only, never a result.
   static constexpr TimeNs kMinHorizon = core::kNsPerMs;
   TimeNs last_bind_ = -1;
   TimeNs bind_interval_ = core::kNsPerS;
