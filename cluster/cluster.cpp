@@ -51,6 +51,7 @@ class GpuExecutor final : public core::Executor {
   void page_in(JobIndex job, LaneId lane, Bytes offset) override { sim_.page_in(job, lane, offset); }
   void start(const Dispatch& d) override;
   void stop_at_boundary(LaneId lane) override;
+  void cancel_plan(LaneId lane) override { sim_.cancel_plan(lane); }
   bool end_if_at_boundary(LaneId lane) override {
     return gang_lane(lane) == core::kNoJob && sim_.end_if_at_boundary(lane);
   }
@@ -59,6 +60,13 @@ class GpuExecutor final : public core::Executor {
   void wait(TimeNs deadline, std::vector<Completion>& out) override;
 
   sim::SimExecutor& sim() { return sim_; }
+  /// While set (Cluster::rewind), plans end by this instant instead of Cluster::plan_deadline.
+  void set_replay_until(TimeNs t) { replay_until_ = t; }
+  /// A job was bound to this GPU at t (the speculation horizon's clock).
+  void note_bind(TimeNs t) {
+    if (last_bind_ >= 0) bind_interval_ = (3 * bind_interval_ + (t - last_bind_)) / 4;
+    last_bind_ = t;
+  }
   /// The gang replica holding the lane (dispatched, its gang run not over), or kNoJob.
   JobIndex gang_lane(LaneId lane) const {
     const auto i = static_cast<std::size_t>(lane);
@@ -77,6 +85,24 @@ class GpuExecutor final : public core::Executor {
   sim::SimExecutor sim_;
   std::vector<JobIndex> gang_lanes_;
   core::PlanDispatch plan_;  // the plan handed to the simulator: the loop's, with the cluster's deadline
+  TimeNs replay_until_ = core::kNever;
+  // The speculation horizon: a plan runs at most this long past its start. A plan taken back
+  // (rewind) wastes what the simulator computed past the bind, once per bind; each plan costs
+  // its set-up, O(jobs in the lane). Where the simulator steps a plan's iterations one by one
+  // (LAS: 60 M of its 1.5 G iterations on the README's 100k-job first-fit run), unbounded
+  // plans wasted 0.83 G iterations in rewinds; where it counts them in closed form (FAIR) short
+  // plans cost more in set-ups. The horizon is four times the time between binds to this GPU (a
+  // moving average, or the time since the last bind when longer): on that run, one run each,
+  // 2 to 32 times were within the machine's noise of each other (FAIR 7.4-9.0 s, LAS 6.6-7.9 s),
+  // 1/8 took FAIR 20-22 s, and no horizon FAIR 8.3 s and LAS 7.5 s. Any deadline before the
+  // rule's is exact (the loop goes on from the plan's end, run by run or with another plan), so
+  // the horizon sets speed only, never a result.
+  static constexpr TimeNs kMinHorizon = core::kNsPerMs;
+  TimeNs last_bind_ = -1;
+  TimeNs bind_interval_ = core::kNsPerS;
+  TimeNs horizon(TimeNs now) const {
+    return std::max(kMinHorizon, 4 * std::max(bind_interval_, last_bind_ >= 0 ? now - last_bind_ : 0));
+  }
 };
 
 /// A job of k > 1 GPUs: its replicas and the state of its current lock-step run.
@@ -109,6 +135,8 @@ struct Gpu {
   std::int32_t gang = -1;               // the gang job it hosts a replica of (at most one)
   bool touched = false;                 // stepped at this instant
   bool event = false;
+  std::uint64_t memo_version = 0;       // the layout version `memo` holds answers for
+  std::vector<std::int8_t> memo;        // per demand class: can_admit_now (-1: not asked yet)
 };
 
 class Cluster {
@@ -166,6 +194,16 @@ class Cluster {
       idle_[aligned_capacity(gpu.capacity)].insert(g);
     }
     for (const Gpu& g : gpus_) ++gpus_of_capacity_[aligned_capacity(g.capacity)];
+    // Demand classes (P, E) for the placement's memo, when few (a catalog's workloads).
+    std::map<std::pair<Bytes, Bytes>, std::int32_t> classes;
+    for (const JobSpec& s : jobs_) {
+      classes.try_emplace({s.persistent, s.ephemeral}, static_cast<std::int32_t>(classes.size()));
+      if (classes.size() > kMemoClasses) break;
+    }
+    if (classes.size() <= kMemoClasses) {
+      for (const JobSpec& s : jobs_) demand_of_.push_back(classes.at({s.persistent, s.ephemeral}));
+      for (Gpu& g : gpus_) g.memo.assign(classes.size(), -1);
+    }
     for (std::int32_t g = 1; g < n; ++g) {
       if (aligned_capacity(at(g).capacity) > aligned_capacity(at(largest_gpu_).capacity)) largest_gpu_ = g;
     }
@@ -213,6 +251,7 @@ class Cluster {
   }
   void gang_cut(JobIndex r) { gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r)])].cut = true; }
   bool plans() const { return opts_.plans; }
+  std::size_t gpus() const { return gpus_.size(); }
   TimeNs plan_deadline(std::int32_t g);
 
  private:
@@ -229,8 +268,18 @@ class Cluster {
     gpu.touched = true;
     gpu.event = false;
     touched_.push_back(g);
+    const TimeNs plan_end = gpu.exec->sim().plan_end_ns();
+    const bool rewound = plan_end != core::kNever && plan_end > now_;
+    if (rewound) rewind(g);
     collect(g, now_, gpu.completions);
+    // The completions of this instant would have been taken before its arrivals (step 2, passed
+    // already: a rewind comes from a bind); none finishes a job (see rewind).
+    if (rewound && !gpu.completions.empty()) {
+      const bool finished = gpu.sched->take_completions(gpu.completions);
+      SALUS_INVARIANT(!finished, "a rewound GPU finishes no job before the bind", std::to_string(now_));
+    }
   }
+  void rewind(std::int32_t g);
   void bind_count(std::int32_t g) {
     Gpu& gpu = at(g);
     if (gpu.bound++ == 0) idle_[aligned_capacity(gpu.capacity)].erase(g);
@@ -253,6 +302,22 @@ class Cluster {
     SALUS_INVARIANT(t == now_, "GPUs advance to the cluster's instant", std::to_string(t));
     touch(g);
   }
+  /// can_admit_now on GPU g for input job j, remembered per demand class while the GPU's memory
+  /// layout stays the same (first-fit asks every GPU below the one it picks, at every arrival).
+  bool can_admit(std::int32_t g, JobIndex j) {
+    const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
+    Gpu& gpu = at(g);
+    const core::Scheduler& sched = *gpu.sched;
+    if (demand_of_.empty()) return sched.can_admit_now(s.persistent, s.ephemeral);
+    if (sched.pending() > 0) return false;
+    if (const std::uint64_t v = sched.layout_version(); gpu.memo_version != v) {
+      std::fill(gpu.memo.begin(), gpu.memo.end(), std::int8_t{-1});
+      gpu.memo_version = v;
+    }
+    std::int8_t& m = gpu.memo[static_cast<std::size_t>(demand_of_[static_cast<std::size_t>(j)])];
+    if (m < 0) m = sched.can_admit_now(s.persistent, s.ephemeral) ? 1 : 0;
+    return m == 1;
+  }
   /// GPUs whose memory could ever hold P + E bytes (aligned).
   std::int64_t able_gpus(Bytes need) const;
   /// The GPU a 1-GPU job is given at its arrival without a choice (the only one that can hold
@@ -267,6 +332,10 @@ class Cluster {
   std::span<const JobSpec> jobs_;
   const ClusterOptions& opts_;
   PlacementFn placement_;
+  static constexpr std::size_t kMemoClasses = 256;
+  std::vector<std::int32_t> demand_of_;  // input job -> its demand class (empty: more than kMemoClasses)
+  bool first_candidate_ = takes_first_candidate(placement_);  // the placement takes the first (first-fit)
+  std::vector<Bytes> idle_seen_;  // try_place: memory sizes whose lowest idle GPU was asked
   std::vector<JobSpec> specs_;             // replicas
   std::vector<JobState> states_;           // per replica, shared by every GPU's Scheduler
   std::vector<JobIndex> owner_;            // replica -> input job
@@ -288,6 +357,10 @@ class Cluster {
   std::int64_t queued_gangs_ = 0;          // gang jobs in the cluster queue
   std::vector<JobIndex> order_;            // input jobs in arrival order
   std::size_t cursor_ = 0;                 // in order_: the next job to arrive
+  // From each position of order_: the arrival of the first gang job at or after it (stop_gang_),
+  // and of the first gang job or job given without a choice to largest_gpu_ (stop_largest_).
+  std::vector<TimeNs> stop_gang_, stop_largest_;
+  bool taken_ = false;                     // step 2 of this instant is done (rewinds come after)
   std::vector<std::int64_t> rank_;         // input job -> arrival rank
   std::vector<std::vector<std::int32_t>> job_gpus_;
   std::int64_t first_new_rank_ = -1;       // rank of the first job queued at this instant (-1: none)
@@ -331,8 +404,13 @@ bool GpuExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& repo
   for (const core::PlanJob& j : p.jobs) {
     if (gang_of_[static_cast<std::size_t>(j.job)] >= 0) return false;
   }
-  const TimeNs deadline = std::min(p.deadline, cluster_.plan_deadline(gpu_));
-  if (deadline <= sim_.now()) return false;
+  const bool replay = replay_until_ != core::kNever;
+  TimeNs deadline = std::min(p.deadline, replay ? replay_until_ : cluster_.plan_deadline(gpu_));
+  const TimeNs now = sim_.now();
+  // On one GPU every job is given to it without a choice: the rule's deadline is the next
+  // arrival, nothing is speculative, and the plans are run_schedule's.
+  if (!replay && cluster_.gpus() > 1) deadline = std::min(deadline, now + horizon(now));
+  if (deadline <= now) return false;
   plan_ = p;
   plan_.deadline = deadline;
   return sim_.start_plan(plan_, report);
@@ -399,6 +477,7 @@ void Cluster::bind(JobIndex r, std::int32_t g, std::int64_t rank, TimeNs t, bool
   gpu.event = true;
   const JobIndex j = owner_[static_cast<std::size_t>(r)];
   job_gpus_[static_cast<std::size_t>(j)].push_back(g);
+  gpu.exec->note_bind(t);
   const std::int32_t gang = gang_of_[static_cast<std::size_t>(r)];
   if (gang >= 0) {
     gpu.gang = gang;
@@ -430,21 +509,29 @@ std::int32_t Cluster::fixed_gpu(JobIndex j) const {
   return largest_gpu_;
 }
 
-// A GPU running a plan changes in nothing the rest of the cluster sees (its admitted jobs and
-// memory stay as they are until the plan's last iteration, the only one that can finish a job),
-// and is stepped by nothing but a job bound to it. Deciding run by run, it would take a step at
-// every boundary, and the cluster queue would be tried at that instant: on it (1-GPU jobs), and
-// on every GPU (gang jobs). So the plan ends by the first instant at which
-//  - a job arriving could be bound to it: one given to it without a choice, or one it can admit
-//    now (the placement considers every GPU for a job arriving; its answer for this GPU stays
-//    the same while the plan runs);
-//  - a gang job arrives: it may wait in the cluster queue, and while it waits it is tried on
+// A GPU running a plan changes in nothing the rest of the cluster sees: its admitted jobs and
+// memory stay as they are until the plan's last iteration, the only one that can finish a job,
+// so its answers to the placement (can_admit_now, free_bytes, jobs, util) are those of the
+// plan's start, and the cluster queue, tried on the GPUs touched at an instant, finds it
+// refusing every queued job at every instant of the plan: a job queued before the plan's start
+// it refused then (or there is no plan, below), one queued since it refused at its arrival.
+// Plans are speculative: one runs past arrivals that the placement may give to this GPU. Should
+// one be bound to it at an instant a inside its plan, touch() rewinds it (Cluster::rewind): the
+// plan is taken back and the GPU is stepped privately from the plan's start up to a with plans
+// ending by a, exactly as it would have been stepped had the plan been given deadline a (nothing
+// it does before a is seen by the rest of the cluster: no job finishes there, since the plan
+// would have ended at that finish). What a plan cannot run past is what touches the GPU without
+// a bind, or binds in a way the rewind does not see coming:
+//  - a gang job's arrival: it may wait in the cluster queue, and while it waits it is tried on
 //    every GPU at every instant, the instants of this GPU's boundaries included;
+//  - on largest_gpu_, a job given to it without a choice: on a one-GPU cluster every job is, so
+//    the deadline is run_schedule's (the next arrival) and so are the plans; elsewhere such jobs
+//    are rare (only the largest GPU holds them), and stopping there costs little;
 // and there is no plan (the deadline is now) while a gang job waits in the queue, or while the
 // queue holds a job this GPU can admit now (it refused them at this instant's placement, but its
 // lane may have moved since: schedule settles lanes after placement). The queue is checked once
 // per demand (P, E), FindLane being monotone in both; the checks are bounded, and past the bound
-// the answer is the earliest instant, which is as safe and only shorter.
+// the answer is now, which is as safe and only shorter.
 TimeNs Cluster::plan_deadline(std::int32_t g) {
   constexpr std::size_t kLookahead = 64;
   const core::Scheduler& sched = *at(g).sched;
@@ -452,14 +539,33 @@ TimeNs Cluster::plan_deadline(std::int32_t g) {
   for (const auto& [demand, count] : queued_demands_) {
     if (sched.can_admit_now(demand.first, demand.second)) return now_;
   }
-  const std::size_t end = std::min(order_.size(), cursor_ + kLookahead);
-  for (std::size_t k = cursor_; k < end; ++k) {
-    const JobIndex j = order_[k];
-    const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
-    const std::int32_t fixed = fixed_gpu(j);
-    if (s.gpus > 1 || fixed == g || (fixed < 0 && sched.can_admit_now(s.persistent, s.ephemeral))) return s.arrival_ns;
+  return (g == largest_gpu_ ? stop_largest_ : stop_gang_)[cursor_];
+}
+
+// GPU g, whose plan started at s (its clock) runs past now_, is bound a job at now_. Take the
+// plan back, dispatch again at s with plans ending by now_, and step it through its own events
+// in (s, now_) as run()'s loop would have: take the completions, schedule (no job finishes, so
+// there is nothing to split, and the loop's event flag is false). Arrivals
+// between s and now_ went to other GPUs or the queue (none was bound to g, this is the first
+// bind since s; none was a gang job or given to g without a choice, plan_deadline), and the
+// queue holds nothing g can admit (plan_deadline's comment), so at those instants the cluster
+// has nothing else for g. What ends exactly at now_ is left to touch().
+void Cluster::rewind(std::int32_t g) {
+  Gpu& gpu = at(g);
+  GpuExecutor& e = *gpu.exec;
+  SALUS_INVARIANT(taken_ && e.now() < now_, "a GPU is rewound at a bind, from before the instant", std::to_string(now_));
+  ++result_.rewinds;
+  e.set_replay_until(now_);
+  gpu.sched->replan(e.now());
+  while (true) {
+    const TimeNs t = e.sim().next_completion_ns();
+    if (t >= now_) break;
+    collect(g, t, gpu.completions);
+    const bool finished = gpu.sched->take_completions(gpu.completions);
+    SALUS_INVARIANT(!finished, "a rewound GPU finishes no job before the bind", std::to_string(t));
+    gpu.sched->schedule(t, false);
   }
-  return end < order_.size() ? jobs_[static_cast<std::size_t>(order_[end])].arrival_ns : core::kNever;
+  e.set_replay_until(core::kNever);
 }
 
 void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
@@ -503,11 +609,24 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
   auto consider = [&](std::int32_t g) {
     Gpu& gpu = at(g);
     if (s.gpus > 1 && gpu.gang >= 0) return;  // one gang job per GPU: gangs cannot hold each other
-    if (!gpu.sched->can_admit_now(s.persistent, s.ephemeral)) return;
+    if (!can_admit(g, j)) return;
     loads_.push_back(GpuLoad{g, gpu.capacity, gpu.sched->free_bytes(), gpu.jobs, gpu.util_ppm});
   };
   if (s.gpus > 1) {
     for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) consider(g);
+  } else if (rank >= first_new_rank_ && first_new_rank_ >= 0 && first_candidate_) {
+    // As below, but the placement takes the first candidate (first-fit): in GPU order, the GPUs
+    // with jobs and the lowest-numbered idle GPU of each memory size, up to the first that admits.
+    idle_seen_.clear();
+    for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()) && loads_.empty(); ++g) {
+      const Gpu& gpu = at(g);
+      if (gpu.bound == 0) {
+        const Bytes cap = aligned_capacity(gpu.capacity);
+        if (std::find(idle_seen_.begin(), idle_seen_.end(), cap) != idle_seen_.end()) continue;
+        idle_seen_.push_back(cap);
+      }
+      consider(g);
+    }
   } else if (rank >= first_new_rank_ && first_new_rank_ >= 0) {
     // A job queued at this instant: every GPU nothing is bound to is as good as the lowest-
     // numbered one of its memory size (every placement breaks ties by GPU number), so only
@@ -612,6 +731,15 @@ ClusterOutcome Cluster::run() {
                    [&](JobIndex a, JobIndex b) { return core::arrives_before(jobs_[a], jobs_[b]); });
   rank_.assign(n, -1);
   job_gpus_.assign(n, {});
+  stop_gang_.assign(n + 1, core::kNever);
+  stop_largest_.assign(n + 1, core::kNever);
+  for (std::size_t k = n; k-- > 0;) {
+    const JobIndex j = order[k];
+    const TimeNs a = jobs_[static_cast<std::size_t>(j)].arrival_ns;
+    const bool gang = jobs_[static_cast<std::size_t>(j)].gpus > 1;
+    stop_gang_[k] = gang ? a : stop_gang_[k + 1];
+    stop_largest_[k] = gang || fixed_gpu(j) >= 0 ? a : stop_largest_[k + 1];
+  }
   std::size_t& cursor = cursor_;
   cursor = 0;
   std::int64_t busy_recorded = 0;
@@ -623,6 +751,7 @@ ClusterOutcome Cluster::run() {
     const TimeNs t = result_.events == 0 ? 0 : std::min(next_arrival, heap_.empty() ? core::kNever : heap_.top().first);
     if (t == core::kNever) break;
     now_ = t;
+    taken_ = false;
     if (result_.events++ == 0) {
       for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) touch(g);
     }
@@ -640,6 +769,7 @@ ClusterOutcome Cluster::run() {
     // 2. The steps of run_schedule at t on each such GPU: completions, arrivals, the boundary
     //    split; the cluster's placement between them and schedule.
     for (std::int32_t g : touched_) at(g).event = at(g).sched->take_completions(at(g).completions);
+    taken_ = true;
     first_new_rank_ = -1;
     for (; cursor < n && jobs_[order[cursor]].arrival_ns == t; ++cursor) {
       arrive(order[cursor], static_cast<std::int64_t>(cursor), t);

@@ -27,9 +27,11 @@ struct ClusterOptions {
   std::int64_t paging_bytes_per_s = 0;
   /// Actual iteration time per job (profile noise); empty: the profile.
   std::vector<core::TimeNs> actual_iter_ns;
-  /// Let each GPU run a policy's rotation in one go (Policy::plan; FAIR and LAS), up to the
-  /// first instant at which a job could be bound to that GPU. Results are the same either way
-  /// (tests/cluster/cluster_plan_test.cpp compares them); false decides at every boundary.
+  /// Let each GPU run a policy's rotation in one go (Policy::plan; FAIR and LAS), speculatively
+  /// past arrivals the placement may give to another GPU; a plan that a job is bound into is
+  /// taken back and replayed up to that instant (cluster.cpp, Cluster::rewind). Results are the
+  /// same either way (tests/cluster/cluster_plan_test.cpp compares them); false decides at
+  /// every boundary.
   bool plans = true;
 };
 
@@ -49,6 +51,7 @@ struct ClusterOutcome {
   std::int64_t placements = 0;                      ///< jobs placed from the cluster queue (not bound at arrival)
   std::int64_t gang_iterations = 0;                 ///< lock-step iterations of gang jobs
   std::int64_t events = 0;                          ///< instants processed
+  std::int64_t rewinds = 0;                         ///< plans taken back because a job was bound to their GPU
 };
 
 /// Runs `jobs` on the cluster under the named policy (policies::make_policy) on every GPU.

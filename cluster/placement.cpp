@@ -56,4 +56,6 @@ const PlacementRegistry& placement_registry() {
   return kRegistry;
 }
 
+bool takes_first_candidate(PlacementFn f) { return f == &first_fit; }
+
 }  // namespace salus::cluster

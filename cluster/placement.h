@@ -29,4 +29,8 @@ using PlacementRegistry = core::Registry<PlacementFn>;
 /// first-fit, best-fit, least-loaded, util-pack.
 const PlacementRegistry& placement_registry();
 
+/// True when `f` always takes the first candidate (first-fit): a search for candidates in GPU
+/// order may stop at the first GPU that admits the job.
+bool takes_first_candidate(PlacementFn f);
+
 }  // namespace salus::cluster

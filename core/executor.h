@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.h"
 #include "core/job.h"
 #include "core/units.h"
 
@@ -141,6 +142,13 @@ class Executor {
     (void)p;
     (void)report;
     return false;
+  }
+
+  /// Takes back the plan just started in `lane` (start_plan at now(), the clock not moved since):
+  /// afterwards the lane is idle and the executor as it was before start_plan. Only a driver that
+  /// runs plans speculatively calls it (cluster/: a plan that runs past a job bound to its GPU).
+  virtual void cancel_plan(LaneId lane) {
+    SALUS_INVARIANT(false, "cancel_plan only after a start_plan that started a plan", "lane " + std::to_string(lane));
   }
 
   /// Waits until at least one run completes or the clock reaches `deadline`, whichever is

@@ -663,9 +663,17 @@ class Loop {
     }
     if (!exec_.start_plan(plan_, plan_report_)) return false;
     const PlanReport& r = plan_report_;
+    // What cancel_plan puts back.
+    plan_undo_.started.clear();
+    plan_undo_.needs_decision = ls.needs_decision;
+    plan_undo_.cut = ls.cut;
+    plan_undo_.now = now;
     for (std::size_t i = 0; i < plan_.jobs.size(); ++i) {
       JobState& st = state(plan_.jobs[i].job);
-      if (st.first_start_ns < 0 && r.first_start_ns[i] >= 0) st.first_start_ns = r.first_start_ns[i];
+      if (st.first_start_ns < 0 && r.first_start_ns[i] >= 0) {
+        st.first_start_ns = r.first_start_ns[i];
+        plan_undo_.started.push_back(plan_.jobs[i].job);
+      }
     }
     // The memory sample of a plan is its envelope: the largest E among the jobs that ran in it.
     plan_ephemeral_ = 0;
@@ -684,6 +692,33 @@ class Loop {
     out_.plan_closed_form += r.closed_form;
     ++out_.plans;
     return true;
+  }
+
+  /// Takes back the plan dispatched at `now` (this loop's last step; nothing of it has completed)
+  /// and dispatches its lane again at `now`, as if the plan had never been started: the executor
+  /// decides again how far a plan may run (a driver that ran the plan speculatively, past an
+  /// instant it must now stop at, has lowered its deadline; cluster/).
+  void replan(TimeNs now) {
+    SALUS_INVARIANT(lanes_.lanes().size() == 1 && plan_undo_.now == now && exec_.now() == now,
+                    "replan takes back the plan dispatched now", std::to_string(now));
+    const Lane& lane = lanes_.lanes().front();
+    LaneSchedule& ls = sched(lane.id);
+    SALUS_INVARIANT(ls.plan && plan_.lane == lane.id, "replan takes back the plan in flight", std::to_string(now));
+    const PlanReport& r = plan_report_;
+    exec_.cancel_plan(lane.id);
+    for (JobIndex j : plan_undo_.started) state(j).first_start_ns = -1;
+    lanes_.set_busy(lane.id, false);
+    --busy_lanes_;
+    ephemeral_active_ -= plan_ephemeral_;
+    ls.plan = false;
+    ls.last_job = plan_.last_job;
+    ls.needs_decision = plan_undo_.needs_decision;
+    ls.cut = plan_undo_.cut;
+    out_.dispatches -= r.runs;
+    out_.switches -= r.switches;
+    out_.plan_closed_form -= r.closed_form;
+    --out_.plans;
+    dispatch(now, lane, ls);
   }
 
   /// The plan in flight ended: its iterations count, and the job it finished (if any) finishes.
@@ -759,6 +794,12 @@ class Loop {
   PlanDispatch plan_;
   PlanReport plan_report_;
   Bytes plan_ephemeral_ = 0;
+  struct PlanUndo {
+    TimeNs now = -1;                  // when the plan was dispatched
+    bool needs_decision = false;      // the lane's flags before it
+    bool cut = false;
+    std::vector<JobIndex> started;    // jobs whose first start the plan set
+  } plan_undo_;
   std::size_t terminal_ = 0;
   std::int64_t admitted_ = 0;
   std::int64_t next_admit_seq_ = 0;
@@ -815,10 +856,12 @@ void Scheduler::split_at_instant(TimeNs now, bool event, std::vector<Completion>
 }
 void Scheduler::schedule(TimeNs now, bool event) { loop_->schedule(now, event); }
 void Scheduler::admit_pending(TimeNs now) { loop_->admit_pending(now); }
+void Scheduler::replan(TimeNs now) { loop_->replan(now); }
 TimeNs Scheduler::next_request(TimeNs now) const { return loop_->next_request(now); }
 bool Scheduler::can_admit_now(Bytes persistent, Bytes ephemeral) const {
   return loop_->can_admit_now(persistent, ephemeral);
 }
+std::uint64_t Scheduler::layout_version() const { return loop_->layout_version_; }
 std::int64_t Scheduler::admitted() const { return loop_->admitted_count(); }
 std::size_t Scheduler::pending() const { return loop_->pending_count(); }
 Bytes Scheduler::free_bytes() const {

@@ -135,11 +135,20 @@ class Scheduler {
   void schedule(TimeNs now, bool event);
   /// ProcessRequests now, without dispatching (a driver that binds a job and must see it admitted).
   void admit_pending(TimeNs now);
+  /// Takes back the plan (Executor::start_plan) this GPU's last step dispatched at `now`, which
+  /// is still the executor's clock, and dispatches its lane again at `now`: the executor's
+  /// start_plan decides its deadline anew, and may refuse (the lane then gets an ordinary run).
+  /// For a driver that runs plans speculatively past instants where a job might be bound to the
+  /// GPU (cluster/); afterwards the loop is exactly as if the plan had never been dispatched.
+  void replan(TimeNs now);
   /// The next inference request to wait for (kNever: none).
   TimeNs next_request(TimeNs now) const;
   /// True when a job of P and E bytes would be admitted now: nothing pending, FindLane finds a
   /// lane for it with its persistent block below the lanes (exclusive mode: nothing admitted).
   bool can_admit_now(Bytes persistent, Bytes ephemeral) const;
+  /// Changes whenever the memory layout does (admission, finish, lane move, paging): while it
+  /// and pending() == 0 stay the same, so does every answer of can_admit_now.
+  std::uint64_t layout_version() const;
   std::int64_t admitted() const;
   std::size_t pending() const;
   /// Memory the safety condition leaves: C - sum P - sum L.

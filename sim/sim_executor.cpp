@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
 #include <string>
 
 #include "core/errors.h"
@@ -233,7 +234,19 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
     fast_key = plan_key_[fr];
     plan_key_[fr] = ~std::uint64_t{0};
   };
+  // With many jobs, the least key of the others comes from a binary heap of their keys (a key
+  // names its slot) rather than a scan of them all at every iteration.
+  const bool use_heap = n >= kHeapJobs;
+  auto build_heap = [&] {
+    if (!use_heap) return;
+    plan_heap_.clear();
+    for (std::size_t r = 0; r < n; ++r) {
+      if (r != fr) plan_heap_.push_back(plan_key_[r]);
+    }
+    std::make_heap(plan_heap_.begin(), plan_heap_.end(), std::greater<>());
+  };
   load();
+  build_heap();
   TimeNs t = now_;
   std::size_t lr = slot_of(p.last_job);
   std::int64_t total = 0, runs = 0, switches = 0;
@@ -259,12 +272,15 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
         switches = sr.switches;
         lr = slot_of(last);
         load();
+        build_heap();
       }
       since_try = n + 1 - std::clamp<std::size_t>(retry, 1, n);  // try again after `retry` iterations
     }
     std::uint64_t* const key = plan_key_.data();
     std::uint64_t least;
-    {
+    if (use_heap) {
+      least = plan_heap_.front();
+    } else {
       std::uint64_t m0 = key[0], m1 = key[0], m2 = key[0], m3 = key[0];  // four chains: no wait on each other
       std::size_t k = 0;
       for (; k + 4 <= n; k += 4) {
@@ -309,17 +325,43 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
     const bool switched = new_run && lr != kNone;
     const TimeNs work = plan_work_[r] + plan_extra_[r] + (switched ? sw : 0);
     if (t > deadline - work) break;
+    std::int64_t k = 1;
+    if (use_heap || !new_run) {
+      // All the job's iterations below the next least key of the others, the fastest job's
+      // included, are one stretch of its run, taken in one step as the fastest job's are (LAS:
+      // a newcomer catching up with the others' service). Without the heap, only once the job
+      // has won twice in a row (it costs a scan).
+      std::uint64_t next = fast_key;
+      if (use_heap) {
+        const std::size_t h = plan_heap_.size();
+        if (h > 1) next = std::min(next, plan_heap_[1]);
+        if (h > 2) next = std::min(next, plan_heap_[2]);
+      } else {
+        for (std::size_t q = 0; q < n; ++q) {
+          if (q != r) next = std::min(next, key[q]);
+        }
+      }
+      k = static_cast<std::int64_t>((next - least - 1) / plan_key_step_[r]) + 1;
+      k = std::min({k, sp.jobs[r].remaining - done[r], 1 + ((deadline - work) - t) / plan_work_[r]});
+    }
     if (done[r] == 0) sr.first_start_ns[r] = t;
     plan_extra_[r] = 0;
     runs += new_run;
     switches += switched;
     if (switched) sr.switch_ns[r] += sw;
-    t += work;
-    sr.busy_ns[r] += work;
-    key[r] += plan_key_step_[r];
+    const TimeNs spent = work + (k - 1) * plan_work_[r];
+    t += spent;
+    sr.busy_ns[r] += spent;
+    key[r] += static_cast<std::uint64_t>(k) * plan_key_step_[r];
+    if (use_heap) {
+      std::pop_heap(plan_heap_.begin(), plan_heap_.end(), std::greater<>());
+      plan_heap_.back() = key[r];
+      std::push_heap(plan_heap_.begin(), plan_heap_.end(), std::greater<>());
+    }
     lr = r;
-    ++total;
-    if (++done[r] == sp.jobs[r].remaining) break;
+    total += k;
+    done[r] += k;
+    if (done[r] == sp.jobs[r].remaining) break;
   }
   if (total < 2) return false;
   // Back to the caller's order.
@@ -341,6 +383,7 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
   rep.last_job = last;
   rep.end_ns = t;
   last_job_[lane] = last;
+  plan_last_job_ = p.last_job;
   Run run;
   run.d.job = last;
   run.d.lane = p.lane;
@@ -556,6 +599,19 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
   last = p.jobs[last_i].job;
   retry = 1;  // what is left before the deadline or the next job to run may be one more jump
   return true;
+}
+
+void SimExecutor::cancel_plan(core::LaneId lane) {
+  SALUS_INVARIANT(runs_.size() == 1 && runs_.front().plan && runs_.front().d.lane == lane &&
+                      runs_.front().start_ns == now_,
+                  "cancel_plan takes back the plan started now", "lane " + std::to_string(lane));
+  runs_.clear();
+  last_job_[lane_slot(lane)] = plan_last_job_;
+  dirty_ = true;
+}
+
+TimeNs SimExecutor::plan_end_ns() const {
+  return runs_.size() == 1 && runs_.front().plan ? runs_.front().end_ns : core::kNever;
 }
 
 TimeNs SimExecutor::next_completion_ns() {

@@ -47,6 +47,11 @@ class SimExecutor final : public core::Executor {
   /// the same work as in a run dispatched for it, in a tight loop over the plan's jobs, the
   /// fastest job in blocks; see sim_executor.cpp for the closed form (jump_plan).
   bool start_plan(const core::PlanDispatch& p, core::PlanReport& report) override;
+  /// Takes back the plan in flight, started at now() (the clock has not moved since): the lane is
+  /// idle again and its last job the plan's PlanDispatch::last_job, as before start_plan.
+  void cancel_plan(core::LaneId lane) override;
+  /// The end of the plan in flight (kNever: none), without moving the clock.
+  core::TimeNs plan_end_ns() const;
   void page_out(core::JobIndex job, core::LaneId lane) override { charge_transfer(job, lane); }
   void page_in(core::JobIndex job, core::LaneId lane, core::Bytes) override { charge_transfer(job, lane); }
   void wait(core::TimeNs deadline, std::vector<core::Completion>& out) override;
@@ -110,10 +115,13 @@ class SimExecutor final : public core::Executor {
   std::vector<std::uint64_t> plan_key_;     // start_plan: by order, (level - least) << kOrderBits | place
   core::PlanDispatch plan_sorted_;          // start_plan: the plan with its jobs by order (slots)
   core::PlanReport plan_report_;            // start_plan: its report by slot
+  core::JobIndex plan_last_job_ = core::kNoJob;  // the plan in flight's PlanDispatch::last_job (cancel_plan)
   std::vector<core::TimeNs> plan_work_;     // start_plan: by slot, the iteration time
   std::vector<std::uint64_t> plan_key_step_;  // start_plan: by slot, step << kOrderBits
   std::vector<core::TimeNs> plan_extra_;    // start_plan: by slot, the extra work its next iteration pays
   static constexpr int kOrderBits = 16;
+  static constexpr std::size_t kHeapJobs = 24;  // start_plan: from this many jobs, a heap of the keys
+  std::vector<std::uint64_t> plan_heap_;        // start_plan: the keys of all jobs but the fastest
   /// Within start_plan: when no job has two iterations before the least-step job's next, runs
   /// the iterations below one level in closed form (sim_executor.cpp), up to what fits before the
   /// deadline and before any job's last iteration. Returns whether it did; `retry`: after how

@@ -75,6 +75,12 @@ BENCHMARK_CAPTURE(BM_Cluster, fair_least_loaded, std::string("fair"), std::strin
     ->Args({10000, 100})->Args({100000, 1000})->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK_CAPTURE(BM_Cluster, las_least_loaded, std::string("las"), std::string("least-loaded"))
     ->Args({10000, 100})->Args({100000, 1000})->Unit(benchmark::kMillisecond)->Iterations(1);
+// FAIR and LAS under first-fit crowd many jobs onto each GPU, and arrivals land inside plans
+// (cluster/README.md, "Plans": speculative plans and their rewind).
+BENCHMARK_CAPTURE(BM_Cluster, fair_first_fit, std::string("fair"), std::string("first-fit"))
+    ->Args({10000, 100})->Args({100000, 1000})->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_Cluster, las_first_fit, std::string("las"), std::string("first-fit"))
+    ->Args({10000, 100})->Args({100000, 1000})->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK_CAPTURE(BM_Cluster, pack_best_fit, std::string("pack"), std::string("best-fit"))
     ->Args({10000, 100})->Unit(benchmark::kMillisecond)->Iterations(1);
 

@@ -1,7 +1,9 @@
-// Plans on a cluster (ClusterOptions::plans): a GPU runs FAIR's or LAS's rotation in one go up to
-// the first instant a job could be bound to it. The results must be exactly those of deciding at
-// every iteration boundary, on random traces with gang jobs, every placement and several
-// interference models; and a one-GPU cluster plans exactly as run_schedule does.
+// Plans on a cluster (ClusterOptions::plans): a GPU runs FAIR's or LAS's rotation in one go,
+// speculatively past arrivals the placement may give to another GPU; a GPU a job is bound to
+// inside its plan is rewound and replayed up to the bind. The results must be exactly those of
+// deciding at every iteration boundary, on random traces with gang jobs, every placement and
+// several interference models, with rewinds counted; and a one-GPU cluster plans exactly as
+// run_schedule does.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -44,6 +46,50 @@ std::string describe(const core::JobState& s) {
          std::to_string(s.gpu_time_ns) + " lane " + std::to_string(s.lane);
 }
 
+/// Totals over the runs compared, to show the comparisons are not vacuous.
+struct Tally {
+  std::int64_t plans = 0, closed_form = 0, gang_runs = 0, rewinds = 0, compared = 0, planned_events = 0,
+               stepped_events = 0;
+};
+
+/// Runs the jobs with plans and without, and checks every job's state, the placements, the busy
+/// samples and the counters the summary reports.
+void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, const cluster::ClusterOptions& opts,
+             Tally& tally) {
+  cluster::ClusterOptions stepped_opts = opts;
+  stepped_opts.plans = false;
+  const cluster::ClusterOutcome planned = cluster::run_cluster(jobs, policy, opts);
+  const cluster::ClusterOutcome stepped = cluster::run_cluster(jobs, policy, stepped_opts);
+  CHECK(stepped.outcome.plans == 0);
+  CHECK(stepped.rewinds == 0);
+  tally.plans += planned.outcome.plans;
+  tally.closed_form += planned.outcome.plan_closed_form;
+  tally.gang_runs += planned.gang_iterations;
+  tally.rewinds += planned.rewinds;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    CAPTURE(j);
+    CHECK(describe(planned.outcome.jobs[j]) == describe(stepped.outcome.jobs[j]));
+  }
+  CHECK(planned.job_gpus == stepped.job_gpus);
+  CHECK(planned.busy.size() == stepped.busy.size());
+  for (std::size_t i = 0; i < std::min(planned.busy.size(), stepped.busy.size()); ++i) {
+    CHECK(planned.busy[i].time_ns == stepped.busy[i].time_ns);
+    CHECK(planned.busy[i].gpus == stepped.busy[i].gpus);
+  }
+  CHECK(planned.placements == stepped.placements);
+  CHECK(planned.gang_iterations == stepped.gang_iterations);
+  CHECK(planned.outcome.switches == stepped.outcome.switches);
+  CHECK(planned.outcome.iterations == stepped.outcome.iterations);
+  CHECK(planned.outcome.lanes_opened == stepped.outcome.lanes_opened);
+  CHECK(planned.outcome.max_concurrent_lanes == stepped.outcome.max_concurrent_lanes);
+  CHECK(planned.outcome.end_ns == stepped.outcome.end_ns);
+  // A plan ends where its next iteration would pass the deadline, which a batched run does
+  // not: one run may take more instants, but over all runs plans take fewer.
+  tally.planned_events += planned.events;
+  tally.stepped_events += stepped.events;
+  ++tally.compared;
+}
+
 }  // namespace
 
 TEST_CASE("cluster plans: the same results, to the nanosecond, as deciding at every boundary") {
@@ -53,7 +99,7 @@ TEST_CASE("cluster plans: the same results, to the nanosecond, as deciding at ev
   std::vector<std::unique_ptr<sim::InterferenceModel>> models;
   for (const std::string& name : sim::interference_names()) models.push_back(sim::make_interference(name, &pairs, &weights, 0.8));
   const std::vector<std::string> placements = cluster::placement_registry().names();
-  std::int64_t plans = 0, closed_form = 0, gang_runs = 0, compared = 0, planned_events = 0, stepped_events = 0;
+  Tally tally;
   for (std::uint64_t seed = 1; seed <= 200; ++seed) {
     const auto jobs = random_trace(seed, 10 + static_cast<int>(seed % 30));
     cluster::ClusterOptions opts;
@@ -78,46 +124,67 @@ TEST_CASE("cluster plans: the same results, to the nanosecond, as deciding at ev
       CAPTURE(policy);
       const std::string placement = opts.placement;
       CAPTURE(placement);
-      cluster::ClusterOptions stepped_opts = opts;
-      stepped_opts.plans = false;
-      const cluster::ClusterOutcome planned = cluster::run_cluster(jobs, policy, opts);
-      const cluster::ClusterOutcome stepped = cluster::run_cluster(jobs, policy, stepped_opts);
-      CHECK(stepped.outcome.plans == 0);
-      plans += planned.outcome.plans;
-      closed_form += planned.outcome.plan_closed_form;
-      gang_runs += planned.gang_iterations;
-      for (std::size_t j = 0; j < jobs.size(); ++j) {
-        CAPTURE(j);
-        CHECK(describe(planned.outcome.jobs[j]) == describe(stepped.outcome.jobs[j]));
-      }
-      CHECK(planned.job_gpus == stepped.job_gpus);
-      CHECK(planned.busy.size() == stepped.busy.size());
-      for (std::size_t i = 0; i < std::min(planned.busy.size(), stepped.busy.size()); ++i) {
-        CHECK(planned.busy[i].time_ns == stepped.busy[i].time_ns);
-        CHECK(planned.busy[i].gpus == stepped.busy[i].gpus);
-      }
-      CHECK(planned.placements == stepped.placements);
-      CHECK(planned.gang_iterations == stepped.gang_iterations);
-      CHECK(planned.outcome.switches == stepped.outcome.switches);
-      CHECK(planned.outcome.iterations == stepped.outcome.iterations);
-      CHECK(planned.outcome.lanes_opened == stepped.outcome.lanes_opened);
-      CHECK(planned.outcome.max_concurrent_lanes == stepped.outcome.max_concurrent_lanes);
-      CHECK(planned.outcome.end_ns == stepped.outcome.end_ns);
-      // A plan ends where its next iteration would pass the deadline, which a batched run does
-      // not: one run may take more instants, but over all runs plans take fewer.
-      planned_events += planned.events;
-      stepped_events += stepped.events;
-      ++compared;
+      compare(jobs, policy, opts, tally);
     }
   }
-  CHECK(compared == 400);
-  // Plans did run, over regular rotations too, beside gang jobs: the comparison is not vacuous.
-  MESSAGE("plans ", plans, ", iterations in closed form ", closed_form, ", gang iterations ", gang_runs, ", instants ",
-          planned_events, " planned, ", stepped_events, " run by run");
-  CHECK(plans > 3000);
-  CHECK(closed_form > 30000);
-  CHECK(gang_runs > 30000);
-  CHECK(planned_events < stepped_events);
+  CHECK(tally.compared == 400);
+  // Plans did run, over regular rotations too, beside gang jobs, and jobs were bound into plans
+  // in flight (rewinds): the comparison is not vacuous.
+  MESSAGE("plans ", tally.plans, ", iterations in closed form ", tally.closed_form, ", gang iterations ",
+          tally.gang_runs, ", rewinds ", tally.rewinds, ", instants ", tally.planned_events, " planned, ",
+          tally.stepped_events, " run by run");
+  CHECK(tally.plans > 3000);
+  CHECK(tally.closed_form > 30000);
+  CHECK(tally.gang_runs > 30000);
+  CHECK(tally.rewinds > 300);
+  CHECK(tally.planned_events < tally.stepped_events);
+}
+
+// Plans run speculatively past arrivals another GPU may take; when the placement binds a job to a
+// GPU inside its plan, the plan is taken back and replayed up to that instant. Here many small
+// jobs arrive close together on up to 12 GPUs, so that most arrivals could go to many GPUs, and
+// the one chosen is usually mid-plan: every placement, FAIR and LAS, with gang jobs and without.
+TEST_CASE("cluster plans: jobs bound into plans in flight (rewinds) change nothing") {
+  const sim::PairSlowdowns pairs = {{{"w0", "w1"}, 1'400'000}, {{"w1", "w0"}, 1'900'000}, {{"w2", "w0"}, 2'300'000}};
+  const std::unique_ptr<sim::InterferenceModel> paired = sim::make_interference("pairs", &pairs, nullptr, 0.8);
+  const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
+  const std::vector<std::string> placements = cluster::placement_registry().names();
+  Tally tally;
+  std::int64_t with_gangs = 0;
+  for (std::uint64_t seed = 1; seed <= 48; ++seed) {
+    const bool gangs = seed % 2 == 0;
+    auto jobs = test::random_jobs(seed * 131, 50, 20, [&](core::JobSpec& j, int i, auto& pick) {
+      j.arrival_ns = j.arrival_ns / 8;  // arrivals 0-50 ms apart: plans span many of them
+      j.persistent = test::mib(pick(0, 1500));
+      j.ephemeral = test::mib(pick(0, 2500));
+      if (seed % 3 == 0) j.iter_ns = test::ms(3) * (1 + i % 2);  // regular rotations: closed form
+      const std::int64_t w = pick(0, 3);
+      if (w < 3) j.workload = "w" + std::to_string(w);
+      if (pick(0, 3) == 0) j.first_iter_extra_ns = pick(0, 3'000'000);
+      if (gangs && pick(0, 9) == 0) j.gpus = 2;
+    });
+    for (const core::JobSpec& j : jobs) with_gangs += j.gpus > 1;
+    cluster::ClusterOptions opts;
+    opts.cluster = cluster::ClusterSpec::uniform(4 + static_cast<std::int32_t>(seed % 9), test::gib(16));
+    opts.placement = placements[(seed / 2) % placements.size()];
+    opts.sched.lane_mode = core::LaneMode::kSingle;  // FAIR's and LAS's own: one lane, where plans run
+    opts.model = seed % 4 < 2 ? paired.get() : none.get();
+    opts.switch_cost_ns = seed % 3 == 1 ? 0 : test::ms(1);
+    for (const std::string policy : {"fair", "las"}) {
+      CAPTURE(seed);
+      CAPTURE(policy);
+      const std::string placement = opts.placement;
+      CAPTURE(placement);
+      compare(jobs, policy, opts, tally);
+    }
+  }
+  CHECK(tally.compared == 96);
+  MESSAGE("plans ", tally.plans, ", rewinds ", tally.rewinds, ", gang jobs ", with_gangs, ", gang iterations ",
+          tally.gang_runs);
+  CHECK(with_gangs > 50);
+  CHECK(tally.gang_runs > 1000);
+  CHECK(tally.plans > 2000);
+  CHECK(tally.rewinds > 500);
 }
 
 TEST_CASE("one GPU, no timeline: the cluster plans exactly as run_schedule does, byte for byte") {
