@@ -283,7 +283,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   // in its own salus-run, so that a calibration can sit between any two runs.
   const std::vector<std::string> four_policies = {"fifo", "srtf", "pack", "fair"};
   const json base_sim = simulate("fifo,srtf,pack,fair", catalog, "fidelity_sim");
-  // Calibrations: solo iteration times and the switching cost, measured between the real runs.
+  // Calibrations (calibrated_catalog): solo times, utilisation and switching cost, measured between the real runs.
   std::string calibration_list;
   for (const std::string& w : workloads) calibration_list += (calibration_list.empty() ? "" : ",") + w;
   json calibrations = json::array();
