@@ -90,6 +90,16 @@ void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, 
   ++tally.compared;
 }
 
+/// compare() under both policies that plan rotations, FAIR and LAS.
+void compare_fair_and_las(const std::vector<core::JobSpec>& jobs, const cluster::ClusterOptions& opts, Tally& tally) {
+  for (const std::string policy : {"fair", "las"}) {
+    CAPTURE(policy);
+    const std::string placement = opts.placement;
+    CAPTURE(placement);
+    compare(jobs, policy, opts, tally);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("cluster plans: the same results, to the nanosecond, as deciding at every boundary") {
@@ -119,13 +129,8 @@ TEST_CASE("cluster plans: the same results, to the nanosecond, as deciding at ev
         opts.actual_iter_ns.push_back(j.iter_ns + static_cast<core::TimeNs>(rng() % 3'000'000));
       }
     }
-    for (const std::string policy : {"fair", "las"}) {
-      CAPTURE(seed);
-      CAPTURE(policy);
-      const std::string placement = opts.placement;
-      CAPTURE(placement);
-      compare(jobs, policy, opts, tally);
-    }
+    CAPTURE(seed);
+    compare_fair_and_las(jobs, opts, tally);
   }
   CHECK(tally.compared == 400);
   // Plans did run, over regular rotations too, beside gang jobs, and jobs were bound into plans
@@ -170,13 +175,8 @@ TEST_CASE("cluster plans: jobs bound into plans in flight (rewinds) change nothi
     opts.sched.lane_mode = core::LaneMode::kSingle;  // FAIR's and LAS's own: one lane, where plans run
     opts.model = seed % 4 < 2 ? paired.get() : none.get();
     opts.switch_cost_ns = seed % 3 == 1 ? 0 : test::ms(1);
-    for (const std::string policy : {"fair", "las"}) {
-      CAPTURE(seed);
-      CAPTURE(policy);
-      const std::string placement = opts.placement;
-      CAPTURE(placement);
-      compare(jobs, policy, opts, tally);
-    }
+    CAPTURE(seed);
+    compare_fair_and_las(jobs, opts, tally);
   }
   CHECK(tally.compared == 96);
   MESSAGE("plans ", tally.plans, ", rewinds ", tally.rewinds, ", gang jobs ", with_gangs, ", gang iterations ",
