@@ -41,8 +41,8 @@ struct ExperimentContext {
   int repeat = 3;               ///< real runs of the trace
   bool profiles_given = false;  ///< false: profile the trace's workloads on the device first
   /// How each real run is predicted (--calibrate): "off" (the catalog as profiled), "before"
-  /// (solo iteration times and switching cost re-measured just before the run) or "bracket"
-  /// (the mean of the measurements just before and just after it). See fidelity.h.
+  /// (solo times, utilisation, switching cost and, beside PACK, the pairs re-measured just before
+  /// the run) or "bracket" (the mean of just before and just after it). See calibrated_catalog.
   std::string calibrate = "bracket";
   // gpus_needed (its trace is `trace`, default the shipped long_trace_100.csv):
   double bound_jct_min = 0;     ///< bound on average JCT, minutes (0: 2x the average solo time)
