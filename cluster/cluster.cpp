@@ -274,12 +274,15 @@ class Cluster {
     collect(g, now_, gpu.completions);
     // The completions of this instant would have been taken before its arrivals (step 2, passed
     // already: a rewind comes from a bind); none finishes a job (see rewind).
-    if (rewound && !gpu.completions.empty()) {
-      const bool finished = gpu.sched->take_completions(gpu.completions);
-      SALUS_INVARIANT(!finished, "a rewound GPU finishes no job before the bind", std::to_string(now_));
-    }
+    if (rewound && !gpu.completions.empty()) take_replayed_completions(gpu, now_);
   }
   void rewind(std::int32_t g);
+  /// A rewound GPU's completions at t, taken as run()'s loop takes them; none finishes a job (the
+  /// plan taken back would have ended at that finish, before the bind).
+  void take_replayed_completions(Gpu& gpu, TimeNs t) {
+    const bool finished = gpu.sched->take_completions(gpu.completions);
+    SALUS_INVARIANT(!finished, "a rewound GPU finishes no job before the bind", std::to_string(t));
+  }
   void bind_count(std::int32_t g) {
     Gpu& gpu = at(g);
     if (gpu.bound++ == 0) idle_[aligned_capacity(gpu.capacity)].erase(g);
@@ -561,8 +564,7 @@ void Cluster::rewind(std::int32_t g) {
     const TimeNs t = e.sim().next_completion_ns();
     if (t >= now_) break;
     collect(g, t, gpu.completions);
-    const bool finished = gpu.sched->take_completions(gpu.completions);
-    SALUS_INVARIANT(!finished, "a rewound GPU finishes no job before the bind", std::to_string(t));
+    take_replayed_completions(gpu, t);
     gpu.sched->schedule(t, false);
   }
   e.set_replay_until(core::kNever);
