@@ -31,6 +31,8 @@ double median_of(std::vector<double> v) {
 
 double relative(double sim, double real) { return real > 0 ? std::abs(sim - real) / real : 0.0; }
 
+json read_json(const std::string& path) { return json::parse(read_text_tail(path, 1 << 30)); }
+
 }  // namespace
 
 double kendall_tau(const std::vector<double>& a, const std::vector<double>& b) {
@@ -177,7 +179,7 @@ void check_calibration_mode(const std::string& mode) {
 }
 
 json calibrated_catalog(const json& base, const json& before, const json* after) {
-  static constexpr const char* kTimes[] = {"iter_ms", "iter_exec_mean_ms", "iter_exec_median_ms", "iter_median_ms",
+  static constexpr const char* kPerWorkload[] = {"iter_ms", "iter_exec_mean_ms", "iter_exec_median_ms", "iter_median_ms",
                                            "gpu_util"};
   // A figure of the calibration(s): the one measured, or the mean of both; null when absent.
   auto figure = [&](const json* entry_before, const json* entry_after, const char* key) -> json {
@@ -204,7 +206,7 @@ json calibrated_catalog(const json& base, const json& before, const json* after)
     const json* a = find_entry(after, name);
     if (b == nullptr && a == nullptr) continue;
     const json base_iter = w.value("iter_ms", json());
-    for (const char* key : kTimes) {
+    for (const char* key : kPerWorkload) {
       json v = figure(b, a, key);
       if (!v.is_null()) w[key] = v;
     }
@@ -271,30 +273,26 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
     catalog = out_dir + "/fidelity_catalog.json";
     profile_on_device(device, workloads, gpu_mem, catalog, out_dir + "/fidelity_profile.log");
   }
-  const json base_catalog = json::parse(read_text_tail(catalog, 1 << 30));
+  const json base_catalog = read_json(catalog);
   auto simulate = [&](const std::string& policies, const std::string& profiles, const std::string& stem) {
     const std::string summary = out_dir + "/" + stem + ".json";
     run_sibling("salus-sim", "--trace " + q_trace + " --policy " + policies + " --profiles " + shell_quote(profiles) +
                                  " --gpu-mem " + q_mem + " --summary-json " + shell_quote(summary),
                 out_dir + "/" + stem + ".log");
-    return json::parse(read_text_tail(summary, 1 << 30));
+    return read_json(summary);
   };
   // The paper's four policies (the registry holds more; each would add a minute a repeat), each
   // in its own salus-run, so that a calibration can sit between any two runs.
   const std::vector<std::string> four_policies = {"fifo", "srtf", "pack", "fair"};
   const json base_sim = simulate("fifo,srtf,pack,fair", catalog, "fidelity_sim");
   // Calibrations (calibrated_catalog): solo times, utilisation and switching cost, measured between the real runs.
-  std::string calibration_list;
-  for (const std::string& w : workloads) calibration_list += (calibration_list.empty() ? "" : ",") + w;
   json calibrations = json::array();
   // The pairs (which only PACK's two lanes run) are measured again only beside a PACK run.
   auto calibrate = [&](bool pairs) {
     const std::string stem = out_dir + "/fidelity_calibration_" + std::to_string(calibrations.size());
-    run_sibling("salus-profile", "--device " + shell_quote(device) + " --gpu-mem " + q_mem + " --min-seconds 1 --pairs " +
-                                     (pairs ? "on" : "off") + " --switch on --workloads " + shell_quote(calibration_list) +
-                                     " --out " + shell_quote(stem + ".json"),
-                stem + ".log");
-    calibrations.push_back(json::parse(read_text_tail(stem + ".json", 1 << 30)));
+    profile_on_device(device, workloads, gpu_mem, stem + ".json", stem + ".log",
+                      std::string("--min-seconds 1 --switch on --pairs ") + (pairs ? "on" : "off"));
+    calibrations.push_back(read_json(stem + ".json"));
   };
   if (calibrating) calibrate(four_policies.front() == "pack");
   std::map<std::string, std::vector<FidelityRow>> by_policy, base_by_policy;
@@ -312,7 +310,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
                                    " --profiles " + shell_quote(catalog) + " --gpu-mem " + q_mem + " --summary-json " +
                                    shell_quote(stem + ".json"),
                   stem + ".log");
-      json real = json::parse(read_text_tail(stem + ".json", 1 << 30));
+      json real = read_json(stem + ".json");
       const json& real_result = real.at("results").at(0);
       json sim_result;
       for (const json& res : base_sim.at("results")) {

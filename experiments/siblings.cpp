@@ -54,13 +54,14 @@ std::vector<std::string> trace_workloads(const std::vector<std::string>& traces)
 }
 
 void profile_on_device(const std::string& device, const std::vector<std::string>& workloads,
-                       const std::string& gpu_mem, const std::string& catalog, const std::string& log) {
+                       const std::string& gpu_mem, const std::string& catalog, const std::string& log,
+                       const std::string& options) {
   std::string list;
   for (const std::string& n : workloads) list += (list.empty() ? "" : ",") + n;
-  // Two seconds per workload: on a shared machine a half-second measurement can catch a
-  // neighbour's burst, and every simulated job inherits the error.
-  run_sibling("salus-profile", "--device " + shell_quote(device) + " --gpu-mem " + shell_quote(gpu_mem) +
-                                   " --min-seconds 2 --workloads " + shell_quote(list) + " --out " + shell_quote(catalog),
+  // Two seconds per workload by default: on a shared machine a half-second measurement can catch
+  // a neighbour's burst, and every simulated job inherits the error.
+  run_sibling("salus-profile", "--device " + shell_quote(device) + " --gpu-mem " + shell_quote(gpu_mem) + " " + options +
+                                   " --workloads " + shell_quote(list) + " --out " + shell_quote(catalog),
               log);
 }
 
