@@ -28,6 +28,9 @@ struct JobSpec {
   /// What the job's first iteration takes beyond iter_ns (a catalog's first_iter_ms - iter_ms,
   /// measured by salus-profile; 0 where the catalog has none). Added to the first dispatch.
   TimeNs first_iter_extra_ns = 0;
+  /// What the job's first iteration after another job's in its lane takes beyond iter_ns (a
+  /// catalog entry's switch_ms, measured by salus-profile); -1: the run's switching cost.
+  TimeNs switch_ns = -1;
   std::int32_t trace_order = 0;   ///< position in the trace file (tie-breaker)
   /// The trace's optional `priority` column (higher first; 0 when absent). Read by the
   /// `priority` policy only.

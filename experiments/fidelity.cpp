@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/errors.h"
+#include "experiments/cpus.h"
 #include "experiments/output.h"
 #include "experiments/siblings.h"
 
@@ -180,7 +181,7 @@ void check_calibration_mode(const std::string& mode) {
 
 json calibrated_catalog(const json& base, const json& before, const json* after) {
   static constexpr const char* kPerWorkload[] = {"iter_ms", "iter_exec_mean_ms", "iter_exec_median_ms", "iter_median_ms",
-                                           "gpu_util"};
+                                                 "gpu_util", "switch_ms"};
   // A figure of the calibration(s): the one measured, or the mean of both; null when absent.
   auto figure = [&](const json* entry_before, const json* entry_after, const char* key) -> json {
     const bool b = entry_before != nullptr && entry_before->contains(key);
@@ -216,7 +217,7 @@ json calibrated_catalog(const json& base, const json& before, const json* after)
       const double iter = w.at("iter_ms").get<double>();
       w["first_iter_ms"] = std::max(iter, w.at("first_iter_ms").get<double>() + iter - base_iter.get<double>());
     }
-    w["source"] = w.value("source", std::string()) + "; solo iteration times and gpu_util calibrated by fidelity: " + how;
+    w["source"] = w.value("source", std::string()) + "; solo iteration times, gpu_util and switch_ms calibrated by fidelity: " + how;
   }
   if (json s = figure(&before, after, "switch_ms"); !s.is_null()) out["switch_ms"] = s;
   // A pair the base lists and a calibration measured again (either order of its two names).
@@ -373,12 +374,16 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   json drift = json::array();
   for (const json& c : calibrations) {
     json entry = {{"switch_ms", c.value("switch_ms", 0.0)}};
-    for (const json& w : c.at("workloads")) entry[w.at("name").get<std::string>() + "_iter_ms"] = w.at("iter_ms");
+    for (const json& w : c.at("workloads")) {
+      entry[w.at("name").get<std::string>() + "_iter_ms"] = w.at("iter_ms");
+      if (w.contains("switch_ms")) entry[w.at("name").get<std::string>() + "_switch_ms"] = w.at("switch_ms");
+    }
     drift.push_back(entry);
   }
-  std::printf("\nfidelity on %s: %s, catalog %s, calibration %s, median of %d repeat(s) (errors relative to the "
-              "measured run; real vs real: the executor's repeats against each other)\n%s",
-              device.c_str(), trace.c_str(), catalog.c_str(), ctx.calibrate.c_str(), repeat,
+  const std::string cpus = cpu_list_text(allowed_cpus());
+  std::printf("\nfidelity on %s (CPUs %s): %s, catalog %s, calibration %s, median of %d repeat(s) (errors relative "
+              "to the measured run; real vs real: the executor's repeats against each other)\n%s",
+              device.c_str(), cpus.c_str(), trace.c_str(), catalog.c_str(), ctx.calibrate.c_str(), repeat,
               fidelity_table(medians).c_str());
   if (calibrating) {
     std::printf("\nthe same runs predicted with the base catalog alone (--calibrate off)\n%s",
@@ -388,6 +393,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
           {"version", 2},
           {"executor", "real"},
           {"device", device},
+          {"cpus", cpus},
           {"trace", trace},
           {"catalog", catalog},
           {"calibrate", ctx.calibrate},

@@ -18,6 +18,7 @@
 
 #include "core/errors.h"
 #include "experiments/cli.h"
+#include "experiments/cpus.h"
 #include "experiments/fidelity.h"
 #include "experiments/output.h"
 #include "experiments/paper_experiments.h"
@@ -74,7 +75,7 @@ std::string tables() {
 }
 
 int run(int argc, char** argv) {
-  std::string name, out_dir, profiles, gpu_mem, plots, data_dir, executor, device, trace, calibrate;
+  std::string name, out_dir, profiles, gpu_mem, plots, data_dir, executor, device, trace, calibrate, cpus;
   int repeat = 3;
   double bound_jct_min = 0, bound_queue_min = 0;
   double time_scale = 1;
@@ -111,6 +112,9 @@ int run(int argc, char** argv) {
        "bracket (the mean of just before and just after)")
       ("plots", po::value(&plots)->default_value("auto"),
        "auto: draw the figures when matplotlib is there, else say how to get it; on: failing to draw is an error; off");
+  experiments::add_cpus_option(desc, cpus,
+                               "where the OS places them; fidelity on the cpu device: the first CPU this process "
+                               "may use");
   po::positional_options_description pos;
   pos.add("name", 1);
   po::variables_map vm;
@@ -149,6 +153,17 @@ int run(int argc, char** argv) {
   if (!fidelity_only && !vm["repeat"].defaulted()) throw core::InputError("--repeat is for fidelity only");
   if (!fidelity_only && !vm["calibrate"].defaulted()) throw core::InputError("--calibrate is for fidelity only");
   experiments::check_calibration_mode(calibrate);
+  if (fidelity_only && real_executor && device == "cpu" && cpus.empty()) {
+    // The profile and every run on one CPU: on a cloud machine the virtual CPUs need not run at
+    // one speed (on the 2-core development machine one ran a fixed loop 1.8x slower than the
+    // other for minutes at a time), and the OS moves the executor's threads between them, so the
+    // same iteration took 6.1 or 9.4 ms depending on where it landed; the simulator knows one
+    // device. The children inherit the CPU.
+    cpus = std::to_string(experiments::allowed_cpus().front());
+    std::cout << "fidelity on the cpu device: every program runs on CPU " << cpus
+              << " (the first this process may use; --cpus to choose others)\n";
+  }
+  experiments::apply_cpus_option(cpus);
   if (!fidelity_only && !gpus_needed_only && vm.count("trace")) {
     throw core::InputError("--trace is for fidelity and gpus_needed only");
   }

@@ -15,6 +15,7 @@
 #include "core/errors.h"
 #include "core/summary.h"
 #include "experiments/cli.h"
+#include "experiments/cpus.h"
 #include "experiments/output.h"
 #include "experiments/run.h"
 #include "gpu_backend/device.h"
@@ -49,7 +50,7 @@ struct Options {
 
 Options parse(int argc, char** argv, bool* help) {
   Options o;
-  std::string policy_list, gpu_mem, lanes, memory, warmup, math;
+  std::string policy_list, gpu_mem, lanes, memory, warmup, math, cpus;
   std::uint64_t seed = 1;
   experiments::TraceOptionValues trace_options;
   po::options_description desc(
@@ -80,6 +81,7 @@ Options parse(int argc, char** argv, bool* help) {
       ("seed", po::value(&seed)->default_value(1), "seed of the synthetic data and initial weights, and of --sample")
       ("summary-json", po::value(&o.summary_json), "write the summary JSON here (salus-sim's schema plus measurements)")
       ("out", po::value(&o.out_dir), "write per-job CSVs, timelines, memory and lane moves into this directory");
+  experiments::add_cpus_option(desc, cpus);
   experiments::add_trace_options(desc, trace_options);
   po::variables_map vm;
   po::store(experiments::parse_command_line(argc, argv, desc), vm);
@@ -94,6 +96,7 @@ Options parse(int argc, char** argv, bool* help) {
     return o;
   }
   po::notify(vm);
+  experiments::apply_cpus_option(cpus);
   o.policies = experiments::parse_policy_list(policy_list);
   o.capacity = experiments::parse_capacity(gpu_mem);
   if (vm.count("lanes")) o.lanes = experiments::parse_lane_mode(lanes);
@@ -175,6 +178,7 @@ int run(int argc, char** argv) {
   summary["profiles"] = o.profiles;
   summary["device"] = runner.device().name();
   summary["math"] = gpu::to_string(o.math);
+  summary["cpus"] = experiments::cpu_list_text(experiments::allowed_cpus());
   summary["gpu_mem_bytes"] = capacity;
   summary["time_scale"] = o.time_scale;
   summary["seed"] = o.real.seed;

@@ -87,8 +87,8 @@ Options parse(int argc, char** argv, bool* help) {
        "host link bandwidth for --paging, GB/s (1e9 bytes/s); each transfer of P bytes delays its lane's next run "
        "by P / bandwidth")
       ("switch-cost-ms", po::value(&switch_ms),
-       "milliseconds added to the first iteration after a lane changes job (default: the catalog's measured "
-       "switch_ms where it has one, else 1)")
+       "milliseconds added to the first iteration after a lane changes job, for every job (default: the "
+       "catalog entry's own switch_ms where it has one, else the catalog's switch_ms, else 1)")
       ("gpus", po::value(&gpus)->default_value(1),
        "a cluster of this many GPUs of --gpu-mem each, every one running the policy (1: one GPU, today's path)")
       ("cluster", po::value(&o.cluster_file),
@@ -179,6 +179,9 @@ int run(int argc, char** argv) {
   o.cfg.pairs = std::move(pairs);
   o.cfg.share_weights = std::move(share_weights);
   o.cfg.switch_cost_ns = o.switch_cost_ns.value_or(catalog_switch_ns.value_or(core::kNsPerMs));
+  if (o.switch_cost_ns) {
+    for (core::JobSpec& j : jobs) j.switch_ns = -1;  // the cost given is every job's
+  }
   if (o.cfg.interference == "auto") o.cfg.interference = o.cfg.share_weights.empty() ? "profiled" : "shares";
   // "pairs" or "shares" without a pair table: exit 2
   sim::make_interference(o.cfg.interference, &o.cfg.pairs, &o.cfg.share_weights, o.cfg.share_exponent);

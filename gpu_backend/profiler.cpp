@@ -319,18 +319,22 @@ std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<Wor
 core::TimeNs profile_switch(Device& device, const WorkloadMeasurement& m, const ProfileOptions& o, int switches) {
   const std::int64_t per_job = switches / 2 + 1;
   // The workload alone through the executor just before and just after the switching run, as
-  // many iterations as the two jobs' together: the excess is relative to their mean, not to
-  // m.iter_ns measured a minute earlier. On a shared machine whose speed drifts by a few per cent,
-  // that difference (0.1-0.2 ms an iteration) is as large as the switching cost itself: the same
+  // many iterations as the two jobs' together: the excess is relative to them, not to m.iter_ns
+  // measured a minute earlier. On a shared machine whose speed drifts by a few per cent, that
+  // difference (0.1-0.2 ms an iteration) is as large as the switching cost itself: the same
   // command gave 0.04 to 0.77 ms over one afternoon.
-  auto solo_mean = [&] {
-    const ExecutorRun solo = run_in_executor(device, m.name, 1, 2 * per_job, "fifo", core::LaneMode::kExclusive, o);
-    const RealJobStats& st = solo.stats.front();
-    return st.iteration_ns_total / std::max<std::int64_t>(1, st.iterations - 1);
+  // The excess is a difference of medians: one burst of a neighbour in either run moves a mean
+  // by as much as the cost measured (excess by means read 0.02 to 0.61 ms in nine calibrations
+  // of one fidelity run pinned to one CPU), a median hardly.
+  std::vector<core::TimeNs> solo_times;
+  auto solo = [&] {
+    const ExecutorRun run = run_in_executor(device, m.name, 1, 2 * per_job, "fifo", core::LaneMode::kExclusive, o);
+    const auto& times = run.stats.front().iteration_times_ns;
+    solo_times.insert(solo_times.end(), times.begin(), times.end());
   };
-  const core::TimeNs before = solo_mean();
+  solo();
   const ExecutorRun run = run_in_executor(device, m.name, 2, per_job, "fair", core::LaneMode::kSingle, o);
-  const core::TimeNs solo_ns = (before + solo_mean()) / 2;
+  solo();
   if (run.switch_latencies.empty()) {
     throw core::InputError("switch measurement with " + m.name + ": the two jobs never took turns");
   }
@@ -339,10 +343,11 @@ core::TimeNs profile_switch(Device& device, const WorkloadMeasurement& m, const 
   // simulator adds to the first iteration after a switch.
   core::TimeNs gaps = 0;
   for (core::TimeNs g : run.switch_latencies) gaps += g;
-  core::TimeNs excess = 0;
-  for (const RealJobStats& st : run.stats) excess += st.iteration_ns_total - (st.iterations - 1) * solo_ns;
+  std::vector<core::TimeNs> switched;
+  for (const RealJobStats& st : run.stats) switched.insert(switched.end(), st.iteration_times_ns.begin(), st.iteration_times_ns.end());
+  const core::TimeNs excess = median(std::move(switched)) - median(std::move(solo_times));
   const auto n = static_cast<core::TimeNs>(run.switch_latencies.size());
-  return gaps / n + std::max<core::TimeNs>(0, excess / n);
+  return gaps / n + std::max<core::TimeNs>(0, excess);
 }
 
 }  // namespace salus::gpu

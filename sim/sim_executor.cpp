@@ -115,7 +115,7 @@ void SimExecutor::start(const core::Dispatch& d) {
   Run r;
   r.d = d;
   r.iter_ns = iter_time(d.job);
-  r.switch_ns = last_job_[lane] != core::kNoJob && last_job_[lane] != d.job ? switch_cost_ns_ : 0;
+  r.switch_ns = last_job_[lane] != core::kNoJob && last_job_[lane] != d.job ? switch_cost(d.job) : 0;
   r.extra_ns = d.extra_ns + r.switch_ns + transfer_ns_[lane];
   transfer_ns_[lane] = 0;
   last_job_[lane] = d.job;
@@ -202,8 +202,10 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
   plan_work_.resize(n);
   plan_key_step_.resize(n);
   plan_extra_.resize(n);
+  plan_switch_.resize(n);
   for (std::size_t r = 0; r < n; ++r) {
     plan_work_[r] = iter_time(sp.jobs[r].job);
+    plan_switch_[r] = switch_cost(sp.jobs[r].job);
     plan_key_step_[r] = static_cast<std::uint64_t>(sp.jobs[r].step) << kOrderBits;
   }
   // The fastest job (least step; the first in order among equals) is taken out of the keys and
@@ -251,7 +253,7 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
   std::size_t lr = slot_of(p.last_job);
   std::int64_t total = 0, runs = 0, switches = 0;
   std::size_t since_try = 0;
-  const TimeNs deadline = p.deadline, sw = switch_cost_ns_;
+  const TimeNs deadline = p.deadline;
   const TimeNs fast_work = plan_work_[fr];
   const std::uint64_t fast_step = plan_key_step_[fr];
   const std::int64_t fast_remaining = sp.jobs[fr].remaining;
@@ -300,7 +302,7 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
       k = std::min(k, fast_remaining - done[fr]);
       const bool new_run = fr != lr;
       const bool switched = new_run && lr != kNone;
-      const TimeNs first = fast_work + plan_extra_[fr] + (switched ? sw : 0);
+      const TimeNs first = fast_work + plan_extra_[fr] + (switched ? plan_switch_[fr] : 0);
       if (t > deadline - first) break;
       const std::int64_t fit = 1 + ((deadline - first) - t) / fast_work;
       const bool cut = fit < k;
@@ -309,7 +311,7 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
       plan_extra_[fr] = 0;
       runs += new_run;
       switches += switched;
-      if (switched) sr.switch_ns[fr] += sw;
+      if (switched) sr.switch_ns[fr] += plan_switch_[fr];
       const TimeNs spent = first + (k - 1) * fast_work;
       t += spent;
       sr.busy_ns[fr] += spent;
@@ -323,7 +325,7 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
     const auto r = static_cast<std::size_t>(least & kSlotMask);
     const bool new_run = r != lr;
     const bool switched = new_run && lr != kNone;
-    const TimeNs work = plan_work_[r] + plan_extra_[r] + (switched ? sw : 0);
+    const TimeNs work = plan_work_[r] + plan_extra_[r] + (switched ? plan_switch_[r] : 0);
     if (t > deadline - work) break;
     std::int64_t k = 1;
     if (use_heap || !new_run) {
@@ -348,7 +350,7 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
     plan_extra_[r] = 0;
     runs += new_run;
     switches += switched;
-    if (switched) sr.switch_ns[r] += sw;
+    if (switched) sr.switch_ns[r] += plan_switch_[r];
     const TimeNs spent = work + (k - 1) * plan_work_[r];
     t += spent;
     sr.busy_ns[r] += spent;
@@ -450,7 +452,7 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
   }
   if (v_max <= la) return false;
   const TimeNs budget = p.deadline == core::kNever ? core::kNever : p.deadline - t;
-  auto bound = [&](std::size_t i) { return iter_time(p.jobs[i].job) + switch_cost_ns_; };
+  auto bound = [&](std::size_t i) { return iter_time(p.jobs[i].job) + switch_cost(p.jobs[i].job); };
   plan_count_.resize(n);
   auto time_below = [&](TimeNs v) {  // time of the iterations below level v, each a switch: a bound
     i128 sum = 0;
@@ -577,7 +579,7 @@ bool SimExecutor::jump_plan(const core::PlanDispatch& p, core::PlanReport& rep, 
     if (c == 0) continue;
     const bool continues = i == first && p.jobs[i].job == last;  // the prefix's first, after its own
     const std::int64_t runs = c - (i == a ? a_follows_a : 0) - (continues ? 1 : 0);
-    const TimeNs w = iter_time(p.jobs[i].job), sw = runs * switch_cost_ns_;
+    const TimeNs w = iter_time(p.jobs[i].job), sw = runs * switch_cost(p.jobs[i].job);
     const TimeNs top = plan_level_[i] + (c - 1) * p.jobs[i].step;
     if (last_i == n || top > last_level || (top == last_level && p.jobs[i].order > p.jobs[last_i].order)) {
       last_i = i;

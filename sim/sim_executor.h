@@ -30,7 +30,8 @@ class SimExecutor final : public core::Executor {
   /// profile with noise); otherwise the profiled iter_ns, read from `jobs` at each dispatch (no
   /// copy: a cluster keeps one executor per GPU over one job table). The model must outlive the executor.
   /// `switch_cost_ns` is added to the first iteration of a run whose job differs from the job
-  /// the lane ran last (the first job of a fresh lane pays nothing). `paging_bytes_per_s`: the
+  /// the lane ran last (the first job of a fresh lane pays nothing), unless the job has its own
+  /// (JobSpec::switch_ns >= 0). `paging_bytes_per_s`: the
   /// host link's bandwidth for paging (0: this executor does not page); a transfer of P bytes
   /// takes ceil(P / bandwidth) and delays the lane's next run by that much.
   SimExecutor(std::span<const core::JobSpec> jobs, const InterferenceModel& model,
@@ -102,6 +103,12 @@ class SimExecutor final : public core::Executor {
     return iter_ns_.empty() ? jobs_[k].iter_ns : iter_ns_[k];
   }
   core::TimeNs switch_cost_ns_;
+  /// What job j's first iteration after another job's pays: its own (JobSpec::switch_ns) where
+  /// the catalog measured one, else the run's switch_cost_ns_.
+  core::TimeNs switch_cost(core::JobIndex j) const {
+    const core::TimeNs own = jobs_[static_cast<std::size_t>(j)].switch_ns;
+    return own >= 0 ? own : switch_cost_ns_;
+  }
   std::int64_t paging_bytes_per_s_;
   std::vector<core::JobIndex> last_job_;  // per lane id: the job of its last run
   std::vector<core::TimeNs> transfer_ns_;  // per lane id: paging transfers its next run waits for
@@ -119,6 +126,7 @@ class SimExecutor final : public core::Executor {
   std::vector<core::TimeNs> plan_work_;     // start_plan: by slot, the iteration time
   std::vector<std::uint64_t> plan_key_step_;  // start_plan: by slot, step << kOrderBits
   std::vector<core::TimeNs> plan_extra_;    // start_plan: by slot, the extra work its next iteration pays
+  std::vector<core::TimeNs> plan_switch_;   // start_plan: by slot, its switching cost (switch_cost)
   static constexpr int kOrderBits = 16;
   static constexpr std::size_t kHeapJobs = 24;  // start_plan: from this many jobs, a heap of the keys
   std::vector<std::uint64_t> plan_heap_;        // start_plan: the keys of all jobs but the fastest

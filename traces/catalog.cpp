@@ -25,7 +25,7 @@ constexpr const char* kFormat = "salus-catalog/1";
 constexpr const char* kTopKeys = "format, gpu, notes, pairs, switch_ms, workloads";
 constexpr const char* kEntryKeys =
     "name, persistent_mib, ephemeral_mib, persistent_bytes, ephemeral_bytes, iter_ms, iter_exec_mean_ms, iter_exec_median_ms, iter_median_ms, first_iter_ms, "
-    "gpu_util, source";
+    "gpu_util, switch_ms, source";
 
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
@@ -57,7 +57,7 @@ class EntryReader {
     p.name = name->get<std::string>();
     prefix_ = "workload '" + p.name + "': ";
     static const char* const kKeys[] = {"name",    "persistent_mib", "ephemeral_mib", "persistent_bytes", "ephemeral_bytes",
-                                        "iter_ms", "iter_exec_mean_ms", "iter_exec_median_ms", "iter_median_ms", "first_iter_ms", "gpu_util",         "source"};
+                                        "iter_ms", "iter_exec_mean_ms", "iter_exec_median_ms", "iter_median_ms", "first_iter_ms", "gpu_util", "switch_ms", "source"};
     for (const auto& item : entry_.items()) {
       const std::string& key = item.key();
       if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }) == std::end(kKeys)) {
@@ -98,6 +98,13 @@ class EntryReader {
       const auto first_ns = core::ns_from_ms(first);
       if (!first_ns) fail("first_iter_ms is out of range");
       p.first_iter_extra_ns = std::max<core::TimeNs>(0, *first_ns - p.iter_ns);
+    }
+    // The workload's own switching cost: what its iteration after another job's takes beyond
+    // iter_ms (salus-profile measures it with two copies taking turns in one lane).
+    if (entry_.contains("switch_ms")) {
+      const auto sw = core::ns_from_ms(number("switch_ms", ">= 0", [](double v) { return v >= 0; }));
+      if (!sw) fail("switch_ms is out of range");
+      p.switch_ns = *sw;
     }
     return p;
   }

@@ -18,6 +18,7 @@ struct WorkloadProfile {
   core::TimeNs iter_ns = 0;               ///< solo iteration time
   std::int32_t gpu_util_ppm = 1'000'000;  ///< u in (0, 1], parts per million
   core::TimeNs first_iter_extra_ns = 0;   ///< first_iter_ms - iter_ms when the entry has first_iter_ms (>= 0)
+  core::TimeNs switch_ns = -1;            ///< the entry's switch_ms (its own switching cost); -1 when absent
   std::string source;                     ///< provenance: "estimated: ..." or "measured on <GPU>"
 };
 

@@ -97,6 +97,7 @@ core::JobSpec make_job(const RawJob& raw, const Catalog& catalog, const Place& p
   // The catalog's first-iteration extra goes with the catalog's iteration time: a row that gives
   // its own iter_ms has no measured first iteration.
   if (profile && raw[kIterMs].empty()) job.first_iter_extra_ns = profile->first_iter_extra_ns;
+  if (profile) job.switch_ns = profile->switch_ns;
   // Optional, for the priority policy; 0 when absent or empty.
   if (!raw[kPriority].empty()) job.priority = priority_field(place, raw[kPriority]);
   // Optional: GPUs the job runs on at once (a cluster gang-schedules it); 1 when absent.
@@ -283,6 +284,7 @@ void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Ca
       job.persistent = profile->persistent;
       job.ephemeral = profile->ephemeral;
       job.gpu_util_ppm = profile->gpu_util_ppm;
+      job.switch_ns = profile->switch_ns;
       if (trace_durations) {
         set_duration(job, duration, job.iterations);
       } else {

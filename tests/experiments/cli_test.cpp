@@ -444,12 +444,14 @@ TEST_CASE("a catalog without pairs: profiled by default, and --interference pair
   CHECK(first_line(e.out).find(", interference profiled, ") != std::string::npos);
 }
 
-TEST_CASE("the catalog's switch_ms is the default switching cost, --switch-cost-ms wins") {
+TEST_CASE("the catalog's switch_ms is the default switching cost, an entry's its own, --switch-cost-ms wins") {
   // SRTF, one lane: a (w_a, 5 x 100 ms) at 0, b (w_b, 2 x 100 ms) at 50 ms. a is cut at 100 ms;
   // b (200 ms left < 400) runs 100 + sw + 200; a resumes: + sw + 400. Finishes with a cost sw:
   //   0.25 ms (the catalog's): b 300.25 ms, a 700.5 ms
   //   2 ms (given): b 302, a 704;  0 (given): b 300, a 700;  no switch_ms, none given (1 ms): b 301, a 702.
+  //   w_a's own 3 ms, b the catalog's 0.25: b 300.25, a 703.25; given 2 ms: every job's, b 302, a 704.
   const fs::path cat = write_file("switch_catalog.json", measured_catalog("  \"switch_ms\": 0.25,\n"));
+  const fs::path own = write_file("switch_own_catalog.json", measured_catalog("  \"switch_ms\": 0.25,\n", ", \"switch_ms\": 3"));
   const fs::path plain = write_file("switch_plain_catalog.json", measured_catalog(""));
   const fs::path trace = write_file("switch_trace.csv", "job_id,workload,arrival_s,iterations\na,w_a,0,5\nb,w_b,0.05,2\n");
   const fs::path json = scratch() / "switch_summary.json";
@@ -464,6 +466,8 @@ TEST_CASE("the catalog's switch_ms is the default switching cost, --switch-cost-
       {cat, " --switch-cost-ms 2", "2", 2, 0.704, 0.302},
       {cat, " --switch-cost-ms 0", "0", 0, 0.7, 0.3},
       {plain, "", "1", 1, 0.702, 0.301},
+      {own, "", "0.25", 0.25, 0.70325, 0.30025},
+      {own, " --switch-cost-ms 2", "2", 2, 0.704, 0.302},
   };
   for (const Case& c : cases) {
     CAPTURE(c.catalog.string());

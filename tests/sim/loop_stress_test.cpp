@@ -36,6 +36,9 @@ std::vector<core::JobSpec> random_trace(std::uint64_t seed, int n) {
     if (w < 4) jobs.back().workload = "w" + std::to_string(w);
     jobs.back().priority = static_cast<std::int32_t>(pick(0, 2));
     if (pick(0, 3) == 0) jobs.back().first_iter_extra_ns = pick(0, 5'000'000);
+    // A third pay a switching cost of their own (a catalog entry's switch_ms), the others the
+    // run's; taken from the iteration time, so that the traces' other draws stay as they were.
+    if (i % 3 == 1) jobs.back().switch_ns = jobs.back().iter_ns % 2'000'000;
   }
   return test::trace(std::move(jobs));
 }

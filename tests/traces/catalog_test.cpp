@@ -157,7 +157,7 @@ TEST_CASE("catalog: bad files and entries name the file, the entry's line and wh
   check_entry("empty_name.json", entry(""), ":7: name must be a non-empty string, got \"\"");
   check_entry("unknown_key.json", entry("c", R"(, "peak_mib": 3)"),
               ":7: workload 'c': unknown key 'peak_mib' (valid: name, persistent_mib, ephemeral_mib, persistent_bytes, "
-              "ephemeral_bytes, iter_ms, iter_exec_mean_ms, iter_exec_median_ms, iter_median_ms, first_iter_ms, gpu_util, source)");
+              "ephemeral_bytes, iter_ms, iter_exec_mean_ms, iter_exec_median_ms, iter_median_ms, first_iter_ms, gpu_util, switch_ms, source)");
   check_entry("bytes_fraction.json", entry("c", R"(, "persistent_bytes": 1.5)"),
               ":7: workload 'c': persistent_bytes must be a whole number of bytes >= 0, got 1.5");
   check_entry("bytes_disagree.json", entry("c", R"(, "ephemeral_bytes": 1)"),
@@ -366,4 +366,23 @@ TEST_CASE("catalog: a trace's jobs take the first iteration's extra from their w
   CHECK(t.jobs[0].iter_ns == 3'000'000);
   CHECK(t.jobs[1].first_iter_extra_ns == 0);
   CHECK(t.jobs[2].first_iter_extra_ns == 0);
+}
+
+TEST_CASE("catalog: an entry's switch_ms is its own switching cost, absent -1, and a bad one names the entry's line") {
+  const std::string path = temp_file("entry_switch.json", catalog_text(entry("a_1", R"(, "switch_ms": 0.25)") + ",\n" +
+                                                                       entry("b_1", R"(, "switch_ms": 0)") + ",\n" +
+                                                                       entry("c_1")));
+  const Catalog c = Catalog::load(path);
+  CHECK(c.find("a_1")->switch_ns == 250'000);
+  CHECK(c.find("b_1")->switch_ns == 0);
+  CHECK(c.find("c_1")->switch_ns == -1);
+  auto check_entry = [](const std::string& name, const std::string& bad_entry, const std::string& expected) {
+    const std::string p = temp_file(name, catalog_text(entry("a_1") + ",\n" + entry("b_1") + ",\n" + bad_entry));
+    CHECK_THROWS_WITH_AS(Catalog::load(p), (p + expected).c_str(), InputError);
+  };
+  check_entry("entry_switch_negative.json", entry("c", R"(, "switch_ms": -0.1)"),
+              ":7: workload 'c': switch_ms must be a number >= 0, got -0.1");
+  check_entry("entry_switch_string.json", entry("c", R"(, "switch_ms": "0.1")"),
+              ":7: workload 'c': switch_ms must be a number >= 0, got \"0.1\"");
+  check_entry("entry_switch_huge.json", entry("c", R"(, "switch_ms": 1e300)"), ":7: workload 'c': switch_ms is out of range");
 }
