@@ -65,6 +65,11 @@ std::vector<std::string> lane_mode_notes(const std::vector<std::string>& names, 
   return notes;
 }
 
+std::string auto_interference(const std::optional<std::string>& catalog_model, const sim::ShareWeights& share_weights) {
+  if (catalog_model) return *catalog_model;
+  return share_weights.empty() ? "profiled" : "shares";
+}
+
 TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale,
                     const traces::LoadOptions& load, int gpus) {
   // Paths go into the summary JSON, which must be UTF-8: refused here, before any run.
@@ -72,7 +77,10 @@ TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, 
     if (traces::first_invalid_utf8(path) != std::string::npos) throw core::InputError(std::string(option) + ": the path is not UTF-8");
   }
   const traces::Catalog catalog = traces::Catalog::load(profiles);
-  TraceJobs t{traces::load_trace(trace_path, catalog, load), {}, {}, {}, catalog.switch_ns()};
+  TraceJobs t{traces::load_trace(trace_path, catalog, load), {}, {}, {}, catalog.switch_ns(), catalog.interference()};
+  if (t.interference && !sim::interference_registry().find(*t.interference)) {
+    throw core::InputError(core::at(profiles, 1, "\"interference\": " + sim::interference_registry().unknown(*t.interference)));
+  }
   std::map<std::string, std::int32_t> util_ppm;
   for (const traces::PairSlowdown& p : catalog.pairs()) {
     t.pairs[{p.a, p.b}] = std::llround(p.slowdown_a * 1e6);

@@ -32,7 +32,12 @@ struct TraceJobs {
   sim::PairSlowdowns pairs;  ///< the catalog's measured pairs, in parts per million (may be empty)
   sim::ShareWeights share_weights;  ///< the `shares` model's weights fitted to them (empty without pairs)
   std::optional<core::TimeNs> switch_ns;  ///< the catalog's measured switch latency, if any
+  std::optional<std::string> interference;  ///< the model the catalog names (checked against the table), if any
 };
+/// The model `--interference auto` stands for: the one the catalog names (salus-profile writes
+/// the one that fits its device), else `shares` when the catalog has pairs, else `profiled`.
+/// `share_weights` are TraceJobs::share_weights (empty without pairs), `catalog_model` its interference.
+std::string auto_interference(const std::optional<std::string>& catalog_model, const sim::ShareWeights& share_weights);
 /// `load` says how to read the trace (--format, --window, ...). `gpus` is the number of GPUs the
 /// run has: with 1, multi-GPU jobs are folded onto it (traces::fold_onto_one_gpu, with a note).
 TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale,

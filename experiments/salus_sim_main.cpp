@@ -71,8 +71,9 @@ Options parse(int argc, char** argv, bool* help) {
       ("interference", po::value(&interference)->default_value("auto"),
        "none: every iteration takes its solo time; profiled: concurrent lanes run at 1/max(1, sum u) speed; "
        "pairs: the catalog's measured pair slowdowns, excess added over the other lanes (u where a pair is "
-       "missing); shares: GPU time shared by weight x u, weights fitted to the catalog's pairs; auto: shares when "
-       "the catalog has a pair table, else profiled")
+       "missing); shares: GPU time shared by weight x u, weights fitted to the catalog's pairs; auto: the model the "
+       "catalog names (\"interference\", which salus-profile writes for its device), else shares when the "
+       "catalog has a pair table, else profiled")
       ("share-exponent", po::value(&o.cfg.share_exponent)->default_value(1.0),
        "shares: raise each lane's slowdown to this power, in (0, 2] (below 1: a crowd of lanes overlaps better "
        "than its shares add up to; 0.8 fits the measured H100 traces, see the README)")
@@ -113,8 +114,8 @@ Options parse(int argc, char** argv, bool* help) {
   po::variables_map vm;
   po::store(experiments::parse_command_line(argc, argv, desc), vm);
   if (vm.count("help")) {
-    std::cout << desc << "\nPolicies:\n" << policies::policy_registry().help() << "\nInterference models (auto: shares "
-              << "with a catalog pair table, else profiled):\n" << sim::interference_registry().help()
+    std::cout << desc << "\nPolicies:\n" << policies::policy_registry().help() << "\nInterference models (auto: the "
+              << "catalog's \"interference\", else shares with a catalog pair table, else profiled):\n" << sim::interference_registry().help()
               << "\nPlacements (--gpus N > 1, --cluster):\n" << cluster::placement_registry().help()
               << "\nTrace formats (--format; how each maps to jobs: salus-trace formats):\n"
               << experiments::trace_formats_help(false);
@@ -172,7 +173,7 @@ int run(int argc, char** argv) {
   bool help = false;
   Options o = parse(argc, argv, &help);
   if (help) return 0;
-  auto [trace, jobs, pairs, share_weights, catalog_switch_ns] =
+  auto [trace, jobs, pairs, share_weights, catalog_switch_ns, catalog_interference] =
       experiments::load_jobs(o.trace, o.profiles, o.cfg.cluster ? o.cfg.cluster->largest_capacity() : o.cfg.capacity,
                              o.time_scale, o.load,
                              o.cfg.cluster ? static_cast<int>(o.cfg.cluster->gpus.size()) : 1);
@@ -182,7 +183,9 @@ int run(int argc, char** argv) {
   if (o.switch_cost_ns) {
     for (core::JobSpec& j : jobs) j.switch_ns = -1;  // the cost given is every job's
   }
-  if (o.cfg.interference == "auto") o.cfg.interference = o.cfg.share_weights.empty() ? "profiled" : "shares";
+  if (o.cfg.interference == "auto") {
+    o.cfg.interference = experiments::auto_interference(catalog_interference, o.cfg.share_weights);
+  }
   // "pairs" or "shares" without a pair table: exit 2
   sim::make_interference(o.cfg.interference, &o.cfg.pairs, &o.cfg.share_weights, o.cfg.share_exponent);
 

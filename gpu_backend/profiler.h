@@ -34,7 +34,10 @@ struct WorkloadMeasurement {
   core::TimeNs first_iter_ns = 0;  ///< the first iteration through the real executor, in a warm process
   std::int64_t measured = 0;       ///< iterations measured
   core::TimeNs pair_self_ns = 0;  ///< median iteration time with a copy of itself in a second lane
-  double gpu_util = 1;         ///< u with 1 / max(1, 2u) = solo / pair_self time, in [0.05, 1]
+  /// pair_self_ns over the solo median in the same loop just before and after (0 where two copies
+  /// do not fit the pool); the catalog's self pair.
+  double self_slowdown = 0;
+  double gpu_util = 1;         ///< u = clamp(self_slowdown / 2, 0.05, 1): 1 / max(1, 2u) = solo / pair_self time
                                ///< (1 where two copies do not fit the pool)
   std::string error;           ///< why it could not be measured (it does not fit the pool); empty if it was
 };

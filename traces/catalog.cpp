@@ -22,7 +22,7 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kFormat = "salus-catalog/1";
-constexpr const char* kTopKeys = "format, gpu, notes, pairs, switch_ms, workloads";
+constexpr const char* kTopKeys = "format, gpu, interference, notes, pairs, switch_ms, workloads";
 constexpr const char* kEntryKeys =
     "name, persistent_mib, ephemeral_mib, persistent_bytes, ephemeral_bytes, iter_ms, iter_exec_mean_ms, iter_exec_median_ms, iter_median_ms, first_iter_ms, "
     "gpu_util, switch_ms, source";
@@ -178,7 +178,13 @@ std::vector<PairSlowdown> read_pairs(const json& pairs, const std::string& text,
       }
       (std::string_view(key) == "slowdown_a" ? p.slowdown_a : p.slowdown_b) = e.at(key).get<double>();
     }
-    if (p.a == p.b) fail("'" + p.a + "' paired with itself (two copies are its gpu_util's measurement)");
+    // A workload beside a copy of itself: both copies run alike, so one slowdown. The `pairs` model
+    // takes it in place of 2u, which cannot say more than 2 (u <= 1): on one CPU two copies
+    // time-slice and lose what each switch costs the caches (mlp_64 2.1x).
+    if (p.a == p.b && p.slowdown_a != p.slowdown_b) {
+      fail("'" + p.a + "' beside itself has one slowdown (slowdown_a " + e.at("slowdown_a").dump() + ", slowdown_b " +
+           e.at("slowdown_b").dump() + ")");
+    }
     const auto key = std::minmax(p.a, p.b);
     if (const auto it = seen.find(key); it != seen.end()) {
       fail(p.a + " and " + p.b + " measured twice (first at line " + std::to_string(it->second) + ")");
@@ -199,7 +205,8 @@ Catalog Catalog::load(const std::string& path) {
   if (!doc.is_object()) throw top_error("a catalog must be a JSON object with \"format\", \"gpu\" and \"workloads\"");
   for (const auto& item : doc.items()) {
     const std::string& key = item.key();
-    if (key != "format" && key != "gpu" && key != "notes" && key != "pairs" && key != "switch_ms" && key != "workloads") {
+    if (key != "format" && key != "gpu" && key != "interference" && key != "notes" && key != "pairs" &&
+        key != "switch_ms" && key != "workloads") {
       throw top_error("unknown key '" + key + "' (valid: " + kTopKeys + ")");
     }
   }
@@ -237,6 +244,13 @@ Catalog Catalog::load(const std::string& path) {
                                                                                 : std::nullopt;
     if (!ns) throw top_error("\"switch_ms\" must be a number of milliseconds >= 0, got " + v.dump());
     catalog.switch_ns_ = *ns;
+  }
+  if (doc.contains("interference")) {
+    const json& v = doc.at("interference");
+    if (!v.is_string() || v.get<std::string>().empty()) {
+      throw top_error("\"interference\" must name an interference model, got " + v.dump());
+    }
+    catalog.interference_ = v.get<std::string>();
   }
   return catalog;
 }

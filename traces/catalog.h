@@ -62,6 +62,10 @@ class Catalog {
   /// The executor's switch latency measured with the catalog (top-level "switch_ms"), if any:
   /// salus-sim's default switching cost.
   std::optional<core::TimeNs> switch_ns() const { return switch_ns_; }
+  /// The interference model that fits the device the catalog was measured on (top-level
+  /// "interference", written by salus-profile), if any: salus-sim's and the experiments' choice
+  /// under `auto`. The name is checked against the simulator's table where it is used.
+  const std::optional<std::string>& interference() const { return interference_; }
 
   const std::string& path() const { return path_; }
   const std::string& gpu() const { return gpu_; }
@@ -73,6 +77,7 @@ class Catalog {
   std::map<std::string, WorkloadProfile, std::less<>> profiles_;
   std::vector<PairSlowdown> pairs_;
   std::optional<core::TimeNs> switch_ns_;
+  std::optional<std::string> interference_;
 };
 
 }  // namespace salus::traces

@@ -485,6 +485,24 @@ TEST_CASE("the catalog's switch_ms is the default switching cost, an entry's its
   }
 }
 
+TEST_CASE("auto is the model the catalog names; an unknown name in the catalog exits 2 naming the valid ones") {
+  const fs::path trace = write_file("named_trace.csv", "job_id,workload,arrival_s,iterations\na,w_a,0,5\nb,w_b,0,2\n");
+  const fs::path named = write_file("named_catalog.json", measured_catalog(kPairs + "  \"interference\": \"pairs\",\n"));
+  const Result r = sim("--trace '" + trace.string() + "' --profiles '" + named.string() + "' --policy pack");
+  REQUIRE(r.code == 0);
+  CHECK(first_line(r.out).find(", interference pairs, ") != std::string::npos);
+  // --interference still wins over the catalog's.
+  const Result given = sim("--trace '" + trace.string() + "' --profiles '" + named.string() + "' --policy pack --interference profiled");
+  REQUIRE(given.code == 0);
+  CHECK(first_line(given.out).find(", interference profiled, ") != std::string::npos);
+  const fs::path bad = write_file("bad_named_catalog.json", measured_catalog("  \"interference\": \"pair\",\n"));
+  const Result b = sim("--trace '" + trace.string() + "' --profiles '" + bad.string() + "' --policy pack");
+  CHECK(b.code == 2);
+  CHECK(b.err == "salus-sim: " + bad.string() +
+                     ":1: \"interference\": unknown interference model 'pair' (valid: none, profiled, pairs, shares); "
+                     "did you mean 'pairs'?\n");
+}
+
 TEST_CASE("the catalog's first_iter_ms lengthens each job's first dispatch in salus-sim") {
   // FIFO, no switching cost, no interference: a (w_a, 5 x 100 ms, first iteration 130 ms: 30 ms
   // extra) 0 - 530 ms; b (w_b, no first_iter_ms) 530 - 730 ms.

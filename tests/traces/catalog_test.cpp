@@ -180,7 +180,7 @@ TEST_CASE("catalog: bad top-level structure") {
   check_top("no_workloads.json", R"({"format": "salus-catalog/1", "gpu": "x"})", ":1: missing \"workloads\" array");
   check_top("empty.json", R"({"format": "salus-catalog/1", "gpu": "x", "workloads": []})", ":1: no workloads");
   check_top("top_key.json", R"({"format": "salus-catalog/1", "gpu": "x", "workload": []})",
-            ":1: unknown key 'workload' (valid: format, gpu, notes, pairs, switch_ms, workloads)");
+            ":1: unknown key 'workload' (valid: format, gpu, interference, notes, pairs, switch_ms, workloads)");
 }
 
 TEST_CASE("catalog: the bad-entry fixture in tests/data") {
@@ -270,13 +270,15 @@ TEST_CASE("catalog: bad pairs name the file, the pair's line and what is wrong")
              ":10: pair: slowdown_a must be a number > 0, got \"1.2\"");
   check_pair("pair_missing.json", R"({"a": "a_1", "b": "b_1", "slowdown_a": 1.2})",
              ":10: pair: slowdown_b must be a number > 0");
-  // Each unordered pair once, and never a workload with itself.
+  // Each unordered pair once; a workload beside itself has one slowdown.
   check_pair("pair_twice.json", R"({"a": "a_1", "b": "b_1", "slowdown_a": 1, "slowdown_b": 1})",
              ":10: pair: a_1 and b_1 measured twice (first at line 9)");
   check_pair("pair_reversed.json", R"({"a": "b_1", "b": "a_1", "slowdown_a": 1, "slowdown_b": 1})",
              ":10: pair: b_1 and a_1 measured twice (first at line 9)");
-  check_pair("pair_self.json", R"({"a": "b_1", "b": "b_1", "slowdown_a": 1, "slowdown_b": 1})",
-             ":10: pair: 'b_1' paired with itself (two copies are its gpu_util's measurement)");
+  check_pair("pair_self.json", R"({"a": "b_1", "b": "b_1", "slowdown_a": 2.1, "slowdown_b": 2})",
+             ":10: pair: 'b_1' beside itself has one slowdown (slowdown_a 2.1, slowdown_b 2)");
+  const std::string self = R"({"a": "b_1", "b": "b_1", "slowdown_a": 2, "slowdown_b": 2})";
+  check_pair("pair_self_twice.json", self + ",\n" + self, ":11: pair: b_1 and b_1 measured twice (first at line 10)");
   // Not an array: the top level's line.
   const std::string obj = temp_file("pairs_object.json", catalog_with_top(R"("pairs": {"a": "a_1"})"));
   CHECK_THROWS_WITH_AS(Catalog::load(obj), (obj + ":1: \"pairs\" must be an array").c_str(), InputError);
@@ -385,4 +387,23 @@ TEST_CASE("catalog: an entry's switch_ms is its own switching cost, absent -1, a
   check_entry("entry_switch_string.json", entry("c", R"(, "switch_ms": "0.1")"),
               ":7: workload 'c': switch_ms must be a number >= 0, got \"0.1\"");
   check_entry("entry_switch_huge.json", entry("c", R"(, "switch_ms": 1e300)"), ":7: workload 'c': switch_ms is out of range");
+}
+
+TEST_CASE("catalog: a workload beside itself is a pair, and \"interference\" names the model that fits the device") {
+  const std::string path = temp_file(
+      "self_pair.json",
+      "{\n  \"format\": \"salus-catalog/1\",\n  \"gpu\": \"test\",\n  \"interference\": \"pairs\",\n"
+      "  \"workloads\": [\n" + entry("a_1") + "\n  ],\n"
+      "  \"pairs\": [{\"a\": \"a_1\", \"b\": \"a_1\", \"slowdown_a\": 2.2, \"slowdown_b\": 2.2}]\n}\n");
+  const Catalog c = Catalog::load(path);
+  REQUIRE(c.pairs().size() == 1);
+  CHECK(c.pairs()[0].a == "a_1");
+  CHECK(c.pairs()[0].b == "a_1");
+  CHECK(c.pairs()[0].slowdown_a == 2.2);
+  CHECK(c.interference() == std::optional<std::string>("pairs"));
+  CHECK_FALSE(Catalog::load(temp_file("no_model.json", catalog_text(entry("a_1")))).interference().has_value());
+  const std::string bad = temp_file("bad_model.json", "{\n  \"format\": \"salus-catalog/1\",\n  \"gpu\": \"test\",\n"
+                                                       "  \"interference\": 3,\n  \"workloads\": [\n" + entry("a_1") + "\n  ]\n}\n");
+  CHECK_THROWS_WITH_AS(Catalog::load(bad), (bad + ":1: \"interference\" must name an interference model, got 3").c_str(),
+                       InputError);
 }
