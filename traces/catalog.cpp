@@ -179,8 +179,8 @@ std::vector<PairSlowdown> read_pairs(const json& pairs, const std::string& text,
       (std::string_view(key) == "slowdown_a" ? p.slowdown_a : p.slowdown_b) = e.at(key).get<double>();
     }
     // A workload beside a copy of itself: both copies run alike, so one slowdown. The `pairs` model
-    // takes it in place of 2u, which cannot say more than 2 (u <= 1): on one CPU two copies
-    // time-slice and lose what each switch costs the caches (mlp_64 2.1x).
+    // takes it in place of 2u, which cannot say more than 2 (u <= 1). salus-profile does not
+    // write it (README: on one CPU it overshot PACK); a catalog made by hand may.
     if (p.a == p.b && p.slowdown_a != p.slowdown_b) {
       fail("'" + p.a + "' beside itself has one slowdown (slowdown_a " + e.at("slowdown_a").dump() + ", slowdown_b " +
            e.at("slowdown_b").dump() + ")");

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "experiments/cpus.h"
 #include "experiments/fidelity.h"
 #include "support/programs.h"
 #include "traces/catalog.h"
@@ -186,9 +187,10 @@ TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and wri
   CHECK(j.at("executor") == "real");
   CHECK(j.at("device") == "cpu");
   CHECK(j.at("repeat") == 1);
-  // salus-profile measured the pair; the simulator fits shares to it unless every pair ran at solo
-  // speed (which a 2-core CPU can do for two lanes), when it falls back to profiled.
-  CHECK((j.at("interference") == "shares" || j.at("interference") == "profiled"));
+  // salus-profile measured the pair and names the model that fits the CPU device; the program
+  // ran on one CPU.
+  CHECK(j.at("interference") == "pairs");
+  CHECK(j.at("cpus") == std::to_string(salus::experiments::allowed_cpus().front()));
   CHECK(fs::exists(dir / "fidelity_catalog.json"));
   for (const char* p : {"fifo", "srtf", "pack", "fair"}) {
     CAPTURE(p);
