@@ -328,8 +328,9 @@ core::TimeNs profile_switch(Device& device, const WorkloadMeasurement& m, const 
   // difference (0.1-0.2 ms an iteration) is as large as the switching cost itself: the same
   // command gave 0.04 to 0.77 ms over one afternoon.
   // The excess is a difference of medians: one burst of a neighbour in either run moves a mean
-  // by as much as the cost measured (excess by means read 0.02 to 0.61 ms in nine calibrations
-  // of one fidelity run pinned to one CPU), a median hardly.
+  // by as much as the cost measured (mlp_64's excess by means read 0.02 to 0.65 ms in the 13
+  // calibrations of one fidelity run pinned to one CPU; by medians 0.10-0.55 and 0.10-0.39 ms in
+  // two later runs).
   std::vector<core::TimeNs> solo_times;
   auto solo = [&] {
     const ExecutorRun run = run_in_executor(device, m.name, 1, 2 * per_job, "fifo", core::LaneMode::kExclusive, o);
