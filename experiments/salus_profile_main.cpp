@@ -55,7 +55,8 @@ int run(int argc, char** argv) {
       ("min-seconds", po::value(&opts.min_seconds)->default_value(0.5),
        "and measured for at least this long per workload (the mean and median are written)")
       ("switch", po::value(&switch_text)->default_value(switch_text),
-       "on|off: also measure the executor's switching cost (switch_ms) with the fastest workload")
+       "on|off: also measure the executor's switching cost (switch_ms) of every workload, two copies taking turns "
+       "in one lane (the catalog's own switch_ms: the fastest workload's)")
       ("pairs", po::value(&pairs_text)->default_value(pairs_text), "on|off: also measure every pair in two lanes");
   experiments::add_cpus_option(desc, cpus);
   po::variables_map vm;
@@ -120,7 +121,7 @@ int run(int argc, char** argv) {
                  "executor (one job alone, as salus-run runs it); iter_median_ms = the median of the profiler's own "
                  "loop; gpu_util from the slowdown s of two copies in two lanes, u = clamp(s / 2, 0.05, 1); pairs: "
                  "median iteration time together over the solo median in the same loop and pool (the mean of one just "
-                 "before and one just after the pair), a workload beside itself too (its s, which u holds only up to 2); switch_ms (each workload's, and the catalog's: that of the workload with the shortest iter_ms): the real executor's switching cost in one lane under FAIR, two copies taking turns (the gap between two jobs' "
+                 "before and one just after the pair; a copy beside itself is u's measurement, relative to its solo median just before and after too); switch_ms (each workload's, and the catalog's: that of the workload with the shortest iter_ms): the real executor's switching cost in one lane under FAIR, two copies taking turns (the gap between two jobs' "
                  "iterations plus the median of their iterations over the median of its iterations alone through the executor just before and after)";
   if (switch_ns) cat["switch_ms"] = round_to(static_cast<double>(*switch_ns) / 1e6, 0.0001);
   nlohmann::json ws = nlohmann::json::array();

@@ -485,7 +485,7 @@ TEST_CASE("the catalog's switch_ms is the default switching cost, an entry's its
   }
 }
 
-TEST_CASE("auto is the model the catalog names; an unknown name in the catalog exits 2 naming the valid ones") {
+TEST_CASE("auto is the model the catalog names, and an unknown name in the catalog exits 2 naming the valid ones") {
   const fs::path trace = write_file("named_trace.csv", "job_id,workload,arrival_s,iterations\na,w_a,0,5\nb,w_b,0,2\n");
   const fs::path named = write_file("named_catalog.json", measured_catalog(kPairs + "  \"interference\": \"pairs\",\n"));
   const Result r = sim("--trace '" + trace.string() + "' --profiles '" + named.string() + "' --policy pack");

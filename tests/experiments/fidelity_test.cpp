@@ -171,6 +171,25 @@ TEST_CASE("fidelity: a run's catalog takes solo times, utilisation, switching co
                        "--calibrate: unknown mode 'after' (valid: off, before, bracket)", salus::core::InputError);
 }
 
+TEST_CASE("fidelity: each workload's own switch_ms is calibrated like its solo time") {
+  const json base = {{"format", "salus-catalog/1"}, {"gpu", "cpu"}, {"notes", "profile."}, {"switch_ms", 0.5},
+                     {"workloads", {{{"name", "a"}, {"iter_ms", 4.0}, {"gpu_util", 1.0}, {"switch_ms", 0.25},
+                                     {"source", "measured"}},
+                                    {{"name", "b"}, {"iter_ms", 6.0}, {"gpu_util", 1.0}, {"source", "measured"}}}}};
+  const json before = {{"workloads", {{{"name", "a"}, {"iter_ms", 4.2}, {"switch_ms", 0.3}},
+                                      {{"name", "b"}, {"iter_ms", 6.2}, {"switch_ms", 0.02}}}}};
+  const json after = {{"workloads", {{{"name", "a"}, {"iter_ms", 4.4}, {"switch_ms", 0.5}},
+                                     {{"name", "b"}, {"iter_ms", 6.4}}}}};
+  const json one = salus::experiments::calibrated_catalog(base, before, nullptr);
+  CHECK(one.at("workloads").at(0).at("switch_ms").get<double>() == doctest::Approx(0.3));
+  CHECK(one.at("workloads").at(1).at("switch_ms").get<double>() == doctest::Approx(0.02));
+  const json both = salus::experiments::calibrated_catalog(base, before, &after);
+  CHECK(both.at("workloads").at(0).at("switch_ms").get<double>() == doctest::Approx(0.4));
+  CHECK(both.at("workloads").at(1).at("switch_ms").get<double>() == doctest::Approx(0.02));  // only before had it
+  CHECK(both.at("switch_ms").get<double>() == doctest::Approx(0.5));  // no calibration measured the catalog's own
+  CHECK(both.at("workloads").at(0).at("source").get<std::string>().find("switch_ms calibrated") != std::string::npos);
+}
+
 TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and writes fidelity.json") {
   const fs::path dir = salus::test::scratch() / "fidelity";
   fs::create_directories(dir);
