@@ -153,12 +153,13 @@ int run(int argc, char** argv) {
   if (!fidelity_only && !vm["repeat"].defaulted()) throw core::InputError("--repeat is for fidelity only");
   if (!fidelity_only && !vm["calibrate"].defaulted()) throw core::InputError("--calibrate is for fidelity only");
   experiments::check_calibration_mode(calibrate);
-  if (fidelity_only && real_executor && device == "cpu" && cpus.empty() && !experiments::allowed_cpus().empty()) {
+  if (const std::vector<int> mine = experiments::allowed_cpus();
+      fidelity_only && real_executor && device == "cpu" && cpus.empty() && !mine.empty()) {
     // The profile and every run on one CPU: on a cloud machine the virtual CPUs need not run at
     // one speed (on the 2-core development machine salus-profile read lenet_32 at 6.1 ms on one
     // and 8.3 ms on the other, minutes apart), and the OS moves the executor's threads between
     // them; the simulator knows one device. The children inherit the CPU.
-    cpus = std::to_string(experiments::allowed_cpus().front());
+    cpus = std::to_string(mine.front());
     std::cout << "fidelity on the cpu device: every program runs on CPU " << cpus
               << " (the first this process may use; --cpus to choose others)\n";
   }

@@ -148,15 +148,13 @@ int run(int argc, char** argv) {
     w["iter_median_ms"] = round_to(static_cast<double>(m.iter_median_ns) / 1e6, 0.0001);
     w["first_iter_ms"] = round_to(static_cast<double>(m.first_iter_ns) / 1e6, 0.0001);
     w["gpu_util"] = round_to(m.gpu_util, 0.001);
-    if (const auto it = switch_by_workload.find(m.name); it != switch_by_workload.end()) {
-      w["switch_ms"] = round_to(static_cast<double>(it->second) / 1e6, 0.0001);
+    char sw_text[32] = "-";
+    if (const auto sw = switch_by_workload.find(m.name); sw != switch_by_workload.end()) {
+      w["switch_ms"] = round_to(static_cast<double>(sw->second) / 1e6, 0.0001);
+      std::snprintf(sw_text, sizeof sw_text, "%.4f", static_cast<double>(sw->second) / 1e6);
     }
     w["source"] = provenance;
     ws.push_back(w);
-    char sw_text[32] = "-";
-    if (const auto sw = switch_by_workload.find(m.name); sw != switch_by_workload.end()) {
-      std::snprintf(sw_text, sizeof sw_text, "%.4f", static_cast<double>(sw->second) / 1e6);
-    }
     std::printf("%-16s %12.2f %12.2f %12.3f %12.3f %10.3f %12s\n", m.name.c_str(), core::to_mib(m.persistent),
                 core::to_mib(m.ephemeral_peak), static_cast<double>(m.iter_ns) / 1e6,
                 static_cast<double>(m.first_iter_ns) / 1e6, m.gpu_util, sw_text);

@@ -23,11 +23,7 @@ using salus::experiments::pin_to_cpus;
 
 namespace {
 
-std::string sibling(const std::string& name) {
-  std::string bin = SALUS_SIM_BIN;
-  bin.replace(bin.rfind("salus-sim"), 9, name);
-  return bin;
-}
+std::string sibling(const std::string& name) { return salus::test::beside(SALUS_SIM_BIN, name); }
 
 std::string input_error(const std::string& text) {
   try {

@@ -36,10 +36,7 @@ using salus::test::slurp;
 
 /// salus-run is built next to salus-sim.
 std::string run_bin() {
-  std::string bin = SALUS_SIM_BIN;
-  const auto at = bin.rfind("salus-sim");
-  REQUIRE(at != std::string::npos);
-  bin.replace(at, 9, "salus-run");
+  const std::string bin = salus::test::beside(SALUS_SIM_BIN, "salus-run");
   REQUIRE_MESSAGE(fs::exists(bin), "salus-run is not built at " << bin
                                                                  << " (build the salus-run target before these tests)");
   return bin;
@@ -449,8 +446,7 @@ namespace {
 
 /// salus-profile is built next to salus-sim.
 std::string profile_bin() {
-  std::string bin = SALUS_SIM_BIN;
-  bin.replace(bin.rfind("salus-sim"), 9, "salus-profile");
+  const std::string bin = salus::test::beside(SALUS_SIM_BIN, "salus-profile");
   REQUIRE_MESSAGE(fs::exists(bin), "salus-profile is not built at " << bin);
   return bin;
 }

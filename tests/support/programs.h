@@ -32,6 +32,11 @@ inline std::filesystem::path scratch() {
   return temp_dir();
 }
 
+/// The program `name` built in the same folder as `binary` (the programs are built side by side).
+inline std::string beside(const std::string& binary, const std::string& name) {
+  return std::filesystem::path(binary).replace_filename(name).string();
+}
+
 /// Runs `binary args` in `source_dir` with no standard input.
 inline ProgramResult run_program(const std::string& source_dir, const std::string& binary, const std::string& args) {
   const std::filesystem::path d = scratch();
