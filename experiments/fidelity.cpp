@@ -179,48 +179,82 @@ void check_calibration_mode(const std::string& mode) {
   throw core::InputError("--calibrate: unknown mode '" + mode + "' (valid: " + valid + ")");
 }
 
-json calibrated_catalog(const json& base, const json& before, const json* after) {
+namespace {
+
+double combine(std::vector<double> values, CalibrationCombine how) {
+  if (how == CalibrationCombine::kMean) {
+    double sum = 0;
+    for (double v : values) sum += v;
+    return sum / static_cast<double>(values.size());
+  }
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+}  // namespace
+
+std::vector<std::size_t> calibration_readings(const std::string& mode, std::size_t run, std::size_t calibrations) {
+  check_calibration_mode(mode);
+  std::size_t first = run, last = run;  // inclusive
+  if (mode == "off") return {};
+  if (mode == "bracket") last = run + 1;
+  if (mode == "median") {
+    first = run == 0 ? 0 : run - 1;
+    last = run + 2;
+  }
+  std::vector<std::size_t> out;
+  for (std::size_t c = first; c <= last && c < calibrations; ++c) out.push_back(c);
+  return out;
+}
+
+json calibrated_catalog(const json& base, const std::vector<const json*>& readings, CalibrationCombine how,
+                        const std::string& where) {
   static constexpr const char* kPerWorkload[] = {"iter_ms", "iter_exec_mean_ms", "iter_exec_median_ms", "iter_median_ms",
                                                  "gpu_util", "switch_ms"};
-  // A figure of the calibration(s): the one measured, or the mean of both; null when absent.
-  auto figure = [&](const json* entry_before, const json* entry_after, const char* key) -> json {
-    const bool b = entry_before != nullptr && entry_before->contains(key);
-    const bool a = entry_after != nullptr && entry_after->contains(key);
-    if (b && a) return (entry_before->at(key).get<double>() + entry_after->at(key).get<double>()) / 2;
-    if (b) return entry_before->at(key);
-    if (a) return entry_after->at(key);
-    return nullptr;
+  // The readings' figures of `key` in the objects `pick` finds in them, combined; null when none has it.
+  auto figure = [&](const auto& pick, const char* key) -> json {
+    std::vector<double> values;
+    for (const json* reading : readings) {
+      const json entry = pick(reading);
+      if (entry.is_object() && entry.contains(key)) values.push_back(entry.at(key).get<double>());
+    }
+    if (values.empty()) return nullptr;
+    return combine(std::move(values), how);
   };
-  auto find_entry = [](const json* catalog, const std::string& name) -> const json* {
+  auto find_entry = [](const json* catalog, const std::string& name) -> json {
     if (catalog == nullptr || !catalog->contains("workloads")) return nullptr;
     for (const json& w : catalog->at("workloads")) {
-      if (w.value("name", std::string()) == name) return &w;
+      if (w.value("name", std::string()) == name) return w;
     }
     return nullptr;
   };
-  const std::string how = after != nullptr ? "the mean of salus-profile runs just before and just after the run"
-                                           : "a salus-profile run just before the run";
+  const std::string rule = how == CalibrationCombine::kMean ? "the mean" : "the median";
+  const std::string what = readings.size() == 1 ? where : rule + " of " + where;
   json out = base;
   for (json& w : out.at("workloads")) {
     const std::string name = w.at("name").get<std::string>();
-    const json* b = find_entry(&before, name);
-    const json* a = find_entry(after, name);
-    if (b == nullptr && a == nullptr) continue;
+    auto entry = [&](const json* c) { return find_entry(c, name); };
     const json base_iter = w.value("iter_ms", json());
+    bool calibrated = false;
     for (const char* key : kPerWorkload) {
-      json v = figure(b, a, key);
-      if (!v.is_null()) w[key] = v;
+      json v = figure(entry, key);
+      if (!v.is_null()) {
+        w[key] = v;
+        calibrated = true;
+      }
     }
+    if (!calibrated) continue;
     // The first iteration keeps the profile's extra cost over the solo iteration (one sample a
     // calibration, too noisy to replace it): it moves with iter_ms.
     if (w.contains("first_iter_ms") && base_iter.is_number()) {
       const double iter = w.at("iter_ms").get<double>();
       w["first_iter_ms"] = std::max(iter, w.at("first_iter_ms").get<double>() + iter - base_iter.get<double>());
     }
-    w["source"] = w.value("source", std::string()) + "; solo iteration times, gpu_util and switch_ms calibrated by fidelity: " + how;
+    w["source"] = w.value("source", std::string()) + "; solo iteration times, gpu_util and switch_ms calibrated by fidelity: " + what;
   }
-  if (json s = figure(&before, after, "switch_ms"); !s.is_null()) out["switch_ms"] = s;
-  // A pair the base lists and a calibration measured again (either order of its two names).
+  if (json s = figure([](const json* c) { return *c; }, "switch_ms"); !s.is_null()) out["switch_ms"] = s;
+  // A pair the base lists and a reading measured again (either order of its two names).
   auto find_pair = [](const json* catalog, const std::string& a, const std::string& b) -> json {
     if (catalog == nullptr || !catalog->contains("pairs")) return nullptr;
     for (const json& p : catalog->at("pairs")) {
@@ -235,9 +269,8 @@ json calibrated_catalog(const json& base, const json& before, const json* after)
   if (out.contains("pairs")) {
     for (json& p : out.at("pairs")) {
       const std::string a = p.at("a").get<std::string>(), b = p.at("b").get<std::string>();
-      const json pb = find_pair(&before, a, b), pa = find_pair(after, a, b);
       for (const char* key : {"slowdown_a", "slowdown_b"}) {
-        json v = figure(pb.is_null() ? nullptr : &pb, pa.is_null() ? nullptr : &pa, key);
+        json v = figure([&](const json* c) { return find_pair(c, a, b); }, key);
         if (!v.is_null()) {
           p[key] = v;
           pairs_calibrated = true;
@@ -248,8 +281,14 @@ json calibrated_catalog(const json& base, const json& before, const json* after)
   out["notes"] = out.value("notes", std::string()) +
                  " Calibrated by salus-experiment fidelity: iter_ms, iter_exec_mean_ms, iter_exec_median_ms, "
                  "iter_median_ms, gpu_util, switch_ms" + (pairs_calibrated ? std::string(" and the pairs' slowdowns") : "") +
-                 " are " + how + "; first_iter_ms keeps the profile's extra over iter_ms; the rest is the base profile.";
+                 " are " + what + "; first_iter_ms keeps the profile's extra over iter_ms; the rest is the base profile.";
   return out;
+}
+
+json calibrated_catalog(const json& base, const json& before, const json* after) {
+  if (after == nullptr) return calibrated_catalog(base, {&before}, CalibrationCombine::kMean, "a salus-profile run just before the run");
+  return calibrated_catalog(base, {&before, after}, CalibrationCombine::kMean,
+                            "salus-profile runs just before and just after the run");
 }
 
 /// salus-experiment fidelity: the trace's workloads profiled on the device (unless a catalog is
@@ -265,7 +304,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   const std::string& out_dir = ctx.out_dir;
   if (repeat < 1 || repeat > 20) throw core::InputError("--repeat: must be from 1 to 20");
   check_calibration_mode(ctx.calibrate);
-  const bool calibrating = ctx.calibrate != "off", bracket = ctx.calibrate == "bracket";
+  const bool calibrating = ctx.calibrate != "off";
   std::filesystem::create_directories(out_dir);
   const std::string q_trace = shell_quote(trace), q_mem = shell_quote(gpu_mem);
   const std::vector<std::string> workloads = trace_workloads({trace});
@@ -296,62 +335,81 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
     calibrations.push_back(read_json(stem + ".json"));
   };
   if (calibrating) calibrate(four_policies.front() == "pack");
-  std::map<std::string, std::vector<FidelityRow>> by_policy, base_by_policy;
-  nlohmann::json repeats = nlohmann::json::array(), per_job = nlohmann::json::object();
-  std::vector<json> reals;  // every repeat's summary (its policies' results), for the executor's own spread
+  // The real runs first, in order, a calibration after each (but the last when only the one
+  // before a run is used); run k then sits between calibrations k and k + 1.
+  struct RealRun {
+    int repeat;
+    std::string policy;
+    json summary;  // salus-run's, its one result at results[0]
+  };
+  std::vector<RealRun> runs;
   for (int r = 1; r <= repeat; ++r) {
-    const std::string rep = std::to_string(r);
-    json real_repeat;
-    json rows = json::array();
     for (std::size_t i = 0; i < four_policies.size(); ++i) {
       const std::string& policy = four_policies[i];
       const bool next_is_pack = four_policies[(i + 1) % four_policies.size()] == "pack";
-      const std::string stem = out_dir + "/fidelity_real_" + rep + "_" + policy;
+      const std::string stem = out_dir + "/fidelity_real_" + std::to_string(r) + "_" + policy;
       run_sibling("salus-run", "--device " + shell_quote(device) + " --trace " + q_trace + " --policy " + policy +
                                    " --profiles " + shell_quote(catalog) + " --gpu-mem " + q_mem + " --summary-json " +
                                    shell_quote(stem + ".json"),
                   stem + ".log");
-      json real = read_json(stem + ".json");
-      const json& real_result = real.at("results").at(0);
-      json sim_result;
-      for (const json& res : base_sim.at("results")) {
-        if (res.at("policy") == policy) sim_result = res;
-      }
-      base_by_policy[policy].push_back(compare_results(sim_result, real_result));
-      if (calibrating) {
-        const json before = calibrations.back();  // a copy: calibrate() appends
-        if (bracket || r < repeat || i + 1 < four_policies.size()) calibrate(policy == "pack" || next_is_pack);
-        const json run_catalog = calibrated_catalog(base_catalog, before, bracket ? &calibrations.back() : nullptr);
-        const std::string run_catalog_path = out_dir + "/fidelity_catalog_" + rep + "_" + policy + ".json";
-        write_text_file(run_catalog_path, run_catalog.dump(2) + "\n");
-        sim_result = simulate(policy, run_catalog_path, "fidelity_sim_" + rep + "_" + policy).at("results").at(0);
-      }
-      const FidelityRow row = compare_results(sim_result, real_result);
-      by_policy[policy].push_back(row);
-      rows.push_back(to_json(row));
-      if (real_repeat.is_null()) {
-        real_repeat = real;
-      } else {
-        real_repeat["results"].push_back(real_result);
-      }
-      if (r == 1) {
-        // Per job, simulated against measured (the first repeat), for the figure.
-        std::map<std::string, double> sim_jct;
-        for (const json& j : sim_result.at("jobs")) {
-          if (j.at("status") == "done") sim_jct[j.at("id").get<std::string>()] = j.at("jct_s").get<double>();
-        }
-        json jobs = json::array();
-        for (const json& j : real_result.at("jobs")) {
-          const auto it = sim_jct.find(j.at("id").get<std::string>());
-          if (j.at("status") != "done" || it == sim_jct.end()) continue;
-          jobs.push_back({{"id", j.at("id")}, {"jct_real_s", j.at("jct_s")}, {"jct_sim_s", it->second}});
-        }
-        per_job[policy] = jobs;
+      runs.push_back({r, policy, read_json(stem + ".json")});
+      if (calibrating && (ctx.calibrate != "before" || r < repeat || i + 1 < four_policies.size())) {
+        calibrate(policy == "pack" || next_is_pack);
       }
     }
-    write_text_file(out_dir + "/fidelity_real_" + rep + ".json", real_repeat.dump(2) + "\n");
-    reals.push_back(std::move(real_repeat));
-    repeats.push_back(rows);
+  }
+  auto run_catalog = [&](std::size_t k) {
+    std::vector<const json*> readings;
+    for (std::size_t c : calibration_readings(ctx.calibrate, k, calibrations.size())) readings.push_back(&calibrations[c]);
+    if (ctx.calibrate == "before") return calibrated_catalog(base_catalog, *readings.at(0), nullptr);
+    if (ctx.calibrate == "bracket") return calibrated_catalog(base_catalog, *readings.at(0), readings.at(1));
+    return calibrated_catalog(base_catalog, readings, CalibrationCombine::kMedian,
+                              "the salus-profile runs nearest the run (two before it and two after it, fewer at the "
+                              "ends: " + std::to_string(readings.size()) + ")");
+  };
+  std::map<std::string, std::vector<FidelityRow>> by_policy, base_by_policy;
+  nlohmann::json repeats = nlohmann::json::array(), per_job = nlohmann::json::object();
+  std::vector<json> reals;  // every repeat's summary (its policies' results), for the executor's own spread
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const auto& [r, policy, real] = runs[k];
+    const std::string rep = std::to_string(r);
+    const json& real_result = real.at("results").at(0);
+    json sim_result;
+    for (const json& res : base_sim.at("results")) {
+      if (res.at("policy") == policy) sim_result = res;
+    }
+    base_by_policy[policy].push_back(compare_results(sim_result, real_result));
+    if (calibrating) {
+      const std::string run_catalog_path = out_dir + "/fidelity_catalog_" + rep + "_" + policy + ".json";
+      write_text_file(run_catalog_path, run_catalog(k).dump(2) + "\n");
+      sim_result = simulate(policy, run_catalog_path, "fidelity_sim_" + rep + "_" + policy).at("results").at(0);
+    }
+    const FidelityRow row = compare_results(sim_result, real_result);
+    by_policy[policy].push_back(row);
+    if (static_cast<int>(repeats.size()) < r) {
+      repeats.push_back(json::array());
+      reals.push_back(real);
+    } else {
+      reals.back()["results"].push_back(real_result);
+    }
+    repeats.back().push_back(to_json(row));
+    if (r == 1) {
+      // Per job, simulated against measured (the first repeat), for the figure.
+      std::map<std::string, double> sim_jct;
+      for (const json& j : sim_result.at("jobs")) {
+        if (j.at("status") == "done") sim_jct[j.at("id").get<std::string>()] = j.at("jct_s").get<double>();
+      }
+      json jobs = json::array();
+      for (const json& j : real_result.at("jobs")) {
+        const auto it = sim_jct.find(j.at("id").get<std::string>());
+        if (j.at("status") != "done" || it == sim_jct.end()) continue;
+        jobs.push_back({{"id", j.at("id")}, {"jct_real_s", j.at("jct_s")}, {"jct_sim_s", it->second}});
+      }
+      per_job[policy] = jobs;
+    }
+  }
+  for (std::size_t r = 0; r < reals.size(); ++r) {
+    write_text_file(out_dir + "/fidelity_real_" + std::to_string(r + 1) + ".json", reals[r].dump(2) + "\n");
   }
   std::vector<FidelityRow> medians, base_medians;
   json policies = json::object(), base_policies = json::object();

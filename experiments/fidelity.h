@@ -1,6 +1,7 @@
 #pragma once
 /// The fidelity report: how well the simulator predicts the real executor on the same trace and
 /// catalog. Compares two summaries (salus-sim's and salus-run's, one schema) policy by policy.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -51,19 +52,34 @@ void repeat_spread(FidelityRow& row, const std::vector<const nlohmann::json*>& r
 nlohmann::json to_json(const FidelityRow& row);
 
 /// The calibration modes of salus-experiment fidelity (--calibrate), in the help's order.
-inline constexpr const char* kCalibrationModes[] = {"off", "before", "bracket"};
+inline constexpr const char* kCalibrationModes[] = {"off", "before", "bracket", "median"};
 /// Throws core::InputError naming the valid modes when `mode` is not one of them.
 void check_calibration_mode(const std::string& mode);
 
-/// The catalog the simulator predicts one real run with (--calibrate before|bracket): `base`, the
-/// profile (memory, first-iteration cost), with each workload's solo iteration times (iter_ms,
-/// iter_exec_mean_ms, iter_exec_median_ms, iter_median_ms) and utilisation (gpu_util), the
-/// switching cost (switch_ms) and the slowdowns of the base's pairs taken from `before`, a short
-/// salus-profile run just before the real run, or with `after` (just after it) the mean of the two. A machine whose speed drifts by several per cent
-/// over minutes (a shared 2-core host) otherwise hands the simulator the speed it had when the
-/// profile ran, not the speed the run met. first_iter_ms moves with iter_ms (the profile's extra
-/// cost of a first iteration is kept). Workloads or figures a calibration lacks keep the base's;
-/// each calibrated entry's `source` and the catalog's `notes` say what was replaced.
+/// Which calibrations predict real run `run` (0-based, in the order the runs ran; run k sits
+/// between calibrations k and k + 1) under --calibrate `mode`, given `calibrations` of them:
+/// before {k}; bracket {k, k + 1}; median the four nearest, {k - 1, ..., k + 2}, those that exist;
+/// off none. Indices past the last calibration are left out.
+std::vector<std::size_t> calibration_readings(const std::string& mode, std::size_t run, std::size_t calibrations);
+
+/// How the readings of several calibrations become one figure: their mean, or their median (the
+/// mean of the middle two for an even count), which one reading caught in a slow stretch of the
+/// host cannot move by more than the gap to its neighbour.
+enum class CalibrationCombine { kMean, kMedian };
+
+/// The catalog the simulator predicts one real run with (--calibrate before|bracket|median):
+/// `base`, the profile (memory, first-iteration cost), with each workload's solo iteration times
+/// (iter_ms, iter_exec_mean_ms, iter_exec_median_ms, iter_median_ms) and utilisation (gpu_util),
+/// the switching cost (switch_ms) and the slowdowns of the base's pairs combined (`how`) from
+/// `readings`: short salus-profile runs around the real run. A machine whose speed drifts by
+/// several per cent over minutes (a shared 2-core host) otherwise hands the simulator the speed
+/// it had when the profile ran, not the speed the run met. first_iter_ms moves with iter_ms (the
+/// profile's extra cost of a first iteration is kept). Workloads or figures no reading has keep
+/// the base's; each calibrated entry's `source` and the catalog's `notes` say what was replaced,
+/// `where` saying which readings they were.
+nlohmann::json calibrated_catalog(const nlohmann::json& base, const std::vector<const nlohmann::json*>& readings,
+                                  CalibrationCombine how, const std::string& where);
+/// `before` alone, or with `after` the mean of the two (--calibrate before|bracket).
 nlohmann::json calibrated_catalog(const nlohmann::json& base, const nlohmann::json& before, const nlohmann::json* after);
 
 /// The table printed by salus-experiment fidelity.

@@ -42,8 +42,9 @@ struct ExperimentContext {
   bool profiles_given = false;  ///< false: profile the trace's workloads on the device first
   /// How each real run is predicted (--calibrate): "off" (the catalog as profiled), "before"
   /// (solo times, utilisation, switching cost and, beside PACK, the pairs re-measured just before
-  /// the run) or "bracket" (the mean of just before and just after it). See calibrated_catalog.
-  std::string calibrate = "bracket";
+  /// the run), "bracket" (the mean of just before and just after it) or "median" (the median of
+  /// the four nearest, two before and two after). See calibrated_catalog.
+  std::string calibrate = "median";
   // gpus_needed (its trace is `trace`, default the shipped long_trace_100.csv):
   double bound_jct_min = 0;     ///< bound on average JCT, minutes (0: 2x the average solo time)
   double bound_queue_min = 0;   ///< bound on average queuing instead, minutes (0: none)

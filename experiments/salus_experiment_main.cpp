@@ -106,10 +106,11 @@ int run(int argc, char** argv) {
        "gpus_needed: the bound on average JCT, minutes (default: twice the trace's average solo time)")
       ("bound-queue-min", po::value(&bound_queue_min), "gpus_needed: a bound on average queuing instead, minutes")
       ("repeat", po::value(&repeat)->default_value(3), "fidelity: real runs of the trace (the medians are reported)")
-      ("calibrate", po::value(&calibrate)->default_value("bracket"),
+      ("calibrate", po::value(&calibrate)->default_value("median"),
        "fidelity: how each real run is predicted: off (the catalog as profiled), before (solo iteration times, "
        "utilisation, switching cost and, beside PACK, the pairs re-measured by salus-profile just before the run), "
-       "bracket (the mean of just before and just after)")
+       "bracket (the mean of just before and just after), median (the median of the four nearest: two before, two "
+       "after)")
       ("plots", po::value(&plots)->default_value("auto"),
        "auto: draw the figures when matplotlib is there, else say how to get it; on: failing to draw is an error; off");
   experiments::add_cpus_option(desc, cpus,

@@ -168,7 +168,67 @@ TEST_CASE("fidelity: a run's catalog takes solo times, utilisation, switching co
 
   CHECK_NOTHROW(salus::experiments::check_calibration_mode("before"));
   CHECK_THROWS_WITH_AS(salus::experiments::check_calibration_mode("after"),
-                       "--calibrate: unknown mode 'after' (valid: off, before, bracket)", salus::core::InputError);
+                       "--calibrate: unknown mode 'after' (valid: off, before, bracket, median)", salus::core::InputError);
+}
+
+TEST_CASE("fidelity: --calibrate median takes each figure's median over the readings, so one slow reading is outvoted") {
+  using salus::experiments::CalibrationCombine;
+  const json base = {{"format", "salus-catalog/1"}, {"gpu", "cpu"}, {"notes", "profile."}, {"switch_ms", 0.5},
+                     {"pairs", {{{"a", "a"}, {"b", "b"}, {"slowdown_a", 2.0}, {"slowdown_b", 2.0}}}},
+                     {"workloads", {{{"name", "a"}, {"iter_ms", 6.0}, {"first_iter_ms", 13.0}, {"gpu_util", 1.0},
+                                     {"switch_ms", 0.3}, {"source", "measured"}},
+                                    {{"name", "b"}, {"iter_ms", 4.0}, {"gpu_util", 1.0}, {"source", "measured"}}}}};
+  auto reading = [](double a_iter, double a_switch, double b_iter) {
+    return json{{"switch_ms", a_switch},
+                {"workloads", {{{"name", "a"}, {"iter_ms", a_iter}, {"switch_ms", a_switch}},
+                               {{"name", "b"}, {"iter_ms", b_iter}}}}};
+  };
+  // Four readings, the third caught in a slow stretch of the host (a at 9.1 ms): the median is
+  // the mean of the middle two, 6.2 and 6.4, where the mean would be 7.0.
+  const json r1 = reading(6.2, 0.10, 4.1), r2 = reading(6.0, 0.40, 4.3), r3 = reading(9.1, 0.20, 4.2),
+             r4 = reading(6.4, 0.30, 4.4);
+  json r4p = r4;
+  r4p["pairs"] = {{{"a", "b"}, {"b", "a"}, {"slowdown_a", 2.4}, {"slowdown_b", 1.8}}};
+  const json four = salus::experiments::calibrated_catalog(base, {&r1, &r2, &r3, &r4p}, CalibrationCombine::kMedian,
+                                                           "the four readings nearest the run");
+  const json& a = four.at("workloads").at(0);
+  CHECK(a.at("iter_ms").get<double>() == doctest::Approx(6.3));
+  CHECK(a.at("first_iter_ms").get<double>() == doctest::Approx(13.3));  // the profile's 7 ms extra kept
+  CHECK(a.at("switch_ms").get<double>() == doctest::Approx(0.25));
+  CHECK(four.at("workloads").at(1).at("iter_ms").get<double>() == doctest::Approx(4.25));
+  CHECK(four.at("switch_ms").get<double>() == doctest::Approx(0.25));
+  // Only one reading measured the pair: its figures, turned to the base's order.
+  CHECK(four.at("pairs").at(0).at("slowdown_a").get<double>() == doctest::Approx(1.8));
+  CHECK(four.at("pairs").at(0).at("slowdown_b").get<double>() == doctest::Approx(2.4));
+  CHECK(a.at("source").get<std::string>().find("the median of the four readings nearest the run") != std::string::npos);
+  CHECK(four.at("notes").get<std::string>().find("the median of the four readings") != std::string::npos);
+  // An odd count takes the middle reading; the mean of the same three is what bracket-style
+  // combining gives.
+  const json three = salus::experiments::calibrated_catalog(base, {&r1, &r3, &r4}, CalibrationCombine::kMedian, "three");
+  CHECK(three.at("workloads").at(0).at("iter_ms").get<double>() == doctest::Approx(6.4));
+  const json mean3 = salus::experiments::calibrated_catalog(base, {&r1, &r3, &r4}, CalibrationCombine::kMean, "three");
+  CHECK(mean3.at("workloads").at(0).at("iter_ms").get<double>() == doctest::Approx(7.2333).epsilon(1e-4));
+  CHECK(mean3.at("notes").get<std::string>().find("the mean of three") != std::string::npos);
+  // No readings: the base, untouched but for the note.
+  const json none = salus::experiments::calibrated_catalog(base, {}, CalibrationCombine::kMedian, "none");
+  CHECK(none.at("workloads") == base.at("workloads"));
+  CHECK(none.at("pairs") == base.at("pairs"));
+}
+
+TEST_CASE("fidelity: which calibrations predict which run") {
+  using salus::experiments::calibration_readings;
+  using V = std::vector<std::size_t>;
+  // 13 calibrations around 12 runs (3 repeats of 4 policies): run k sits between k and k + 1.
+  CHECK(calibration_readings("off", 3, 13).empty());
+  CHECK(calibration_readings("before", 0, 13) == V{0});
+  CHECK(calibration_readings("before", 11, 12) == V{11});  // `before` takes none after the last run
+  CHECK(calibration_readings("bracket", 0, 13) == V{0, 1});
+  CHECK(calibration_readings("bracket", 11, 13) == V{11, 12});
+  CHECK(calibration_readings("median", 0, 13) == V{0, 1, 2});
+  CHECK(calibration_readings("median", 5, 13) == V{4, 5, 6, 7});
+  CHECK(calibration_readings("median", 10, 13) == V{9, 10, 11, 12});
+  CHECK(calibration_readings("median", 11, 13) == V{10, 11, 12});
+  CHECK_THROWS_AS(calibration_readings("mean", 0, 13), salus::core::InputError);
 }
 
 TEST_CASE("fidelity: each workload's own switch_ms is calibrated like its solo time") {
@@ -221,9 +281,9 @@ TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and wri
   }
   CHECK(j.at("repeats").size() == 1);
   CHECK(j.at("policies").at("fifo").at("repeat_spread").is_null());  // one repeat
-  // Calibrated by default (bracket): a salus-profile run before the first real run and after
+  // Calibrated by default (median): a salus-profile run before the first real run and after
   // each, each run predicted with its own catalog; the base catalog's errors beside them.
-  CHECK(j.at("calibrate") == "bracket");
+  CHECK(j.at("calibrate") == "median");
   CHECK(j.at("calibrations").size() == 5);
   CHECK(j.at("calibrations").at(0).contains("lenet_32_iter_ms"));
   for (const char* p : {"fifo", "srtf", "pack", "fair"}) {
@@ -267,7 +327,7 @@ TEST_CASE("salus-experiment: the executor and fidelity options refuse what they 
   CHECK(r.err == "salus-experiment: --trace is for fidelity and gpus_needed only\n");
   r = run("fidelity --executor real --calibrate sometimes");
   CHECK(r.code == 2);
-  CHECK(r.err == "salus-experiment: --calibrate: unknown mode 'sometimes' (valid: off, before, bracket)\n");
+  CHECK(r.err == "salus-experiment: --calibrate: unknown mode 'sometimes' (valid: off, before, bracket, median)\n");
   r = run("long_trace --calibrate off");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --calibrate is for fidelity only\n");
