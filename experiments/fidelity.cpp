@@ -295,20 +295,87 @@ json calibrated_catalog(const json& base, const json& before, const json* after)
 /// given), the trace run under the four policies on the real executor `repeat` times, each run
 /// predicted by the simulator with the catalog calibrated for it and with the base catalog alone,
 /// and the predictions compared with the runs per policy (medians over the repeats).
+namespace {
+
+/// One real run of a sitting, in the order the runs ran.
+struct RealRun {
+  int repeat;
+  std::string policy;
+  json summary;  // salus-run's, its one result at results[0]
+};
+
+/// The paper's four policies (the registry holds more; each would add a minute a repeat), each
+/// in its own salus-run, so that a calibration can sit between any two runs.
+const std::vector<std::string>& fidelity_policies() {
+  static const std::vector<std::string> four = {"fifo", "srtf", "pack", "fair"};
+  return four;
+}
+
+/// An earlier sitting's files (--predict-from): its real runs, whole repeats in order, and its
+/// calibrations; InputError naming what is missing.
+void read_sitting(const std::string& dir, std::vector<RealRun>& runs, json& calibrations) {
+  namespace fs = std::filesystem;
+  for (int r = 1;; ++r) {
+    const std::string first = dir + "/fidelity_real_" + std::to_string(r) + "_" + fidelity_policies().front() + ".json";
+    if (!fs::exists(first)) break;
+    for (const std::string& policy : fidelity_policies()) {
+      const std::string path = dir + "/fidelity_real_" + std::to_string(r) + "_" + policy + ".json";
+      if (!fs::exists(path)) throw core::InputError("--predict-from: " + path + " is missing (repeat " + std::to_string(r) + " is incomplete)");
+      runs.push_back({r, policy, read_json(path)});
+    }
+  }
+  if (runs.empty()) {
+    throw core::InputError("--predict-from: " + dir + " holds no fidelity_real_1_fifo.json (give the --out directory of a "
+                           "salus-experiment fidelity sitting)");
+  }
+  for (std::size_t n = 0;; ++n) {
+    const std::string path = dir + "/fidelity_calibration_" + std::to_string(n) + ".json";
+    if (!fs::exists(path)) break;
+    calibrations.push_back(read_json(path));
+  }
+}
+
+}  // namespace
+
 nlohmann::json run_fidelity(const ExperimentContext& ctx) {
-  const std::string& device = ctx.device;
-  const std::string trace = ctx.trace.empty() ? ctx.data_dir + "/experiments/fidelity_cpu.csv" : ctx.trace;
-  const std::string given_profiles = ctx.profiles_given ? ctx.profiles : std::string();
-  const std::string& gpu_mem = ctx.gpu_mem;
-  const int repeat = ctx.repeat;
+  std::string device = ctx.device;
   const std::string& out_dir = ctx.out_dir;
-  if (repeat < 1 || repeat > 20) throw core::InputError("--repeat: must be from 1 to 20");
+  const bool replay = !ctx.predict_from.empty();
   check_calibration_mode(ctx.calibrate);
   const bool calibrating = ctx.calibrate != "off";
+  const std::vector<std::string>& four_policies = fidelity_policies();
+  std::vector<RealRun> runs;
+  // Calibrations (calibrated_catalog): solo times, utilisation and switching cost, measured between the real runs.
+  json calibrations = json::array();
+  std::string trace = ctx.trace.empty() ? ctx.data_dir + "/experiments/fidelity_cpu.csv" : ctx.trace;
+  std::string gpu_mem = ctx.gpu_mem, catalog = ctx.profiles_given ? ctx.profiles : std::string();
+  int repeat = ctx.repeat;
+  if (replay) {
+    namespace fs = std::filesystem;
+    if (fs::exists(out_dir) && fs::exists(ctx.predict_from) && fs::equivalent(out_dir, ctx.predict_from)) {
+      throw core::InputError("--predict-from: --out must be another directory than the sitting's (its catalogs and "
+                             "predictions would be overwritten)");
+    }
+    read_sitting(ctx.predict_from, runs, calibrations);
+    // The sitting's trace, pool and base catalog, as its runs recorded them.
+    const json& first = runs.front().summary;
+    trace = first.at("trace").get<std::string>();
+    device = first.value("device", device);
+    gpu_mem = std::to_string(first.at("gpu_mem_bytes").get<long long>()) + "B";
+    const std::string own = ctx.predict_from + "/fidelity_catalog.json";
+    catalog = fs::exists(own) ? own : first.at("profiles").get<std::string>();
+    repeat = runs.back().repeat;
+    const std::size_t needed = !calibrating ? 0 : ctx.calibrate == "before" ? runs.size() : runs.size() + 1;
+    if (calibrations.size() < needed) {
+      throw core::InputError("--predict-from: " + ctx.predict_from + " holds " + std::to_string(calibrations.size()) +
+                             " calibrations (fidelity_calibration_<n>.json) for " + std::to_string(runs.size()) +
+                             " runs; --calibrate " + ctx.calibrate + " needs " + std::to_string(needed));
+    }
+  }
+  if (repeat < 1 || repeat > 20) throw core::InputError("--repeat: must be from 1 to 20");
   std::filesystem::create_directories(out_dir);
   const std::string q_trace = shell_quote(trace), q_mem = shell_quote(gpu_mem);
   const std::vector<std::string> workloads = trace_workloads({trace});
-  std::string catalog = given_profiles;
   if (catalog.empty()) {
     catalog = out_dir + "/fidelity_catalog.json";
     profile_on_device(device, workloads, gpu_mem, catalog, out_dir + "/fidelity_profile.log");
@@ -321,12 +388,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
                 out_dir + "/" + stem + ".log");
     return read_json(summary);
   };
-  // The paper's four policies (the registry holds more; each would add a minute a repeat), each
-  // in its own salus-run, so that a calibration can sit between any two runs.
-  const std::vector<std::string> four_policies = {"fifo", "srtf", "pack", "fair"};
   const json base_sim = simulate("fifo,srtf,pack,fair", catalog, "fidelity_sim");
-  // Calibrations (calibrated_catalog): solo times, utilisation and switching cost, measured between the real runs.
-  json calibrations = json::array();
   // The pairs (which only PACK's two lanes run) are measured again only beside a PACK run.
   auto calibrate = [&](bool pairs) {
     const std::string stem = out_dir + "/fidelity_calibration_" + std::to_string(calibrations.size());
@@ -334,16 +396,11 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
                       std::string("--min-seconds 1 --switch on --pairs ") + (pairs ? "on" : "off"));
     calibrations.push_back(read_json(stem + ".json"));
   };
-  if (calibrating) calibrate(four_policies.front() == "pack");
-  // The real runs first, in order, a calibration after each (but the last when only the one
-  // before a run is used); run k then sits between calibrations k and k + 1.
-  struct RealRun {
-    int repeat;
-    std::string policy;
-    json summary;  // salus-run's, its one result at results[0]
-  };
-  std::vector<RealRun> runs;
-  for (int r = 1; r <= repeat; ++r) {
+  // The real runs first, in order, a calibration before the first and after each (but the last
+  // when only the one before a run is used); run k then sits between calibrations k and k + 1.
+  // --predict-from: an earlier sitting's, read above.
+  if (calibrating && !replay) calibrate(four_policies.front() == "pack");
+  for (int r = 1; !replay && r <= repeat; ++r) {
     for (std::size_t i = 0; i < four_policies.size(); ++i) {
       const std::string& policy = four_policies[i];
       const bool next_is_pack = four_policies[(i + 1) % four_policies.size()] == "pack";
@@ -438,7 +495,8 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
     }
     drift.push_back(entry);
   }
-  const std::string cpus = cpu_list_text(allowed_cpus());
+  const std::string cpus = replay ? runs.front().summary.value("cpus", std::string("?"))
+                                  : cpu_list_text(allowed_cpus());
   std::printf("\nfidelity on %s (CPUs %s): %s, catalog %s, calibration %s, median of %d repeat(s) (errors relative "
               "to the measured run; real vs real: the executor's repeats against each other)\n%s",
               device.c_str(), cpus.c_str(), trace.c_str(), catalog.c_str(), ctx.calibrate.c_str(), repeat,
@@ -455,6 +513,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
           {"trace", trace},
           {"catalog", catalog},
           {"calibrate", ctx.calibrate},
+          {"predict_from", replay ? json(ctx.predict_from) : json()},
           {"calibrations", drift},
           {"interference", base_sim.value("interference", "")},
           {"switch_cost_ms", base_sim.value("switch_cost_ms", 0.0)},

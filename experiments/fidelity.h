@@ -91,7 +91,8 @@ std::string fidelity_table(const std::vector<FidelityRow>& rows);
 /// repeat), and each run predicted by salus-sim with the catalog calibrated for it
 /// (ctx.calibrate: calibrated_catalog, from salus-profile runs between the real runs) and with
 /// the base catalog alone; both compared per policy (medians over the repeats). Writes its files
-/// to ctx.out_dir.
+/// to ctx.out_dir. With ctx.predict_from, the runs, calibrations, trace, pool and base catalog are
+/// an earlier sitting's (its out_dir) and only the simulator runs.
 nlohmann::json run_fidelity(const ExperimentContext& ctx);
 
 }  // namespace salus::experiments

@@ -45,6 +45,9 @@ struct ExperimentContext {
   /// the run), "bracket" (the mean of just before and just after it) or "median" (the median of
   /// the four nearest, two before and two after). See calibrated_catalog.
   std::string calibrate = "median";
+  /// Non-empty: predict the real runs and calibrations of an earlier sitting (its --out
+  /// directory) again instead of running anything on the device (--predict-from).
+  std::string predict_from;
   // gpus_needed (its trace is `trace`, default the shipped long_trace_100.csv):
   double bound_jct_min = 0;     ///< bound on average JCT, minutes (0: 2x the average solo time)
   double bound_queue_min = 0;   ///< bound on average queuing instead, minutes (0: none)

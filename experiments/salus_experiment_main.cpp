@@ -75,7 +75,7 @@ std::string tables() {
 }
 
 int run(int argc, char** argv) {
-  std::string name, out_dir, profiles, gpu_mem, plots, data_dir, executor, device, trace, calibrate, cpus;
+  std::string name, out_dir, profiles, gpu_mem, plots, data_dir, executor, device, trace, calibrate, cpus, predict_from;
   int repeat = 3;
   double bound_jct_min = 0, bound_queue_min = 0;
   double time_scale = 1;
@@ -111,6 +111,9 @@ int run(int argc, char** argv) {
        "utilisation, switching cost and, beside PACK, the pairs re-measured by salus-profile just before the run), "
        "bracket (the mean of just before and just after), median (the median of the four nearest: two before, two "
        "after)")
+      ("predict-from", po::value(&predict_from),
+       "fidelity: predict the real runs and calibrations of an earlier sitting (its --out directory) again under "
+       "--calibrate, running nothing on the device; its trace, pool and catalog are the sitting's")
       ("plots", po::value(&plots)->default_value("auto"),
        "auto: draw the figures when matplotlib is there, else say how to get it; on: failing to draw is an error; off");
   experiments::add_cpus_option(desc, cpus,
@@ -154,8 +157,16 @@ int run(int argc, char** argv) {
   if (!fidelity_only && !vm["repeat"].defaulted()) throw core::InputError("--repeat is for fidelity only");
   if (!fidelity_only && !vm["calibrate"].defaulted()) throw core::InputError("--calibrate is for fidelity only");
   experiments::check_calibration_mode(calibrate);
+  if (vm.count("predict-from")) {
+    if (!fidelity_only) throw core::InputError("--predict-from is for fidelity only");
+    for (const char* own : {"repeat", "trace", "profiles", "gpu-mem", "device"}) {
+      if (vm.count(own) && !vm[own].defaulted()) {
+        throw core::InputError(std::string("--predict-from takes the sitting's runs, trace, pool, catalog and device: drop --") + own);
+      }
+    }
+  }
   if (const std::vector<int> mine = experiments::allowed_cpus();
-      fidelity_only && real_executor && device == "cpu" && cpus.empty() && !mine.empty()) {
+      fidelity_only && real_executor && device == "cpu" && cpus.empty() && predict_from.empty() && !mine.empty()) {
     // The profile and every run on one CPU: on a cloud machine the virtual CPUs need not run at
     // one speed (on the 2-core development machine salus-profile read lenet_32 at 6.1 ms on one
     // and 8.3 ms on the other, minutes apart), and the OS moves the executor's threads between
@@ -192,6 +203,7 @@ int run(int argc, char** argv) {
   ctx.trace = trace;
   ctx.repeat = repeat;
   ctx.calibrate = calibrate;
+  ctx.predict_from = predict_from;
   ctx.bound_jct_min = bound_jct_min;
   ctx.bound_queue_min = bound_queue_min;
   if (real_executor && !fidelity_only) {

@@ -293,6 +293,49 @@ TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and wri
     CHECK(cat.find("lenet_32") != nullptr);
   }
   CHECK(r.out.find("the same runs predicted with the base catalog alone") != std::string::npos);
+  CHECK(j.at("predict_from").is_null());
+
+  // The same sitting predicted again under another mode, running nothing on the device: the real
+  // runs are the sitting's, each run's catalog now the mean of the two calibrations around it.
+  const fs::path again = salus::test::scratch() / "fidelity_again";
+  fs::remove_all(again);
+  const auto r2 = salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN,
+                                           "fidelity --executor real --plots off --calibrate bracket --predict-from '" +
+                                               dir.string() + "' --out '" + again.string() + "'");
+  INFO("stdout: ", r2.out, "\nstderr: ", r2.err);
+  REQUIRE(r2.code == 0);
+  CHECK(r2.out.find("run: salus-run") == std::string::npos);
+  CHECK(r2.out.find("run: salus-profile") == std::string::npos);
+  const json k = json::parse(salus::test::slurp(again / "fidelity.json"));
+  CHECK(k.at("predict_from") == dir.string());
+  CHECK(k.at("calibrate") == "bracket");
+  CHECK(k.at("repeat") == 1);
+  CHECK(k.at("calibrations") == j.at("calibrations"));
+  for (const char* p : {"fifo", "srtf", "pack", "fair"}) {
+    CAPTURE(p);
+    CHECK(k.at("policies").at(p).at("makespan_real_s") == j.at("policies").at(p).at("makespan_real_s"));
+    CHECK(k.at("uncalibrated").at(p) == j.at("uncalibrated").at(p));  // the same base catalog, the same runs
+    const json cat = json::parse(salus::test::slurp(again / ("fidelity_catalog_1_" + std::string(p) + ".json")));
+    CHECK(cat.at("notes").get<std::string>().find("just before and just after") != std::string::npos);
+  }
+  // Into the sitting's own directory, or from one that is not a sitting: refused.
+  auto refused = [&](const std::string& args) {
+    return salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN, "fidelity --executor real --plots off " + args);
+  };
+  auto bad = refused("--predict-from '" + dir.string() + "' --out '" + dir.string() + "'");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("--out must be another directory than the sitting's") != std::string::npos);
+  bad = refused("--predict-from '" + again.string() + "/nothing' --out '" + again.string() + "2'");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("holds no fidelity_real_1_fifo.json") != std::string::npos);
+  bad = refused("--predict-from '" + dir.string() + "' --repeat 2 --out '" + again.string() + "2'");
+  CHECK(bad.code == 2);
+  CHECK(bad.err == "salus-experiment: --predict-from takes the sitting's runs, trace, pool, catalog and device: drop --repeat\n");
+  fs::remove(dir / "fidelity_calibration_4.json");
+  bad = refused("--predict-from '" + dir.string() + "' --out '" + again.string() + "2'");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("holds 4 calibrations (fidelity_calibration_<n>.json) for 4 runs; --calibrate median needs 5") !=
+        std::string::npos);
 }
 
 TEST_CASE("salus-experiment: the executor and fidelity options refuse what they cannot do, exit 2") {
