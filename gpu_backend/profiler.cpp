@@ -82,10 +82,10 @@ core::TimeNs median(std::vector<core::TimeNs> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-/// run_solo, then the median of the times it measured.
-core::TimeNs solo_median(Instance& in, const ProfileOptions& o) {
+/// run_solo, then the typical mean of the times it measured (typical_mean).
+core::TimeNs solo_mean(Instance& in, const ProfileOptions& o) {
   run_solo(in, o);
-  return median(in.times);
+  return typical_mean(in.times);
 }
 
 core::TimeNs plain_mean(const std::vector<core::TimeNs>& v) {
@@ -94,14 +94,20 @@ core::TimeNs plain_mean(const std::vector<core::TimeNs>& v) {
   return v.empty() ? 0 : sum / static_cast<core::TimeNs>(v.size());
 }
 
-/// Runs the instances at once, one thread each, and returns their median iteration times over the
-/// window in which all of them ran: each warms up, all start measuring together, each keeps going
-/// until every one has o.iterations measured iterations, and an iteration that ends after the
-/// first one stopped is not counted.
+/// Runs the instances at once, one thread each, and returns their typical mean iteration times
+/// (typical_mean) over the window in which all of them ran: each warms up, all start measuring
+/// together, each keeps going until every one has o.iterations measured iterations and the window
+/// has lasted o.min_seconds, and an iteration that ends after the first one stopped is not counted.
+/// Means, not medians: lanes that time-slice one CPU core make an iteration's time bimodal (whole
+/// within a slice, or split across the other lane's), and the simulator wants the rate. By medians
+/// salus-profile read mlp_64 beside lenet_32 at 1.65-2.00x on the CPU device, where two such jobs
+/// in salus-run took 2.23x and 2.29x their solo means.
 std::vector<core::TimeNs> together(std::vector<Instance*> ins, const ProfileOptions& o) {
   const int n = static_cast<int>(ins.size());
   std::atomic<int> ready{0}, satisfied{0};
   std::atomic<bool> stop{false};
+  std::atomic<Clock::rep> start{0};  // when the last one finished its warm-up
+  const auto min_ns = static_cast<core::TimeNs>(o.min_seconds * 1e9);
   std::vector<std::thread> threads;
   std::vector<std::exception_ptr> errors(ins.size());
   for (std::size_t k = 0; k < ins.size(); ++k) {
@@ -114,7 +120,7 @@ std::vector<core::TimeNs> together(std::vector<Instance*> ins, const ProfileOpti
         errors[k] = std::current_exception();
         stop = true;
       }
-      ++ready;
+      if (++ready == n) start = Clock::now().time_since_epoch().count();
       while (ready.load() < n) std::this_thread::yield();
       bool counted = false;
       while (!stop.load() && !errors[k]) {
@@ -129,7 +135,11 @@ std::vector<core::TimeNs> together(std::vector<Instance*> ins, const ProfileOpti
         }
         if (!counted && static_cast<int>(in.times.size()) >= o.iterations) {
           counted = true;
-          if (++satisfied == n) stop = true;
+          ++satisfied;
+        }
+        const Clock::duration elapsed(Clock::now().time_since_epoch().count() - start.load());
+        if (satisfied.load() == n && std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count() >= min_ns) {
+          stop = true;
         }
       }
     });
@@ -139,7 +149,7 @@ std::vector<core::TimeNs> together(std::vector<Instance*> ins, const ProfileOpti
     if (e) std::rethrow_exception(e);
   }
   std::vector<core::TimeNs> out;
-  for (Instance* in : ins) out.push_back(median(in->times));
+  for (Instance* in : ins) out.push_back(typical_mean(in->times));
   return out;
 }
 
@@ -267,9 +277,9 @@ std::vector<WorkloadMeasurement> profile_workloads(Device& device, const std::ve
         // Relative to the copy's solo median just before and after, not iter_median_ns from the
         // loop above: pinned to one CPU, lenet_32 beside itself read 1.68x of that older median,
         // which two copies time-slicing one core cannot be.
-        const core::TimeNs before = solo_median(a, o);
+        const core::TimeNs before = solo_mean(a, o);
         const auto t = together({&a, &b}, o);
-        const core::TimeNs alone = (before + solo_median(a, o)) / 2;
+        const core::TimeNs alone = (before + solo_mean(a, o)) / 2;
         m.pair_self_ns = (t[0] + t[1]) / 2;
         m.self_slowdown = static_cast<double>(m.pair_self_ns) / static_cast<double>(std::max<core::TimeNs>(1, alone));
         m.gpu_util = std::clamp(m.self_slowdown / 2.0, 0.05, 1.0);
@@ -305,9 +315,9 @@ std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<Wor
       // from these on a shared machine whose speed drifts over minutes (mlp_64: 4.98 ms in the
       // profile's first loop against 4.39 ms through the executor right after, which made
       // mlp_64 beside lenet_32 "0.90x" its solo time).
-      const core::TimeNs a_before = solo_median(a, o), b_before = solo_median(b, o);
+      const core::TimeNs a_before = solo_mean(a, o), b_before = solo_mean(b, o);
       const auto t = together({&a, &b}, o);
-      const core::TimeNs a_alone = (a_before + solo_median(a, o)) / 2, b_alone = (b_before + solo_median(b, o)) / 2;
+      const core::TimeNs a_alone = (a_before + solo_mean(a, o)) / 2, b_alone = (b_before + solo_mean(b, o)) / 2;
       PairMeasurement p;
       p.a = solo[i].name;
       p.b = solo[j].name;
