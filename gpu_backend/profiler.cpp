@@ -274,7 +274,7 @@ std::vector<WorkloadMeasurement> profile_workloads(Device& device, const std::ve
         pair_fits = false;
       }
       if (pair_fits) {
-        // Relative to the copy's solo median just before and after, not iter_median_ns from the
+        // Relative to the copy's solo mean just before and after, not iter_median_ns from the
         // loop above: pinned to one CPU, lenet_32 beside itself read 1.68x of that older median,
         // which two copies time-slicing one core cannot be.
         const core::TimeNs before = solo_mean(a, o);

@@ -30,12 +30,12 @@ struct WorkloadMeasurement {
   core::TimeNs iter_ns = 0;
   core::TimeNs iter_exec_mean_ns = 0;    ///< the plain mean of the same iterations (for reading)
   core::TimeNs iter_exec_median_ns = 0;  ///< the median of the same iterations (for reading)
-  core::TimeNs iter_median_ns = 0; ///< median solo iteration in the profiler's own loop (pairs are relative to it)
+  core::TimeNs iter_median_ns = 0; ///< median solo iteration in the profiler's own loop (for reading)
   core::TimeNs first_iter_ns = 0;  ///< the first iteration through the real executor, in a warm process
   std::int64_t measured = 0;       ///< iterations measured
-  core::TimeNs pair_self_ns = 0;  ///< median iteration time with a copy of itself in a second lane
-  /// pair_self_ns over the solo median in the same loop just before and after (0 where two copies
-  /// do not fit the pool); the catalog's self pair.
+  core::TimeNs pair_self_ns = 0;  ///< typical mean iteration time with a copy of itself in a second lane
+  /// pair_self_ns over the solo typical mean in the same loop just before and after (0 where two
+  /// copies do not fit the pool); the catalog's self pair.
   double self_slowdown = 0;
   double gpu_util = 1;         ///< u = clamp(self_slowdown / 2, 0.05, 1): 1 / max(1, 2u) = solo / pair_self time
                                ///< (1 where two copies do not fit the pool)
@@ -65,10 +65,11 @@ std::vector<WorkloadMeasurement> profile_workloads(Device& device, const std::ve
 /// Measures every unordered pair of the measured workloads running together in two lanes;
 /// pairs that do not fit the pool together are left out. Both run until each has its measured
 /// iterations, and only iterations during which the other was still running count: the slower
-/// one is overlapped for its whole window, not only while the faster one does its quota. Each
-/// slowdown is relative to the workload's median alone in the same pool and loop, the mean of
-/// one measurement just before the pair and one just after (not the profile's first loop: the
-/// machine's speed drifts between them).
+/// one is overlapped for its whole window (at least --min-seconds), not only while the faster one
+/// does its quota. Each slowdown is the typical mean together over the workload's typical mean
+/// alone in the same pool and loop, the mean of one measurement just before the pair and one just
+/// after (not the profile's first loop: the machine's speed drifts between them). Means, not
+/// medians: the simulator wants rates, and time-sliced iterations are bimodal.
 std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<WorkloadMeasurement>& solo,
                                            const ProfileOptions& options);
 
