@@ -187,9 +187,7 @@ double combine(std::vector<double> values, CalibrationCombine how) {
     for (double v : values) sum += v;
     return sum / static_cast<double>(values.size());
   }
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return median_of(std::move(values));
 }
 
 }  // namespace
@@ -291,10 +289,6 @@ json calibrated_catalog(const json& base, const json& before, const json* after)
                             "salus-profile runs just before and just after the run");
 }
 
-/// salus-experiment fidelity: the trace's workloads profiled on the device (unless a catalog is
-/// given), the trace run under the four policies on the real executor `repeat` times, each run
-/// predicted by the simulator with the catalog calibrated for it and with the base catalog alone,
-/// and the predictions compared with the runs per policy (medians over the repeats).
 namespace {
 
 /// One real run of a sitting, in the order the runs ran.
@@ -337,6 +331,10 @@ void read_sitting(const std::string& dir, std::vector<RealRun>& runs, json& cali
 
 }  // namespace
 
+/// salus-experiment fidelity: the trace's workloads profiled on the device (unless a catalog is
+/// given), the trace run under the four policies on the real executor `repeat` times, each run
+/// predicted by the simulator with the catalog calibrated for it and with the base catalog alone,
+/// and the predictions compared with the runs per policy (medians over the repeats).
 nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   std::string device = ctx.device;
   const std::string& out_dir = ctx.out_dir;

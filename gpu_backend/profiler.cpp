@@ -120,8 +120,9 @@ std::vector<core::TimeNs> together(std::vector<Instance*> ins, const ProfileOpti
         errors[k] = std::current_exception();
         stop = true;
       }
+      // The last to finish its warm-up opens the window; all start measuring once it is open.
       if (++ready == n) start = Clock::now().time_since_epoch().count();
-      while (ready.load() < n) std::this_thread::yield();
+      while (start.load() == 0) std::this_thread::yield();
       bool counted = false;
       while (!stop.load() && !errors[k]) {
         try {
