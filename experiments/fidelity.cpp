@@ -206,6 +206,12 @@ std::vector<std::size_t> calibration_readings(const std::string& mode, std::size
   return out;
 }
 
+std::size_t calibrations_taken(const std::string& mode, std::size_t runs) {
+  check_calibration_mode(mode);
+  if (mode == "off") return 0;
+  return mode == "before" ? runs : runs + 1;
+}
+
 json calibrated_catalog(const json& base, const std::vector<const json*>& readings, CalibrationCombine how,
                         const std::string& where) {
   static constexpr const char* kPerWorkload[] = {"iter_ms", "iter_exec_mean_ms", "iter_exec_median_ms", "iter_median_ms",
@@ -363,7 +369,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
     const std::string own = ctx.predict_from + "/fidelity_catalog.json";
     catalog = fs::exists(own) ? own : first.at("profiles").get<std::string>();
     repeat = runs.back().repeat;
-    const std::size_t needed = !calibrating ? 0 : ctx.calibrate == "before" ? runs.size() : runs.size() + 1;
+    const std::size_t needed = calibrations_taken(ctx.calibrate, runs.size());
     if (calibrations.size() < needed) {
       throw core::InputError("--predict-from: " + ctx.predict_from + " holds " + std::to_string(calibrations.size()) +
                              " calibrations (fidelity_calibration_<n>.json) for " + std::to_string(runs.size()) +
@@ -394,10 +400,11 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
                       std::string("--min-seconds 1 --switch on --pairs ") + (pairs ? "on" : "off"));
     calibrations.push_back(read_json(stem + ".json"));
   };
-  // The real runs first, in order, a calibration before the first and after each (but the last
-  // when only the one before a run is used); run k then sits between calibrations k and k + 1.
+  // The real runs first, in order, a calibration before the first and after each as long as the
+  // sitting takes one (calibrations_taken); run k then sits between calibrations k and k + 1.
   // --predict-from: an earlier sitting's, read above.
-  if (calibrating && !replay) calibrate(four_policies.front() == "pack");
+  const std::size_t total_runs = static_cast<std::size_t>(repeat) * four_policies.size();
+  if (!replay && calibrations_taken(ctx.calibrate, total_runs) > 0) calibrate(four_policies.front() == "pack");
   for (int r = 1; !replay && r <= repeat; ++r) {
     for (std::size_t i = 0; i < four_policies.size(); ++i) {
       const std::string& policy = four_policies[i];
@@ -408,9 +415,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
                                    shell_quote(stem + ".json"),
                   stem + ".log");
       runs.push_back({r, policy, read_json(stem + ".json")});
-      if (calibrating && (ctx.calibrate != "before" || r < repeat || i + 1 < four_policies.size())) {
-        calibrate(policy == "pack" || next_is_pack);
-      }
+      if (calibrations.size() < calibrations_taken(ctx.calibrate, total_runs)) calibrate(policy == "pack" || next_is_pack);
     }
   }
   auto run_catalog = [&](std::size_t k) {

@@ -62,6 +62,12 @@ void check_calibration_mode(const std::string& mode);
 /// off none. Indices past the last calibration are left out.
 std::vector<std::size_t> calibration_readings(const std::string& mode, std::size_t run, std::size_t calibrations);
 
+/// How many calibrations a sitting of `runs` real runs takes under --calibrate `mode`: one before
+/// the first run and one after each (`runs` + 1), but not after the last under before (`runs`),
+/// none under off. The sitting's schedule: salus-experiment calibrates by it and --predict-from
+/// checks an earlier sitting's files against it.
+std::size_t calibrations_taken(const std::string& mode, std::size_t runs);
+
 /// How the readings of several calibrations become one figure: their mean, or their median (the
 /// mean of the middle two for an even count), which one reading caught in a slow stretch of the
 /// host cannot move by more than the gap to its neighbour.

@@ -120,9 +120,13 @@ int run(int argc, char** argv) {
                  "consecutive blocks; iter_exec_mean_ms their plain mean, iter_exec_median_ms their median) and first_iter_ms the first, both measured through the real "
                  "executor (one job alone, as salus-run runs it); iter_median_ms = the median of the profiler's own "
                  "loop; gpu_util from the slowdown s of two copies in two lanes, u = clamp(s / 2, 0.05, 1); pairs: "
-                 "median iteration time together over the solo median in the same loop and pool (the mean of one just "
-                 "before and one just after the pair; a copy beside itself is u's measurement, relative to its solo median just before and after too); switch_ms (each workload's, and the catalog's: that of the workload with the shortest iter_ms): the real executor's switching cost in one lane under FAIR, two copies taking turns (the gap between two jobs' "
-                 "iterations plus the median of their iterations over the median of its iterations alone through the executor just before and after)";
+                 "the typical mean iteration time together (over a window of at least the profile's minimum seconds) "
+                 "over the solo typical mean in the same loop and pool (the mean of one just before and one just "
+                 "after the pair; a copy beside itself is u's measurement, relative to its solo time just before and "
+                 "after too); switch_ms (each workload's, and the catalog's: that of the workload with the shortest "
+                 "iter_ms): the real executor's switching cost in one lane under FAIR, two copies taking turns (the "
+                 "mean gap between two jobs' iterations plus the median of their iterations over the median of its "
+                 "iterations alone through the executor just before and after)";
   if (switch_ns) cat["switch_ms"] = round_to(static_cast<double>(*switch_ns) / 1e6, 0.0001);
   nlohmann::json ws = nlohmann::json::array();
   std::string not_measured;

@@ -77,10 +77,11 @@ std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<Wor
 /// turns every iteration in one lane under FAIR, through the real executor and the scheduling
 /// loop, as in salus-run. Returns, per switch, the mean gap between the end of one job's iteration
 /// and the start of the other's (RealExecutor::switch_latencies: CUDA events on a GPU, the host
-/// clock on the CPU) plus what the iterations took beyond the workload's mean iteration alone
-/// through the executor (cold caches after the other job ran), over `switches` switches at least.
-/// The solo mean is measured just before and just after the switching run (their mean), not
-/// taken from m.iter_ns: the machine's drift between the two is as large as the cost.
+/// clock on the CPU) plus what the iterations took beyond the workload's iteration alone through
+/// the executor (cold caches after the other job ran; a difference of medians, which one burst of
+/// a neighbour does not move), over `switches` switches at least. The solo iterations are measured
+/// just before and just after the switching run, not taken from m.iter_ns: the machine's drift
+/// between the two is as large as the cost.
 core::TimeNs profile_switch(Device& device, const WorkloadMeasurement& m, const ProfileOptions& options,
                             int switches = 200);
 

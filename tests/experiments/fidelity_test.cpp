@@ -2,6 +2,7 @@
 // `salus-experiment fidelity` end to end on a tiny trace on the CPU device.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -229,6 +230,37 @@ TEST_CASE("fidelity: which calibrations predict which run") {
   CHECK(calibration_readings("median", 10, 13) == V{9, 10, 11, 12});
   CHECK(calibration_readings("median", 11, 13) == V{10, 11, 12});
   CHECK_THROWS_AS(calibration_readings("mean", 0, 13), salus::core::InputError);
+}
+
+TEST_CASE("fidelity: a sitting takes the calibrations its mode reads") {
+  using salus::experiments::calibration_readings;
+  using salus::experiments::calibrations_taken;
+  CHECK(calibrations_taken("off", 12) == 0);
+  CHECK(calibrations_taken("before", 12) == 12);
+  CHECK(calibrations_taken("bracket", 12) == 13);
+  CHECK(calibrations_taken("median", 12) == 13);
+  CHECK(calibrations_taken("median", 1) == 2);
+  CHECK_THROWS_AS(calibrations_taken("nearest", 4), salus::core::InputError);
+  // Every run of a sitting finds what its mode reads, and the sitting's last calibration is read:
+  // the schedule takes none that no prediction uses, and none is missing.
+  for (const char* mode : salus::experiments::kCalibrationModes) {
+    for (std::size_t runs : {1, 4, 12}) {
+      const std::size_t taken = calibrations_taken(mode, runs);
+      std::size_t highest = 0;
+      bool any = false;
+      for (std::size_t k = 0; k < runs; ++k) {
+        const auto unclipped = calibration_readings(mode, k, taken + 8);
+        for (std::size_t c : unclipped) {
+          if (std::string(mode) != "median") CHECK(c < taken);  // median's window is clipped at the ends
+          highest = std::max(highest, c < taken ? c : highest);
+          any = true;
+        }
+        if (std::string(mode) != "off") CHECK(!calibration_readings(mode, k, taken).empty());
+      }
+      CHECK(any == (taken > 0));
+      if (taken > 0) CHECK(highest == taken - 1);
+    }
+  }
 }
 
 TEST_CASE("fidelity: each workload's own switch_ms is calibrated like its solo time") {
