@@ -311,27 +311,34 @@ const std::vector<std::string>& fidelity_policies() {
   return four;
 }
 
+/// A sitting's files, as the sitting writes them and --predict-from reads them: the stem of real
+/// run `repeat` under `policy` and of calibration `n` (salus-run's or salus-profile's .json, and
+/// its .log).
+std::string real_run_stem(const std::string& dir, int repeat, const std::string& policy) {
+  return dir + "/fidelity_real_" + std::to_string(repeat) + "_" + policy;
+}
+std::string calibration_stem(const std::string& dir, std::size_t n) {
+  return dir + "/fidelity_calibration_" + std::to_string(n);
+}
+
 /// An earlier sitting's files (--predict-from): its real runs, whole repeats in order, and its
 /// calibrations; InputError naming what is missing.
 void read_sitting(const std::string& dir, std::vector<RealRun>& runs, json& calibrations) {
   namespace fs = std::filesystem;
-  for (int r = 1;; ++r) {
-    const std::string first = dir + "/fidelity_real_" + std::to_string(r) + "_" + fidelity_policies().front() + ".json";
-    if (!fs::exists(first)) break;
+  for (int r = 1; fs::exists(real_run_stem(dir, r, fidelity_policies().front()) + ".json"); ++r) {
     for (const std::string& policy : fidelity_policies()) {
-      const std::string path = dir + "/fidelity_real_" + std::to_string(r) + "_" + policy + ".json";
+      const std::string path = real_run_stem(dir, r, policy) + ".json";
       if (!fs::exists(path)) throw core::InputError("--predict-from: " + path + " is missing (repeat " + std::to_string(r) + " is incomplete)");
       runs.push_back({r, policy, read_json(path)});
     }
   }
   if (runs.empty()) {
-    throw core::InputError("--predict-from: " + dir + " holds no fidelity_real_1_fifo.json (give the --out directory of a "
-                           "salus-experiment fidelity sitting)");
+    const std::string first = fs::path(real_run_stem(dir, 1, fidelity_policies().front())).filename().string();
+    throw core::InputError("--predict-from: " + dir + " holds no " + first +
+                           ".json (give the --out directory of a salus-experiment fidelity sitting)");
   }
-  for (std::size_t n = 0;; ++n) {
-    const std::string path = dir + "/fidelity_calibration_" + std::to_string(n) + ".json";
-    if (!fs::exists(path)) break;
-    calibrations.push_back(read_json(path));
+  for (std::size_t n = 0; fs::exists(calibration_stem(dir, n) + ".json"); ++n) {
+    calibrations.push_back(read_json(calibration_stem(dir, n) + ".json"));
   }
 }
 
@@ -395,7 +402,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   const json base_sim = simulate("fifo,srtf,pack,fair", catalog, "fidelity_sim");
   // The pairs (which only PACK's two lanes run) are measured again only beside a PACK run.
   auto calibrate = [&](bool pairs) {
-    const std::string stem = out_dir + "/fidelity_calibration_" + std::to_string(calibrations.size());
+    const std::string stem = calibration_stem(out_dir, calibrations.size());
     profile_on_device(device, workloads, gpu_mem, stem + ".json", stem + ".log",
                       std::string("--min-seconds 1 --switch on --pairs ") + (pairs ? "on" : "off"));
     calibrations.push_back(read_json(stem + ".json"));
@@ -409,7 +416,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
     for (std::size_t i = 0; i < four_policies.size(); ++i) {
       const std::string& policy = four_policies[i];
       const bool next_is_pack = four_policies[(i + 1) % four_policies.size()] == "pack";
-      const std::string stem = out_dir + "/fidelity_real_" + std::to_string(r) + "_" + policy;
+      const std::string stem = real_run_stem(out_dir, r, policy);
       run_sibling("salus-run", "--device " + shell_quote(device) + " --trace " + q_trace + " --policy " + policy +
                                    " --profiles " + shell_quote(catalog) + " --gpu-mem " + q_mem + " --summary-json " +
                                    shell_quote(stem + ".json"),
