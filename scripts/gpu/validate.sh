@@ -9,7 +9,9 @@
 # (compute-sanitizer memcheck on a short PACK run), profile (salus-profile on every implemented
 # workload at the paper's batch sizes -> OUTDIR/profiles.json), bench (service against plain
 # loops, backend_bench), fidelity (a generated trace of real workloads on the GPU and in
-# salus-sim with the measured catalog; fidelity.py compares them), packing (many small jobs under
+# salus-sim with the measured catalog; fidelity.py compares them), fidexp (not run unless named:
+# salus-experiment fidelity --executor real --device cuda on the same trace and catalog, most of a
+# call by itself), packing (many small jobs under
 # FIFO and PACK, the paper's Fig. 11), timeslice (two alexnet_25 jobs in Salus lanes against the
 # same two jobs as two processes sharing the GPU by the driver's time slicing, Fig. 13),
 # bench_tf32 (not run unless named: the backend benchmark again with --math tf32).
@@ -128,25 +130,46 @@ if want profile; then
 fi
 
 
-if want fidelity; then
+# The fidelity trace and its catalog, shared by the fidelity and fidexp phases: the workloads
+# profiled on the GPU, then FID_JOBS jobs of them generated from that catalog.
+fid_ready=0
+if want fidelity || want fidexp; then
   fid_workloads=${FID_WORKLOADS:-resnet50_25,alexnet_25,googlenet_25,vgg11_25,overfeat_25,lenet_32,mlp_64}
   catalog=$out/profiles_fidelity.json
   if run_step fid_profile 90 "$bin/salus-profile" --device cuda --math "$math" --gpu-mem "$gpu_mem" --workloads "$fid_workloads" \
        --out "$catalog"; then
     "$bin/salus-trace" generate --profiles "$catalog" --workloads "$fid_workloads" --jobs "${FID_JOBS:-20}" \
       --seed "${FID_SEED:-7}" --mean-interarrival-s "${FID_GAP_S:-0.8}" --median-duration-s "${FID_MEDIAN_S:-1.5}" \
-      --min-duration-s 0.5 --max-duration-s "${FID_MAX_S:-5}" --out "$out/fidelity_trace.csv" >"$out/fid_trace.log" 2>&1
-    run_step fid_real 260 "$bin/salus-run" --device cuda --math "$math" --gpu-mem "$gpu_mem" --profiles "$catalog" \
-      --trace "$out/fidelity_trace.csv" --out "$out/fid_real" --summary-json "$out/fid_real.json"
-    # The switching cost is the catalog's measured switch_ms (salus-sim's default with such a catalog).
-    for interference in shares pairs profiled none; do
-      run_step "fid_sim_$interference" 30 "$bin/salus-sim" --profiles "$catalog" --gpu-mem "$gpu_mem" \
-        --interference "$interference" --trace "$out/fidelity_trace.csv" \
-        --out "$out/fid_sim_$interference" --summary-json "$out/fid_sim_$interference.json"
-      python3 "$here/fidelity.py" "$out/fid_sim_$interference" "$out/fid_real" \
-        --json "$out/fidelity_$interference.json" >"$out/fidelity_$interference.log" 2>&1
-    done
+      --min-duration-s 0.5 --max-duration-s "${FID_MAX_S:-5}" --out "$out/fidelity_trace.csv" >"$out/fid_trace.log" 2>&1 &&
+      fid_ready=1
   fi
+fi
+
+if want fidelity && [ "$fid_ready" = 1 ]; then
+  run_step fid_real 260 "$bin/salus-run" --device cuda --math "$math" --gpu-mem "$gpu_mem" --profiles "$catalog" \
+    --trace "$out/fidelity_trace.csv" --out "$out/fid_real" --summary-json "$out/fid_real.json"
+  # The switching cost is the catalog's measured switch_ms (salus-sim's default with such a catalog).
+  for interference in shares pairs profiled none; do
+    run_step "fid_sim_$interference" 30 "$bin/salus-sim" --profiles "$catalog" --gpu-mem "$gpu_mem" \
+      --interference "$interference" --trace "$out/fidelity_trace.csv" \
+      --out "$out/fid_sim_$interference" --summary-json "$out/fid_sim_$interference.json"
+    python3 "$here/fidelity.py" "$out/fid_sim_$interference" "$out/fid_real" \
+      --json "$out/fidelity_$interference.json" >"$out/fidelity_$interference.log" 2>&1
+  done
+fi
+
+if want fidexp && [ "$fid_ready" = 1 ] && [ "$math" != fp32 ]; then
+  # salus-experiment has no --math: its runs are exact FP32, which a TF32 catalog would not predict.
+  printf '%-26s %-10s %6s\n' "fidexp" "fp32-only" "-" >>"$summary"
+elif want fidexp && [ "$fid_ready" = 1 ]; then
+  # The project's own fidelity experiment on the same trace and catalog: every policy run
+  # FIDX_REPEAT times by salus-run on the GPU and predicted by salus-sim, fidelity.json and the
+  # figure under OUTDIR/fidexp. Its calibrations re-profile every workload (and, beside PACK,
+  # every pair) around each run, minutes for seven GPU workloads, so they are off unless
+  # FIDX_CALIBRATE names a mode; FIDX_SCALE shortens the runs (--time-scale) to fit the call.
+  run_step fidexp 480 "$bin/salus-experiment" fidelity --executor real --device cuda --gpu-mem "$gpu_mem" \
+    --trace "$out/fidelity_trace.csv" --profiles "$catalog" --repeat "${FIDX_REPEAT:-3}" \
+    --time-scale "${FIDX_SCALE:-2}" --calibrate "${FIDX_CALIBRATE:-off}" --plots off --out "$out/fidexp"
 fi
 
 if want packing; then
@@ -204,6 +227,7 @@ done
 [ -f "$out/cuda_tests.log" ] && grep -E '^\[doctest\] (test cases|assertions)' "$out/cuda_tests.log"
 [ -f "$out/sanitizer.log" ] && grep -E 'ERROR SUMMARY' "$out/sanitizer.log"
 for f in "$out"/fidelity_*.log; do [ -f "$f" ] && { echo "--- $(basename "$f" .log)"; cat "$f"; }; done
+[ -f "$out/fidexp.log" ] && { echo "--- fidexp"; sed -n '/^fidelity on /,$p' "$out/fidexp.log"; }
 for f in "$out"/packing_*.log "$out"/timeslice_salus.log "$out"/timeslice_alone.log; do
   [ -f "$f" ] && { echo "--- $(basename "$f" .log)"; grep -E '^(fifo|pack) ' "$f"; }
 done
