@@ -361,6 +361,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   std::string trace = ctx.trace.empty() ? ctx.data_dir + "/experiments/fidelity_cpu.csv" : ctx.trace;
   std::string gpu_mem = ctx.gpu_mem, catalog = ctx.profiles_given ? ctx.profiles : std::string();
   int repeat = ctx.repeat;
+  double time_scale = ctx.time_scale;
   if (replay) {
     namespace fs = std::filesystem;
     if (fs::exists(out_dir) && fs::exists(ctx.predict_from) && fs::equivalent(out_dir, ctx.predict_from)) {
@@ -376,6 +377,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
     const std::string own = ctx.predict_from + "/fidelity_catalog.json";
     catalog = fs::exists(own) ? own : first.at("profiles").get<std::string>();
     repeat = runs.back().repeat;
+    time_scale = first.value("time_scale", 1.0);
     const std::size_t needed = calibrations_taken(ctx.calibrate, runs.size());
     if (calibrations.size() < needed) {
       throw core::InputError("--predict-from: " + ctx.predict_from + " holds " + std::to_string(calibrations.size()) +
@@ -386,6 +388,11 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   if (repeat < 1 || repeat > 20) throw core::InputError("--repeat: must be from 1 to 20");
   std::filesystem::create_directories(out_dir);
   const std::string q_trace = shell_quote(trace), q_mem = shell_quote(gpu_mem);
+  // --time-scale: salus-run and salus-sim both shorten the trace the same way (arrivals and
+  // iteration counts divided by it); the calibrations measure iterations, which it leaves alone.
+  char scale_text[64];
+  std::snprintf(scale_text, sizeof scale_text, "%.17g", time_scale);
+  const std::string scale_option = time_scale == 1 ? std::string() : " --time-scale " + std::string(scale_text);
   const std::vector<std::string> workloads = trace_workloads({trace});
   if (catalog.empty()) {
     catalog = out_dir + "/fidelity_catalog.json";
@@ -395,7 +402,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   auto simulate = [&](const std::string& policies, const std::string& profiles, const std::string& stem) {
     const std::string summary = out_dir + "/" + stem + ".json";
     run_sibling("salus-sim", "--trace " + q_trace + " --policy " + policies + " --profiles " + shell_quote(profiles) +
-                                 " --gpu-mem " + q_mem + " --summary-json " + shell_quote(summary),
+                                 " --gpu-mem " + q_mem + scale_option + " --summary-json " + shell_quote(summary),
                 out_dir + "/" + stem + ".log");
     return read_json(summary);
   };
@@ -418,8 +425,8 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
       const bool next_is_pack = four_policies[(i + 1) % four_policies.size()] == "pack";
       const std::string stem = real_run_stem(out_dir, r, policy);
       run_sibling("salus-run", "--device " + shell_quote(device) + " --trace " + q_trace + " --policy " + policy +
-                                   " --profiles " + shell_quote(catalog) + " --gpu-mem " + q_mem + " --summary-json " +
-                                   shell_quote(stem + ".json"),
+                                   " --profiles " + shell_quote(catalog) + " --gpu-mem " + q_mem + scale_option +
+                                   " --summary-json " + shell_quote(stem + ".json"),
                   stem + ".log");
       runs.push_back({r, policy, read_json(stem + ".json")});
       if (calibrations.size() < calibrations_taken(ctx.calibrate, total_runs)) calibrate(policy == "pack" || next_is_pack);
@@ -507,9 +514,10 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   }
   const std::string cpus = replay ? runs.front().summary.value("cpus", std::string("?"))
                                   : cpu_list_text(allowed_cpus());
-  std::printf("\nfidelity on %s (CPUs %s): %s, catalog %s, calibration %s, median of %d repeat(s) (errors relative "
+  const std::string scaled = time_scale == 1 ? std::string() : " (--time-scale " + std::string(scale_text) + ")";
+  std::printf("\nfidelity on %s (CPUs %s): %s%s, catalog %s, calibration %s, median of %d repeat(s) (errors relative "
               "to the measured run; real vs real: the executor's repeats against each other)\n%s",
-              device.c_str(), cpus.c_str(), trace.c_str(), catalog.c_str(), ctx.calibrate.c_str(), repeat,
+              device.c_str(), cpus.c_str(), trace.c_str(), scaled.c_str(), catalog.c_str(), ctx.calibrate.c_str(), repeat,
               fidelity_table(medians).c_str());
   if (calibrating) {
     std::printf("\nthe same runs predicted with the base catalog alone (--calibrate off)\n%s",
@@ -521,6 +529,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
           {"device", device},
           {"cpus", cpus},
           {"trace", trace},
+          {"time_scale", time_scale},
           {"catalog", catalog},
           {"calibrate", ctx.calibrate},
           {"predict_from", replay ? json(ctx.predict_from) : json()},

@@ -113,7 +113,7 @@ int run(int argc, char** argv) {
        "after)")
       ("predict-from", po::value(&predict_from),
        "fidelity: predict the real runs and calibrations of an earlier sitting (its --out directory) again under "
-       "--calibrate, running nothing on the device; its trace, pool and catalog are the sitting's")
+       "--calibrate, running nothing on the device; its trace, time scale, pool and catalog are the sitting's")
       ("plots", po::value(&plots)->default_value("auto"),
        "auto: draw the figures when matplotlib is there, else say how to get it; on: failing to draw is an error; off");
   experiments::add_cpus_option(desc, cpus,
@@ -159,9 +159,10 @@ int run(int argc, char** argv) {
   experiments::check_calibration_mode(calibrate);
   if (vm.count("predict-from")) {
     if (!fidelity_only) throw core::InputError("--predict-from is for fidelity only");
-    for (const char* own : {"repeat", "trace", "profiles", "gpu-mem", "device"}) {
+    for (const char* own : {"repeat", "trace", "profiles", "gpu-mem", "device", "time-scale"}) {
       if (vm.count(own) && !vm[own].defaulted()) {
-        throw core::InputError(std::string("--predict-from takes the sitting's runs, trace, pool, catalog and device: drop --") + own);
+        throw core::InputError(
+            std::string("--predict-from takes the sitting's runs, trace, time scale, pool, catalog and device: drop --") + own);
       }
     }
   }

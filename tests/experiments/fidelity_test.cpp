@@ -3,8 +3,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -362,12 +364,69 @@ TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and wri
   CHECK(bad.err.find("holds no fidelity_real_1_fifo.json") != std::string::npos);
   bad = refused("--predict-from '" + dir.string() + "' --repeat 2 --out '" + again.string() + "2'");
   CHECK(bad.code == 2);
-  CHECK(bad.err == "salus-experiment: --predict-from takes the sitting's runs, trace, pool, catalog and device: drop --repeat\n");
+  CHECK(bad.err ==
+        "salus-experiment: --predict-from takes the sitting's runs, trace, time scale, pool, catalog and device: drop "
+        "--repeat\n");
   fs::remove(dir / "fidelity_calibration_4.json");
   bad = refused("--predict-from '" + dir.string() + "' --out '" + again.string() + "2'");
   CHECK(bad.code == 2);
   CHECK(bad.err.find("holds 4 calibrations (fidelity_calibration_<n>.json) for 4 runs; --calibrate median needs 5") !=
         std::string::npos);
+}
+
+TEST_CASE("salus-experiment fidelity --time-scale shortens the real runs and the simulated ones alike") {
+  // Before, fidelity ignored --time-scale: the GPU bundle's fidexp phase asked for half the trace
+  // and would have run all of it.
+  const fs::path dir = salus::test::scratch() / "fidelity_scaled";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path trace = dir / "tiny.csv";
+  std::ofstream(trace) << "job_id,workload,arrival_s,iterations\na,lenet_32,0,12\nb,mlp_64,0.2,8\n";
+  const auto r = salus::test::run_program(
+      SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN,
+      "fidelity --executor real --device cpu --repeat 1 --plots off --gpu-mem 256MiB --calibrate off --time-scale 4 "
+      "--profiles '" + std::string(SALUS_SOURCE_DIR) + "/traces/profiles/catalog.json' --trace '" + trace.string() +
+          "' --out '" + dir.string() + "'");
+  INFO("stdout: ", r.out, "\nstderr: ", r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("(--time-scale 4)") != std::string::npos);
+  const json j = json::parse(salus::test::slurp(dir / "fidelity.json"));
+  CHECK(j.at("time_scale") == 4.0);
+  for (const char* p : {"fifo", "srtf", "pack", "fair"}) {
+    CAPTURE(p);
+    const json real = json::parse(salus::test::slurp(dir / ("fidelity_real_1_" + std::string(p) + ".json")));
+    CHECK(real.at("time_scale") == 4.0);
+    std::map<std::string, std::pair<std::int64_t, double>> jobs;  // id -> iterations, arrival
+    for (const json& job : real.at("results").at(0).at("jobs")) {
+      jobs[job.at("id")] = {job.at("iterations").get<std::int64_t>(), job.at("arrival_s").get<double>()};
+    }
+    CHECK(jobs.at("a").first == 3);  // 12 / 4
+    CHECK(jobs.at("b").first == 2);  // 8 / 4
+    CHECK(jobs.at("b").second == doctest::Approx(0.05));
+    CHECK(j.at("policies").at(p).at("done_both") == 2);  // the simulator ran the same two short jobs
+  }
+  const json sim = json::parse(salus::test::slurp(dir / "fidelity_sim.json"));
+  for (const json& result : sim.at("results")) {
+    for (const json& job : result.at("jobs")) CHECK(job.at("iterations").get<std::int64_t>() == (job.at("id") == "a" ? 3 : 2));
+  }
+  // Predicted again, the sitting's own time scale is used; another one is refused.
+  const fs::path again = salus::test::scratch() / "fidelity_scaled_again";
+  fs::remove_all(again);
+  const auto r2 = salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN,
+                                           "fidelity --executor real --plots off --calibrate off --predict-from '" +
+                                               dir.string() + "' --out '" + again.string() + "'");
+  INFO("stdout: ", r2.out, "\nstderr: ", r2.err);
+  REQUIRE(r2.code == 0);
+  const json k = json::parse(salus::test::slurp(again / "fidelity.json"));
+  CHECK(k.at("time_scale") == 4.0);
+  CHECK(k.at("policies") == j.at("policies"));  // the same runs, the same simulator: the same figures
+  const auto bad = salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN,
+                                            "fidelity --executor real --plots off --time-scale 2 --predict-from '" +
+                                                dir.string() + "' --out '" + again.string() + "2'");
+  CHECK(bad.code == 2);
+  CHECK(bad.err ==
+        "salus-experiment: --predict-from takes the sitting's runs, trace, time scale, pool, catalog and device: drop "
+        "--time-scale\n");
 }
 
 TEST_CASE("salus-experiment: the executor and fidelity options refuse what they cannot do, exit 2") {
