@@ -10,6 +10,8 @@
 #include "experiments/cpus.h"
 #include "experiments/output.h"
 #include "experiments/siblings.h"
+#include "traces/catalog.h"
+#include "traces/trace.h"
 
 namespace salus::experiments {
 namespace {
@@ -342,6 +344,39 @@ void read_sitting(const std::string& dir, std::vector<RealRun>& runs, json& cali
   }
 }
 
+/// --predict-from with --trace: the trace, scaled as the sitting was, must hold exactly the jobs of
+/// the sitting's runs (ids, workloads, iteration counts and arrivals), or the predictions would be
+/// of another experiment than the one measured. InputError naming the first difference.
+void check_sitting_trace(const std::string& trace, const std::string& recorded, double time_scale,
+                         const json& run_jobs) {
+  std::vector<core::JobSpec> jobs = traces::load_trace(trace, traces::Catalog::load_default()).jobs;
+  if (time_scale != 1) jobs = traces::scale_time(std::move(jobs), time_scale);
+  std::map<std::string, const core::JobSpec*> by_id;
+  for (const core::JobSpec& j : jobs) by_id[j.id] = &j;
+  auto fail = [&](const std::string& what) {
+    throw core::InputError("--trace " + trace + ": " + what + ", so it is not the trace the sitting ran (" + recorded +
+                           ")");
+  };
+  if (by_id.size() != run_jobs.size()) {
+    fail(std::to_string(by_id.size()) + " jobs against the runs' " + std::to_string(run_jobs.size()));
+  }
+  for (const json& rj : run_jobs) {
+    const std::string id = rj.at("id").get<std::string>();
+    const auto it = by_id.find(id);
+    if (it == by_id.end()) fail("no job " + id);
+    const core::JobSpec& j = *it->second;
+    const double arrival_s = static_cast<double>(j.arrival_ns) / 1e9;
+    if (j.workload != rj.at("workload").get<std::string>() || j.iterations != rj.at("iterations").get<std::int64_t>() ||
+        std::abs(arrival_s - rj.at("arrival_s").get<double>()) > 1e-6) {
+      char arrival[32];
+      std::snprintf(arrival, sizeof arrival, "%g", arrival_s);
+      fail("job " + id + " is " + j.workload + ", " + std::to_string(j.iterations) + " iterations at " + arrival +
+           " s, the runs' " + rj.at("workload").get<std::string>() + ", " + std::to_string(rj.at("iterations").get<std::int64_t>()) +
+           " at " + std::to_string(rj.at("arrival_s").get<double>()) + " s");
+    }
+  }
+}
+
 }  // namespace
 
 /// salus-experiment fidelity: the trace's workloads profiled on the device (unless a catalog is
@@ -369,15 +404,29 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
                              "predictions would be overwritten)");
     }
     read_sitting(ctx.predict_from, runs, calibrations);
-    // The sitting's trace, pool and base catalog, as its runs recorded them.
+    // The sitting's trace, time scale, pool and base catalog, as its runs recorded them. A sitting
+    // copied from another machine names a trace path that may not exist here: --trace says where
+    // the trace is, and it must then hold the jobs the runs ran.
     const json& first = runs.front().summary;
-    trace = first.at("trace").get<std::string>();
+    const std::string recorded = first.at("trace").get<std::string>();
+    time_scale = first.value("time_scale", 1.0);
+    if (!ctx.trace.empty()) {
+      trace = ctx.trace;
+      check_sitting_trace(trace, recorded, time_scale, first.at("results").at(0).at("jobs"));
+    } else if (fs::exists(recorded)) {
+      trace = recorded;
+    } else {
+      throw core::InputError("--predict-from: the sitting's trace " + recorded +
+                             " is not on this machine; give its copy with --trace");
+    }
     device = first.value("device", device);
     gpu_mem = std::to_string(first.at("gpu_mem_bytes").get<long long>()) + "B";
     const std::string own = ctx.predict_from + "/fidelity_catalog.json";
     catalog = fs::exists(own) ? own : first.at("profiles").get<std::string>();
+    if (!fs::exists(catalog)) {
+      throw core::InputError("--predict-from: the sitting's catalog " + catalog + " is not on this machine");
+    }
     repeat = runs.back().repeat;
-    time_scale = first.value("time_scale", 1.0);
     const std::size_t needed = calibrations_taken(ctx.calibrate, runs.size());
     if (calibrations.size() < needed) {
       throw core::InputError("--predict-from: " + ctx.predict_from + " holds " + std::to_string(calibrations.size()) +

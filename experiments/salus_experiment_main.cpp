@@ -113,7 +113,8 @@ int run(int argc, char** argv) {
        "after)")
       ("predict-from", po::value(&predict_from),
        "fidelity: predict the real runs and calibrations of an earlier sitting (its --out directory) again under "
-       "--calibrate, running nothing on the device; its trace, time scale, pool and catalog are the sitting's")
+       "--calibrate, running nothing on the device; its trace, time scale, pool and catalog are the sitting's "
+       "(--trace: where its trace is on this machine, for a sitting copied from another; it must hold the runs' jobs)")
       ("plots", po::value(&plots)->default_value("auto"),
        "auto: draw the figures when matplotlib is there, else say how to get it; on: failing to draw is an error; off");
   experiments::add_cpus_option(desc, cpus,
@@ -159,10 +160,11 @@ int run(int argc, char** argv) {
   experiments::check_calibration_mode(calibrate);
   if (vm.count("predict-from")) {
     if (!fidelity_only) throw core::InputError("--predict-from is for fidelity only");
-    for (const char* own : {"repeat", "trace", "profiles", "gpu-mem", "device", "time-scale"}) {
+    for (const char* own : {"repeat", "profiles", "gpu-mem", "device", "time-scale"}) {
       if (vm.count(own) && !vm[own].defaulted()) {
         throw core::InputError(
-            std::string("--predict-from takes the sitting's runs, trace, time scale, pool, catalog and device: drop --") + own);
+            std::string("--predict-from takes the sitting's runs, trace, time scale, pool, catalog and device: drop --") + own +
+            " (--trace only says where the sitting's trace is on this machine)");
       }
     }
   }

@@ -366,7 +366,7 @@ TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and wri
   CHECK(bad.code == 2);
   CHECK(bad.err ==
         "salus-experiment: --predict-from takes the sitting's runs, trace, time scale, pool, catalog and device: drop "
-        "--repeat\n");
+        "--repeat (--trace only says where the sitting's trace is on this machine)\n");
   fs::remove(dir / "fidelity_calibration_4.json");
   bad = refused("--predict-from '" + dir.string() + "' --out '" + again.string() + "2'");
   CHECK(bad.code == 2);
@@ -374,7 +374,7 @@ TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and wri
         std::string::npos);
 }
 
-TEST_CASE("salus-experiment fidelity --time-scale shortens the real runs and the simulated ones alike") {
+TEST_CASE("salus-experiment fidelity --time-scale shortens the real runs and the simulated ones alike; a sitting replays from a copy") {
   // Before, fidelity ignored --time-scale: the GPU bundle's fidexp phase asked for half the trace
   // and would have run all of it.
   const fs::path dir = salus::test::scratch() / "fidelity_scaled";
@@ -420,13 +420,36 @@ TEST_CASE("salus-experiment fidelity --time-scale shortens the real runs and the
   const json k = json::parse(salus::test::slurp(again / "fidelity.json"));
   CHECK(k.at("time_scale") == 4.0);
   CHECK(k.at("policies") == j.at("policies"));  // the same runs, the same simulator: the same figures
+  // A sitting copied to another machine: its trace's recorded path is gone. Without --trace that
+  // is refused; --trace finds it, and must hold the runs' jobs.
+  const fs::path moved = salus::test::scratch() / "fidelity_scaled_trace.csv";
+  fs::rename(trace, moved);
+  auto replay = [&](const std::string& extra, const std::string& out) {
+    return salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN,
+                                    "fidelity --executor real --plots off --calibrate off --predict-from '" + dir.string() +
+                                        "' " + extra + " --out '" + out + "'");
+  };
+  auto gone = replay("", again.string() + "3");
+  CHECK(gone.code == 2);
+  CHECK(gone.err == "salus-experiment: --predict-from: the sitting's trace " + trace.string() +
+                        " is not on this machine; give its copy with --trace\n");
+  const auto found = replay("--trace '" + moved.string() + "'", again.string() + "4");
+  INFO("stdout: ", found.out, "\nstderr: ", found.err);
+  REQUIRE(found.code == 0);
+  CHECK(json::parse(salus::test::slurp(again.string() + "4/fidelity.json")).at("policies") == j.at("policies"));
+  std::ofstream(moved) << "job_id,workload,arrival_s,iterations\na,lenet_32,0,12\nb,mlp_64,0.2,12\n";
+  const auto other = replay("--trace '" + moved.string() + "'", again.string() + "5");
+  CHECK(other.code == 2);
+  CHECK(other.err.find("--trace " + moved.string() + ": job b is mlp_64, 3 iterations at 0.05 s, the runs' mlp_64, 2") !=
+        std::string::npos);
+  CHECK(other.err.find("so it is not the trace the sitting ran (" + trace.string() + ")") != std::string::npos);
   const auto bad = salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN,
                                             "fidelity --executor real --plots off --time-scale 2 --predict-from '" +
                                                 dir.string() + "' --out '" + again.string() + "2'");
   CHECK(bad.code == 2);
   CHECK(bad.err ==
         "salus-experiment: --predict-from takes the sitting's runs, trace, time scale, pool, catalog and device: drop "
-        "--time-scale\n");
+        "--time-scale (--trace only says where the sitting's trace is on this machine)\n");
 }
 
 TEST_CASE("salus-experiment: the executor and fidelity options refuse what they cannot do, exit 2") {
