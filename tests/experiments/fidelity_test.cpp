@@ -374,7 +374,7 @@ TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and wri
         std::string::npos);
 }
 
-TEST_CASE("salus-experiment fidelity --time-scale shortens the real runs and the simulated ones alike; a sitting replays from a copy") {
+TEST_CASE("salus-experiment fidelity --time-scale shortens the real runs and the simulated ones alike, and a copied sitting replays") {
   // Before, fidelity ignored --time-scale: the GPU bundle's fidexp phase asked for half the trace
   // and would have run all of it.
   const fs::path dir = salus::test::scratch() / "fidelity_scaled";
