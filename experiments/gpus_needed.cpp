@@ -82,6 +82,7 @@ json run_gpus_needed(const ExperimentContext& ctx) {
   out["version"] = 1;
   out["input"] = trace;
   out["profiles"] = ctx.profiles;
+  out["time_scale"] = ctx.time_scale;  // as the other experiments record it: the trace was scaled by it
   out["gpu_mem_bytes"] = cfg.capacity;
   out["avg_solo_s"] = avg_solo_s;
   out["bound"] = {{"kind", kind}, {"seconds", bound_s}};

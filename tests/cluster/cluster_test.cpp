@@ -228,6 +228,7 @@ TEST_CASE("gpus_needed: the bisection's answer is the first cluster size meeting
   const nlohmann::json j = experiments::run_gpus_needed(ctx);
   const double bound = j["bound"]["seconds"].get<double>();
   CHECK(bound == doctest::Approx(2 * j["avg_solo_s"].get<double>()));
+  CHECK(j["time_scale"] == 1.0);  // recorded, as the other experiments record it
   for (const char* p : {"fifo", "pack", "srtf"}) {
     INFO(p);
     const auto& r = j["policies"][p];
