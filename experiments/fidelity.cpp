@@ -7,11 +7,10 @@
 #include <map>
 
 #include "core/errors.h"
+#include "experiments/cli.h"
 #include "experiments/cpus.h"
 #include "experiments/output.h"
 #include "experiments/siblings.h"
-#include "traces/catalog.h"
-#include "traces/trace.h"
 
 namespace salus::experiments {
 namespace {
@@ -344,18 +343,23 @@ void read_sitting(const std::string& dir, std::vector<RealRun>& runs, json& cali
   }
 }
 
-/// --predict-from with --trace: the trace, scaled as the sitting was, must hold exactly the jobs of
+/// --predict-from with --trace: the jobs salus-run would make of the trace (the sitting's catalog,
+/// pool and time scale, load_jobs as salus-run and salus-sim call it) must be exactly the jobs of
 /// the sitting's runs (ids, workloads, iteration counts and arrivals), or the predictions would be
 /// of another experiment than the one measured. InputError naming the first difference.
-void check_sitting_trace(const std::string& trace, const std::string& recorded, double time_scale,
-                         const json& run_jobs) {
-  std::vector<core::JobSpec> jobs = traces::load_trace(trace, traces::Catalog::load_default()).jobs;
-  if (time_scale != 1) jobs = traces::scale_time(std::move(jobs), time_scale);
+void check_sitting_trace(const std::string& trace, const std::string& recorded, const std::string& catalog,
+                         core::Bytes capacity, double time_scale, const json& run_jobs) {
+  const std::vector<core::JobSpec> jobs = load_jobs(trace, catalog, capacity, time_scale).jobs;
   std::map<std::string, const core::JobSpec*> by_id;
   for (const core::JobSpec& j : jobs) by_id[j.id] = &j;
   auto fail = [&](const std::string& what) {
     throw core::InputError("--trace " + trace + ": " + what + ", so it is not the trace the sitting ran (" + recorded +
                            ")");
+  };
+  auto seconds = [](double s) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g s", s);
+    return std::string(text);
   };
   if (by_id.size() != run_jobs.size()) {
     fail(std::to_string(by_id.size()) + " jobs against the runs' " + std::to_string(run_jobs.size()));
@@ -365,14 +369,13 @@ void check_sitting_trace(const std::string& trace, const std::string& recorded, 
     const auto it = by_id.find(id);
     if (it == by_id.end()) fail("no job " + id);
     const core::JobSpec& j = *it->second;
-    const double arrival_s = static_cast<double>(j.arrival_ns) / 1e9;
-    if (j.workload != rj.at("workload").get<std::string>() || j.iterations != rj.at("iterations").get<std::int64_t>() ||
-        std::abs(arrival_s - rj.at("arrival_s").get<double>()) > 1e-6) {
-      char arrival[32];
-      std::snprintf(arrival, sizeof arrival, "%g", arrival_s);
-      fail("job " + id + " is " + j.workload + ", " + std::to_string(j.iterations) + " iterations at " + arrival +
-           " s, the runs' " + rj.at("workload").get<std::string>() + ", " + std::to_string(rj.at("iterations").get<std::int64_t>()) +
-           " at " + std::to_string(rj.at("arrival_s").get<double>()) + " s");
+    const std::string run_workload = rj.at("workload").get<std::string>();
+    const std::int64_t run_iterations = rj.at("iterations").get<std::int64_t>();
+    const double arrival_s = static_cast<double>(j.arrival_ns) / 1e9, run_arrival_s = rj.at("arrival_s").get<double>();
+    if (j.workload != run_workload || j.iterations != run_iterations || std::abs(arrival_s - run_arrival_s) > 1e-6) {
+      fail("job " + id + " is " + j.workload + ", " + std::to_string(j.iterations) + " iterations at " +
+           seconds(arrival_s) + ", the runs' " + run_workload + ", " + std::to_string(run_iterations) + " at " +
+           seconds(run_arrival_s));
     }
   }
 }
@@ -408,23 +411,24 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
     // copied from another machine names a trace path that may not exist here: --trace says where
     // the trace is, and it must then hold the jobs the runs ran.
     const json& first = runs.front().summary;
-    const std::string recorded = first.at("trace").get<std::string>();
     time_scale = first.value("time_scale", 1.0);
+    device = first.value("device", device);
+    const core::Bytes capacity = first.at("gpu_mem_bytes").get<core::Bytes>();
+    gpu_mem = std::to_string(capacity) + "B";
+    const std::string own = ctx.predict_from + "/fidelity_catalog.json";
+    catalog = fs::exists(own) ? own : first.at("profiles").get<std::string>();
+    if (!fs::exists(catalog)) {
+      throw core::InputError("--predict-from: the sitting's catalog " + catalog + " is not on this machine");
+    }
+    const std::string recorded = first.at("trace").get<std::string>();
     if (!ctx.trace.empty()) {
       trace = ctx.trace;
-      check_sitting_trace(trace, recorded, time_scale, first.at("results").at(0).at("jobs"));
+      check_sitting_trace(trace, recorded, catalog, capacity, time_scale, first.at("results").at(0).at("jobs"));
     } else if (fs::exists(recorded)) {
       trace = recorded;
     } else {
       throw core::InputError("--predict-from: the sitting's trace " + recorded +
                              " is not on this machine; give its copy with --trace");
-    }
-    device = first.value("device", device);
-    gpu_mem = std::to_string(first.at("gpu_mem_bytes").get<long long>()) + "B";
-    const std::string own = ctx.predict_from + "/fidelity_catalog.json";
-    catalog = fs::exists(own) ? own : first.at("profiles").get<std::string>();
-    if (!fs::exists(catalog)) {
-      throw core::InputError("--predict-from: the sitting's catalog " + catalog + " is not on this machine");
     }
     repeat = runs.back().repeat;
     const std::size_t needed = calibrations_taken(ctx.calibrate, runs.size());

@@ -158,19 +158,21 @@ if want fidelity && [ "$fid_ready" = 1 ]; then
   done
 fi
 
-if want fidexp && [ "$fid_ready" = 1 ] && [ "$math" != fp32 ]; then
-  # salus-experiment has no --math: its runs are exact FP32, which a TF32 catalog would not predict.
-  printf '%-26s %-10s %6s\n' "fidexp" "fp32-only" "-" >>"$summary"
-elif want fidexp && [ "$fid_ready" = 1 ]; then
-  # The project's own fidelity experiment on the same trace and catalog: every policy run
-  # FIDX_REPEAT times by salus-run on the GPU and predicted by salus-sim, fidelity.json under
-  # OUTDIR/fidexp (no figure there: plots/make_figures.py draws fidelity_jct from it back home).
-  # Its calibrations re-profile every workload (and, beside PACK, every pair) around each run,
-  # minutes for seven GPU workloads, so they are off unless FIDX_CALIBRATE names a mode;
-  # FIDX_SCALE shortens the runs (--time-scale) to fit the call.
-  run_step fidexp 480 "$bin/salus-experiment" fidelity --executor real --device cuda --gpu-mem "$gpu_mem" \
-    --trace "$out/fidelity_trace.csv" --profiles "$catalog" --repeat "${FIDX_REPEAT:-3}" \
-    --time-scale "${FIDX_SCALE:-2}" --calibrate "${FIDX_CALIBRATE:-off}" --plots off --out "$out/fidexp"
+if want fidexp && [ "$fid_ready" = 1 ]; then
+  if [ "$math" != fp32 ]; then
+    # salus-experiment has no --math: its runs are exact FP32, which a TF32 catalog would not predict.
+    printf '%-26s %-10s %6s\n' "fidexp" "fp32-only" "-" >>"$summary"
+  else
+    # The project's own fidelity experiment on the same trace and catalog: every policy run
+    # FIDX_REPEAT times by salus-run on the GPU and predicted by salus-sim, fidelity.json under
+    # OUTDIR/fidexp (no figure there: plots/make_figures.py draws fidelity_jct from it back home).
+    # Its calibrations re-profile every workload (and, beside PACK, every pair) around each run,
+    # minutes for seven GPU workloads, so they are off unless FIDX_CALIBRATE names a mode;
+    # FIDX_SCALE shortens the runs (--time-scale) to fit the call.
+    run_step fidexp 480 "$bin/salus-experiment" fidelity --executor real --device cuda --gpu-mem "$gpu_mem" \
+      --trace "$out/fidelity_trace.csv" --profiles "$catalog" --repeat "${FIDX_REPEAT:-3}" \
+      --time-scale "${FIDX_SCALE:-2}" --calibrate "${FIDX_CALIBRATE:-off}" --plots off --out "$out/fidexp"
+  fi
 fi
 
 if want packing; then

@@ -412,9 +412,12 @@ TEST_CASE("salus-experiment fidelity --time-scale shortens the real runs and the
   // Predicted again, the sitting's own time scale is used; another one is refused.
   const fs::path again = salus::test::scratch() / "fidelity_scaled_again";
   fs::remove_all(again);
-  const auto r2 = salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN,
-                                           "fidelity --executor real --plots off --calibrate off --predict-from '" +
-                                               dir.string() + "' --out '" + again.string() + "'");
+  auto replay = [&](const std::string& extra, const std::string& out) {
+    return salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN,
+                                    "fidelity --executor real --plots off --calibrate off --predict-from '" + dir.string() +
+                                        "' " + extra + " --out '" + out + "'");
+  };
+  const auto r2 = replay("", again.string());
   INFO("stdout: ", r2.out, "\nstderr: ", r2.err);
   REQUIRE(r2.code == 0);
   const json k = json::parse(salus::test::slurp(again / "fidelity.json"));
@@ -424,11 +427,6 @@ TEST_CASE("salus-experiment fidelity --time-scale shortens the real runs and the
   // is refused; --trace finds it, and must hold the runs' jobs.
   const fs::path moved = salus::test::scratch() / "fidelity_scaled_trace.csv";
   fs::rename(trace, moved);
-  auto replay = [&](const std::string& extra, const std::string& out) {
-    return salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN,
-                                    "fidelity --executor real --plots off --calibrate off --predict-from '" + dir.string() +
-                                        "' " + extra + " --out '" + out + "'");
-  };
   auto gone = replay("", again.string() + "3");
   CHECK(gone.code == 2);
   CHECK(gone.err == "salus-experiment: --predict-from: the sitting's trace " + trace.string() +
@@ -443,9 +441,7 @@ TEST_CASE("salus-experiment fidelity --time-scale shortens the real runs and the
   CHECK(other.err.find("--trace " + moved.string() + ": job b is mlp_64, 3 iterations at 0.05 s, the runs' mlp_64, 2") !=
         std::string::npos);
   CHECK(other.err.find("so it is not the trace the sitting ran (" + trace.string() + ")") != std::string::npos);
-  const auto bad = salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN,
-                                            "fidelity --executor real --plots off --time-scale 2 --predict-from '" +
-                                                dir.string() + "' --out '" + again.string() + "2'");
+  const auto bad = replay("--time-scale 2", again.string() + "2");
   CHECK(bad.code == 2);
   CHECK(bad.err ==
         "salus-experiment: --predict-from takes the sitting's runs, trace, time scale, pool, catalog and device: drop "
