@@ -70,6 +70,25 @@ std::string auto_interference(const std::optional<std::string>& catalog_model, c
   return share_weights.empty() ? "profiled" : "shares";
 }
 
+CatalogInterference catalog_interference(const traces::Catalog& catalog) {
+  CatalogInterference m;
+  std::map<std::string, std::int32_t> util_ppm;
+  for (const traces::PairSlowdown& p : catalog.pairs()) {
+    m.pairs[{p.a, p.b}] = std::llround(p.slowdown_a * 1e6);
+    m.pairs[{p.b, p.a}] = std::llround(p.slowdown_b * 1e6);
+    util_ppm[p.a] = catalog.find(p.a)->gpu_util_ppm;
+    util_ppm[p.b] = catalog.find(p.b)->gpu_util_ppm;
+  }
+  m.share_weights = sim::fit_share_weights(m.pairs, util_ppm);
+  std::vector<sim::Crowd> crowds;
+  for (const traces::CrowdSlowdown& c : catalog.crowds()) {
+    crowds.push_back({c.workloads, c.slowdowns});
+    for (const std::string& w : c.workloads) util_ppm[w] = catalog.find(w)->gpu_util_ppm;
+  }
+  m.crowd_factors = sim::fit_crowd_factors(m.pairs, crowds, util_ppm);
+  return m;
+}
+
 TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale,
                     const traces::LoadOptions& load, int gpus) {
   // Paths go into the summary JSON, which must be UTF-8: refused here, before any run.
@@ -77,18 +96,14 @@ TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, 
     if (traces::first_invalid_utf8(path) != std::string::npos) throw core::InputError(std::string(option) + ": the path is not UTF-8");
   }
   const traces::Catalog catalog = traces::Catalog::load(profiles);
-  TraceJobs t{traces::load_trace(trace_path, catalog, load), {}, {}, {}, catalog.switch_ns(), catalog.interference()};
+  TraceJobs t{traces::load_trace(trace_path, catalog, load), {}, {}, {}, catalog.switch_ns(), catalog.interference(), {}};
   if (t.interference && !sim::interference_registry().find(*t.interference)) {
     throw core::InputError(core::at(profiles, 1, "\"interference\": " + sim::interference_registry().unknown(*t.interference)));
   }
-  std::map<std::string, std::int32_t> util_ppm;
-  for (const traces::PairSlowdown& p : catalog.pairs()) {
-    t.pairs[{p.a, p.b}] = std::llround(p.slowdown_a * 1e6);
-    t.pairs[{p.b, p.a}] = std::llround(p.slowdown_b * 1e6);
-    util_ppm[p.a] = catalog.find(p.a)->gpu_util_ppm;
-    util_ppm[p.b] = catalog.find(p.b)->gpu_util_ppm;
-  }
-  t.share_weights = sim::fit_share_weights(t.pairs, util_ppm);
+  CatalogInterference models = catalog_interference(catalog);
+  t.pairs = std::move(models.pairs);
+  t.share_weights = std::move(models.share_weights);
+  t.crowd_factors = std::move(models.crowd_factors);
   // The jobs move out of the trace (a copy of a 200k-job trace is 30 MB); its path, format and
   // notes stay.
   t.jobs = traces::jobs_for_capacity(std::move(t.trace), capacity);

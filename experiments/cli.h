@@ -11,6 +11,7 @@
 #include "core/policy.h"
 #include "experiments/output.h"
 #include "experiments/sim_runner.h"
+#include "traces/catalog.h"
 #include "traces/trace.h"
 
 namespace salus::experiments {
@@ -33,7 +34,16 @@ struct TraceJobs {
   sim::ShareWeights share_weights;  ///< the `shares` model's weights fitted to them (empty without pairs)
   std::optional<core::TimeNs> switch_ns;  ///< the catalog's measured switch latency, if any
   std::optional<std::string> interference;  ///< the model the catalog names (checked against the table), if any
+  sim::CrowdFactors crowd_factors;  ///< the `crowds` model's factors, the catalog's crowds against its pairs (may be empty)
 };
+/// What the interference models take from a catalog: its pairs in parts per million (both orders),
+/// the `shares` weights fitted to them, and the crowd factors of its crowds against them.
+struct CatalogInterference {
+  sim::PairSlowdowns pairs;
+  sim::ShareWeights share_weights;
+  sim::CrowdFactors crowd_factors;
+};
+CatalogInterference catalog_interference(const traces::Catalog& catalog);
 /// The model `--interference auto` stands for: the one the catalog names (salus-profile writes
 /// the one that fits its device), else `shares` when the catalog has pairs, else `profiled`.
 /// `share_weights` are TraceJobs::share_weights (empty without pairs), `catalog_model` its interference.

@@ -283,9 +283,33 @@ json calibrated_catalog(const json& base, const std::vector<const json*>& readin
       }
     }
   }
+  // A crowd the base lists (the same workloads lane by lane) that a reading measured again.
+  bool crowds_calibrated = false;
+  if (out.contains("crowds")) {
+    for (json& c : out.at("crowds")) {
+      for (std::size_t l = 0; l < c.at("slowdowns").size(); ++l) {
+        auto lane = [&](const json* catalog) -> json {
+          if (catalog == nullptr || !catalog->contains("crowds")) return nullptr;
+          for (const json& m : catalog->at("crowds")) {
+            if (m.at("workloads") == c.at("workloads")) return {{"slowdown", m.at("slowdowns").at(l)}};
+          }
+          return nullptr;
+        };
+        json v = figure(lane, "slowdown");
+        if (!v.is_null()) {
+          c["slowdowns"][l] = v;
+          crowds_calibrated = true;
+        }
+      }
+    }
+  }
+  const std::string remeasured = pairs_calibrated && crowds_calibrated ? " and the pairs' and crowds' slowdowns"
+                                 : pairs_calibrated                    ? " and the pairs' slowdowns"
+                                 : crowds_calibrated                   ? " and the crowds' slowdowns"
+                                                                       : "";
   out["notes"] = out.value("notes", std::string()) +
                  " Calibrated by salus-experiment fidelity: iter_ms, iter_exec_mean_ms, iter_exec_median_ms, "
-                 "iter_median_ms, gpu_util, switch_ms" + (pairs_calibrated ? std::string(" and the pairs' slowdowns") : "") +
+                 "iter_median_ms, gpu_util, switch_ms" + remeasured +
                  " are " + what + "; first_iter_ms keeps the profile's extra over iter_ms; the rest is the base profile.";
   return out;
 }
@@ -446,6 +470,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   char scale_text[64];
   std::snprintf(scale_text, sizeof scale_text, "%.17g", time_scale);
   const std::string scale_option = time_scale == 1 ? std::string() : " --time-scale " + std::string(scale_text);
+  const std::string model_option = ctx.interference == "auto" ? std::string() : " --interference " + ctx.interference;
   const std::vector<std::string> workloads = trace_workloads({trace});
   if (catalog.empty()) {
     catalog = out_dir + "/fidelity_catalog.json";
@@ -455,12 +480,13 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   auto simulate = [&](const std::string& policies, const std::string& profiles, const std::string& stem) {
     const std::string summary = out_dir + "/" + stem + ".json";
     run_sibling("salus-sim", "--trace " + q_trace + " --policy " + policies + " --profiles " + shell_quote(profiles) +
-                                 " --gpu-mem " + q_mem + scale_option + " --summary-json " + shell_quote(summary),
+                                 " --gpu-mem " + q_mem + scale_option + model_option + " --summary-json " + shell_quote(summary),
                 out_dir + "/" + stem + ".log");
     return read_json(summary);
   };
   const json base_sim = simulate("fifo,srtf,pack,fair", catalog, "fidelity_sim");
-  // The pairs (which only PACK's two lanes run) are measured again only beside a PACK run.
+  // The pairs and crowds (which only PACK's lanes run) are measured again only beside a PACK run
+  // (salus-profile measures crowds with --pairs on, at its default sizes).
   auto calibrate = [&](bool pairs) {
     const std::string stem = calibration_stem(out_dir, calibrations.size());
     profile_on_device(device, workloads, gpu_mem, stem + ".json", stem + ".log",
@@ -568,10 +594,11 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   const std::string cpus = replay ? runs.front().summary.value("cpus", std::string("?"))
                                   : cpu_list_text(allowed_cpus());
   const std::string scaled = time_scale == 1 ? std::string() : " (--time-scale " + std::string(scale_text) + ")";
-  std::printf("\nfidelity on %s (CPUs %s): %s%s, catalog %s, calibration %s, median of %d repeat(s) (errors relative "
-              "to the measured run; real vs real: the executor's repeats against each other)\n%s",
-              device.c_str(), cpus.c_str(), trace.c_str(), scaled.c_str(), catalog.c_str(), ctx.calibrate.c_str(), repeat,
-              fidelity_table(medians).c_str());
+  const std::string model = base_sim.value("interference", std::string("?"));
+  std::printf("\nfidelity on %s (CPUs %s): %s%s, catalog %s, calibration %s, interference %s, median of %d repeat(s) "
+              "(errors relative to the measured run; real vs real: the executor's repeats against each other)\n%s",
+              device.c_str(), cpus.c_str(), trace.c_str(), scaled.c_str(), catalog.c_str(), ctx.calibrate.c_str(),
+              model.c_str(), repeat, fidelity_table(medians).c_str());
   if (calibrating) {
     std::printf("\nthe same runs predicted with the base catalog alone (--calibrate off)\n%s",
                 fidelity_table(base_medians).c_str());

@@ -48,6 +48,9 @@ struct ExperimentContext {
   /// Non-empty: predict the real runs and calibrations of an earlier sitting (its --out
   /// directory) again instead of running anything on the device (--predict-from).
   std::string predict_from;
+  /// The simulator's interference model (--interference): a name of its table, or "auto" (the
+  /// one the catalog names).
+  std::string interference = "auto";
   // gpus_needed (its trace is `trace`, default the shipped long_trace_100.csv):
   double bound_jct_min = 0;     ///< bound on average JCT, minutes (0: 2x the average solo time)
   double bound_queue_min = 0;   ///< bound on average queuing instead, minutes (0: none)

@@ -27,6 +27,7 @@
 #include "traces/trace.h"
 #include "gpu_backend/device.h"
 #include "real/executors.h"
+#include "sim/interference.h"
 
 namespace po = boost::program_options;
 using namespace salus;
@@ -76,6 +77,7 @@ std::string tables() {
 
 int run(int argc, char** argv) {
   std::string name, out_dir, profiles, gpu_mem, plots, data_dir, executor, device, trace, calibrate, cpus, predict_from;
+  std::string interference = "auto";
   int repeat = 3;
   double bound_jct_min = 0, bound_queue_min = 0;
   double time_scale = 1;
@@ -111,6 +113,10 @@ int run(int argc, char** argv) {
        "utilisation, switching cost and, beside PACK, the pairs re-measured by salus-profile just before the run), "
        "bracket (the mean of just before and just after), median (the median of the four nearest: two before, two "
        "after)")
+      ("interference", po::value(&interference)->default_value(interference),
+       ("fidelity: the simulator's interference model (" + sim::interference_registry().names_joined() +
+        "), or auto: the one the catalog names, as salus-sim --interference (with --predict-from: an earlier "
+        "sitting predicted again under another model)").c_str())
       ("predict-from", po::value(&predict_from),
        "fidelity: predict the real runs and calibrations of an earlier sitting (its --out directory) again under "
        "--calibrate, running nothing on the device; its trace, time scale, pool and catalog are the sitting's "
@@ -158,6 +164,10 @@ int run(int argc, char** argv) {
   if (!fidelity_only && !vm["repeat"].defaulted()) throw core::InputError("--repeat is for fidelity only");
   if (!fidelity_only && !vm["calibrate"].defaulted()) throw core::InputError("--calibrate is for fidelity only");
   experiments::check_calibration_mode(calibrate);
+  if (!fidelity_only && !vm["interference"].defaulted()) throw core::InputError("--interference is for fidelity only");
+  if (interference != "auto" && !sim::interference_registry().find(interference)) {
+    throw core::InputError("--interference: " + sim::interference_registry().unknown(interference, ", or auto"));
+  }
   if (vm.count("predict-from")) {
     if (!fidelity_only) throw core::InputError("--predict-from is for fidelity only");
     for (const char* own : {"repeat", "profiles", "gpu-mem", "device", "time-scale"}) {
@@ -207,6 +217,7 @@ int run(int argc, char** argv) {
   ctx.repeat = repeat;
   ctx.calibrate = calibrate;
   ctx.predict_from = predict_from;
+  ctx.interference = interference;
   ctx.bound_jct_min = bound_jct_min;
   ctx.bound_queue_min = bound_queue_min;
   if (real_executor && !fidelity_only) {

@@ -21,6 +21,8 @@
 #include "gpu_backend/device.h"
 #include "gpu_backend/model.h"
 #include "gpu_backend/profiler.h"
+#include "sim/interference.h"
+#include "traces/catalog.h"
 
 namespace po = boost::program_options;
 using namespace salus;
@@ -36,9 +38,33 @@ int switch_count(const gpu::WorkloadMeasurement& m, const gpu::ProfileOptions& o
   return static_cast<int>(std::clamp(2.0 * o.min_seconds * per_s, 20.0, 200.0));
 }
 
+/// --crowds: "off", or comma-separated lane counts from 3 to 64, each once, in increasing order.
+std::vector<int> parse_crowd_sizes(const std::string& text) {
+  if (text == "off") return {};
+  std::vector<int> sizes;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    int k = 0;
+    std::size_t used = 0;
+    try {
+      k = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || k < 3 || k > 64) {
+      throw core::InputError("--crowds: '" + item + "' is not a number of lanes from 3 to 64 (give a list such as "
+                             "3,5,7, or off)");
+    }
+    if (!sizes.empty() && k <= sizes.back()) throw core::InputError("--crowds: give the lane counts once each, increasing");
+    sizes.push_back(k);
+  }
+  if (sizes.empty() || text.back() == ',') throw core::InputError("--crowds: give a list such as 3,5,7, or off");
+  return sizes;
+}
+
 int run(int argc, char** argv) {
   std::string device_name, list, out, gpu_mem, math, cpus;
-  std::string pairs_text = "on", switch_text = "on";
+  std::string pairs_text = "on", switch_text = "on", crowds_text = "3,5,7";
   gpu::ProfileOptions opts;
   po::options_description desc("salus-profile: measure workloads on a device and write a catalog\n\nOptions");
   desc.add_options()
@@ -57,7 +83,10 @@ int run(int argc, char** argv) {
       ("switch", po::value(&switch_text)->default_value(switch_text),
        "on|off: also measure the executor's switching cost (switch_ms) of every workload, two copies taking turns "
        "in one lane (the catalog's own switch_ms: the fastest workload's)")
-      ("pairs", po::value(&pairs_text)->default_value(pairs_text), "on|off: also measure every pair in two lanes");
+      ("pairs", po::value(&pairs_text)->default_value(pairs_text), "on|off: also measure every pair in two lanes")
+      ("crowds", po::value(&crowds_text)->default_value(crowds_text),
+       "with --pairs on: also measure crowds of this many lanes at once (the workloads in turn, lane by lane), "
+       "for the `crowds` interference model; off: none");
   experiments::add_cpus_option(desc, cpus);
   po::variables_map vm;
   po::store(experiments::parse_command_line(argc, argv, desc), vm);
@@ -73,6 +102,12 @@ int run(int argc, char** argv) {
   experiments::apply_cpus_option(cpus);
   const bool pairs = experiments::parse_on_off("--pairs", pairs_text);
   const bool measure_switch = experiments::parse_on_off("--switch", switch_text);
+  std::vector<int> crowd_sizes = parse_crowd_sizes(crowds_text);
+  if (!pairs && !crowd_sizes.empty()) {
+    // The crowd factors are relative to the pair table: without it they would say nothing.
+    if (!vm["crowds"].defaulted()) throw core::InputError("--crowds: needs --pairs on (a crowd is read against the pairs)");
+    crowd_sizes.clear();
+  }
   opts.capacity = experiments::parse_capacity(gpu_mem);
   if (opts.iterations < 1) throw core::InputError("--iterations: must be at least 1");
   if (opts.warmup < 0) throw core::InputError("--warmup: must not be negative");
@@ -89,6 +124,7 @@ int run(int argc, char** argv) {
   const auto device = gpu::make_device(device_name, gpu::parse_math_mode(math));
   const auto solo = gpu::profile_workloads(*device, workloads, opts);
   const auto pair_results = pairs ? gpu::profile_pairs(*device, solo, opts) : std::vector<gpu::PairMeasurement>{};
+  const auto crowd_results = gpu::profile_crowds(*device, solo, opts, crowd_sizes);
 
   // The executor's switching cost, each workload's own: two copies of it taking turns in one lane
   // (what its iteration after another job's pays depends on how much of the caches it wants back:
@@ -126,7 +162,9 @@ int run(int argc, char** argv) {
                  "after too); switch_ms (each workload's, and the catalog's: that of the workload with the shortest "
                  "iter_ms): the real executor's switching cost in one lane under FAIR, two copies taking turns (the "
                  "mean gap between two jobs' iterations plus the median of their iterations over the median of its "
-                 "iterations alone through the executor just before and after)";
+                 "iterations alone through the executor just before and after); crowds: k lanes at once, the workloads in "
+                 "turn, each lane's typical mean over a window of at least k / 2 times the minimum seconds over its "
+                 "workload's solo typical mean just before and after, as for a pair";
   if (switch_ns) cat["switch_ms"] = round_to(static_cast<double>(*switch_ns) / 1e6, 0.0001);
   nlohmann::json ws = nlohmann::json::array();
   std::string not_measured;
@@ -182,18 +220,45 @@ int run(int argc, char** argv) {
     if (m.error.empty() && m.self_slowdown > 0) std::printf("%s beside itself: slowdown %.3f\n", m.name.c_str(), m.self_slowdown);
   }
   cat["pairs"] = ps;
+  nlohmann::json cs = nlohmann::json::array();
+  for (const auto& c : crowd_results) {
+    nlohmann::json slowdowns = nlohmann::json::array();
+    std::string text;
+    double sum = 0;
+    for (double s : c.slowdowns) {
+      slowdowns.push_back(round_to(s, 0.001));
+      sum += s;
+      char one[32];
+      std::snprintf(one, sizeof one, "%s%.3f", text.empty() ? "" : ", ", s);
+      text += one;
+    }
+    cs.push_back({{"workloads", c.workloads}, {"slowdowns", slowdowns}});
+    std::printf("crowd of %zu lanes: slowdowns %s (mean %.3f)\n", c.workloads.size(), text.c_str(),
+                sum / static_cast<double>(c.slowdowns.size()));
+  }
+  if (!cs.empty()) cat["crowds"] = cs;
   // The interference model that fits this device (salus-sim's `auto`). On the CPU device lanes
   // time-slice the cores, so each lane beside adds the excess it causes in a pair (`pairs`): six
   // PACK runs of the fidelity trace pinned to one CPU (two sittings), re-simulated with their
   // calibrated catalogs, put the makespan -2.3, -3.1, -6.1, 12.5, -0.3 and 1.7 % off with `pairs`
   // against -8.2, -8.1, -8.6, 8.5, -5.3 and -3.6 % with `shares`. On a GPU a crowd of lanes
   // overlaps its kernels, which `shares` follows more closely (README, the GPU section).
-  if (pairs) cat["interference"] = device_name == "cpu" ? "pairs" : "shares";
+  // With crowds measured, the CPU's model is `crowds`: pairs, times what a crowd of 3 or more
+  // lanes measured over what the pairs predict for it (README, sitting 9 and the crowd finding).
+  // One workload has no pair: no model is named (`pairs` would refuse the empty table).
+  if (!ps.empty()) cat["interference"] = device_name == "cpu" ? (cs.empty() ? "pairs" : "crowds") : "shares";
   if (switch_ns) {
     std::printf("switching cost (%s, FAIR, one lane; the catalog's default): %.4f ms\n", fastest->name.c_str(),
                 static_cast<double>(*switch_ns) / 1e6);
   }
   experiments::write_text_file(out, cat.dump(2) + "\n");
+  if (!cs.empty()) {
+    // The factors the `crowds` model reads from this catalog, as salus-sim will.
+    const sim::CrowdFactors factors = experiments::catalog_interference(traces::Catalog::load(out)).crowd_factors;
+    for (const auto& [k, ppm] : factors) {
+      std::printf("crowd factor, %zu lanes: %.3f (measured over what the pairs predict)\n", k, static_cast<double>(ppm) / 1e6);
+    }
+  }
   std::printf("wrote %s\n", out.c_str());
   return 0;
 }

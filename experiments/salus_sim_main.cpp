@@ -71,7 +71,8 @@ Options parse(int argc, char** argv, bool* help) {
       ("interference", po::value(&interference)->default_value("auto"),
        "none: every iteration takes its solo time; profiled: concurrent lanes run at 1/max(1, sum u) speed; "
        "pairs: the catalog's measured pair slowdowns, excess added over the other lanes (u where a pair is "
-       "missing); shares: GPU time shared by weight x u, weights fitted to the catalog's pairs; auto: the model the "
+       "missing); crowds: pairs, times the catalog's measured crowd factor with 3 or more lanes running; "
+       "shares: GPU time shared by weight x u, weights fitted to the catalog's pairs; auto: the model the "
        "catalog names (\"interference\", which salus-profile writes for its device), else shares when the "
        "catalog has a pair table, else profiled")
       ("share-exponent", po::value(&o.cfg.share_exponent)->default_value(1.0),
@@ -173,12 +174,13 @@ int run(int argc, char** argv) {
   bool help = false;
   Options o = parse(argc, argv, &help);
   if (help) return 0;
-  auto [trace, jobs, pairs, share_weights, catalog_switch_ns, catalog_interference] =
+  auto [trace, jobs, pairs, share_weights, catalog_switch_ns, catalog_interference, crowd_factors] =
       experiments::load_jobs(o.trace, o.profiles, o.cfg.cluster ? o.cfg.cluster->largest_capacity() : o.cfg.capacity,
                              o.time_scale, o.load,
                              o.cfg.cluster ? static_cast<int>(o.cfg.cluster->gpus.size()) : 1);
   o.cfg.pairs = std::move(pairs);
   o.cfg.share_weights = std::move(share_weights);
+  o.cfg.crowd_factors = std::move(crowd_factors);
   o.cfg.switch_cost_ns = o.switch_cost_ns.value_or(catalog_switch_ns.value_or(core::kNsPerMs));
   if (o.switch_cost_ns) {
     for (core::JobSpec& j : jobs) j.switch_ns = -1;  // the cost given is every job's
@@ -186,8 +188,9 @@ int run(int argc, char** argv) {
   if (o.cfg.interference == "auto") {
     o.cfg.interference = experiments::auto_interference(catalog_interference, o.cfg.share_weights);
   }
-  // "pairs" or "shares" without a pair table: exit 2
-  sim::make_interference(o.cfg.interference, &o.cfg.pairs, &o.cfg.share_weights, o.cfg.share_exponent);
+  // "pairs" or "shares" without a pair table, "crowds" without crowds: exit 2
+  sim::make_interference(o.cfg.interference, &o.cfg.pairs, &o.cfg.share_weights, o.cfg.share_exponent,
+                         &o.cfg.crowd_factors);
 
   std::vector<std::string> notes = trace.notes;
   for (const std::string& n : experiments::lane_mode_notes(o.policies, o.cfg.lanes)) notes.push_back(n);

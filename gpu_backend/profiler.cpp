@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <map>
 #include <thread>
 
 #include "core/errors.h"
@@ -327,6 +328,65 @@ std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<Wor
       p.slowdown_b = static_cast<double>(t[1]) / static_cast<double>(std::max<core::TimeNs>(1, b_alone));
       out.push_back(p);
     }
+  }
+  return out;
+}
+
+std::vector<CrowdMeasurement> profile_crowds(Device& device, const std::vector<WorkloadMeasurement>& solo,
+                                             const ProfileOptions& o, const std::vector<int>& sizes) {
+  std::vector<std::string> names;
+  for (const WorkloadMeasurement& m : solo) {
+    if (m.error.empty()) names.push_back(m.name);
+  }
+  std::vector<CrowdMeasurement> out;
+  if (names.empty()) return out;
+  std::map<std::string, core::TimeNs> previous_after;  // the solo means measured after the last crowd
+  for (const int k : sizes) {
+    if (k < 3) throw core::InputError("a crowd has at least 3 lanes, got " + std::to_string(k));
+    std::vector<Instance> lanes;
+    lanes.reserve(static_cast<std::size_t>(k));
+    for (int l = 0; l < k; ++l) lanes.push_back(make_instance(device, names[static_cast<std::size_t>(l) % names.size()]));
+    std::vector<Instance*> ins;
+    for (Instance& in : lanes) ins.push_back(&in);
+    MemoryPool pool(device, o.capacity);
+    try {
+      place(pool, ins, 1);
+    } catch (const core::InputError&) {
+      continue;  // k lanes of these workloads do not fit the pool
+    }
+    // One lane of each workload measures it alone between the crowd's rounds.
+    std::map<std::string, Instance*> first_of;
+    for (std::size_t l = 0; l < lanes.size(); ++l) first_of.emplace(names[l % names.size()], &lanes[l]);
+    ProfileOptions solo_window = o, crowd_window = o;
+    solo_window.min_seconds = o.min_seconds / 2;
+    crowd_window.min_seconds = o.min_seconds * k / 2.0 / kCrowdRounds;
+    auto solo_means = [&] {
+      std::map<std::string, core::TimeNs> means;
+      for (const auto& [name, in] : first_of) means[name] = solo_mean(*in, solo_window);
+      return means;
+    };
+    const bool measured_just_now = std::all_of(first_of.begin(), first_of.end(),
+                                               [&](const auto& f) { return previous_after.count(f.first) > 0; });
+    std::map<std::string, core::TimeNs> before = measured_just_now ? previous_after : solo_means();
+    std::vector<std::vector<double>> ratios(lanes.size());
+    for (int round = 0; round < kCrowdRounds; ++round) {
+      const auto t = together(ins, crowd_window);
+      const std::map<std::string, core::TimeNs> after = solo_means();
+      for (std::size_t l = 0; l < lanes.size(); ++l) {
+        const std::string& name = names[l % names.size()];
+        const core::TimeNs alone = (before.at(name) + after.at(name)) / 2;
+        ratios[l].push_back(static_cast<double>(t[l]) / static_cast<double>(std::max<core::TimeNs>(1, alone)));
+      }
+      before = after;
+    }
+    previous_after = before;
+    CrowdMeasurement c;
+    for (std::size_t l = 0; l < lanes.size(); ++l) {
+      c.workloads.push_back(names[l % names.size()]);
+      std::sort(ratios[l].begin(), ratios[l].end());
+      c.slowdowns.push_back(ratios[l][ratios[l].size() / 2]);
+    }
+    out.push_back(std::move(c));
   }
   return out;
 }

@@ -73,6 +73,29 @@ std::vector<WorkloadMeasurement> profile_workloads(Device& device, const std::ve
 std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<WorkloadMeasurement>& solo,
                                            const ProfileOptions& options);
 
+struct CrowdMeasurement {
+  std::vector<std::string> workloads;  ///< the workload of each lane
+  std::vector<double> slowdowns;       ///< each lane's iteration time in the crowd / its workload's alone
+};
+
+/// Rounds of a crowd measurement (profile_crowds).
+inline constexpr int kCrowdRounds = 3;
+
+/// Crowds of k lanes running at once, for each k of `sizes` (each >= 3): lane l runs the l-th
+/// measured workload modulo their number (lenet_32, mlp_64, lenet_32, ...); a crowd that does
+/// not fit the pool is left out. Each crowd runs kCrowdRounds times as profile_pairs runs a pair
+/// (`together`, all lanes counted over the window in which all ran), each round over a window of
+/// at least k / 2 / kCrowdRounds times --min-seconds (each lane gets about 1/k of a time-sliced
+/// device), and each workload runs alone (half --min-seconds) before the first round and after
+/// each, in the same pool and loop (the solo run after one crowd is the one before the next). A
+/// lane's slowdown in a round is its typical mean there over its workload's solo typical means
+/// just before and after, averaged; its figure is the median over the rounds. Bracketing each
+/// round, not the whole crowd: on the shared development machine the speed drifts within a
+/// crowd's few seconds, and before-and-after alone read crowds of 8 lanes from 0.70 to 0.97 times
+/// what their pairs predict in two runs a minute apart.
+std::vector<CrowdMeasurement> profile_crowds(Device& device, const std::vector<WorkloadMeasurement>& solo,
+                                             const ProfileOptions& options, const std::vector<int>& sizes);
+
 /// The executor's switching cost on this device: two jobs of the measured workload `m` taking
 /// turns every iteration in one lane under FAIR, through the real executor and the scheduling
 /// loop, as in salus-run. Returns, per switch, the mean gap between the end of one job's iteration

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <tuple>
 
 #include "core/errors.h"
 
@@ -35,6 +37,59 @@ void PairInterference::slowdowns(std::span<const RunningIteration> running, std:
     }
     out[i] = std::max(s, capacity);
   }
+  if (running.size() < 3 || crowds_.empty()) return;
+  const std::int64_t c = crowd_factor(running.size());
+  for (std::size_t i = 0; i < running.size(); ++i) {
+    // In 128-bit: a slowdown of 1000 lanes (1e9 ppm) times c (1e6 ppm) does not fit 64 bits.
+    const auto scaled = static_cast<core::Int128>(out[i]) * c / kSolo;
+    out[i] = static_cast<std::int64_t>(std::clamp<core::Int128>(scaled, kSolo, INT64_MAX));
+  }
+}
+
+std::int64_t PairInterference::crowd_factor(std::size_t lanes) const {
+  if (lanes <= 2 || crowds_.empty()) return kSolo;
+  const auto above = crowds_.lower_bound(lanes);
+  if (above == crowds_.end()) return std::prev(above)->second;  // beyond the largest measured crowd
+  if (above->first == lanes) return above->second;
+  // Between the crowd below (or a pair, c(2) = 1) and the one above, linear in k.
+  std::size_t k0 = 2;
+  std::int64_t c0 = kSolo;
+  if (above != crowds_.begin()) std::tie(k0, c0) = *std::prev(above);
+  const auto span = static_cast<std::int64_t>(above->first - k0), at = static_cast<std::int64_t>(lanes - k0);
+  return c0 + (above->second - c0) * at / span;
+}
+
+CrowdFactors fit_crowd_factors(const PairSlowdowns& pairs, const std::vector<Crowd>& crowds,
+                               const std::map<std::string, std::int32_t>& util_ppm) {
+  const PairInterference model(pairs);
+  std::map<std::size_t, std::vector<double>> ratios;
+  for (const Crowd& crowd : crowds) {
+    const std::size_t k = crowd.workloads.size();
+    if (k < 3 || crowd.slowdowns.size() != k) continue;
+    std::vector<core::JobSpec> jobs(k);
+    std::vector<RunningIteration> running(k);
+    for (std::size_t l = 0; l < k; ++l) {
+      jobs[l].workload = crowd.workloads[l];
+      const auto u = util_ppm.find(crowd.workloads[l]);
+      jobs[l].gpu_util_ppm = u == util_ppm.end() ? static_cast<std::int32_t>(kSolo) : u->second;
+      running[l].spec = &jobs[l];
+    }
+    std::vector<std::int64_t> predicted(k);
+    model.slowdowns(running, predicted);
+    double measured_sum = 0, predicted_sum = 0;
+    for (std::size_t l = 0; l < k; ++l) {
+      measured_sum += crowd.slowdowns[l];
+      predicted_sum += static_cast<double>(predicted[l]) / static_cast<double>(kSolo);
+    }
+    ratios[k].push_back(measured_sum / predicted_sum);
+  }
+  CrowdFactors out;
+  for (const auto& [k, r] : ratios) {
+    double sum = 0;
+    for (double v : r) sum += v;
+    out[k] = std::llround(sum / static_cast<double>(r.size()) * static_cast<double>(kSolo));
+  }
+  return out;
 }
 
 double ShareInterference::weight(const core::JobSpec& job) const {
@@ -134,6 +189,13 @@ std::unique_ptr<InterferenceModel> make_pairs(const InterferenceInputs& in) {
   }
   return std::make_unique<PairInterference>(*in.pairs);
 }
+std::unique_ptr<InterferenceModel> make_crowds(const InterferenceInputs& in) {
+  if (in.pairs == nullptr || in.pairs->empty() || in.crowds == nullptr || in.crowds->empty()) {
+    throw core::InputError("interference model 'crowds' needs a catalog with a \"pairs\" table and \"crowds\" "
+                           "(salus-profile --crowds measures them)");
+  }
+  return std::make_unique<PairInterference>(*in.pairs, *in.crowds);
+}
 std::unique_ptr<InterferenceModel> make_shares(const InterferenceInputs& in) {
   if (in.weights == nullptr || in.weights->empty()) {
     throw core::InputError("interference model 'shares' needs a catalog with a \"pairs\" table (salus-profile "
@@ -147,6 +209,8 @@ constexpr InterferenceRegistry::Entry kModels[] = {
     {"profiled", "each workload's utilisation u: a set S runs at 1 / max(1, sum of u) of solo speed", &make_profiled},
     {"pairs", "the catalog's measured pair slowdowns, each other lane adding its pair's excess (u where a pair is "
               "missing)", &make_pairs},
+    {"crowds", "pairs, times the catalog's measured crowd factor for 3 or more lanes (linear in the number of "
+               "lanes between measured crowds)", &make_crowds},
     {"shares", "GPU time shared by weight x u, weights fitted to the catalog's pairs (--share-exponent)", &make_shares},
 };
 
@@ -158,11 +222,12 @@ const InterferenceRegistry& interference_registry() {
 }
 
 std::unique_ptr<InterferenceModel> make_interference(std::string_view name, const PairSlowdowns* pairs,
-                                                     const ShareWeights* weights, double share_exponent) {
+                                                     const ShareWeights* weights, double share_exponent,
+                                                     const CrowdFactors* crowds) {
   if (!(share_exponent > 0 && share_exponent <= 2)) {
     throw core::InputError("share exponent must be in (0, 2], got " + std::to_string(share_exponent));
   }
-  return interference_registry().at(name).factory(InterferenceInputs{pairs, weights, share_exponent});
+  return interference_registry().at(name).factory(InterferenceInputs{pairs, weights, share_exponent, crowds});
 }
 
 std::vector<std::string> interference_names() { return interference_registry().names(); }

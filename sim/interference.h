@@ -52,22 +52,53 @@ class UtilisationInterference final : public InterferenceModel {
 /// lane over a's solo time, in parts per million (salus-profile's pair table).
 using PairSlowdowns = std::map<std::pair<std::string, std::string>, std::int64_t>;
 
+/// A measured crowd (the catalog's "crowds", salus-profile --crowds): k >= 3 lanes at once, the
+/// workload of each lane and each lane's iteration time there over its solo time.
+struct Crowd {
+  std::vector<std::string> workloads;
+  std::vector<double> slowdowns;
+};
+
+/// Crowd factors: a number of lanes k >= 3 -> what a crowd of k lanes measured over what the
+/// `pairs` model predicts for the same lanes (the sum of the lanes' slowdowns over the sum of the
+/// predictions), in parts per million; the mean where the catalog has several crowds of k lanes.
+using CrowdFactors = std::map<std::size_t, std::int64_t>;
+
 /// `pairs`: the measured pairwise slowdowns. With the set S running, an iteration of workload i
 /// runs at 1 / (1 + sum over the other j in S of (s_ij - 1)) of its solo speed: each other lane
 /// adds the excess it causes in a pair, so k lanes of GPU-bound work (s = 2 in every pair) run
 /// at 1/k, and a lane beside one light lane is slowed exactly as measured. s_ij below 1 (noise)
 /// counts as 1. A pair the table lacks falls back to the `profiled` figure of that pair,
 /// s_ij = max(1, u_i + u_j); so do jobs given by explicit figures (no workload name).
+///
+/// `crowds` (given crowd factors): the same, times the crowd factor c(k) of the number k of
+/// lanes running once k >= 3. c(2) = 1 (a pair is what the table measured); between two measured
+/// sizes c is linear in k, beyond the largest it stays at the largest's. It says what pairs
+/// cannot: on one CPU core, lanes that fit the caches two at a time evict each other in a crowd
+/// (sitting 9 in the README: crowds of up to 7 lanes cost 1.09-1.16x their solo work where the
+/// pairs added up to 1.01-1.04x), and that cost moves with the host; a crowd can also overlap
+/// better than its pairs add up (c < 1, as on the GPU).
 class PairInterference final : public InterferenceModel {
  public:
-  explicit PairInterference(PairSlowdowns pairs) : pairs_(std::move(pairs)) {}
-  std::string_view name() const override { return "pairs"; }
+  explicit PairInterference(PairSlowdowns pairs, CrowdFactors crowds = {})
+      : pairs_(std::move(pairs)), crowds_(std::move(crowds)) {}
+  std::string_view name() const override { return crowds_.empty() ? "pairs" : "crowds"; }
   void slowdowns(std::span<const RunningIteration> running, std::span<std::int64_t> out) const override;
+  /// c(k), in parts per million (kSolo without crowd factors or for k <= 2).
+  std::int64_t crowd_factor(std::size_t lanes) const;
 
  private:
   std::int64_t pair_slowdown(const core::JobSpec& a, const core::JobSpec& b) const;
   PairSlowdowns pairs_;
+  CrowdFactors crowds_;
 };
+
+/// The crowd factors of measured crowds against a pair table: for each crowd, the sum of its
+/// lanes' measured slowdowns over the sum of what `pairs` predicts for them (each lane a job of
+/// its workload, u from `util_ppm`, 1 where it has none), averaged over the crowds of each size.
+/// Crowds of fewer than 3 lanes, or with a slowdown count other than the lane count, are ignored.
+CrowdFactors fit_crowd_factors(const PairSlowdowns& pairs, const std::vector<Crowd>& crowds,
+                               const std::map<std::string, std::int32_t>& util_ppm);
 
 /// Per-workload weights of the `shares` model, fitted to a pair table by fit_share_weights.
 using ShareWeights = std::map<std::string, double>;
@@ -106,22 +137,25 @@ class ShareInterference final : public InterferenceModel {
 ShareWeights fit_share_weights(const PairSlowdowns& pairs, const std::map<std::string, std::int32_t>& util_ppm);
 
 /// What a model may be made from: the catalog's pair table, the `shares` weights fitted to it,
-/// and the `shares` exponent.
+/// the `shares` exponent and the crowd factors of the catalog's crowds.
 struct InterferenceInputs {
   const PairSlowdowns* pairs = nullptr;
   const ShareWeights* weights = nullptr;
   double share_exponent = 1.0;
+  const CrowdFactors* crowds = nullptr;
 };
 using InterferenceFactory = std::unique_ptr<InterferenceModel> (*)(const InterferenceInputs&);
 using InterferenceRegistry = core::Registry<InterferenceFactory>;
 
-/// The table: none, profiled, pairs, shares.
+/// The table: none, profiled, pairs, crowds, shares.
 const InterferenceRegistry& interference_registry();
 
-/// Creates a model by name ("pairs" needs `pairs`, a catalog's pair table, and "shares" the
-/// `weights` fitted to one; each refuses an empty one). Throws core::InputError listing valid names.
+/// Creates a model by name ("pairs" needs `pairs`, a catalog's pair table, "crowds" that and the
+/// `crowds` factors of its crowds, and "shares" the `weights` fitted to a pair table; each refuses
+/// an empty one). Throws core::InputError listing valid names.
 std::unique_ptr<InterferenceModel> make_interference(std::string_view name, const PairSlowdowns* pairs = nullptr,
-                                                     const ShareWeights* weights = nullptr, double share_exponent = 1.0);
+                                                     const ShareWeights* weights = nullptr, double share_exponent = 1.0,
+                                                     const CrowdFactors* crowds = nullptr);
 std::vector<std::string> interference_names();
 
 }  // namespace salus::sim

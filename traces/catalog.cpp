@@ -22,7 +22,7 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kFormat = "salus-catalog/1";
-constexpr const char* kTopKeys = "format, gpu, interference, notes, pairs, switch_ms, workloads";
+constexpr const char* kTopKeys = "crowds, format, gpu, interference, notes, pairs, switch_ms, workloads";
 constexpr const char* kEntryKeys =
     "name, persistent_mib, ephemeral_mib, persistent_bytes, ephemeral_bytes, iter_ms, iter_exec_mean_ms, iter_exec_median_ms, iter_median_ms, first_iter_ms, "
     "gpu_util, switch_ms, source";
@@ -195,6 +195,48 @@ std::vector<PairSlowdown> read_pairs(const json& pairs, const std::string& text,
   return out;
 }
 
+/// The "crowds" array: {"workloads": [names], "slowdowns": [numbers]} per entry, at least three
+/// lanes, one slowdown a lane, names of the catalog's workloads, slowdowns positive numbers.
+/// Errors name the entry's line.
+std::vector<CrowdSlowdown> read_crowds(const json& crowds, const std::string& text, const std::string& path,
+                                       const Catalog& catalog) {
+  if (!crowds.is_array()) throw core::InputError(core::at(path, 1, "\"crowds\" must be an array"));
+  const std::vector<long> lines = json_array_element_lines(text, "crowds");
+  std::vector<CrowdSlowdown> out;
+  for (std::size_t i = 0; i < crowds.size(); ++i) {
+    const long line = i < lines.size() ? lines[i] : 1;
+    const json& e = crowds[i];
+    auto fail = [&](const std::string& what) { throw core::InputError(core::at(path, line, "crowd: " + what)); };
+    if (!e.is_object()) fail("must be a JSON object, got " + e.dump());
+    for (const auto& item : e.items()) {
+      if (item.key() != "workloads" && item.key() != "slowdowns") {
+        fail("unknown key '" + item.key() + "' (valid: slowdowns, workloads)");
+      }
+    }
+    if (!e.contains("workloads") || !e.at("workloads").is_array() || e.at("workloads").size() < 3) {
+      fail("'workloads' must be an array naming the workload of each of at least 3 lanes");
+    }
+    if (!e.contains("slowdowns") || !e.at("slowdowns").is_array() || e.at("slowdowns").size() != e.at("workloads").size()) {
+      fail("'slowdowns' must be an array with one slowdown per lane (" + std::to_string(e.at("workloads").size()) + ")");
+    }
+    CrowdSlowdown c;
+    for (const json& w : e.at("workloads")) {
+      if (!w.is_string() || catalog.find(w.get<std::string>()) == nullptr) {
+        fail("unknown workload " + w.dump() + " (not an entry of this catalog)");
+      }
+      c.workloads.push_back(w.get<std::string>());
+    }
+    for (const json& s : e.at("slowdowns")) {
+      if (!s.is_number() || !std::isfinite(s.get<double>()) || !(s.get<double>() > 0)) {
+        fail("a slowdown must be a number > 0, got " + s.dump());
+      }
+      c.slowdowns.push_back(s.get<double>());
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 }  // namespace
 
 Catalog Catalog::load(const std::string& path) {
@@ -205,7 +247,7 @@ Catalog Catalog::load(const std::string& path) {
   if (!doc.is_object()) throw top_error("a catalog must be a JSON object with \"format\", \"gpu\" and \"workloads\"");
   for (const auto& item : doc.items()) {
     const std::string& key = item.key();
-    if (key != "format" && key != "gpu" && key != "interference" && key != "notes" && key != "pairs" &&
+    if (key != "crowds" && key != "format" && key != "gpu" && key != "interference" && key != "notes" && key != "pairs" &&
         key != "switch_ms" && key != "workloads") {
       throw top_error("unknown key '" + key + "' (valid: " + kTopKeys + ")");
     }
@@ -237,6 +279,7 @@ Catalog Catalog::load(const std::string& path) {
     catalog.profiles_.emplace(p.name, std::move(p));
   }
   if (doc.contains("pairs")) catalog.pairs_ = read_pairs(doc.at("pairs"), text, path, catalog);
+  if (doc.contains("crowds")) catalog.crowds_ = read_crowds(doc.at("crowds"), text, path, catalog);
   if (doc.contains("switch_ms")) {
     const json& v = doc.at("switch_ms");
     const std::optional<core::TimeNs> ns =

@@ -29,6 +29,13 @@ struct PairSlowdown {
   double slowdown_a = 1, slowdown_b = 1;
 };
 
+/// A measured crowd (salus-profile --crowds): k >= 3 lanes running at once, the workload of
+/// each lane, and each lane's iteration time in the crowd over its solo time.
+struct CrowdSlowdown {
+  std::vector<std::string> workloads;
+  std::vector<double> slowdowns;
+};
+
 /// Where the shipped data (catalog, traces, experiments' inputs) is, first found of: the
 /// SALUS_DATA_DIR environment variable (taken as given); <dir of the program>/../share/salus (an
 /// installed program); a traces/ folder up to four levels above the program's folder (a build
@@ -58,6 +65,8 @@ class Catalog {
 
   /// The measured pairs, as the file lists them; both names are entries of this catalog.
   const std::vector<PairSlowdown>& pairs() const { return pairs_; }
+  /// The measured crowds, as the file lists them; every name is an entry of this catalog.
+  const std::vector<CrowdSlowdown>& crowds() const { return crowds_; }
 
   /// The executor's switch latency measured with the catalog (top-level "switch_ms"), if any:
   /// salus-sim's default switching cost.
@@ -76,6 +85,7 @@ class Catalog {
   std::string gpu_;
   std::map<std::string, WorkloadProfile, std::less<>> profiles_;
   std::vector<PairSlowdown> pairs_;
+  std::vector<CrowdSlowdown> crowds_;
   std::optional<core::TimeNs> switch_ns_;
   std::optional<std::string> interference_;
 };

@@ -106,8 +106,9 @@ TEST_CASE("cluster plans: the same results, to the nanosecond, as deciding at ev
   const sim::PairSlowdowns pairs = {{{"w0", "w1"}, 1'400'000}, {{"w1", "w0"}, 1'900'000}, {{"w0", "w2"}, 1'100'000},
                                     {{"w2", "w0"}, 2'300'000}, {{"w1", "w2"}, 1'650'000}, {{"w3", "w1"}, 900'000}};
   const sim::ShareWeights weights = {{"w0", 0.7}, {"w1", 1.3}, {"w2", 2.1}, {"w3", 0.5}};
+  const sim::CrowdFactors crowds = {{3, 1'150'000}, {6, 870'000}};
   std::vector<std::unique_ptr<sim::InterferenceModel>> models;
-  for (const std::string& name : sim::interference_names()) models.push_back(sim::make_interference(name, &pairs, &weights, 0.8));
+  for (const std::string& name : sim::interference_names()) models.push_back(sim::make_interference(name, &pairs, &weights, 0.8, &crowds));
   const std::vector<std::string> placements = cluster::placement_registry().names();
   Tally tally;
   for (std::uint64_t seed = 1; seed <= 200; ++seed) {

@@ -70,7 +70,7 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
       {kHand + " --gpu-mem 0GiB", "salus-sim: --gpu-mem: must be positive\n"},
       {kHand + " --lanes many", "salus-sim: --lanes: unknown lane mode 'many' (valid: single, auto)\n"},
       {kHand + " --interference mps",
-       "salus-sim: --interference: unknown interference model 'mps' (valid: none, profiled, pairs, shares, or auto)\n"},
+       "salus-sim: --interference: unknown interference model 'mps' (valid: none, profiled, pairs, crowds, shares, or auto)\n"},
       {kHand + " --switch-cost-ms -1", "salus-sim: --switch-cost-ms: must be a non-negative number\n"},
       {kHand + " --profile-noise 100", "salus-sim: --profile-noise: must be in [0, 100)\n"},
       {kHand + " --timeline iterations",
@@ -417,6 +417,38 @@ TEST_CASE("a catalog with a pairs table: auto picks shares, --interference pairs
   CHECK(finish_s(s, 1) == doctest::Approx(0.24).epsilon(1e-12));
 }
 
+TEST_CASE("a catalog with crowds and \"interference\": \"crowds\": auto runs the pairs times the crowd factor") {
+  // PACK, a (w_a), b and c (w_b), 3 x 100 ms each, in three lanes from 0, no switching cost.
+  //   pairs: a 1 + 2 x 0.25 = 1.5, b and c 1 + 0.5 + 0.2 (w_b beside w_b: u + u = 1.2) = 1.7;
+  //          each at least sum u = 1.8: all at 1.8, 300 ms of work -> 540 ms.
+  //   crowds: the crowd of (w_a, w_b, w_b) measured 2.7 a lane, 8.1 over the pairs' 5.4: c(3) = 1.5;
+  //          all at 2.7 -> 810 ms.
+  const std::string crowds =
+      kPairs + "  \"crowds\": [{\"workloads\": [\"w_a\", \"w_b\", \"w_b\"], \"slowdowns\": [2.7, 2.7, 2.7]}],\n";
+  const fs::path cat = write_file("crowds_catalog.json", measured_catalog(crowds + "  \"interference\": \"crowds\",\n"));
+  const fs::path trace =
+      write_file("crowds_trace.csv", "job_id,workload,arrival_s,iterations\na,w_a,0,3\nb,w_b,0,3\nc,w_b,0,3\n");
+  const fs::path json = scratch() / "crowds_summary.json";
+  const std::string args = "--trace '" + trace.string() + "' --profiles '" + cat.string() +
+                           "' --policy pack --switch-cost-ms 0 --summary-json '" + json.string() + "'";
+  const Result r = sim(args);
+  REQUIRE(r.code == 0);
+  CHECK(first_line(r.out) == "salus-sim: " + trace.string() + " (native, 3 jobs), GPU 16 GiB, interference crowds, switch cost 0 ms\n");
+  nlohmann::json s = summary_of(json);
+  CHECK(s["interference"] == "crowds");
+  for (std::size_t j = 0; j < 3; ++j) CHECK(finish_s(s, j) == doctest::Approx(0.81).epsilon(1e-12));
+  const Result pairs = sim(args + " --interference pairs");
+  REQUIRE(pairs.code == 0);
+  s = summary_of(json);
+  for (std::size_t j = 0; j < 3; ++j) CHECK(finish_s(s, j) == doctest::Approx(0.54).epsilon(1e-12));
+  // Without crowds, --interference crowds exits 2 with the message.
+  const fs::path no_crowds = write_file("no_crowds_catalog.json", measured_catalog(kPairs));
+  const Result bad = sim("--trace '" + trace.string() + "' --profiles '" + no_crowds.string() + "' --interference crowds");
+  CHECK(bad.code == 2);
+  CHECK(bad.err == "salus-sim: interference model 'crowds' needs a catalog with a \"pairs\" table and \"crowds\" "
+                   "(salus-profile --crowds measures them)\n");
+}
+
 TEST_CASE("a catalog without pairs: profiled by default, and --interference pairs or shares exits 2 with the message") {
   const fs::path cat = write_file("plain_catalog.json", measured_catalog(""));
   const fs::path trace = write_file("plain_trace.csv", "job_id,workload,arrival_s,iterations\na,w_a,0,5\nb,w_b,0,2\n");
@@ -499,7 +531,7 @@ TEST_CASE("auto is the model the catalog names, and an unknown name in the catal
   const Result b = sim("--trace '" + trace.string() + "' --profiles '" + bad.string() + "' --policy pack");
   CHECK(b.code == 2);
   CHECK(b.err == "salus-sim: " + bad.string() +
-                     ":1: \"interference\": unknown interference model 'pair' (valid: none, profiled, pairs, shares); "
+                     ":1: \"interference\": unknown interference model 'pair' (valid: none, profiled, pairs, crowds, shares); "
                      "did you mean 'pairs'?\n");
 }
 

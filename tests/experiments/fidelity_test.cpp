@@ -218,6 +218,48 @@ TEST_CASE("fidelity: --calibrate median takes each figure's median over the read
   CHECK(none.at("pairs") == base.at("pairs"));
 }
 
+TEST_CASE("fidelity: a crowd the base lists takes each lane's median over the readings that measured it again") {
+  using salus::experiments::CalibrationCombine;
+  const json crowd3 = {{"workloads", {"a", "b", "a"}}, {"slowdowns", {3.0, 3.2, 3.0}}};
+  const json crowd5 = {{"workloads", {"a", "b", "a", "b", "a"}}, {"slowdowns", {5.0, 5.0, 5.0, 5.0, 5.0}}};
+  const json base = {{"format", "salus-catalog/1"}, {"gpu", "cpu"}, {"notes", "profile."},
+                     {"pairs", {{{"a", "a"}, {"b", "b"}, {"slowdown_a", 2.0}, {"slowdown_b", 2.0}}}},
+                     {"crowds", {crowd3, crowd5}},
+                     {"workloads", {{{"name", "a"}, {"persistent_mib", 1.0}, {"ephemeral_mib", 2.0}, {"iter_ms", 6.0},
+                                     {"gpu_util", 1.0}, {"source", "measured"}},
+                                    {{"name", "b"}, {"persistent_mib", 1.0}, {"ephemeral_mib", 2.0}, {"iter_ms", 4.0},
+                                     {"gpu_util", 1.0}, {"source", "measured"}}}}};
+  // Three readings re-measured the crowd of 3, none the crowd of 5; the fourth only crowds the
+  // base lacks, which are ignored ((a, a, b) is another crowd than the base's (a, b, a)).
+  auto reading = [](std::vector<double> s3) {
+    return json{{"crowds", {{{"workloads", {"a", "b", "a"}}, {"slowdowns", s3}}}},
+                {"workloads", {{{"name", "a"}, {"iter_ms", 6.0}}}}};
+  };
+  const json r1 = reading({3.3, 3.6, 3.3}), r2 = reading({3.1, 3.4, 3.9}), r3 = reading({3.5, 3.5, 3.4});
+  json r4 = {{"crowds", {{{"workloads", {"a", "a", "b"}}, {"slowdowns", {9.0, 9.0, 9.0}}},
+                         {{"workloads", {"b", "b", "b", "b"}}, {"slowdowns", {4.0, 4.0, 4.0, 4.0}}}}}};
+  const json c = salus::experiments::calibrated_catalog(base, {&r1, &r2, &r3, &r4}, CalibrationCombine::kMedian, "four");
+  REQUIRE(c.at("crowds").size() == 2);
+  const json& c3 = c.at("crowds").at(0);
+  CHECK(c3.at("workloads") == crowd3.at("workloads"));
+  CHECK(c3.at("slowdowns").at(0).get<double>() == doctest::Approx(3.3));  // median of 3.3, 3.1, 3.5
+  CHECK(c3.at("slowdowns").at(1).get<double>() == doctest::Approx(3.5));  // of 3.6, 3.4, 3.5
+  CHECK(c3.at("slowdowns").at(2).get<double>() == doctest::Approx(3.4));  // of 3.3, 3.9, 3.4
+  CHECK(c.at("crowds").at(1) == crowd5);
+  CHECK(c.at("notes").get<std::string>().find("crowds' slowdowns") != std::string::npos);
+  // The reader takes it, and the `crowds` factor follows the calibrated lanes.
+  const fs::path dir = salus::test::scratch() / "fidelity_crowds";
+  fs::create_directories(dir);
+  std::ofstream(dir / "c.json") << c.dump(2);
+  const auto catalog = salus::traces::Catalog::load((dir / "c.json").string());
+  REQUIRE(catalog.crowds().size() == 2);
+  CHECK(catalog.crowds().front().slowdowns == std::vector<double>{3.3, 3.5, 3.4});
+  // No reading measured a crowd: the base's crowds, and the note does not claim them.
+  const json plain = salus::experiments::calibrated_catalog(base, {&r4}, CalibrationCombine::kMedian, "one");
+  CHECK(plain.at("crowds") == base.at("crowds"));
+  CHECK(plain.at("notes").get<std::string>().find("crowds'") == std::string::npos);
+}
+
 TEST_CASE("fidelity: which calibrations predict which run") {
   using salus::experiments::calibration_readings;
   using V = std::vector<std::size_t>;
@@ -300,9 +342,10 @@ TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and wri
   CHECK(j.at("executor") == "real");
   CHECK(j.at("device") == "cpu");
   CHECK(j.at("repeat") == 1);
-  // salus-profile measured the pair and names the model that fits the CPU device; the program
+  // salus-profile measured the pair and the crowds and names the model that fits the CPU device
+  // (crowds: PACK runs up to three lanes here, and c(3) applies); the program
   // ran on one CPU.
-  CHECK(j.at("interference") == "pairs");
+  CHECK(j.at("interference") == "crowds");
   CHECK(j.at("cpus") == std::to_string(salus::experiments::allowed_cpus().front()));
   CHECK(fs::exists(dir / "fidelity_catalog.json"));
   for (const char* p : {"fifo", "srtf", "pack", "fair"}) {
@@ -435,6 +478,14 @@ TEST_CASE("salus-experiment fidelity --time-scale shortens the real runs and the
   INFO("stdout: ", found.out, "\nstderr: ", found.err);
   REQUIRE(found.code == 0);
   CHECK(json::parse(salus::test::slurp(again.string() + "4/fidelity.json")).at("policies") == j.at("policies"));
+  // The same sitting predicted under another interference model: salus-sim is told so, and the
+  // report and fidelity.json name it.
+  const auto ideal = replay("--trace '" + moved.string() + "' --interference none", again.string() + "6");
+  INFO("stdout: ", ideal.out, "\nstderr: ", ideal.err);
+  REQUIRE(ideal.code == 0);
+  CHECK(ideal.out.find(", calibration off, interference none, ") != std::string::npos);
+  CHECK(json::parse(salus::test::slurp(again.string() + "6/fidelity.json")).at("interference") == "none");
+  CHECK(salus::test::slurp(again.string() + "6/fidelity_sim.log").find("interference none") != std::string::npos);
   std::ofstream(moved) << "job_id,workload,arrival_s,iterations\na,lenet_32,0,12\nb,mlp_64,0.2,12\n";
   const auto other = replay("--trace '" + moved.string() + "'", again.string() + "5");
   CHECK(other.code == 2);
@@ -493,4 +544,11 @@ TEST_CASE("salus-experiment: the executor and fidelity options refuse what they 
   r = run("gpus_needed --bound-jct-min 5 --bound-queue-min 1");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --bound-jct-min and --bound-queue-min: give one of them\n");
+  r = run("long_trace --interference pairs");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --interference is for fidelity only\n");
+  r = run("fidelity --executor real --interference crowd");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --interference: unknown interference model 'crowd' (valid: none, profiled, pairs, "
+                 "crowds, shares, or auto); did you mean 'crowds'?\n");
 }

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
@@ -476,9 +478,21 @@ TEST_CASE("a catalog measured by salus-profile drives salus-run (default memory 
   REQUIRE(p.code == 0);
   const json cat = read_json(catalog);
   CHECK(cat.at("workloads").size() == 2);
-  // lenet_32 with mlp_64; the model that fits the CPU device.
+  // lenet_32 with mlp_64, crowds of 3, 5 and 7 lanes (the workloads in turn); the model that
+  // fits the CPU device.
   CHECK(cat.at("pairs").size() == 1);
-  CHECK(cat.at("interference") == "pairs");
+  REQUIRE(cat.at("crowds").size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const json& c = cat.at("crowds").at(i);
+    CAPTURE(i);
+    REQUIRE(c.at("workloads").size() == 3 + 2 * i);
+    CHECK(c.at("slowdowns").size() == 3 + 2 * i);
+    for (std::size_t l = 0; l < c.at("workloads").size(); ++l) {
+      CHECK(c.at("workloads").at(l) == (l % 2 == 0 ? "lenet_32" : "mlp_64"));
+      CHECK(c.at("slowdowns").at(l).get<double>() > 0);
+    }
+  }
+  CHECK(cat.at("interference") == "crowds");
   CHECK(cat.at("switch_ms").get<double>() >= 0);
   for (const json& w : cat.at("workloads")) {
     CHECK(w.at("persistent_bytes").get<std::int64_t>() > 0);
@@ -497,10 +511,51 @@ TEST_CASE("a catalog measured by salus-profile drives salus-run (default memory 
   // salus-sim reads the same catalog: the model it names over its pair table, and its switch_ms.
   const Result s = sim("--trace traces/examples/real_small.csv --gpu-mem 256MiB --profiles '" + catalog.string() + "'");
   REQUIRE(s.code == 0);
-  CHECK(s.out.find("interference pairs, ") != std::string::npos);
+  CHECK(s.out.find("interference crowds, ") != std::string::npos);
   char expected_switch[64];
   std::snprintf(expected_switch, sizeof expected_switch, "switch cost %g ms", cat.at("switch_ms").get<double>());
   CHECK(s.out.find(expected_switch) != std::string::npos);
+}
+
+TEST_CASE("salus-profile --crowds: bad lists and crowds without pairs exit 2, off measures none") {
+  const std::string base = "--device cpu --gpu-mem 256MiB --iterations 2 --min-seconds 0 --switch off ";
+  const std::string list_msg = "is not a number of lanes from 3 to 64 (give a list such as 3,5,7, or off)\n";
+  for (const auto& [arg, err] : std::vector<std::pair<std::string, std::string>>{
+           {"--crowds 2", "salus-profile: --crowds: '2' " + list_msg},
+           {"--crowds 3,65", "salus-profile: --crowds: '65' " + list_msg},
+           {"--crowds 3,x", "salus-profile: --crowds: 'x' " + list_msg},
+           {"--crowds 3,,5", "salus-profile: --crowds: '' " + list_msg},
+           {"--crowds 4.5", "salus-profile: --crowds: '4.5' " + list_msg},
+           {"--crowds 5,3", "salus-profile: --crowds: give the lane counts once each, increasing\n"},
+           {"--crowds 3,3", "salus-profile: --crowds: give the lane counts once each, increasing\n"},
+           {"--crowds 3,", "salus-profile: --crowds: give a list such as 3,5,7, or off\n"},
+           {"--crowds 4 --pairs off", "salus-profile: --crowds: needs --pairs on (a crowd is read against the pairs)\n"}}) {
+    CAPTURE(arg);
+    const auto r = salus::test::run_program(SALUS_SOURCE_DIR, profile_bin(),
+                                            base + "--workloads mlp_64 --out /nonexistent/x.json " + arg);
+    CHECK(r.code == 2);
+    CHECK(r.err == err);
+  }
+  // off: pairs but no crowds, and the model is `pairs`; --pairs off alone drops the default crowds.
+  // One workload has no pair: its crowds are measured, but no model is named (salus-sim's auto
+  // then picks profiled, where `pairs` and `crowds` would refuse an empty table).
+  const fs::path catalog = scratch() / "no_crowds_profile.json";
+  const fs::path mlp_trace = scratch() / "mlp_only.csv";
+  std::ofstream(mlp_trace) << "job_id,workload,arrival_s,iterations\na,mlp_64,0,5\nb,mlp_64,0,5\nc,mlp_64,0,5\n";
+  for (const auto& [arg, crowds, model] : std::vector<std::tuple<std::string, bool, std::string>>{
+           {"--workloads lenet_32,mlp_64 --crowds off", false, "pairs"},
+           {"--workloads lenet_32,mlp_64 --pairs off", false, "(none)"},
+           {"--workloads mlp_64 --crowds 3", true, "(none)"}}) {
+    CAPTURE(arg);
+    const auto r = salus::test::run_program(SALUS_SOURCE_DIR, profile_bin(), base + "--out '" + catalog.string() + "' " + arg);
+    REQUIRE(r.code == 0);
+    const json cat = read_json(catalog);
+    CHECK(cat.contains("crowds") == crowds);
+    CHECK(cat.value("interference", std::string("(none)")) == model);
+    // salus-sim takes each catalog under auto (a trace of mlp_64 jobs, which every one has).
+    const Result s = sim("--trace '" + mlp_trace.string() + "' --gpu-mem 256MiB --profiles '" + catalog.string() + "'");
+    CHECK(s.code == 0);
+  }
 }
 
 TEST_CASE("salus-run: a failed job makes the exit status 1, the summary is still written") {

@@ -49,13 +49,13 @@ std::vector<std::int64_t> slowdowns(const salus::sim::InterferenceModel& m, cons
 }  // namespace
 
 TEST_CASE("interference models by name") {
-  CHECK(salus::sim::interference_names() == std::vector<std::string>{"none", "profiled", "pairs", "shares"});
+  CHECK(salus::sim::interference_names() == std::vector<std::string>{"none", "profiled", "pairs", "crowds", "shares"});
   CHECK(salus::sim::make_interference("none")->name() == "none");
   CHECK(salus::sim::make_interference("none")->ideal());
   CHECK(salus::sim::make_interference("profiled")->name() == "profiled");
   CHECK_FALSE(salus::sim::make_interference("profiled")->ideal());
   CHECK_THROWS_WITH_AS(salus::sim::make_interference("mps"),
-                       "unknown interference model 'mps' (valid: none, profiled, pairs, shares)", salus::core::InputError);
+                       "unknown interference model 'mps' (valid: none, profiled, pairs, crowds, shares)", salus::core::InputError);
 }
 
 TEST_CASE("profiled slowdown is max(1, sum u) for every running iteration") {

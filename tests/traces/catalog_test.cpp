@@ -180,7 +180,7 @@ TEST_CASE("catalog: bad top-level structure") {
   check_top("no_workloads.json", R"({"format": "salus-catalog/1", "gpu": "x"})", ":1: missing \"workloads\" array");
   check_top("empty.json", R"({"format": "salus-catalog/1", "gpu": "x", "workloads": []})", ":1: no workloads");
   check_top("top_key.json", R"({"format": "salus-catalog/1", "gpu": "x", "workload": []})",
-            ":1: unknown key 'workload' (valid: format, gpu, interference, notes, pairs, switch_ms, workloads)");
+            ":1: unknown key 'workload' (valid: crowds, format, gpu, interference, notes, pairs, switch_ms, workloads)");
 }
 
 TEST_CASE("catalog: the bad-entry fixture in tests/data") {
@@ -406,4 +406,59 @@ TEST_CASE("catalog: a workload beside itself is a pair, and \"interference\" nam
                                                        "  \"interference\": 3,\n  \"workloads\": [\n" + entry("a_1") + "\n  ]\n}\n");
   CHECK_THROWS_WITH_AS(Catalog::load(bad), (bad + ":1: \"interference\" must name an interference model, got 3").c_str(),
                        InputError);
+}
+
+// salus-profile --crowds: k >= 3 lanes at once, the workload of each lane and its slowdown.
+namespace {
+
+// Workloads a_1 (line 5) and b_1 (line 6); the crowds from line 9 on, one per line.
+std::string catalog_with_crowds(const std::string& crowds) {
+  return "{\n  \"format\": \"salus-catalog/1\",\n  \"gpu\": \"test\",\n  \"workloads\": [\n" + entry("a_1") + ",\n" +
+         entry("b_1") + "\n  ],\n  \"crowds\": [\n" + crowds + "\n  ]\n}\n";
+}
+
+const std::string kGoodCrowd = R"({"workloads": ["a_1", "b_1", "a_1"], "slowdowns": [3.1, 3.3, 2.9]})";
+
+}  // namespace
+
+TEST_CASE("catalog: crowds are read as the file lists them") {
+  const Catalog c = Catalog::load(temp_file(
+      "crowds.json", catalog_with_crowds(kGoodCrowd + ",\n" +
+                                         R"({"workloads": ["b_1", "b_1", "b_1", "a_1"], "slowdowns": [4, 4.5, 0.9, 4]})")));
+  REQUIRE(c.crowds().size() == 2);
+  CHECK(c.crowds()[0].workloads == std::vector<std::string>{"a_1", "b_1", "a_1"});
+  CHECK(c.crowds()[0].slowdowns == std::vector<double>{3.1, 3.3, 2.9});
+  CHECK(c.crowds()[1].workloads.size() == 4);
+  CHECK(c.crowds()[1].slowdowns[2] == 0.9);
+  CHECK(Catalog::load(temp_file("no_crowds.json", catalog_with_crowds(""))).crowds().empty());
+  CHECK(Catalog::load(temp_file("plain_crowds.json", catalog_text(entry("a_1")))).crowds().empty());
+}
+
+TEST_CASE("catalog: bad crowds name the file, the crowd's line and what is wrong") {
+  // The bad crowd is the second one, on line 10.
+  auto check_crowd = [](const std::string& name, const std::string& bad, const std::string& expected) {
+    const std::string path = temp_file(name, catalog_with_crowds(kGoodCrowd + ",\n" + bad));
+    CHECK_THROWS_WITH_AS(Catalog::load(path), (path + expected).c_str(), InputError);
+  };
+  check_crowd("crowd_number.json", "7", ":10: crowd: must be a JSON object, got 7");
+  check_crowd("crowd_key.json", R"({"workloads": ["a_1", "a_1", "a_1"], "slowdowns": [3, 3, 3], "lanes": 3})",
+              ":10: crowd: unknown key 'lanes' (valid: slowdowns, workloads)");
+  check_crowd("crowd_two.json", R"({"workloads": ["a_1", "b_1"], "slowdowns": [2, 2]})",
+              ":10: crowd: 'workloads' must be an array naming the workload of each of at least 3 lanes");
+  check_crowd("crowd_no_workloads.json", R"({"slowdowns": [2, 2, 2]})",
+              ":10: crowd: 'workloads' must be an array naming the workload of each of at least 3 lanes");
+  check_crowd("crowd_short.json", R"({"workloads": ["a_1", "b_1", "a_1"], "slowdowns": [3, 3]})",
+              ":10: crowd: 'slowdowns' must be an array with one slowdown per lane (3)");
+  check_crowd("crowd_no_slowdowns.json", R"({"workloads": ["a_1", "b_1", "a_1"]})",
+              ":10: crowd: 'slowdowns' must be an array with one slowdown per lane (3)");
+  check_crowd("crowd_unknown.json", R"({"workloads": ["a_1", "c_1", "a_1"], "slowdowns": [3, 3, 3]})",
+              ":10: crowd: unknown workload \"c_1\" (not an entry of this catalog)");
+  check_crowd("crowd_name_number.json", R"({"workloads": ["a_1", 2, "a_1"], "slowdowns": [3, 3, 3]})",
+              ":10: crowd: unknown workload 2 (not an entry of this catalog)");
+  check_crowd("crowd_zero.json", R"({"workloads": ["a_1", "b_1", "a_1"], "slowdowns": [3, 0, 3]})",
+              ":10: crowd: a slowdown must be a number > 0, got 0");
+  check_crowd("crowd_string.json", R"({"workloads": ["a_1", "b_1", "a_1"], "slowdowns": [3, "3", 3]})",
+              ":10: crowd: a slowdown must be a number > 0, got \"3\"");
+  const std::string obj = temp_file("crowds_object.json", catalog_with_top(R"("crowds": {"workloads": []})"));
+  CHECK_THROWS_WITH_AS(Catalog::load(obj), (obj + ":1: \"crowds\" must be an array").c_str(), InputError);
 }
