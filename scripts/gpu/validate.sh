@@ -136,7 +136,9 @@ fid_ready=0
 if want fidelity || want fidexp; then
   fid_workloads=${FID_WORKLOADS:-resnet50_25,alexnet_25,googlenet_25,vgg11_25,overfeat_25,lenet_32,mlp_64}
   catalog=$out/profiles_fidelity.json
-  if run_step fid_profile 90 "$bin/salus-profile" --device cuda --math "$math" --gpu-mem "$gpu_mem" --workloads "$fid_workloads" \
+  # Crowds of 3, 5 and 7 lanes (salus-profile's default) for the `crowds` model: the time limit
+  # allows for them.
+  if run_step fid_profile 150 "$bin/salus-profile" --device cuda --math "$math" --gpu-mem "$gpu_mem" --workloads "$fid_workloads" \
        --out "$catalog"; then
     "$bin/salus-trace" generate --profiles "$catalog" --workloads "$fid_workloads" --jobs "${FID_JOBS:-20}" \
       --seed "${FID_SEED:-7}" --mean-interarrival-s "${FID_GAP_S:-0.8}" --median-duration-s "${FID_MEDIAN_S:-1.5}" \
@@ -149,7 +151,7 @@ if want fidelity && [ "$fid_ready" = 1 ]; then
   run_step fid_real 260 "$bin/salus-run" --device cuda --math "$math" --gpu-mem "$gpu_mem" --profiles "$catalog" \
     --trace "$out/fidelity_trace.csv" --out "$out/fid_real" --summary-json "$out/fid_real.json"
   # The switching cost is the catalog's measured switch_ms (salus-sim's default with such a catalog).
-  for interference in shares pairs profiled none; do
+  for interference in shares crowds pairs profiled none; do
     run_step "fid_sim_$interference" 30 "$bin/salus-sim" --profiles "$catalog" --gpu-mem "$gpu_mem" \
       --interference "$interference" --trace "$out/fidelity_trace.csv" \
       --out "$out/fid_sim_$interference" --summary-json "$out/fid_sim_$interference.json"
