@@ -163,8 +163,9 @@ int run(int argc, char** argv) {
                  "iter_ms): the real executor's switching cost in one lane under FAIR, two copies taking turns (the "
                  "mean gap between two jobs' iterations plus the median of their iterations over the median of its "
                  "iterations alone through the executor just before and after); crowds: k lanes at once, the workloads in "
-                 "turn, each lane's typical mean over a window of at least k / 2 times the minimum seconds over its "
-                 "workload's solo typical mean just before and after, as for a pair";
+                 "turn, in three rounds of at least k / 6 times the minimum seconds, each bracketed by every workload "
+                 "alone (half the minimum seconds); a lane's slowdown is the median over the rounds of its typical mean "
+                 "over its workload's solo typical means just before and after the round";
   if (switch_ns) cat["switch_ms"] = round_to(static_cast<double>(*switch_ns) / 1e6, 0.0001);
   nlohmann::json ws = nlohmann::json::array();
   std::string not_measured;
