@@ -291,7 +291,9 @@ json calibrated_catalog(const json& base, const std::vector<const json*>& readin
         auto lane = [&](const json* catalog) -> json {
           if (catalog == nullptr || !catalog->contains("crowds")) return nullptr;
           for (const json& m : catalog->at("crowds")) {
-            if (m.at("workloads") == c.at("workloads")) return {{"slowdown", m.at("slowdowns").at(l)}};
+            if (m.at("workloads") == c.at("workloads") && l < m.at("slowdowns").size()) {
+              return {{"slowdown", m.at("slowdowns").at(l)}};
+            }
           }
           return nullptr;
         };
