@@ -78,9 +78,11 @@ void run_solo(Instance& in, const ProfileOptions& o) {
   }
 }
 
-core::TimeNs median(std::vector<core::TimeNs> v) {
+/// The upper median (0 for none): times, and the crowds' per-round ratios.
+template <class T>
+T median(std::vector<T> v) {
   std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
+  return v.empty() ? T{0} : v[v.size() / 2];
 }
 
 /// run_solo, then the typical mean of the times it measured (typical_mean).
@@ -383,8 +385,7 @@ std::vector<CrowdMeasurement> profile_crowds(Device& device, const std::vector<W
     CrowdMeasurement c;
     for (std::size_t l = 0; l < lanes.size(); ++l) {
       c.workloads.push_back(names[l % names.size()]);
-      std::sort(ratios[l].begin(), ratios[l].end());
-      c.slowdowns.push_back(ratios[l][ratios[l].size() / 2]);
+      c.slowdowns.push_back(median(std::move(ratios[l])));
     }
     out.push_back(std::move(c));
   }

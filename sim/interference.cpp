@@ -30,19 +30,18 @@ std::int64_t PairInterference::pair_slowdown(const core::JobSpec& a, const core:
 void PairInterference::slowdowns(std::span<const RunningIteration> running, std::span<std::int64_t> out) const {
   std::int64_t capacity = 0;  // the profiled model's figure: sum of u over the running set
   for (const RunningIteration& r : running) capacity += r.spec->gpu_util_ppm;
+  const std::int64_t c = crowd_factor(running.size());  // kSolo for `pairs` and for two lanes
   for (std::size_t i = 0; i < running.size(); ++i) {
     std::int64_t s = kSolo;
     for (std::size_t j = 0; j < running.size(); ++j) {
       if (j != i) s += pair_slowdown(*running[i].spec, *running[j].spec) - kSolo;
     }
     out[i] = std::max(s, capacity);
-  }
-  if (running.size() < 3 || crowds_.empty()) return;
-  const std::int64_t c = crowd_factor(running.size());
-  for (std::size_t i = 0; i < running.size(); ++i) {
-    // In 128-bit: a slowdown of 1000 lanes (1e9 ppm) times c (1e6 ppm) does not fit 64 bits.
-    const auto scaled = static_cast<core::Int128>(out[i]) * c / kSolo;
-    out[i] = static_cast<std::int64_t>(std::clamp<core::Int128>(scaled, kSolo, INT64_MAX));
+    if (c != kSolo) {
+      // In 128-bit: a slowdown of 1000 lanes (1e9 ppm) times c (1e6 ppm) does not fit 64 bits.
+      const auto scaled = static_cast<core::Int128>(out[i]) * c / kSolo;
+      out[i] = static_cast<std::int64_t>(std::clamp<core::Int128>(scaled, kSolo, INT64_MAX));
+    }
   }
 }
 
