@@ -193,6 +193,24 @@ double combine(std::vector<double> values, CalibrationCombine how) {
 
 }  // namespace
 
+json base_against_calibrations(const json& base, const json& calibrations) {
+  json out = json::object();
+  for (const json& w : base.at("workloads")) {
+    if (!w.contains("iter_ms")) continue;
+    const std::string name = w.at("name").get<std::string>();
+    std::vector<double> seen;
+    for (const json& c : calibrations) {
+      for (const json& m : c.value("workloads", json::array())) {
+        if (m.value("name", std::string()) == name && m.contains("iter_ms")) seen.push_back(m.at("iter_ms").get<double>());
+      }
+    }
+    if (seen.empty()) continue;
+    const double b = w.at("iter_ms").get<double>(), med = median_of(std::move(seen));
+    out[name] = {{"base_iter_ms", b}, {"calibrations_median_iter_ms", med}, {"ratio", med > 0 ? b / med : 0.0}};
+  }
+  return out;
+}
+
 std::vector<std::size_t> calibration_readings(const std::string& mode, std::size_t run, std::size_t calibrations) {
   check_calibration_mode(mode);
   std::size_t first = run, last = run;  // inclusive
@@ -601,9 +619,21 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
               "(errors relative to the measured run; real vs real: the executor's repeats against each other)\n%s",
               device.c_str(), cpus.c_str(), trace.c_str(), scaled.c_str(), catalog.c_str(), ctx.calibrate.c_str(),
               model.c_str(), repeat, fidelity_table(medians).c_str());
+  const json base_speed = calibrating ? base_against_calibrations(base_catalog, calibrations) : json::object();
   if (calibrating) {
     std::printf("\nthe same runs predicted with the base catalog alone (--calibrate off)\n%s",
                 fidelity_table(base_medians).c_str());
+    std::string speeds;
+    for (const auto& [name, v] : base_speed.items()) {
+      char part[160];
+      std::snprintf(part, sizeof part, "%s%s %.3f against %.3f ms (%+.1f %%)", speeds.empty() ? "" : ", ", name.c_str(),
+                    v.at("base_iter_ms").get<double>(), v.at("calibrations_median_iter_ms").get<double>(),
+                    100 * (v.at("ratio").get<double>() - 1));
+      speeds += part;
+    }
+    if (!speeds.empty()) {
+      std::printf("the base catalog's iter_ms against the median of the calibrations': %s\n", speeds.c_str());
+    }
   }
   return {{"experiment", "fidelity"},
           {"version", 2},
@@ -621,6 +651,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
           {"repeat", repeat},
           {"policies", policies},
           {"uncalibrated", base_policies},
+          {"base_against_calibrations", base_speed},
           {"repeats", repeats},
           {"per_job", per_job}};
 }

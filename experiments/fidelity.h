@@ -88,6 +88,13 @@ nlohmann::json calibrated_catalog(const nlohmann::json& base, const std::vector<
 /// `before` alone, or with `after` the mean of the two (--calibrate before|bracket).
 nlohmann::json calibrated_catalog(const nlohmann::json& base, const nlohmann::json& before, const nlohmann::json* after);
 
+/// The base catalog's solo speed against the calibrations' (a JSON array of catalogs): for each
+/// workload of `base` that some calibration measured, {"base_iter_ms", "calibrations_median_iter_ms",
+/// "ratio"} (base over the median of every calibration's iter_ms). A base profile taken in a slow
+/// stretch of the host reads far from 1: its `uncalibrated` row then measures that profile, not
+/// the model.
+nlohmann::json base_against_calibrations(const nlohmann::json& base, const nlohmann::json& calibrations);
+
 /// The table printed by salus-experiment fidelity.
 std::string fidelity_table(const std::vector<FidelityRow>& rows);
 

@@ -218,6 +218,25 @@ TEST_CASE("fidelity: --calibrate median takes each figure's median over the read
   CHECK(none.at("pairs") == base.at("pairs"));
 }
 
+TEST_CASE("fidelity: the base profile's solo speed against the median of every calibration's") {
+  const json base = {{"workloads", {{{"name", "a"}, {"iter_ms", 9.0}}, {{"name", "b"}, {"iter_ms", 4.0}},
+                                    {{"name", "c"}, {"iter_ms", 2.0}}}}};
+  // a in four readings (median 6.0, the mean of 5.8 and 6.2: the base read it 1.5x slow), b in
+  // one (4.4), c in none: left out.
+  const json cals = json::array({json{{"workloads", {{{"name", "a"}, {"iter_ms", 6.2}}, {{"name", "b"}, {"iter_ms", 4.4}}}}},
+                                 json{{"workloads", {{{"name", "a"}, {"iter_ms", 5.8}}}}},
+                                 json{{"workloads", {{{"name", "a"}, {"iter_ms", 9.5}}}}},
+                                 json{{"workloads", {{{"name", "a"}, {"iter_ms", 5.0}}}}}});
+  const json v = salus::experiments::base_against_calibrations(base, cals);
+  CHECK(v.size() == 2);
+  CHECK(v.at("a").at("base_iter_ms").get<double>() == doctest::Approx(9.0));
+  CHECK(v.at("a").at("calibrations_median_iter_ms").get<double>() == doctest::Approx(6.0));
+  CHECK(v.at("a").at("ratio").get<double>() == doctest::Approx(1.5));
+  CHECK(v.at("b").at("ratio").get<double>() == doctest::Approx(4.0 / 4.4));
+  CHECK_FALSE(v.contains("c"));
+  CHECK(salus::experiments::base_against_calibrations(base, json::array()).empty());
+}
+
 TEST_CASE("fidelity: a crowd the base lists takes each lane's median over the readings that measured it again") {
   using salus::experiments::CalibrationCombine;
   const json crowd3 = {{"workloads", {"a", "b", "a"}}, {"slowdowns", {3.0, 3.2, 3.0}}};
@@ -370,6 +389,27 @@ TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and wri
     CHECK(cat.find("lenet_32") != nullptr);
   }
   CHECK(r.out.find("the same runs predicted with the base catalog alone") != std::string::npos);
+  CHECK(r.out.find("the base catalog's iter_ms against the median of the calibrations': ") != std::string::npos);
+  // The base profile's speed against the five calibrations', by hand from the files.
+  {
+    const json base = json::parse(salus::test::slurp(dir / "fidelity_catalog.json"));
+    for (const json& w : base.at("workloads")) {
+      const std::string name = w.at("name").get<std::string>();
+      CAPTURE(name);
+      std::vector<double> seen;
+      for (int c = 0; c < 5; ++c) {
+        const json cal = json::parse(salus::test::slurp(dir / ("fidelity_calibration_" + std::to_string(c) + ".json")));
+        for (const json& m : cal.at("workloads")) {
+          if (m.at("name") == name) seen.push_back(m.at("iter_ms").get<double>());
+        }
+      }
+      REQUIRE(seen.size() == 5);
+      std::sort(seen.begin(), seen.end());
+      const json& e = j.at("base_against_calibrations").at(name);
+      CHECK(e.at("calibrations_median_iter_ms").get<double>() == doctest::Approx(seen[2]));
+      CHECK(e.at("ratio").get<double>() == doctest::Approx(w.at("iter_ms").get<double>() / seen[2]));
+    }
+  }
   CHECK(j.at("predict_from").is_null());
 
   // The same sitting predicted again under another mode, running nothing on the device: the real
