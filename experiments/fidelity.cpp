@@ -191,6 +191,15 @@ double combine(std::vector<double> values, CalibrationCombine how) {
   return median_of(std::move(values));
 }
 
+/// The entry of workload `name` in a catalog; null when the catalog (or its list) has none.
+json workload_entry(const json* catalog, const std::string& name) {
+  if (catalog == nullptr || !catalog->contains("workloads")) return nullptr;
+  for (const json& w : catalog->at("workloads")) {
+    if (w.value("name", std::string()) == name) return w;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 json base_against_calibrations(const json& base, const json& calibrations) {
@@ -200,9 +209,8 @@ json base_against_calibrations(const json& base, const json& calibrations) {
     const std::string name = w.at("name").get<std::string>();
     std::vector<double> seen;
     for (const json& c : calibrations) {
-      for (const json& m : c.value("workloads", json::array())) {
-        if (m.value("name", std::string()) == name && m.contains("iter_ms")) seen.push_back(m.at("iter_ms").get<double>());
-      }
+      const json m = workload_entry(&c, name);
+      if (m.is_object() && m.contains("iter_ms")) seen.push_back(m.at("iter_ms").get<double>());
     }
     if (seen.empty()) continue;
     const double b = w.at("iter_ms").get<double>(), med = median_of(std::move(seen));
@@ -245,19 +253,12 @@ json calibrated_catalog(const json& base, const std::vector<const json*>& readin
     if (values.empty()) return nullptr;
     return combine(std::move(values), how);
   };
-  auto find_entry = [](const json* catalog, const std::string& name) -> json {
-    if (catalog == nullptr || !catalog->contains("workloads")) return nullptr;
-    for (const json& w : catalog->at("workloads")) {
-      if (w.value("name", std::string()) == name) return w;
-    }
-    return nullptr;
-  };
   const std::string rule = how == CalibrationCombine::kMean ? "the mean" : "the median";
   const std::string what = readings.size() == 1 ? where : rule + " of " + where;
   json out = base;
   for (json& w : out.at("workloads")) {
     const std::string name = w.at("name").get<std::string>();
-    auto entry = [&](const json* c) { return find_entry(c, name); };
+    auto entry = [&](const json* c) { return workload_entry(c, name); };
     const json base_iter = w.value("iter_ms", json());
     bool calibrated = false;
     for (const char* key : kPerWorkload) {
