@@ -88,6 +88,17 @@ nlohmann::json calibrated_catalog(const nlohmann::json& base, const std::vector<
 /// `before` alone, or with `after` the mean of the two (--calibrate before|bracket).
 nlohmann::json calibrated_catalog(const nlohmann::json& base, const nlohmann::json& before, const nlohmann::json* after);
 
+/// `catalog` (a calibrated catalog) with each workload's iter_ms and first_iter_ms multiplied by
+/// its burst allowance: the mean, over the `readings` that measured it, of iter_exec_mean_ms over
+/// iter_ms, the plain mean of a calibration's solo iterations over their typical mean. iter_ms is
+/// a typical mean so that one burst of a neighbour during a calibration of a second does not move
+/// it; but a run of a minute meets such bursts at the rate the host has them, and a job's time is
+/// the sum of its iterations. The ratio says how much the bursts each calibration met added; its
+/// mean over the readings (not the median: the bursts are what is being counted) is the rate the
+/// run is expected to meet. Each workload entry gets `burst_allowance` (the factor) and a note in
+/// its `source`; a workload no reading measured is left as it is (--burst-allowance).
+nlohmann::json with_burst_allowance(const nlohmann::json& catalog, const std::vector<const nlohmann::json*>& readings);
+
 /// The base catalog's solo speed against the calibrations' (a JSON array of catalogs): for each
 /// workload of `base` that some calibration measured, {"base_iter_ms", "calibrations_median_iter_ms",
 /// "ratio"} (base over the median of every calibration's iter_ms). A base profile taken in a slow

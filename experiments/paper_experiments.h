@@ -45,6 +45,9 @@ struct ExperimentContext {
   /// the run), "bracket" (the mean of just before and just after it) or "median" (the median of
   /// the four nearest, two before and two after). See calibrated_catalog.
   std::string calibrate = "median";
+  /// With a calibration: each run's iter_ms times the burst allowance of its calibrations
+  /// (--burst-allowance on|off; with_burst_allowance).
+  bool burst_allowance = true;
   /// Non-empty: predict the real runs and calibrations of an earlier sitting (its --out
   /// directory) again instead of running anything on the device (--predict-from).
   std::string predict_from;

@@ -78,6 +78,7 @@ std::string tables() {
 int run(int argc, char** argv) {
   std::string name, out_dir, profiles, gpu_mem, plots, data_dir, executor, device, trace, calibrate, cpus, predict_from;
   std::string interference = "auto";
+  std::string bursts = "on";
   int repeat = 3;
   double bound_jct_min = 0, bound_queue_min = 0;
   double time_scale = 1;
@@ -113,6 +114,10 @@ int run(int argc, char** argv) {
        "utilisation, switching cost and, beside PACK, the pairs re-measured by salus-profile just before the run), "
        "bracket (the mean of just before and just after), median (the median of the four nearest: two before, two "
        "after)")
+      ("burst-allowance", po::value(&bursts)->default_value("on"),
+       "fidelity, with a calibration: on: each run's solo iteration times are the calibrations' typical means "
+       "times the mean of their plain mean over typical mean (the host's bursts at the rate the calibrations met "
+       "them); off: the typical means alone")
       ("interference", po::value(&interference)->default_value(interference),
        ("fidelity: the simulator's interference model (" + sim::interference_registry().names_joined() +
         "), or auto: the one the catalog names, as salus-sim --interference (with --predict-from: an earlier "
@@ -164,6 +169,10 @@ int run(int argc, char** argv) {
   if (!fidelity_only && !vm["repeat"].defaulted()) throw core::InputError("--repeat is for fidelity only");
   if (!fidelity_only && !vm["calibrate"].defaulted()) throw core::InputError("--calibrate is for fidelity only");
   experiments::check_calibration_mode(calibrate);
+  if (!fidelity_only && !vm["burst-allowance"].defaulted()) throw core::InputError("--burst-allowance is for fidelity only");
+  if (bursts != "on" && bursts != "off") {
+    throw core::InputError("--burst-allowance: unknown value '" + bursts + "' (valid: on, off)");
+  }
   if (!fidelity_only && !vm["interference"].defaulted()) throw core::InputError("--interference is for fidelity only");
   if (interference != "auto" && !sim::interference_registry().find(interference)) {
     throw core::InputError("--interference: " + sim::interference_registry().unknown(interference, ", or auto"));
@@ -216,6 +225,7 @@ int run(int argc, char** argv) {
   ctx.trace = trace;
   ctx.repeat = repeat;
   ctx.calibrate = calibrate;
+  ctx.burst_allowance = bursts == "on";
   ctx.predict_from = predict_from;
   ctx.interference = interference;
   ctx.bound_jct_min = bound_jct_min;

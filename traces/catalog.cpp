@@ -25,7 +25,7 @@ constexpr const char* kFormat = "salus-catalog/1";
 constexpr const char* kTopKeys = "crowds, format, gpu, interference, notes, pairs, switch_ms, workloads";
 constexpr const char* kEntryKeys =
     "name, persistent_mib, ephemeral_mib, persistent_bytes, ephemeral_bytes, iter_ms, iter_exec_mean_ms, iter_exec_median_ms, iter_median_ms, first_iter_ms, "
-    "gpu_util, switch_ms, source";
+    "gpu_util, switch_ms, burst_allowance, source";
 
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
@@ -57,7 +57,8 @@ class EntryReader {
     p.name = name->get<std::string>();
     prefix_ = "workload '" + p.name + "': ";
     static const char* const kKeys[] = {"name",    "persistent_mib", "ephemeral_mib", "persistent_bytes", "ephemeral_bytes",
-                                        "iter_ms", "iter_exec_mean_ms", "iter_exec_median_ms", "iter_median_ms", "first_iter_ms", "gpu_util", "switch_ms", "source"};
+                                        "iter_ms", "iter_exec_mean_ms", "iter_exec_median_ms", "iter_median_ms", "first_iter_ms", "gpu_util", "switch_ms",
+                                        "burst_allowance", "source"};
     for (const auto& item : entry_.items()) {
       const std::string& key = item.key();
       if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }) == std::end(kKeys)) {
@@ -90,7 +91,8 @@ class EntryReader {
     // mean, iter_ms) and the first iteration, whose excess over iter_ms the simulator adds to a
     // job's first dispatch.
     if (entry_.contains("iter_median_ms")) number("iter_median_ms", "> 0", [](double v) { return v > 0; });
-    for (const char* key : {"iter_exec_mean_ms", "iter_exec_median_ms"}) {
+    // And, for reading, the factor salus-experiment fidelity multiplied iter_ms by (--burst-allowance).
+    for (const char* key : {"iter_exec_mean_ms", "iter_exec_median_ms", "burst_allowance"}) {
       if (entry_.contains(key)) number(key, "> 0", [](double v) { return v > 0; });
     }
     if (entry_.contains("first_iter_ms")) {

@@ -218,6 +218,52 @@ TEST_CASE("fidelity: --calibrate median takes each figure's median over the read
   CHECK(none.at("pairs") == base.at("pairs"));
 }
 
+TEST_CASE("fidelity: the burst allowance multiplies iter_ms by the readings' mean of plain over typical mean") {
+  const json entry_a = {{"name", "a"}, {"persistent_mib", 1.0}, {"ephemeral_mib", 2.0}, {"iter_ms", 9.0},
+                        {"first_iter_ms", 12.0}, {"gpu_util", 1.0}, {"source", "calibrated"}};
+  const json entry_b = {{"name", "b"}, {"persistent_mib", 1.0}, {"ephemeral_mib", 2.0}, {"iter_ms", 5.0},
+                        {"gpu_util", 1.0}, {"source", "calibrated"}};
+  const json entry_c = {{"name", "c"}, {"persistent_mib", 1.0}, {"ephemeral_mib", 2.0}, {"iter_ms", 3.0},
+                        {"gpu_util", 1.0}, {"source", "calibrated"}};
+  const json catalog = {{"format", "salus-catalog/1"}, {"gpu", "cpu"}, {"notes", "profile."},
+                        {"workloads", {entry_a, entry_b, entry_c}}};
+  // a: one reading met a burst (plain mean 5 % over the typical mean), one none, one a little
+  // under (blocks faster than the median block): the mean of the three ratios, not their median.
+  // b: measured with a typical mean only (no plain mean): left alone. c: no reading has it.
+  const json r1 = {{"workloads", {{{"name", "a"}, {"iter_ms", 10.0}, {"iter_exec_mean_ms", 10.5}},
+                                  {{"name", "b"}, {"iter_ms", 5.0}}}}};
+  const json r2 = {{"workloads", {{{"name", "a"}, {"iter_ms", 8.0}, {"iter_exec_mean_ms", 8.0}}}}};
+  const json r3 = {{"workloads", {{{"name", "a"}, {"iter_ms", 10.0}, {"iter_exec_mean_ms", 9.9}}}}};
+  const json out = salus::experiments::with_burst_allowance(catalog, {&r1, &r2, &r3});
+  const double f = (1.05 + 1.0 + 0.99) / 3;
+  const json& a = out.at("workloads").at(0);
+  CHECK(a.at("burst_allowance").get<double>() == doctest::Approx(f));
+  CHECK(a.at("iter_ms").get<double>() == doctest::Approx(9.0 * f));
+  CHECK(a.at("first_iter_ms").get<double>() == doctest::Approx(12.0 * f));
+  CHECK(a.at("source").get<std::string>().find("the burst allowance (the mean of 3 calibrations'") != std::string::npos);
+  CHECK(out.at("workloads").at(1) == entry_b);
+  CHECK(out.at("workloads").at(2) == entry_c);
+  CHECK(out.at("notes").get<std::string>().find("Burst allowance") != std::string::npos);
+  // One reading: its own ratio. None: the catalog's figures (the notes say the option was on).
+  CHECK(salus::experiments::with_burst_allowance(catalog, {&r1}).at("workloads").at(0).at("iter_ms").get<double>() ==
+        doctest::Approx(9.45));
+  CHECK(salus::experiments::with_burst_allowance(catalog, {}).at("workloads") == catalog.at("workloads"));
+  // The catalog reader takes the factor as a figure for reading, and refuses one that is not > 0.
+  const fs::path dir = salus::test::scratch() / "burst_allowance";
+  fs::create_directories(dir);
+  {
+    std::ofstream(dir / "ok.json") << out.dump(2);
+    const auto cat = salus::traces::Catalog::load((dir / "ok.json").string());
+    REQUIRE(cat.find("a") != nullptr);
+    CHECK(cat.find("a")->iter_ns == 9'120'000);  // 9 ms x (1.05 + 1 + 0.99) / 3
+  }
+  json bad = out;
+  bad["workloads"][0]["burst_allowance"] = 0;
+  std::ofstream(dir / "bad.json") << bad.dump(2);
+  CHECK_THROWS_WITH_AS(salus::traces::Catalog::load((dir / "bad.json").string()),
+                       doctest::Contains("workload 'a': burst_allowance must be a number > 0"), salus::core::InputError);
+}
+
 TEST_CASE("fidelity: the base profile's solo speed against the median of every calibration's") {
   const json base = {{"workloads", {{{"name", "a"}, {"iter_ms", 9.0}}, {{"name", "b"}, {"iter_ms", 4.0}},
                                     {{"name", "c"}, {"iter_ms", 2.0}}}}};
@@ -380,6 +426,8 @@ TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and wri
   // Calibrated by default (median): a salus-profile run before the first real run and after
   // each, each run predicted with its own catalog; the base catalog's errors beside them.
   CHECK(j.at("calibrate") == "median");
+  CHECK(j.at("burst_allowance") == true);
+  CHECK(r.out.find("calibration median with the burst allowance,") != std::string::npos);
   CHECK(j.at("calibrations").size() == 5);
   CHECK(j.at("calibrations").at(0).contains("lenet_32_iter_ms"));
   for (const char* p : {"fifo", "srtf", "pack", "fair"}) {
@@ -434,6 +482,38 @@ TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and wri
     CHECK(k.at("uncalibrated").at(p) == j.at("uncalibrated").at(p));  // the same base catalog, the same runs
     const json cat = json::parse(salus::test::slurp(again / ("fidelity_catalog_1_" + std::string(p) + ".json")));
     CHECK(cat.at("notes").get<std::string>().find("just before and just after") != std::string::npos);
+  }
+  // Without the burst allowance: each workload's iter_ms in a run's catalog is the one above
+  // divided by the mean, over the two calibrations around the run, of plain mean over typical
+  // mean, read by hand from their files.
+  {
+    const fs::path plain = salus::test::scratch() / "fidelity_again_no_bursts";
+    fs::remove_all(plain);
+    const auto r3 = salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN,
+                                             "fidelity --executor real --plots off --calibrate bracket "
+                                             "--burst-allowance off --predict-from '" +
+                                                 dir.string() + "' --out '" + plain.string() + "'");
+    INFO("stdout: ", r3.out, "\nstderr: ", r3.err);
+    REQUIRE(r3.code == 0);
+    CHECK(json::parse(salus::test::slurp(plain / "fidelity.json")).at("burst_allowance") == false);
+    const json on = json::parse(salus::test::slurp(again / "fidelity_catalog_1_fifo.json"));
+    const json off = json::parse(salus::test::slurp(plain / "fidelity_catalog_1_fifo.json"));
+    for (std::size_t w = 0; w < on.at("workloads").size(); ++w) {
+      const json& a = on.at("workloads").at(w);
+      const std::string name = a.at("name").get<std::string>();
+      CAPTURE(name);
+      double sum = 0;
+      for (int c = 0; c < 2; ++c) {  // FIFO ran first: between calibrations 0 and 1
+        const json cal = json::parse(salus::test::slurp(dir / ("fidelity_calibration_" + std::to_string(c) + ".json")));
+        for (const json& m : cal.at("workloads")) {
+          if (m.at("name") == name) sum += m.at("iter_exec_mean_ms").get<double>() / m.at("iter_ms").get<double>();
+        }
+      }
+      CHECK(a.at("burst_allowance").get<double>() == doctest::Approx(sum / 2));
+      CHECK(a.at("iter_ms").get<double>() ==
+            doctest::Approx(off.at("workloads").at(w).at("iter_ms").get<double>() * sum / 2));
+      CHECK_FALSE(off.at("workloads").at(w).contains("burst_allowance"));
+    }
   }
   // Into the sitting's own directory, or from one that is not a sitting: refused.
   auto refused = [&](const std::string& args) {
@@ -584,6 +664,12 @@ TEST_CASE("salus-experiment: the executor and fidelity options refuse what they 
   r = run("gpus_needed --bound-jct-min 5 --bound-queue-min 1");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --bound-jct-min and --bound-queue-min: give one of them\n");
+  r = run("fidelity --executor real --burst-allowance sometimes");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --burst-allowance: unknown value 'sometimes' (valid: on, off)\n");
+  r = run("long_trace --burst-allowance off");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --burst-allowance is for fidelity only\n");
   r = run("long_trace --interference pairs");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --interference is for fidelity only\n");

@@ -157,7 +157,7 @@ TEST_CASE("catalog: bad files and entries name the file, the entry's line and wh
   check_entry("empty_name.json", entry(""), ":7: name must be a non-empty string, got \"\"");
   check_entry("unknown_key.json", entry("c", R"(, "peak_mib": 3)"),
               ":7: workload 'c': unknown key 'peak_mib' (valid: name, persistent_mib, ephemeral_mib, persistent_bytes, "
-              "ephemeral_bytes, iter_ms, iter_exec_mean_ms, iter_exec_median_ms, iter_median_ms, first_iter_ms, gpu_util, switch_ms, source)");
+              "ephemeral_bytes, iter_ms, iter_exec_mean_ms, iter_exec_median_ms, iter_median_ms, first_iter_ms, gpu_util, switch_ms, burst_allowance, source)");
   check_entry("bytes_fraction.json", entry("c", R"(, "persistent_bytes": 1.5)"),
               ":7: workload 'c': persistent_bytes must be a whole number of bytes >= 0, got 1.5");
   check_entry("bytes_disagree.json", entry("c", R"(, "ephemeral_bytes": 1)"),
