@@ -337,6 +337,7 @@ json calibrated_catalog(const json& base, const std::vector<const json*>& readin
 
 json with_burst_allowance(const json& catalog, const std::vector<const json*>& readings) {
   json out = catalog;
+  bool applied = false;
   for (json& w : out.at("workloads")) {
     const std::string name = w.at("name").get<std::string>();
     if (!w.contains("iter_ms")) continue;
@@ -352,6 +353,7 @@ json with_burst_allowance(const json& catalog, const std::vector<const json*>& r
     w["iter_ms"] = w.at("iter_ms").get<double>() * f;
     if (w.contains("first_iter_ms")) w["first_iter_ms"] = w.at("first_iter_ms").get<double>() * f;
     w["burst_allowance"] = f;
+    applied = true;
     char text[200];
     std::snprintf(text, sizeof text,
                   "; iter_ms and first_iter_ms times %.4f, the burst allowance (the mean of %zu calibrations' plain "
@@ -359,6 +361,7 @@ json with_burst_allowance(const json& catalog, const std::vector<const json*>& r
                   f, ratios.size());
     w["source"] = w.value("source", std::string()) + text;
   }
+  if (!applied) return out;  // no reading has a plain mean (a sitting from before salus-profile wrote one)
   out["notes"] = out.value("notes", std::string()) +
                  " Burst allowance (salus-experiment fidelity --burst-allowance on): each workload's iter_ms and "
                  "first_iter_ms are multiplied by the mean, over the same calibrations, of their plain mean "

@@ -173,6 +173,10 @@ int run(int argc, char** argv) {
   if (bursts != "on" && bursts != "off") {
     throw core::InputError("--burst-allowance: unknown value '" + bursts + "' (valid: on, off)");
   }
+  if (calibrate == "off" && !vm["burst-allowance"].defaulted()) {
+    throw core::InputError("--burst-allowance: needs a calibration to take the bursts from (--calibrate before, "
+                           "bracket or median)");
+  }
   if (!fidelity_only && !vm["interference"].defaulted()) throw core::InputError("--interference is for fidelity only");
   if (interference != "auto" && !sim::interference_registry().find(interference)) {
     throw core::InputError("--interference: " + sim::interference_registry().unknown(interference, ", or auto"));

@@ -247,7 +247,11 @@ TEST_CASE("fidelity: the burst allowance multiplies iter_ms by the readings' mea
   // One reading: its own ratio. None: the catalog's figures (the notes say the option was on).
   CHECK(salus::experiments::with_burst_allowance(catalog, {&r1}).at("workloads").at(0).at("iter_ms").get<double>() ==
         doctest::Approx(9.45));
-  CHECK(salus::experiments::with_burst_allowance(catalog, {}).at("workloads") == catalog.at("workloads"));
+  CHECK(salus::experiments::with_burst_allowance(catalog, {}) == catalog);
+  CHECK(salus::experiments::with_burst_allowance(catalog, {&r2}).at("workloads").at(0).at("iter_ms").get<double>() ==
+        doctest::Approx(9.0));  // a reading without bursts: a factor of 1
+  const json no_plain_means = {{"workloads", {{{"name", "a"}, {"iter_ms", 10.0}}}}};
+  CHECK(salus::experiments::with_burst_allowance(catalog, {&no_plain_means}) == catalog);  // notes untouched too
   // The catalog reader takes the factor as a figure for reading, and refuses one that is not > 0.
   const fs::path dir = salus::test::scratch() / "burst_allowance";
   fs::create_directories(dir);
@@ -667,6 +671,10 @@ TEST_CASE("salus-experiment: the executor and fidelity options refuse what they 
   r = run("fidelity --executor real --burst-allowance sometimes");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --burst-allowance: unknown value 'sometimes' (valid: on, off)\n");
+  r = run("fidelity --executor real --calibrate off --burst-allowance on");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --burst-allowance: needs a calibration to take the bursts from (--calibrate "
+                 "before, bracket or median)\n");
   r = run("long_trace --burst-allowance off");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --burst-allowance is for fidelity only\n");
