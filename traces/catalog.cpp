@@ -23,9 +23,11 @@ using nlohmann::json;
 
 constexpr const char* kFormat = "salus-catalog/1";
 constexpr const char* kTopKeys = "crowds, format, gpu, interference, notes, pairs, switch_ms, workloads";
-constexpr const char* kEntryKeys =
-    "name, persistent_mib, ephemeral_mib, persistent_bytes, ephemeral_bytes, iter_ms, iter_exec_mean_ms, iter_exec_median_ms, iter_median_ms, first_iter_ms, "
-    "gpu_util, switch_ms, burst_allowance, source";
+/// A workload entry's keys, in the order the "unknown key" message lists them.
+constexpr const char* kEntryKeys[] = {"name",           "persistent_mib",    "ephemeral_mib",       "persistent_bytes",
+                                      "ephemeral_bytes", "iter_ms",          "iter_exec_mean_ms",   "iter_exec_median_ms",
+                                      "iter_median_ms",  "first_iter_ms",    "gpu_util",            "switch_ms",
+                                      "burst_allowance", "source"};
 
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
@@ -56,13 +58,13 @@ class EntryReader {
     if (!name->is_string() || name->get<std::string>().empty()) fail("name must be a non-empty string, got " + name->dump());
     p.name = name->get<std::string>();
     prefix_ = "workload '" + p.name + "': ";
-    static const char* const kKeys[] = {"name",    "persistent_mib", "ephemeral_mib", "persistent_bytes", "ephemeral_bytes",
-                                        "iter_ms", "iter_exec_mean_ms", "iter_exec_median_ms", "iter_median_ms", "first_iter_ms", "gpu_util", "switch_ms",
-                                        "burst_allowance", "source"};
     for (const auto& item : entry_.items()) {
       const std::string& key = item.key();
-      if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }) == std::end(kKeys)) {
-        fail("unknown key '" + key + "' (valid: " + kEntryKeys + ")");
+      if (std::find_if(std::begin(kEntryKeys), std::end(kEntryKeys), [&](const char* k) { return key == k; }) ==
+          std::end(kEntryKeys)) {
+        std::string valid;
+        for (const char* k : kEntryKeys) valid += (valid.empty() ? "" : ", ") + std::string(k);
+        fail("unknown key '" + key + "' (valid: " + valid + ")");
       }
     }
     const double persistent = number("persistent_mib", ">= 0", [](double v) { return v >= 0; });
