@@ -33,6 +33,10 @@ struct ClusterOptions {
   /// same either way (tests/cluster/cluster_plan_test.cpp compares them); false decides at
   /// every boundary.
   bool plans = true;
+  /// Called every core::kProgressEvery instants when set (sched.progress is not: the GPUs'
+  /// loops are steps of this one). Progress::jobs holds the replicas' states: job j's k replicas
+  /// are consecutive, in input order (a 1-GPU job is its own replica), and finish together.
+  core::ProgressHook progress;
 };
 
 /// GPUs with at least one admitted job, from `time_ns` on.

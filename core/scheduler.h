@@ -9,6 +9,7 @@
 /// join, run end and finish (Policy hooks); what a policy remembers about jobs is its own.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -20,6 +21,19 @@
 #include "core/units.h"
 
 namespace salus::core {
+
+/// What a progress hook is shown (SchedulerOptions::progress, cluster::ClusterOptions::progress):
+/// the run so far, for a caller that reports it. The hook may read the states; it must not keep
+/// the span past the call.
+struct Progress {
+  TimeNs now = 0;               ///< the executor's clock
+  std::int64_t events = 0;      ///< loop steps so far
+  std::span<const JobState> jobs;  ///< every job's state (a cluster: every replica's, see cluster.h)
+};
+/// Called every kProgressEvery loop steps when set. The loop reads no wall clock and prints
+/// nothing: whether and how to report is the caller's (experiments/progress.h).
+using ProgressHook = std::function<void(const Progress&)>;
+inline constexpr std::int64_t kProgressEvery = 1024;
 
 struct SchedulerOptions {
   Bytes capacity = 16 * kGiB;    ///< C: memory of the GPU
@@ -55,6 +69,9 @@ struct SchedulerOptions {
   /// running iterations reach their boundary, marks every unfinished job kInterrupted and returns.
   /// The executor's wait() must return now and then for the flag to be seen.
   const std::atomic<bool>* stop = nullptr;
+  /// run_schedule only (a driver of Scheduler steps reports its own): called every
+  /// kProgressEvery steps; empty: never (one test of an empty std::function per step).
+  ProgressHook progress;
 };
 
 /// A stretch of consecutive iterations of one job in one lane (rotation 0), or one job's part in

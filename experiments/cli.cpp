@@ -11,6 +11,7 @@
 #include <boost/program_options/errors.hpp>
 #include <sstream>
 
+#include "cluster/placement.h"
 #include "core/errors.h"
 #include "core/registry.h"
 #include "core/units.h"
@@ -161,6 +162,81 @@ traces::LoadOptions make_load_options(const TraceOptionValues& v, std::uint64_t 
   o.sample = v.sample;
   o.seed = seed;
   return o;
+}
+
+void add_model_options(boost::program_options::options_description& desc, ModelOptionValues& v,
+                       const std::string& interference_extra, const std::string& placement_extra) {
+  namespace po = boost::program_options;
+  desc.add_options()
+      ("lanes", po::value(&v.lanes), "single|auto: one shared lane, or lanes per Algorithm 1 "
+       "(default: single for srtf and fair, auto for pack; fifo is always exclusive)")
+      ("interference", po::value(&v.interference)->default_value(v.interference),
+       ("none: every iteration takes its solo time; profiled: concurrent lanes run at 1/max(1, sum u) speed; "
+        "pairs: the catalog's measured pair slowdowns, excess added over the other lanes (u where a pair is "
+        "missing); crowds: pairs, times the catalog's measured crowd factor with 3 or more lanes running; "
+        "shares: GPU time shared by weight x u, weights fitted to the catalog's pairs; auto: the model the "
+        "catalog names (\"interference\", which salus-profile writes for its device), else shares when the "
+        "catalog has a pair table, else profiled" + interference_extra).c_str())
+      ("share-exponent", po::value(&v.share_exponent)->default_value(v.share_exponent),
+       "shares: raise each lane's slowdown to this power, in (0, 2] (below 1: a crowd of lanes overlaps better "
+       "than its shares add up to; 0.8 fits the measured H100 traces, see the README)")
+      ("lane-shrink", po::value(&v.lane_shrink)->default_value(v.lane_shrink),
+       "on|off: a lane's size follows the largest E of its jobs down when that job finishes (the paper's "
+       "L_j = max E); off: a lane keeps the largest size it ever had until its last job finishes")
+      ("switch-cost-ms", po::value(&v.switch_ms),
+       "milliseconds added to the first iteration after a lane changes job, for every job (default: the "
+       "catalog entry's own switch_ms where it has one, else the catalog's switch_ms, else 1)")
+      ("placement", po::value(&v.placement)->default_value(v.placement),
+       ("on a cluster: which GPU takes a job (valid: " + cluster::placement_registry().names_joined() + ")" +
+        placement_extra).c_str());
+}
+
+ModelOptions make_model_options(const ModelOptionValues& v, const boost::program_options::variables_map& vm) {
+  ModelOptions m;
+  if (vm.count("lanes")) m.lanes = parse_lane_mode(v.lanes);
+  if (v.interference != "auto" && !sim::interference_registry().find(v.interference)) {
+    throw core::InputError("--interference: " + sim::interference_registry().unknown(v.interference, ", or auto"));
+  }
+  m.interference = v.interference;
+  if (!(v.share_exponent > 0 && v.share_exponent <= 2)) throw core::InputError("--share-exponent: must be a number in (0, 2]");
+  m.share_exponent = v.share_exponent;
+  m.lane_shrink = parse_on_off("--lane-shrink", v.lane_shrink);
+  if (vm.count("switch-cost-ms")) {
+    const auto sw = core::ns_from_ms(v.switch_ms);
+    if (!sw) throw core::InputError("--switch-cost-ms: must be a non-negative number");
+    m.switch_cost_ns = *sw;
+  }
+  cluster::placement_registry().at(v.placement);  // an unknown name: exit 2 with the valid ones
+  m.placement = v.placement;
+  m.placement_given = vm.count("placement") > 0 && !vm["placement"].defaulted();
+  return m;
+}
+
+void apply_model(const ModelOptions& m, TraceJobs& t, SimConfig& cfg) {
+  cfg.lanes = m.lanes;
+  cfg.lane_shrink = m.lane_shrink;
+  cfg.share_exponent = m.share_exponent;
+  cfg.placement = m.placement;
+  cfg.pairs = std::move(t.pairs);
+  cfg.share_weights = std::move(t.share_weights);
+  cfg.crowd_factors = std::move(t.crowd_factors);
+  cfg.switch_cost_ns = m.switch_cost_ns.value_or(t.switch_ns.value_or(core::kNsPerMs));
+  if (m.switch_cost_ns) {
+    for (core::JobSpec& j : t.jobs) j.switch_ns = -1;  // the cost given is every job's
+  }
+  cfg.interference = m.interference == "auto" ? auto_interference(t.interference, cfg.share_weights) : m.interference;
+  // "pairs" or "shares" without a pair table, "crowds" without crowds: exit 2
+  sim::make_interference(cfg.interference, &cfg.pairs, &cfg.share_weights, cfg.share_exponent, &cfg.crowd_factors);
+}
+
+std::vector<std::string> model_notes(const std::vector<std::string>& policies, const SimConfig& cfg) {
+  std::vector<std::string> notes = lane_mode_notes(policies, cfg.lanes);
+  if (cfg.interference == "shares" && cfg.share_exponent != 1.0) {
+    char text[96];
+    std::snprintf(text, sizeof text, "shares: slowdowns raised to the power %g (--share-exponent)", cfg.share_exponent);
+    notes.push_back(text);
+  }
+  return notes;
 }
 
 std::string trace_formats_help(bool mappings) {

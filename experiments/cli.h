@@ -49,7 +49,8 @@ CatalogInterference catalog_interference(const traces::Catalog& catalog);
 /// `share_weights` are TraceJobs::share_weights (empty without pairs), `catalog_model` its interference.
 std::string auto_interference(const std::optional<std::string>& catalog_model, const sim::ShareWeights& share_weights);
 /// `load` says how to read the trace (--format, --window, ...). `gpus` is the number of GPUs the
-/// run has: with 1, multi-GPU jobs are folded onto it (traces::fold_onto_one_gpu, with a note).
+/// run has: with 1, multi-GPU jobs are folded onto it (traces::fold_onto_one_gpu, with a note);
+/// any other number (gpus_needed passes 0: it tries many) keeps them gang jobs.
 TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale,
                     const traces::LoadOptions& load = {}, int gpus = 1);
 
@@ -63,6 +64,38 @@ struct TraceOptionValues {
 void add_trace_options(boost::program_options::options_description& desc, TraceOptionValues& values);
 /// Checks the values; `seed` is the program's --seed. Throws core::InputError "--option: what".
 traces::LoadOptions make_load_options(const TraceOptionValues& values, std::uint64_t seed);
+/// The model options of salus-sim and salus-experiment (gpus_needed), as typed.
+struct ModelOptionValues {
+  std::string lanes, interference = "auto", lane_shrink = "on", placement = "first-fit";
+  double share_exponent = 1, switch_ms = 0;
+};
+/// Adds --lanes, --interference, --share-exponent, --lane-shrink, --switch-cost-ms and
+/// --placement to `desc`; `interference_extra` and `placement_extra` end those two options' help
+/// (what the program does with them beyond salus-sim's meaning).
+void add_model_options(boost::program_options::options_description& desc, ModelOptionValues& values,
+                       const std::string& interference_extra = "", const std::string& placement_extra = "");
+/// The model options, checked.
+struct ModelOptions {
+  std::optional<core::LaneMode> lanes;         ///< nullopt: each policy's default
+  std::string interference = "auto";           ///< a model's name, or auto (apply_model resolves it)
+  double share_exponent = 1;
+  bool lane_shrink = true;
+  std::optional<core::TimeNs> switch_cost_ns;  ///< --switch-cost-ms, when given
+  std::string placement = "first-fit";         ///< a placement's name
+  bool placement_given = false;                ///< --placement was on the command line
+};
+/// Checks the values (`vm` tells which were given). Throws core::InputError "--option: what".
+ModelOptions make_model_options(const ModelOptionValues& values, const boost::program_options::variables_map& vm);
+/// Sets `cfg`'s model from `m` and the catalog that `t` was loaded with: lanes, lane shrink,
+/// share exponent, placement; the switch cost (--switch-cost-ms, which is then every job's
+/// (JobSpec::switch_ns = -1 in t.jobs), else the catalog's, else 1 ms); the interference model
+/// (auto: auto_interference) and the catalog's tables it reads (moved out of `t`). Throws
+/// core::InputError when the model lacks its tables ("pairs" without a pair table, ...).
+void apply_model(const ModelOptions& m, TraceJobs& t, SimConfig& cfg);
+/// The notes of a run with this model under `policies`: those that ignore --lanes, the share
+/// exponent when not 1.
+std::vector<std::string> model_notes(const std::vector<std::string>& policies, const SimConfig& cfg);
+
 /// The trace formats and how each maps to jobs, for --help and `salus-trace formats`.
 std::string trace_formats_help(bool mappings);
 

@@ -1,16 +1,27 @@
 // gpus_needed: how many GPUs does sharing save? For a trace and a bound on average JCT (or on
-// average queuing), the fewest GPUs that meet it with exclusive FIFO and with Salus under PACK
-// and SRTF, found by bisection over the cluster size N; the paper's inference result (42 GPUs
-// -> 1) asked of a training trace.
+// average queuing), the fewest GPUs that meet it with exclusive FIFO and with Salus under PACK,
+// SRTF and FAIR, found by bisection over the cluster size N inside bounds read from the trace;
+// the paper's inference result (42 GPUs -> 1) asked of a training trace. Every N is run as
+// `salus-sim --gpus N` runs it: the cluster with gang jobs (N = 1: the one-GPU path), the trace
+// read and the model set by salus-sim's own options.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/errors.h"
+#include "core/units.h"
 #include "experiments/cli.h"
+#include "experiments/cpus.h"
+#include "experiments/output.h"
 #include "experiments/paper_experiments.h"
 #include "experiments/sim_runner.h"
+#include "policies/registry.h"
 
 namespace salus::experiments {
 
@@ -18,115 +29,334 @@ using nlohmann::json;
 
 namespace {
 
+/// One line of the table, the JSON and the figure.
 struct Config {
-  const char* label;
+  const char* name;       ///< key under "policies"
+  const char* label;      ///< what the table, the JSON and the figure call it
   const char* policy;
-  const char* placement;
+  const char* placement;  ///< when --placement is not given
 };
 // Exclusive FIFO: one job per GPU, so any placement is first-fit. Salus: least-loaded spreads
 // the jobs (first-fit would crowd a time-shared GPU while others idle: see cluster/README.md).
-constexpr Config kConfigs[] = {{"fifo", "fifo", "first-fit"}, {"pack", "pack", "least-loaded"},
-                               {"srtf", "srtf", "least-loaded"}};
+// No exclusive SRTF: the scheduler's exclusive mode admits one job and keeps it until it ends
+// (non-preemptive), and the cluster queue places jobs in arrival order, so SRTF there is FIFO
+// on every N > 1 (experiments/README.md).
+constexpr Config kConfigs[] = {{"fifo", "exclusive FIFO", "fifo", "first-fit"},
+                               {"pack", "Salus PACK", "pack", "least-loaded"},
+                               {"srtf", "Salus SRTF", "srtf", "least-loaded"},
+                               {"fair", "Salus FAIR", "fair", "least-loaded"}};
 
-template <typename... Args>
-void report(const ExperimentContext& ctx, const char* fmt, Args... args) {
-  if (ctx.log == nullptr) return;
-  char buf[512];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  *ctx.log << buf;
-}
+/// Points of the curve spread evenly, besides the answer, the N before it and the search's.
+constexpr std::int64_t kCurvePoints = 8;
 
 struct Point {
-  std::int64_t gpus;
-  double avg_jct_s, avg_queuing_s;
-  std::int64_t done;
+  std::int64_t gpus = 0;
+  double avg_jct_s = 0, avg_queuing_s = 0, makespan_s = 0;
+  std::int64_t done = 0, rejected = 0;
 };
+
+/// Where to look for the answer, from the trace alone.
+struct SearchBounds {
+  std::int64_t widest = 1;   ///< GPUs of the widest gang job: fewer cannot run it
+  double work_gpu_s = 0;     ///< sum over jobs of GPUs x solo time (switching cost included)
+  double span_s = 0;         ///< first arrival to the last end, every job started at its arrival
+  std::int64_t peak = 1;     ///< the most GPUs the jobs occupy at once, so started
+  std::int64_t start = 1;    ///< where the search starts: max(1, widest, ceil(work / span)), at most `peak`
+};
+
+SearchBounds search_bounds(const std::vector<core::JobSpec>& jobs, core::TimeNs switch_ns) {
+  SearchBounds b;
+  std::vector<std::pair<core::TimeNs, std::int64_t>> events;  // (time, +gpus at a start, -gpus at an end)
+  events.reserve(2 * jobs.size());
+  core::TimeNs first = jobs.front().arrival_ns, last = first;
+  for (const core::JobSpec& s : jobs) {
+    // Solo, as the simulator runs it alone: every iteration, the first one's extra time and at
+    // most one switch (a GPU whose lane last ran another job charges it on the first iteration).
+    const core::TimeNs solo = s.solo_ns() + s.first_iter_extra_ns + std::max(switch_ns, s.switch_ns);
+    b.widest = std::max<std::int64_t>(b.widest, s.gpus);
+    b.work_gpu_s += static_cast<double>(s.gpus) * static_cast<double>(solo) / 1e9;
+    first = std::min(first, s.arrival_ns);
+    last = std::max(last, s.arrival_ns + solo);
+    events.emplace_back(s.arrival_ns, s.gpus);
+    events.emplace_back(s.arrival_ns + solo, -static_cast<std::int64_t>(s.gpus));
+  }
+  // Ends before starts at one instant: the cluster takes completions before arrivals.
+  std::sort(events.begin(), events.end());
+  std::int64_t busy = 0;
+  for (const auto& [t, d] : events) b.peak = std::max(b.peak, busy += d);
+  b.span_s = static_cast<double>(last - first) / 1e9;
+  const double by_work = b.span_s > 0 ? std::ceil(b.work_gpu_s / b.span_s) : 1;
+  b.start = std::min(b.peak, std::max<std::int64_t>(b.widest, static_cast<std::int64_t>(by_work)));
+  return b;
+}
+
+std::string minutes_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
+  return buf;
+}
+
+/// What one configuration's search and curve found.
+struct ConfigResult {
+  json entry;       ///< under "policies"
+  std::string row;  ///< of the printed table
+};
+
+/// Everything the configurations share (read-only while they run, from several threads).
+struct Search {
+  const ExperimentContext& ctx;
+  const std::vector<core::JobSpec>& jobs;
+  const SimConfig& cfg;
+  const ModelOptions& model;
+  const SearchBounds& bounds;
+  bool on_queue;
+  double bound_s;
+};
+
+ConfigResult run_config(const Search& s, const Config& c) {
+  const auto n_jobs = static_cast<std::int64_t>(s.jobs.size());
+  SimConfig k = s.cfg;
+  k.placement = s.model.placement_given ? s.model.placement : c.placement;
+  const core::LaneMode lanes = lane_mode_for(*policies::make_policy(c.policy), k);
+  std::map<std::int64_t, Point> tried;  // every N simulated, once
+  auto at = [&](std::int64_t n) -> const Point& {
+    if (auto it = tried.find(n); it != tried.end()) return it->second;
+    // N = 1 is salus-sim's one-GPU path (run_schedule), as `--gpus 1` runs it.
+    if (n > 1) k.cluster = cluster::ClusterSpec::uniform(static_cast<std::int32_t>(n), s.cfg.capacity);
+    else k.cluster.reset();
+    if (s.ctx.progress != nullptr) {
+      k.progress = s.ctx.progress->hook("gpus_needed: " + std::string(c.label) + " on " + std::to_string(n) + " GPUs", s.jobs);
+    }
+    const SimRun r = simulate(s.jobs, c.policy, k);
+    if (s.ctx.progress != nullptr) s.ctx.progress->end_run();
+    return tried[n] = Point{n, r.metrics.avg_jct_s, r.metrics.avg_queuing_s,
+                            static_cast<double>(r.metrics.makespan_ns) / 1e9, r.metrics.done, r.metrics.rejected};
+  };
+  auto value = [&](const Point& p) { return s.on_queue ? p.avg_queuing_s : p.avg_jct_s; };
+  // Every job that fits a GPU done (one too large is rejected at every N >= the widest job).
+  auto meets = [&](const Point& p) { return p.done + p.rejected == n_jobs && value(p) <= s.bound_s; };
+
+  // The fewest N that meets the bound, assuming more GPUs never hurt. `lo` fails (fewer GPUs
+  // than the widest job cannot run it), `hi` meets it. The answer is usually near the start
+  // (the GPUs busy on average if every job ran at its arrival), and runs far below it are of an
+  // overloaded cluster (slow: long queues, crowded lanes): so first steps of 1, 2, 4, ... from
+  // the start, up or down, then bisection. The start is not a bound: a bound on the average
+  // lets jobs queue, so fewer GPUs than the average busy can meet it (the walk down finds them).
+  const SearchBounds& b = s.bounds;
+  std::int64_t lo = b.widest - 1, hi = -1;
+  if (meets(at(b.start))) {
+    hi = b.start;
+    for (std::int64_t step = 1; hi - step > lo; step *= 2) {
+      if (!meets(at(hi - step))) {
+        lo = hi - step;
+        break;
+      }
+      hi -= step;
+    }
+  } else {
+    lo = b.start;
+    for (std::int64_t step = 1; lo < b.peak; step *= 2) {
+      const std::int64_t n = std::min(b.peak, lo + step);
+      if (meets(at(n))) {
+        hi = n;
+        break;
+      }
+      lo = n;
+    }
+  }
+  const bool found = hi > 0;
+  while (found && hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (meets(at(mid)) ? hi : lo) = mid;
+  }
+  const std::size_t search_runs = tried.size();
+  // The curve for the figure: from the start (or the N before the answer, when below it)
+  // to twice the answer, kCurvePoints spread evenly, with the answer, the N before it and every
+  // N the search ran between.
+  const std::int64_t from = std::max<std::int64_t>(std::max<std::int64_t>(1, b.widest), found ? std::min(b.start, hi - 1) : b.start);
+  const std::int64_t to = found ? std::min(b.peak, std::max(2 * hi, from + 3)) : b.peak;
+  std::vector<std::int64_t> ns;
+  for (std::int64_t i = 0; i < kCurvePoints; ++i) ns.push_back(from + (to - from) * i / (kCurvePoints - 1));
+  if (found) {
+    ns.push_back(hi);
+    if (hi - 1 >= from) ns.push_back(hi - 1);
+  }
+  for (const auto& [n, p] : tried) {
+    if (n >= from && n <= to) ns.push_back(n);
+  }
+  std::sort(ns.begin(), ns.end());
+  ns.erase(std::unique(ns.begin(), ns.end()), ns.end());
+  json curve = json::array();
+  std::int64_t first_meeting = -1;
+  for (std::int64_t n : ns) {
+    const Point& p = at(n);
+    curve.push_back({{"gpus", n}, {"avg_jct_s", p.avg_jct_s}, {"avg_queuing_s", p.avg_queuing_s},
+                     {"makespan_s", p.makespan_s}, {"done", p.done}});
+    if (first_meeting < 0 && meets(p)) first_meeting = n;
+  }
+  const Point& shown = found ? tried.at(hi) : at(b.peak);
+  ConfigResult out;
+  out.entry = {{"label", c.label},
+               {"policy", c.policy},
+               {"lane_mode", core::to_string(lanes)},
+               {"placement", k.placement},
+               {"gpus_needed", found ? json(hi) : json(nullptr)},
+               {"rejected", shown.rejected},
+               {"search_runs", search_runs},
+               {"simulations", tried.size()},
+               {"first_meeting_on_curve", first_meeting > 0 ? json(first_meeting) : json(nullptr)},
+               {"curve", std::move(curve)}};
+  char row[320];
+  std::snprintf(row, sizeof row, "  %-16s %-7s %-10s %-13s %11s   %14s  %11s  %11zu%s\n", c.label, c.policy,
+                core::to_string(lanes), k.placement.c_str(), found ? std::to_string(hi).c_str() : "-",
+                minutes_text(shown.avg_jct_s).c_str(), minutes_text(shown.avg_queuing_s).c_str(), tried.size(),
+                !found ? ("  [not met even with " + std::to_string(b.peak) + " GPUs, the peak demand]").c_str()
+                : first_meeting != hi ? "  [not monotone: a smaller N on the curve meets the bound]"
+                                      : "");
+  out.row = row;
+  if (shown.rejected > 0) {
+    out.row += "    (" + std::to_string(shown.rejected) + " jobs fit no GPU of " + core::format_size(s.cfg.capacity) +
+               ": rejected at every N, left out of the averages)\n";
+  }
+  return out;
+}
 
 }  // namespace
 
 json run_gpus_needed(const ExperimentContext& ctx) {
-  const std::string trace = ctx.trace.empty() ? ctx.data_dir + "/long_trace_100.csv" : ctx.trace;
+  const std::string trace_path = ctx.trace.empty() ? ctx.data_dir + "/long_trace_100.csv" : ctx.trace;
+  // Gang jobs stay gang jobs (0: no fold onto one GPU); the model as salus-sim sets it.
+  TraceJobs loaded = load_jobs(trace_path, ctx.profiles, ctx.capacity, ctx.time_scale, ctx.load, 0);
   SimConfig cfg;
   cfg.capacity = ctx.capacity;
-  cfg.switch_cost_ns = core::kNsPerMs;
-  cfg.interference = "profiled";
-  TraceJobs tj = load_jobs(trace, ctx.profiles, cfg.capacity, ctx.time_scale);
-  const std::vector<core::JobSpec>& jobs = tj.jobs;
-  if (jobs.empty()) throw core::InputError(trace + ": no jobs");
+  ModelOptions model = ctx.model;
+  model.interference = ctx.interference;
+  apply_model(model, loaded, cfg);
+  const std::vector<core::JobSpec>& jobs = loaded.jobs;
+  if (jobs.empty()) throw core::InputError(trace_path + ": no jobs");
+  const auto n_jobs = static_cast<std::int64_t>(jobs.size());
+
   double solo_sum = 0;
-  for (const core::JobSpec& s : jobs) solo_sum += static_cast<double>(s.solo_ns()) / 1e9;
-  const double avg_solo_s = solo_sum / static_cast<double>(jobs.size());
+  std::int64_t gang_jobs = 0;
+  for (const core::JobSpec& s : jobs) {
+    solo_sum += static_cast<double>(s.solo_ns()) / 1e9;
+    gang_jobs += s.gpus > 1 ? 1 : 0;
+  }
+  const double avg_solo_s = solo_sum / static_cast<double>(n_jobs);
   const bool on_queue = ctx.bound_queue_min > 0;
   const double bound_s = on_queue ? ctx.bound_queue_min * 60 : ctx.bound_jct_min > 0 ? ctx.bound_jct_min * 60 : 2 * avg_solo_s;
   const char* kind = on_queue ? "avg_queuing" : "avg_jct";
-  // Every job on its own GPU is the most a bound can ask for.
-  std::int64_t total_gpus = 0;
-  for (const core::JobSpec& s : jobs) total_gpus += s.gpus;
+  const SearchBounds sb = search_bounds(jobs, cfg.switch_cost_ns);
 
-  auto run_at = [&](const Config& c, std::int64_t n) {
-    SimConfig k = cfg;
-    k.cluster = cluster::ClusterSpec::uniform(static_cast<std::int32_t>(n), cfg.capacity);
-    k.placement = c.placement;
-    const SimRun r = simulate(jobs, c.policy, k);
-    return Point{n, r.metrics.avg_jct_s, r.metrics.avg_queuing_s, r.metrics.done};
-  };
-  auto meets = [&](const Point& p) {
-    return p.done == static_cast<std::int64_t>(jobs.size()) && (on_queue ? p.avg_queuing_s : p.avg_jct_s) <= bound_s;
-  };
+  std::vector<std::string> policy_names;
+  for (const Config& c : kConfigs) policy_names.emplace_back(c.policy);
+  std::vector<std::string> notes = loaded.trace.notes;
+  for (const std::string& n : model_notes(policy_names, cfg)) notes.push_back(n);
+  if (gang_jobs > 0) {
+    notes.push_back(std::to_string(gang_jobs) + (gang_jobs == 1 ? " job needs" : " jobs need") +
+                    " more than one GPU: k replicas in lock-step on k GPUs (gang), as salus-sim --gpus N runs them; "
+                    "no cluster smaller than " + std::to_string(sb.widest) + " GPUs is tried");
+  }
+  notes.push_back("the search assumes more GPUs never raise the average (bisection); first_meeting_on_curve in the "
+                  "JSON checks it on the curve");
 
-  report(ctx, "gpus_needed: %s (%zu jobs, average solo time %.1f min), bound: %s <= %.1f min%s\n", trace.c_str(),
-         jobs.size(), avg_solo_s / 60, on_queue ? "average queuing" : "average JCT", bound_s / 60,
-         ctx.bound_jct_min > 0 || on_queue ? "" : " (2x the average solo time)");
+  auto log = [&](const std::string& text) {
+    if (ctx.log != nullptr) *ctx.log << text << std::flush;
+  };
+  {
+    char head[256];
+    std::snprintf(head, sizeof head, "%zu jobs, widest %lld GPU%s, average solo time %.1f min", jobs.size(),
+                  static_cast<long long>(sb.widest), sb.widest == 1 ? "" : "s", avg_solo_s / 60);
+    log("gpus_needed: " + trace_path + " (" + traces::to_string(loaded.trace.format) + ", " + head + "), GPUs of " +
+        core::format_size(cfg.capacity) + ", interference " + cfg.interference + ", switch cost " +
+        seconds_text(cfg.switch_cost_ns * 1000) + " ms\n");
+  }
+  for (const std::string& n : notes) log("note: " + n + "\n");
+  {
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "bound: %s <= %.1f min%s; search from N = %lld (the widest job: %lld GPU%s; work %.1f GPU-h "
+                  "over a span of %.2f h: %.2f GPUs busy on average) up to %lld (the peak demand, every job started "
+                  "at its arrival)\n",
+                  on_queue ? "average queuing" : "average JCT", bound_s / 60,
+                  ctx.bound_jct_min > 0 || on_queue ? "" : " (2x the average solo time)", static_cast<long long>(sb.start),
+                  static_cast<long long>(sb.widest), sb.widest == 1 ? "" : "s", sb.work_gpu_s / 3600, sb.span_s / 3600,
+                  sb.span_s > 0 ? sb.work_gpu_s / sb.span_s : 0.0, static_cast<long long>(sb.peak));
+    log(line);
+  }
+
   json out;
   out["experiment"] = "gpus_needed";
-  out["version"] = 1;
-  out["input"] = trace;
+  out["version"] = 2;
+  out["input"] = trace_path;
+  out["trace_format"] = traces::to_string(loaded.trace.format);
   out["profiles"] = ctx.profiles;
   out["time_scale"] = ctx.time_scale;  // as the other experiments record it: the trace was scaled by it
   out["gpu_mem_bytes"] = cfg.capacity;
+  out["interference"] = cfg.interference;
+  if (cfg.interference == "shares") out["share_exponent"] = cfg.share_exponent;
+  out["switch_cost_ms"] = static_cast<double>(cfg.switch_cost_ns) / 1e6;
+  out["lane_shrink"] = cfg.lane_shrink;
+  out["lanes"] = cfg.lanes ? json(core::to_string(*cfg.lanes)) : json(nullptr);
+  out["jobs"] = n_jobs;
+  out["gang_jobs"] = gang_jobs;
   out["avg_solo_s"] = avg_solo_s;
   out["bound"] = {{"kind", kind}, {"seconds", bound_s}};
-  json policies = json::object();
-  for (const Config& c : kConfigs) {
-    // Bisection for the fewest N that meets the bound, assuming more GPUs never hurt: lo fails
-    // (or is 0), hi meets it.
-    std::int64_t lo = 0, hi = total_gpus;
-    std::vector<Point> tried;
-    Point top = run_at(c, hi);
-    tried.push_back(top);
-    if (!meets(top)) {
-      report(ctx, "  %-5s does not meet the bound even with %lld GPUs (%.1f min)\n", c.label,
-             static_cast<long long>(hi), (on_queue ? top.avg_queuing_s : top.avg_jct_s) / 60);
-      hi = -1;
+  out["search"] = {{"start", sb.start},
+                   {"upper", sb.peak},
+                   {"widest_job_gpus", sb.widest},
+                   {"work_gpu_s", sb.work_gpu_s},
+                   {"span_s", sb.span_s}};
+  out["notes"] = notes;
+
+  std::string table = "  configuration    policy  lanes      placement     GPUs needed   at it: avg JCT  avg queuing  "
+                      "simulations\n";
+  // The configurations are independent: as many at once as this process has CPUs (their results
+  // are put in order afterwards, so the output does not depend on it).
+  const Search search{ctx, jobs, cfg, model, sb, on_queue, bound_s};
+  constexpr std::size_t n_configs = std::size(kConfigs);
+  std::vector<ConfigResult> results(n_configs);
+  const std::size_t workers = std::clamp<std::size_t>(allowed_cpus().size(), 1, n_configs);
+  std::size_t next = 0;
+  std::mutex next_mutex;
+  auto work = [&] {
+    while (true) {
+      std::size_t i = 0;
+      {
+        const std::lock_guard<std::mutex> lock(next_mutex);
+        if (next == n_configs) return;
+        i = next++;
+      }
+      results[i] = run_config(search, kConfigs[i]);
     }
-    while (hi > 0 && hi - lo > 1) {
-      const std::int64_t mid = lo + (hi - lo) / 2;
-      const Point p = run_at(c, mid);
-      tried.push_back(p);
-      (meets(p) ? hi : lo) = mid;
-    }
-    // The curve for the figure: every N from 1 to twice the answer (at least 8), and the
-    // check that the bisection's answer is the first N on it that meets the bound.
-    const std::int64_t upto = std::min(total_gpus, std::max<std::int64_t>(8, hi > 0 ? 2 * hi : total_gpus));
-    json curve = json::array();
-    std::int64_t first_meeting = -1;
-    for (std::int64_t n = 1; n <= upto; ++n) {
-      const Point p = run_at(c, n);
-      curve.push_back({{"gpus", n}, {"avg_jct_s", p.avg_jct_s}, {"avg_queuing_s", p.avg_queuing_s}, {"done", p.done}});
-      if (first_meeting < 0 && meets(p)) first_meeting = n;
-    }
-    policies[c.label] = {{"policy", c.policy},
-                         {"placement", c.placement},
-                         {"gpus_needed", hi > 0 ? json(hi) : json(nullptr)},
-                         {"bisection_steps", tried.size()},
-                         {"first_meeting_on_curve", first_meeting > 0 ? json(first_meeting) : json(nullptr)},
-                         {"curve", std::move(curve)}};
-    if (hi > 0) {
-      report(ctx, "  %-5s %4lld GPUs (%s, placement %s)%s\n", c.label, static_cast<long long>(hi),
-             c.policy, c.placement,
-             first_meeting == hi ? "" : "  [the curve is not monotone here: the first N meeting the bound differs]");
-    }
+  };
+  std::vector<std::thread> threads;
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  for (std::size_t w = 1; w < workers; ++w) {
+    threads.emplace_back([&] {
+      try {
+        work();
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    });
   }
+  try {
+    work();
+  } catch (...) {
+    const std::lock_guard<std::mutex> lock(failure_mutex);
+    if (!failure) failure = std::current_exception();
+  }
+  for (std::thread& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+  json policies = json::object();
+  for (std::size_t i = 0; i < n_configs; ++i) {
+    policies[kConfigs[i].name] = std::move(results[i].entry);
+    table += results[i].row;
+  }
+  log(table);
   out["policies"] = std::move(policies);
   return out;
 }

@@ -525,9 +525,9 @@ constexpr ExperimentRegistry::Entry kExperiments[] = {
      {1, "experiments/inference.json", "", &inference}},
     {"gpus_needed",
      "how many GPUs does sharing save: the fewest that meet a bound on average JCT (or queuing), exclusive FIFO vs "
-     "Salus PACK and SRTF, by bisection over the cluster size",
-     {1, "long_trace_100.csv (or --trace FILE); bound --bound-jct-min (default 2x the average solo time) or "
-         "--bound-queue-min",
+     "Salus PACK, SRTF and FAIR, by bisection over the cluster size (gang jobs as salus-sim --gpus N runs them)",
+     {2, "long_trace_100.csv (or --trace FILE, read with salus-sim's trace options); bound --bound-jct-min "
+         "(default 2x the average solo time) or --bound-queue-min; salus-sim's model options",
       "", &run_gpus_needed}},
     {"fidelity",
      "the simulator against the real executor on one trace: per-policy makespan and JCT errors, completion order "

@@ -16,6 +16,8 @@
 
 #include "core/registry.h"
 #include "core/units.h"
+#include "experiments/cli.h"
+#include "experiments/progress.h"
 #include "experiments/run.h"
 #include "experiments/sim_runner.h"
 
@@ -57,6 +59,12 @@ struct ExperimentContext {
   // gpus_needed (its trace is `trace`, default the shipped long_trace_100.csv):
   double bound_jct_min = 0;     ///< bound on average JCT, minutes (0: 2x the average solo time)
   double bound_queue_min = 0;   ///< bound on average queuing instead, minutes (0: none)
+  traces::LoadOptions load;     ///< how to read the trace (--format, --window, --sample, ...), as salus-sim
+  /// The model as salus-sim's options give it (--lanes, --switch-cost-ms, --placement, ...); its
+  /// interference is `interference` above. Placement not given: each configuration's own.
+  ModelOptions model;
+  /// Progress of long runs (stderr); nullptr: none (--quiet, the tests).
+  ProgressMeter* progress = nullptr;
 };
 
 /// One experiment: what the registry table holds besides its name and description.

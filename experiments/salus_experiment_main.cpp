@@ -77,8 +77,11 @@ std::string tables() {
 
 int run(int argc, char** argv) {
   std::string name, out_dir, profiles, gpu_mem, plots, data_dir, executor, device, trace, calibrate, cpus, predict_from;
-  std::string interference = "auto";
   std::string bursts = "on";
+  std::uint64_t seed = 1;
+  bool quiet = false;
+  experiments::TraceOptionValues trace_options;
+  experiments::ModelOptionValues model_options;
   int repeat = 3;
   double bound_jct_min = 0, bound_queue_min = 0;
   double time_scale = 1;
@@ -118,16 +121,20 @@ int run(int argc, char** argv) {
        "fidelity, with a calibration: on: each run's solo iteration times are the calibrations' typical means "
        "times the mean of their plain mean over typical mean (the host's bursts at the rate the calibrations met "
        "them); off: the typical means alone")
-      ("interference", po::value(&interference)->default_value(interference),
-       ("fidelity: the simulator's interference model (" + sim::interference_registry().names_joined() +
-        "), or auto: the one the catalog names, as salus-sim --interference (with --predict-from: an earlier "
-        "sitting predicted again under another model)").c_str())
       ("predict-from", po::value(&predict_from),
        "fidelity: predict the real runs and calibrations of an earlier sitting (its --out directory) again under "
        "--calibrate, running nothing on the device; its trace, time scale, pool and catalog are the sitting's "
        "(--trace: where its trace is on this machine, for a sitting copied from another; it must hold the runs' jobs)")
       ("plots", po::value(&plots)->default_value("auto"),
-       "auto: draw the figures when matplotlib is there, else say how to get it; on: failing to draw is an error; off");
+       "auto: draw the figures when matplotlib is there, else say how to get it; on: failing to draw is an error; off")
+      ("seed", po::value(&seed)->default_value(1), "gpus_needed: seed for --sample")
+      ("quiet", po::bool_switch(&quiet), "no progress line on stderr (shown for simulations longer than about a second)");
+  // gpus_needed takes salus-sim's model and trace options (fidelity: --interference only).
+  experiments::add_model_options(desc, model_options,
+                                 " (fidelity and gpus_needed; fidelity with --predict-from: an earlier sitting "
+                                 "predicted again under another model)",
+                                 " (gpus_needed; default: first-fit for exclusive FIFO, least-loaded for Salus)");
+  experiments::add_trace_options(desc, trace_options);
   experiments::add_cpus_option(desc, cpus,
                                "where the OS places them; fidelity on the cpu device: the first CPU this process "
                                "may use");
@@ -177,10 +184,16 @@ int run(int argc, char** argv) {
     throw core::InputError("--burst-allowance: needs a calibration to take the bursts from (--calibrate before, "
                            "bracket or median)");
   }
-  if (!fidelity_only && !vm["interference"].defaulted()) throw core::InputError("--interference is for fidelity only");
-  if (interference != "auto" && !sim::interference_registry().find(interference)) {
-    throw core::InputError("--interference: " + sim::interference_registry().unknown(interference, ", or auto"));
+  if (!fidelity_only && !gpus_needed_only && !vm["interference"].defaulted()) {
+    throw core::InputError("--interference is for fidelity and gpus_needed only");
   }
+  for (const char* own : {"lanes", "share-exponent", "lane-shrink", "switch-cost-ms", "placement", "seed", "format",
+                          "durations", "throughputs", "worker-type", "assumed-iter-ms", "window", "sample"}) {
+    if (!gpus_needed_only && vm.count(own) && !vm[own].defaulted()) {
+      throw core::InputError(std::string("--") + own + " is for gpus_needed only");
+    }
+  }
+  const experiments::ModelOptions model = experiments::make_model_options(model_options, vm);
   if (vm.count("predict-from")) {
     if (!fidelity_only) throw core::InputError("--predict-from is for fidelity only");
     for (const char* own : {"repeat", "profiles", "gpu-mem", "device", "time-scale"}) {
@@ -231,7 +244,11 @@ int run(int argc, char** argv) {
   ctx.calibrate = calibrate;
   ctx.burst_allowance = bursts == "on";
   ctx.predict_from = predict_from;
-  ctx.interference = interference;
+  ctx.interference = model.interference;
+  ctx.model = model;
+  ctx.load = experiments::make_load_options(trace_options, seed);
+  experiments::ProgressMeter meter(std::cerr, isatty(STDERR_FILENO) != 0);
+  if (!quiet) ctx.progress = &meter;
   ctx.bound_jct_min = bound_jct_min;
   ctx.bound_queue_min = bound_queue_min;
   if (real_executor && !fidelity_only) {

@@ -1,5 +1,7 @@
 // salus-sim: replays a job trace in the discrete-event simulator under one or more policies and
 // prints the paper's Table 1 (makespan, average queuing, average JCT, 95th-percentile JCT).
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +21,7 @@
 #include "core/units.h"
 #include "experiments/cli.h"
 #include "experiments/output.h"
+#include "experiments/progress.h"
 #include "experiments/sim_runner.h"
 #include "policies/registry.h"
 #include "sim/interference.h"
@@ -43,19 +46,21 @@ struct Options {
   std::string out_dir;
   experiments::TimelineMode timeline = experiments::TimelineMode::kRuns;
   double time_scale = 1;
-  std::optional<core::TimeNs> switch_cost_ns;  ///< --switch-cost-ms, when given
-  std::string cluster_file;                    ///< --cluster
+  experiments::ModelOptions model;  ///< --lanes, --interference, --switch-cost-ms, --placement, ...
+  std::string cluster_file;          ///< --cluster
+  bool quiet = false;                ///< --quiet: no progress on stderr
   traces::LoadOptions load;  ///< --format, --window, --sample, ...
 };
 
 Options parse(int argc, char** argv, bool* help) {
-  std::string policy_list, gpu_mem, lanes, interference, timeline, lane_shrink, paging;
+  std::string policy_list, gpu_mem, timeline, paging;
   double paging_gbps = 12;
   std::int64_t gpus = 1;
-  double switch_ms = 0, noise_pct = 0;
+  double noise_pct = 0;
   std::uint64_t seed = 0;
   Options o;
   experiments::TraceOptionValues trace_options;
+  experiments::ModelOptionValues model_options;
   po::options_description desc(
       "salus-sim: replay a job trace on one simulated GPU under Salus scheduling policies\n\nOptions");
   desc.add_options()
@@ -66,21 +71,6 @@ Options parse(int argc, char** argv, bool* help) {
       ("policy", po::value(&policy_list)->default_value(policies::policy_names_joined()),
        ("comma-separated policies (valid: " + policies::policy_names_joined() + ")").c_str())
       ("gpu-mem", po::value(&gpu_mem)->default_value("16GiB"), "GPU memory capacity, with a unit (16GiB, 512MiB, 16GB)")
-      ("lanes", po::value(&lanes), "single|auto: one shared lane, or lanes per Algorithm 1 "
-       "(default: single for srtf and fair, auto for pack; fifo is always exclusive)")
-      ("interference", po::value(&interference)->default_value("auto"),
-       "none: every iteration takes its solo time; profiled: concurrent lanes run at 1/max(1, sum u) speed; "
-       "pairs: the catalog's measured pair slowdowns, excess added over the other lanes (u where a pair is "
-       "missing); crowds: pairs, times the catalog's measured crowd factor with 3 or more lanes running; "
-       "shares: GPU time shared by weight x u, weights fitted to the catalog's pairs; auto: the model the "
-       "catalog names (\"interference\", which salus-profile writes for its device), else shares when the "
-       "catalog has a pair table, else profiled")
-      ("share-exponent", po::value(&o.cfg.share_exponent)->default_value(1.0),
-       "shares: raise each lane's slowdown to this power, in (0, 2] (below 1: a crowd of lanes overlaps better "
-       "than its shares add up to; 0.8 fits the measured H100 traces, see the README)")
-      ("lane-shrink", po::value(&lane_shrink)->default_value("on"),
-       "on|off: a lane's size follows the largest E of its jobs down when that job finishes (the paper's "
-       "L_j = max E); off: a lane keeps the largest size it ever had until its last job finishes")
       ("paging", po::value(&paging)->default_value("off"),
        "on|off: the paper's failsafe: when a job cannot be admitted, paused jobs of lower priority (srtf: longer "
        "remaining time; priority: lower level) have their persistent memory paged out to the host until it fits, "
@@ -88,16 +78,10 @@ Options parse(int argc, char** argv, bool* help) {
       ("paging-gbps", po::value(&paging_gbps)->default_value(12.0),
        "host link bandwidth for --paging, GB/s (1e9 bytes/s); each transfer of P bytes delays its lane's next run "
        "by P / bandwidth")
-      ("switch-cost-ms", po::value(&switch_ms),
-       "milliseconds added to the first iteration after a lane changes job, for every job (default: the "
-       "catalog entry's own switch_ms where it has one, else the catalog's switch_ms, else 1)")
       ("gpus", po::value(&gpus)->default_value(1),
        "a cluster of this many GPUs of --gpu-mem each, every one running the policy (1: one GPU, today's path)")
       ("cluster", po::value(&o.cluster_file),
        "a cluster file instead of --gpus: CSV nodes,gpus_per_node,gpu_mem, one row per group of nodes (cluster/README.md)")
-      ("placement", po::value(&o.cfg.placement)->default_value("first-fit"),
-       ("with --gpus N > 1 or --cluster: which GPU takes a job (valid: " +
-        cluster::placement_registry().names_joined() + ")").c_str())
       ("profiles", po::value(&o.profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")
       ("summary-json", po::value(&o.summary_json), "write the summary JSON here")
       ("out", po::value(&o.out_dir), "write per-job CSVs, timelines, memory, lane moves and JCT CDFs into this directory")
@@ -110,7 +94,9 @@ Options parse(int argc, char** argv, bool* help) {
        "divide arrival times and iteration counts by this (>= 1), as salus-run does")
       ("seed", po::value(&seed)->default_value(1), "seed for --profile-noise and --sample")
       ("profile-noise", po::value(&noise_pct)->default_value(0.0),
-       "percent: each job's actual iteration time is its profile times U[1-x%, 1+x%] (policies see the profile)");
+       "percent: each job's actual iteration time is its profile times U[1-x%, 1+x%] (policies see the profile)")
+      ("quiet", po::bool_switch(&o.quiet), "no progress line on stderr (shown for runs longer than about a second)");
+  experiments::add_model_options(desc, model_options, "", " (a cluster: --gpus N > 1 or --cluster)");
   experiments::add_trace_options(desc, trace_options);
   po::variables_map vm;
   po::store(experiments::parse_command_line(argc, argv, desc), vm);
@@ -131,22 +117,8 @@ Options parse(int argc, char** argv, bool* help) {
   po::notify(vm);
   o.policies = experiments::parse_policy_list(policy_list);
   o.cfg.capacity = experiments::parse_capacity(gpu_mem);
-  if (vm.count("lanes")) o.cfg.lanes = experiments::parse_lane_mode(lanes);
-  if (interference != "auto") {
-    if (!sim::interference_registry().find(interference)) {
-      throw core::InputError("--interference: " + sim::interference_registry().unknown(interference, ", or auto"));
-    }
-  }
-  o.cfg.interference = interference;
-  if (!(o.cfg.share_exponent > 0 && o.cfg.share_exponent <= 2)) {
-    throw core::InputError("--share-exponent: must be a number in (0, 2]");
-  }
-  if (vm.count("switch-cost-ms")) {
-    const auto sw = core::ns_from_ms(switch_ms);
-    if (!sw) throw core::InputError("--switch-cost-ms: must be a non-negative number");
-    o.switch_cost_ns = *sw;
-  }
-  o.cfg.lane_shrink = experiments::parse_on_off("--lane-shrink", lane_shrink);
+  o.model = experiments::make_model_options(model_options, vm);
+  o.cfg.lane_shrink = o.model.lane_shrink;  // --paging needs it
   o.cfg.paging = experiments::parse_on_off("--paging", paging);
   if (!(paging_gbps > 0 && paging_gbps <= 1e6)) throw core::InputError("--paging-gbps: must be a number in (0, 1e6]");
   o.cfg.paging_bytes_per_s = static_cast<std::int64_t>(std::llround(paging_gbps * 1e9));
@@ -156,7 +128,6 @@ Options parse(int argc, char** argv, bool* help) {
   o.cfg.seed = seed;
   if (gpus < 1 || gpus > 1'000'000) throw core::InputError("--gpus: must be an integer in [1, 1000000]");
   if (vm.count("cluster") && !vm["gpus"].defaulted()) throw core::InputError("--gpus and --cluster: give one of them");
-  cluster::placement_registry().at(o.cfg.placement);  // an unknown name: exit 2 with the valid ones
   if (vm.count("cluster")) {
     o.cfg.cluster = cluster::load_cluster_file(o.cluster_file);
   } else if (gpus > 1) {
@@ -174,37 +145,27 @@ int run(int argc, char** argv) {
   bool help = false;
   Options o = parse(argc, argv, &help);
   if (help) return 0;
-  auto [trace, jobs, pairs, share_weights, catalog_switch_ns, catalog_interference, crowd_factors] =
+  experiments::TraceJobs loaded =
       experiments::load_jobs(o.trace, o.profiles, o.cfg.cluster ? o.cfg.cluster->largest_capacity() : o.cfg.capacity,
                              o.time_scale, o.load,
                              o.cfg.cluster ? static_cast<int>(o.cfg.cluster->gpus.size()) : 1);
-  o.cfg.pairs = std::move(pairs);
-  o.cfg.share_weights = std::move(share_weights);
-  o.cfg.crowd_factors = std::move(crowd_factors);
-  o.cfg.switch_cost_ns = o.switch_cost_ns.value_or(catalog_switch_ns.value_or(core::kNsPerMs));
-  if (o.switch_cost_ns) {
-    for (core::JobSpec& j : jobs) j.switch_ns = -1;  // the cost given is every job's
-  }
-  if (o.cfg.interference == "auto") {
-    o.cfg.interference = experiments::auto_interference(catalog_interference, o.cfg.share_weights);
-  }
-  // "pairs" or "shares" without a pair table, "crowds" without crowds: exit 2
-  sim::make_interference(o.cfg.interference, &o.cfg.pairs, &o.cfg.share_weights, o.cfg.share_exponent,
-                         &o.cfg.crowd_factors);
+  experiments::apply_model(o.model, loaded, o.cfg);
+  const traces::Trace& trace = loaded.trace;
+  const std::vector<core::JobSpec>& jobs = loaded.jobs;
 
   std::vector<std::string> notes = trace.notes;
-  for (const std::string& n : experiments::lane_mode_notes(o.policies, o.cfg.lanes)) notes.push_back(n);
-  if (o.cfg.interference == "shares" && o.cfg.share_exponent != 1.0) {
-    char text[96];
-    std::snprintf(text, sizeof text, "shares: slowdowns raised to the power %g (--share-exponent)", o.cfg.share_exponent);
-    notes.push_back(text);
-  }
+  for (const std::string& n : experiments::model_notes(o.policies, o.cfg)) notes.push_back(n);
   if (o.cfg.cluster && o.cfg.cluster->gpus.size() > 1 && !o.out_dir.empty()) {
     notes.push_back("a cluster of several GPUs: --out writes no timeline, memory or lane moves (lane ids are per GPU); "
                     "<policy>_job_gpus.csv, _gpus_busy.csv and _jct_by_size.csv instead");
   }
   std::vector<experiments::SimRun> runs;
-  for (const std::string& name : o.policies) runs.push_back(experiments::simulate(jobs, name, o.cfg));
+  experiments::ProgressMeter meter(std::cerr, isatty(STDERR_FILENO) != 0);
+  for (const std::string& name : o.policies) {
+    if (!o.quiet) o.cfg.progress = meter.hook("salus-sim: " + name, jobs);
+    runs.push_back(experiments::simulate(jobs, name, o.cfg));
+    meter.end_run();
+  }
 
   if (o.cfg.cluster) {
     std::printf("salus-sim: %s (%s, %zu jobs), cluster of %s, placement %s, interference %s, switch cost %s ms\n",

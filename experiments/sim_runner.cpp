@@ -45,6 +45,7 @@ SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& polic
   opts.record_timeline = cfg.record_timeline;
   opts.record_segments = cfg.record_segments;
   opts.timeline_plans = cfg.timeline_plans;
+  opts.progress = cfg.progress;
   std::vector<core::TimeNs> actual;
   if (cfg.profile_noise > 0) actual = actual_iteration_times(jobs, cfg.profile_noise, cfg.seed);
   SimRun run;
@@ -59,6 +60,8 @@ SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& polic
     co.switch_cost_ns = cfg.switch_cost_ns;
     co.paging_bytes_per_s = cfg.paging ? cfg.paging_bytes_per_s : 0;
     co.actual_iter_ns = std::move(actual);
+    co.progress = cfg.progress;
+    co.sched.progress = nullptr;  // the cluster's loop reports, not each GPU's steps
     cluster::ClusterOutcome c = cluster::run_cluster(jobs, policy_name, co);
     run.outcome = std::move(c.outcome);
     run.cluster = true;

@@ -38,6 +38,9 @@ struct SimConfig {
   /// one clock and `capacity` is ignored (each GPU has its own); nullopt: one GPU, run_schedule.
   std::optional<cluster::ClusterSpec> cluster;
   std::string placement = "first-fit";      ///< cluster only: placement registry name
+  /// Called now and then while the run goes (core::ProgressHook; experiments/progress.h makes
+  /// one); empty: never. It sees the run, it cannot change it.
+  core::ProgressHook progress;
 };
 
 using SimRun = PolicyRun;

@@ -825,39 +825,46 @@ def _fit_in_figure(fig):
 
 
 def load_gpus_needed(root):
-    """salus-experiment gpus_needed: average JCT (or queuing) against the cluster size, per policy."""
+    """salus-experiment gpus_needed: average JCT (or queuing) against the cluster size, per configuration."""
     bound = root["bound"]
     kind = bound["kind"].string()
     if kind not in ("avg_jct", "avg_queuing"):
         bound["kind"].fail(f"is {_describe(kind)}, expected \"avg_jct\" or \"avg_queuing\"")
     lines = []
     for name, node in root["policies"].items():
-        _known_policy(root["policies"], name)
+        policy = node["policy"].string() if node.get("policy") is not None else name
+        _known_policy(root["policies"], policy)
         points = []
         for p in node["curve"].list(min_len=1):
             points.append((p["gpus"].integer(lo=1), p[kind + "_s"].num(lo=0)))
         _non_decreasing(node["curve"], [g for g, _ in points], "gpus")
         needed = node.get("gpus_needed")
-        lines.append({"policy": name, "points": points,
+        label = node.get("label")
+        lines.append({"policy": policy,
+                      "label": label.string() if label is not None else
+                      ("exclusive FIFO" if policy == "fifo" else "Salus " + POLICY_LABEL[policy]),
+                      "points": points,
                       "needed": needed.integer(lo=1) if needed is not None and needed.value is not None else None})
     if not lines:
         root["policies"].fail("has no policy")
-    return {"kind": kind, "bound_s": bound["seconds"].num(positive=True), "lines": lines}
+    lines.sort(key=lambda line: POLICY_ORDER.index(line["policy"]))  # the JSON's keys are sorted by name
+    source = root.get("input")
+    return {"kind": kind, "bound_s": bound["seconds"].num(positive=True), "lines": lines,
+            "input": os.path.basename(source.string()) if source is not None else None}
 
 
 def draw_gpus_needed(fig, data):
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
     ax = fig.subplots()
-    ymax = 0
     for line in data["lines"]:
         p = line["policy"]
         gpus = [g for g, _ in line["points"]]
         minutes = [v / 60 for _, v in line["points"]]
-        label = ("exclusive FIFO" if p == "fifo" else "Salus " + POLICY_LABEL.get(p, p))
+        label = line["label"]
         if line["needed"] is not None:
             label += f": {line['needed']} GPUs"
         ax.plot(gpus, minutes, color=POLICY_COLOUR.get(p, "black"), linestyle=POLICY_LINESTYLE.get(p, "-"),
                 marker="o", markersize=2.5, label=label)
-        ymax = max(ymax, max(minutes))
         if line["needed"] is not None:
             for g, v in line["points"]:
                 if g == line["needed"]:
@@ -867,9 +874,22 @@ def draw_gpus_needed(fig, data):
     ax.axhline(bound_min, color="black", linewidth=0.8, linestyle=":")
     ax.text(ax.get_xlim()[1], bound_min, " bound", va="bottom", ha="right", fontsize="small")
     ax.set_yscale("log")
+    # Plain numbers on the log axis (its range is often under a decade: 3, 4, 6, 10 rather than 3x10^0).
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(plain)
+    values = [v for line in data["lines"] for _, v in line["points"] if v > 0] + [data["bound_s"]]
+    if max(values) < 10 * min(values):  # the minor ticks labelled only where there is room
+        ax.yaxis.set_minor_formatter(plain)
+    # A cluster has a whole number of GPUs.
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("GPUs in the cluster")
-    ax.set_ylabel("average JCT (min)" if data["kind"] == "avg_jct" else "average queuing (min)")
-    _legend_above(ax, ncol=1)
+    what = "average JCT" if data["kind"] == "avg_jct" else "average queuing"
+    ax.set_ylabel(what + " (min)")
+    title = f"GPUs needed for {what} \u2264 {bound_min:.1f} min"
+    if data["input"]:
+        title += f"\n{data['input']}"
+    fig.suptitle(title, fontsize="small")
+    _legend_above(ax, ncol=2)
 
 
 DRAW = {

@@ -220,36 +220,3 @@ TEST_CASE("cluster file: groups of nodes, and bad input named by file:line") {
   CHECK(error("# nothing\n") == "bad.csv:1: no header (nodes,gpus_per_node,gpu_mem)");
   CHECK(error("nodes,gpus_per_node,gpu_mem\n") == "bad.csv:1: no GPUs (no rows after the header)");
 }
-
-TEST_CASE("gpus_needed: the bisection's answer is the first cluster size meeting the bound, and one GPU is Table 1") {
-  experiments::ExperimentContext ctx;
-  ctx.data_dir = std::string(SALUS_SOURCE_DIR) + "/traces";
-  ctx.profiles = traces::Catalog::default_path();
-  const nlohmann::json j = experiments::run_gpus_needed(ctx);
-  const double bound = j["bound"]["seconds"].get<double>();
-  CHECK(bound == doctest::Approx(2 * j["avg_solo_s"].get<double>()));
-  CHECK(j["time_scale"] == 1.0);  // recorded, as the other experiments record it
-  for (const char* p : {"fifo", "pack", "srtf"}) {
-    INFO(p);
-    const auto& r = j["policies"][p];
-    REQUIRE(r["gpus_needed"].is_number_integer());
-    CHECK(r["gpus_needed"] == r["first_meeting_on_curve"]);
-    const auto n = r["gpus_needed"].get<std::int64_t>();
-    const auto& curve = r["curve"];
-    CHECK(curve[static_cast<std::size_t>(n - 1)]["avg_jct_s"].get<double>() <= bound);
-    if (n > 1) CHECK(curve[static_cast<std::size_t>(n - 2)]["avg_jct_s"].get<double>() > bound);
-  }
-  CHECK(j["policies"]["fifo"]["gpus_needed"].get<int>() >= j["policies"]["pack"]["gpus_needed"].get<int>());
-  // N = 1 is the one-GPU run of the long trace.
-  const std::vector<core::JobSpec> jobs =
-      experiments::load_jobs(ctx.data_dir + "/long_trace_100.csv", ctx.profiles, ctx.capacity, 1).jobs;
-  experiments::SimConfig cfg;
-  cfg.switch_cost_ns = core::kNsPerMs;
-  cfg.interference = "profiled";
-  CHECK(j["policies"]["srtf"]["curve"][0]["avg_jct_s"].get<double>() == experiments::simulate(jobs, "srtf", cfg).metrics.avg_jct_s);
-  experiments::ExperimentContext q = ctx;
-  q.bound_queue_min = 1;
-  const nlohmann::json k = experiments::run_gpus_needed(q);
-  CHECK(k["bound"]["kind"] == "avg_queuing");
-  CHECK(k["bound"]["seconds"].get<double>() == 60);
-}

@@ -680,7 +680,7 @@ TEST_CASE("salus-experiment: the executor and fidelity options refuse what they 
   CHECK(r.err == "salus-experiment: --burst-allowance is for fidelity only\n");
   r = run("long_trace --interference pairs");
   CHECK(r.code == 2);
-  CHECK(r.err == "salus-experiment: --interference is for fidelity only\n");
+  CHECK(r.err == "salus-experiment: --interference is for fidelity and gpus_needed only\n");
   r = run("fidelity --executor real --interference crowd");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --interference: unknown interference model 'crowd' (valid: none, profiled, pairs, "

@@ -211,22 +211,30 @@ def fidelity(rng):
 
 
 def gpus_needed():
-    """Average JCT falling with the cluster size, FIFO above the two Salus policies."""
+    """Average JCT falling with the cluster size, FIFO above the Salus policies; the curves start at
+    the search's lower bound (3 GPUs), as salus-experiment's do."""
     bound = 480.0
     policies = {}
-    for name, scale, placement in (("fifo", 9000.0, "first-fit"), ("pack", 4800.0, "least-loaded"),
-                                   ("srtf", 2000.0, "least-loaded")):
+    for name, label, scale, placement in (("fifo", "exclusive FIFO", 9000.0, "first-fit"),
+                                          ("pack", "Salus PACK", 4800.0, "least-loaded"),
+                                          ("srtf", "Salus SRTF", 2000.0, "least-loaded"),
+                                          ("fair", "Salus FAIR", 3000.0, "least-loaded")):
         curve = []
         needed = None
-        for n in range(1, 9):
-            jct = 240.0 + scale / n ** 2.5
-            curve.append({"gpus": n, "avg_jct_s": r(jct), "avg_queuing_s": r(jct - 240.0), "done": 100})
+        for n in range(3, 11):
+            jct = 240.0 + scale / (n - 2) ** 2.5
+            curve.append({"gpus": n, "avg_jct_s": r(jct), "avg_queuing_s": r(jct - 240.0),
+                          "makespan_s": r(3600.0 + jct), "done": 100})
             if needed is None and jct <= bound:
                 needed = n
-        policies[name] = {"policy": name, "placement": placement, "gpus_needed": needed,
-                          "bisection_steps": 8, "first_meeting_on_curve": needed, "curve": curve}
-    return {"experiment": "gpus_needed", "version": 1, "fixture": True, "input": "fixture.csv",
-            "avg_solo_s": 240.0, "bound": {"kind": "avg_jct", "seconds": bound}, "policies": policies}
+        policies[name] = {"label": label, "policy": name, "lane_mode": "exclusive" if name == "fifo" else "single",
+                          "placement": placement, "gpus_needed": needed, "rejected": 0, "search_runs": 4,
+                          "simulations": 8, "first_meeting_on_curve": needed, "curve": curve}
+    return {"experiment": "gpus_needed", "version": 2, "fixture": True, "input": "fixture.csv",
+            "avg_solo_s": 240.0, "bound": {"kind": "avg_jct", "seconds": bound},
+            "search": {"lower": 3, "upper": 12, "widest_job_gpus": 1, "work_gpu_s": 86400.0, "span_s": 36000.0},
+            "policies": policies}
+
 
 def main():
     rng = random.Random(2020)

@@ -1,0 +1,198 @@
+// salus-experiment gpus_needed: the curve at every N is `salus-sim --gpus N` (gang jobs, same
+// policy and placement), the answer is the first N meeting the bound, the options reach the
+// model, and bad options exit 2.
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "support/programs.h"
+
+namespace {
+
+using nlohmann::json;
+
+salus::test::ProgramResult experiment(const std::string& args) {
+  return salus::test::run_program(SALUS_SOURCE_DIR, SALUS_EXPERIMENT_BIN, args);
+}
+salus::test::ProgramResult sim(const std::string& args) {
+  return salus::test::run_program(SALUS_SOURCE_DIR, SALUS_SIM_BIN, args);
+}
+
+/// The first 20 jobs of Tiresias' simulator/60_job.csv (SymbioticLab/Tiresias): 10 of one GPU,
+/// 5 of two, 2 of four, 3 of eight.
+const std::string kGangTrace = "tests/data/traces/import/tiresias_60_job_head.csv";
+
+json run_gpus_needed(const std::string& args, const std::string& dir) {
+  const auto r = experiment("gpus_needed --plots off --quiet --out '" + dir + "' " + args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return json::parse(salus::test::slurp(dir + "/gpus_needed.json"));
+}
+
+/// salus-sim's summary of `policies` on N GPUs (N = 1: its one-GPU path, as --gpus 1).
+json sim_summary(const std::string& args) {
+  const std::string path = (salus::test::scratch() / "gpus_needed_sim.json").string();
+  const auto r = sim(args + " --quiet --summary-json '" + path + "'");
+  INFO(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return json::parse(salus::test::slurp(path));
+}
+
+const json* curve_point(const json& config, std::int64_t n) {
+  for (const json& p : config["curve"]) {
+    if (p["gpus"] == n) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("gpus_needed on a trace with gang jobs: the curve at N is salus-sim --gpus N, no job folded") {
+  const std::string dir = (salus::test::scratch() / "gpus_needed_gang").string();
+  const json j = run_gpus_needed("--trace " + kGangTrace, dir);
+  CHECK(j["version"] == 2);
+  CHECK(j["jobs"] == 20);
+  CHECK(j["gang_jobs"] == 10);
+  CHECK(j["search"]["widest_job_gpus"] == 8);
+  bool gang_note = false;
+  for (const json& n : j["notes"]) gang_note |= n.get<std::string>().find("lock-step") != std::string::npos;
+  CHECK(gang_note);
+  // Every configuration, labelled, its lane mode and placement as run.
+  CHECK(j["policies"]["fifo"]["label"] == "exclusive FIFO");
+  CHECK(j["policies"]["fifo"]["lane_mode"] == "exclusive");
+  CHECK(j["policies"]["pack"]["label"] == "Salus PACK");
+  CHECK(j["policies"]["srtf"]["label"] == "Salus SRTF");
+  CHECK(j["policies"]["fair"]["label"] == "Salus FAIR");
+  // The sizes on every curve, and each configuration's answer.
+  std::set<std::int64_t> sizes;
+  bool first = true;
+  for (const auto& [name, c] : j["policies"].items()) {
+    REQUIRE(c["curve"].size() >= 3);
+    CHECK(c["curve"].front()["gpus"].get<std::int64_t>() >= 8);  // nothing below the widest job
+    std::set<std::int64_t> mine;
+    for (const json& p : c["curve"]) mine.insert(p["gpus"].get<std::int64_t>());
+    if (first) sizes = mine;
+    else std::erase_if(sizes, [&](std::int64_t n) { return !mine.contains(n); });
+    first = false;
+  }
+  CHECK_FALSE(sizes.empty());
+  for (const auto& [name, c] : j["policies"].items()) sizes.insert(c["gpus_needed"].get<std::int64_t>());
+  int compared = 0;
+  for (const std::int64_t n : sizes) {
+    CAPTURE(n);
+    const std::string common = "--trace " + kGangTrace + " --gpus " + std::to_string(n);
+    const json fifo = sim_summary(common + " --policy fifo --placement first-fit");
+    const json salus = sim_summary(common + " --policy pack,srtf,fair --placement least-loaded");
+    std::vector<json> results = {fifo["results"][0]};
+    for (const json& r : salus["results"]) results.push_back(r);
+    for (const json& r : results) {
+      const std::string policy = r["policy"].get<std::string>();
+      CAPTURE(policy);
+      const json* p = curve_point(j["policies"][policy], n);
+      if (p == nullptr) continue;  // not on this configuration's curve
+      CHECK((*p)["avg_jct_s"].get<double>() == r["avg_jct_s"].get<double>());
+      CHECK((*p)["avg_queuing_s"].get<double>() == r["avg_queuing_s"].get<double>());
+      CHECK((*p)["makespan_s"].get<double>() == r["makespan_s"].get<double>());
+      CHECK((*p)["done"] == r["jobs_done"]);
+      CHECK((*p)["done"] == 20);
+      ++compared;
+    }
+  }
+  CHECK(compared >= 8);  // the common sizes on all four curves, the answers on their own
+}
+
+TEST_CASE("gpus_needed: each answer is the first N on its curve meeting the bound, and the bound kinds") {
+  const std::string dir = (salus::test::scratch() / "gpus_needed_long").string();
+  const json j = run_gpus_needed("", dir);  // the shipped long_trace_100.csv
+  const double bound = j["bound"]["seconds"].get<double>();
+  CHECK(bound == doctest::Approx(2 * j["avg_solo_s"].get<double>()));
+  CHECK(j["time_scale"] == 1.0);
+  CHECK(j["interference"] == "profiled");  // the shipped catalog names no model and has no pairs
+  for (const char* name : {"fifo", "pack", "srtf", "fair"}) {
+    CAPTURE(name);
+    const json& c = j["policies"][name];
+    REQUIRE(c["gpus_needed"].is_number_integer());
+    const auto n = c["gpus_needed"].get<std::int64_t>();
+    CHECK(c["first_meeting_on_curve"] == n);
+    const json* at = curve_point(c, n);
+    REQUIRE(at != nullptr);
+    CHECK((*at)["avg_jct_s"].get<double>() <= bound);
+    if (const json* before = curve_point(c, n - 1)) CHECK((*before)["avg_jct_s"].get<double>() > bound);
+    CHECK(c["search_runs"].get<int>() <= c["simulations"].get<int>());
+  }
+  CHECK(j["policies"]["fifo"]["gpus_needed"].get<int>() >= j["policies"]["pack"]["gpus_needed"].get<int>());
+  const json q = run_gpus_needed("--bound-queue-min 1", dir);
+  CHECK(q["bound"]["kind"] == "avg_queuing");
+  CHECK(q["bound"]["seconds"].get<double>() == 60);
+  for (const auto& [name, c] : q["policies"].items()) {
+    if (const json* at = curve_point(c, c["gpus_needed"].get<std::int64_t>())) {
+      CHECK((*at)["avg_queuing_s"].get<double>() <= 60);
+    }
+  }
+}
+
+TEST_CASE("gpus_needed takes salus-sim's model and trace options, and records them") {
+  const std::string dir = (salus::test::scratch() / "gpus_needed_options").string();
+  const json j = run_gpus_needed("--trace traces/examples/hand.csv --interference none --switch-cost-ms 0 "
+                                 "--placement best-fit --window 0:0.4 --lanes auto",
+                                 dir);
+  CHECK(j["interference"] == "none");
+  CHECK(j["switch_cost_ms"] == 0.0);
+  CHECK(j["lanes"] == "auto");
+  CHECK(j["jobs"] == 2);  // a and b arrive in [0, 0.4)
+  for (const auto& [name, c] : j["policies"].items()) CHECK(c["placement"] == "best-fit");
+  CHECK(j["policies"]["srtf"]["lane_mode"] == "auto");
+  CHECK(j["policies"]["fifo"]["lane_mode"] == "exclusive");  // fifo is always exclusive
+  bool lanes_note = false;
+  for (const json& n : j["notes"]) lanes_note |= n == "fifo runs in exclusive mode; --lanes auto does not apply to it";
+  CHECK(lanes_note);
+  // One GPU is salus-sim's one-GPU path.
+  const json one = sim_summary("--trace traces/examples/hand.csv --interference none --switch-cost-ms 0 "
+                               "--window 0:0.4 --lanes auto --policy srtf");
+  const json* p = curve_point(j["policies"]["srtf"], 1);
+  REQUIRE(p != nullptr);
+  CHECK((*p)["avg_jct_s"].get<double>() == one["results"][0]["avg_jct_s"].get<double>());
+}
+
+TEST_CASE("gpus_needed: bad options exit 2 naming what is wrong") {
+  auto r = experiment("long_trace --placement best-fit --plots off");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --placement is for gpus_needed only\n");
+  r = experiment("long_trace --assumed-iter-ms 5 --plots off");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --assumed-iter-ms is for gpus_needed only\n");
+  r = experiment("gpus_needed --placement worst-fit --plots off");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: unknown placement 'worst-fit' (valid: first-fit, best-fit, least-loaded, "
+                 "util-pack); did you mean 'first-fit'?\n");
+  r = experiment("gpus_needed --format philly --trace " + kGangTrace + " --plots off");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("salus-experiment: " + kGangTrace) == 0);
+  r = experiment("gpus_needed --switch-cost-ms -1 --plots off");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --switch-cost-ms: must be a non-negative number\n");
+}
+
+TEST_CASE("--quiet: stdout is the same with and without it, and nothing is on stderr with it") {
+  const std::string dir = (salus::test::scratch() / "gpus_needed_quiet").string();
+  const std::string args = "--trace " + kGangTrace + " --plots off --out '" + dir + "'";
+  const auto loud = experiment("gpus_needed " + args);
+  const auto quiet = experiment("gpus_needed " + args + " --quiet");
+  REQUIRE(loud.code == 0);
+  REQUIRE(quiet.code == 0);
+  CHECK(loud.out == quiet.out);
+  CHECK(quiet.err.empty());
+  // Without --quiet, stderr holds progress lines or nothing (a run under a second prints none).
+  CHECK((loud.err.empty() || loud.err.rfind("gpus_needed: ", 0) == 0));
+  const std::string sim_args = "--trace " + kGangTrace + " --gpus 8 --policy fifo,fair";
+  const auto sim_loud = sim(sim_args);
+  const auto sim_quiet = sim(sim_args + " --quiet");
+  REQUIRE(sim_loud.code == 0);
+  CHECK(sim_loud.out == sim_quiet.out);
+  CHECK(sim_quiet.err.empty());
+  CHECK((sim_loud.err.empty() || sim_loud.err.rfind("salus-sim: ", 0) == 0));
+}
