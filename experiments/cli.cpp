@@ -186,7 +186,7 @@ void add_model_options(boost::program_options::options_description& desc, ModelO
       ("switch-cost-ms", po::value(&v.switch_ms),
        "milliseconds added to the first iteration after a lane changes job, for every job (default: the "
        "catalog entry's own switch_ms where it has one, else the catalog's switch_ms, else 1)")
-      ("placement", po::value(&v.placement)->default_value(v.placement),
+      ("placement", po::value(&v.placement),
        ("on a cluster: which GPU takes a job (valid: " + cluster::placement_registry().names_joined() + ")" +
         placement_extra).c_str());
 }
@@ -208,7 +208,7 @@ ModelOptions make_model_options(const ModelOptionValues& v, const boost::program
   }
   cluster::placement_registry().at(v.placement);  // an unknown name: exit 2 with the valid ones
   m.placement = v.placement;
-  m.placement_given = vm.count("placement") > 0 && !vm["placement"].defaulted();
+  m.placement_given = vm.count("placement") > 0;
   return m;
 }
 

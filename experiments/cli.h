@@ -71,7 +71,8 @@ struct ModelOptionValues {
 };
 /// Adds --lanes, --interference, --share-exponent, --lane-shrink, --switch-cost-ms and
 /// --placement to `desc`; `interference_extra` and `placement_extra` end those two options' help
-/// (what the program does with them beyond salus-sim's meaning).
+/// (what the program does with them beyond salus-sim's meaning; --placement's default, which
+/// differs: ModelOptionValues::placement when not given).
 void add_model_options(boost::program_options::options_description& desc, ModelOptionValues& values,
                        const std::string& interference_extra = "", const std::string& placement_extra = "");
 /// The model options, checked.

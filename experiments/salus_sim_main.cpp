@@ -96,7 +96,7 @@ Options parse(int argc, char** argv, bool* help) {
       ("profile-noise", po::value(&noise_pct)->default_value(0.0),
        "percent: each job's actual iteration time is its profile times U[1-x%, 1+x%] (policies see the profile)")
       ("quiet", po::bool_switch(&o.quiet), "no progress line on stderr (shown for runs longer than about a second)");
-  experiments::add_model_options(desc, model_options, "", " (a cluster: --gpus N > 1 or --cluster)");
+  experiments::add_model_options(desc, model_options, "", " (a cluster: --gpus N > 1 or --cluster; default: first-fit)");
   experiments::add_trace_options(desc, trace_options);
   po::variables_map vm;
   po::store(experiments::parse_command_line(argc, argv, desc), vm);
