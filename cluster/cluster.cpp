@@ -305,21 +305,37 @@ class Cluster {
     SALUS_INVARIANT(t == now_, "GPUs advance to the cluster's instant", std::to_string(t));
     touch(g);
   }
-  /// can_admit_now on GPU g for input job j, remembered per demand class while the GPU's memory
-  /// layout stays the same (first-fit asks every GPU below the one it picks, at every arrival).
-  bool can_admit(std::int32_t g, JobIndex j) {
+  /// Whether input job j would start at once on GPU g (cluster/README.md, "When a job is
+  /// bound"): kNewLane, admitted into a lane of its own; kJoins, admitted into a lane with jobs
+  /// where its policy runs it from the lane's next boundary (Policy::starts_at_once); kNo
+  /// otherwise (not admitted now, or it would wait behind the lane's jobs). The memory part,
+  /// Scheduler::admit_kind, is remembered per demand class while the GPU's memory layout stays
+  /// the same (first-fit asks every GPU below the one it picks, at every arrival).
+  enum class Start : std::uint8_t { kNo, kJoins, kNewLane };
+  Start can_start(std::int32_t g, JobIndex j) {
+    using Kind = core::Scheduler::AdmitKind;
     const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
     Gpu& gpu = at(g);
     const core::Scheduler& sched = *gpu.sched;
-    if (demand_of_.empty()) return sched.can_admit_now(s.persistent, s.ephemeral);
-    if (sched.pending() > 0) return false;
-    if (const std::uint64_t v = sched.layout_version(); gpu.memo_version != v) {
-      std::fill(gpu.memo.begin(), gpu.memo.end(), std::int8_t{-1});
-      gpu.memo_version = v;
+    Kind kind = Kind::kNo;
+    if (demand_of_.empty()) {
+      kind = sched.admit_kind(s.persistent, s.ephemeral);
+    } else {
+      if (sched.pending() > 0) return Start::kNo;
+      if (const std::uint64_t v = sched.layout_version(); gpu.memo_version != v) {
+        std::fill(gpu.memo.begin(), gpu.memo.end(), std::int8_t{-1});
+        gpu.memo_version = v;
+      }
+      std::int8_t& m = gpu.memo[static_cast<std::size_t>(demand_of_[static_cast<std::size_t>(j)])];
+      if (m < 0) m = static_cast<std::int8_t>(sched.admit_kind(s.persistent, s.ephemeral));
+      kind = static_cast<Kind>(m);
     }
-    std::int8_t& m = gpu.memo[static_cast<std::size_t>(demand_of_[static_cast<std::size_t>(j)])];
-    if (m < 0) m = sched.can_admit_now(s.persistent, s.ephemeral) ? 1 : 0;
-    return m == 1;
+    switch (kind) {
+      case Kind::kNo: return Start::kNo;
+      case Kind::kNewLane: return Start::kNewLane;
+      case Kind::kExistingLane: break;
+    }
+    return sched.starts_at_once(first_replica_[static_cast<std::size_t>(j)], now_) ? Start::kJoins : Start::kNo;
   }
   /// GPUs whose memory could ever hold P + E bytes (aligned).
   std::int64_t able_gpus(Bytes need) const;
@@ -367,7 +383,8 @@ class Cluster {
   std::vector<std::int64_t> rank_;         // input job -> arrival rank
   std::vector<std::vector<std::int32_t>> job_gpus_;
   std::int64_t first_new_rank_ = -1;       // rank of the first job queued at this instant (-1: none)
-  std::vector<GpuLoad> loads_;
+  std::vector<GpuLoad> loads_;  // try_place's candidates: a lane of its own there
+  std::vector<GpuLoad> joins_;  // and: joins a lane, starts by its policy's turn
   std::int32_t largest_gpu_ = 0;           // the lowest-numbered GPU of the largest memory
   std::int64_t busy_ = 0;
   std::size_t terminal_ = 0;
@@ -597,9 +614,16 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
     return;
   }
   if (first_new_rank_ < 0) first_new_rank_ = rank;
-  // The class key keeps gang jobs apart from 1-GPU jobs of the same P and E (the queue skips the
-  // rest of a class once one of its jobs fits nowhere, which holds only for equal demands).
-  queue_.push(j, 0, rank, s.persistent, s.ephemeral + (static_cast<Bytes>(s.gpus - 1) << 50));
+  // Its replicas' submit rank is its arrival rank from now on (the policies' tie-break, and
+  // Policy::starts_at_once compares it with the lane's jobs' while it waits here).
+  for (std::int32_t i = 0; i < s.gpus; ++i) states_[static_cast<std::size_t>(r0 + i)].submit_rank = rank;
+  // The queue is visited in the policy's admission order (SRTF: least solo time first; priority:
+  // highest first; the others: arrival order), as each GPU's own pending queue is. The class key
+  // keeps gang jobs apart from 1-GPU jobs of the same P and E (the queue skips the rest of a class
+  // once one of its jobs starts nowhere, which holds for equal demands because starts_at_once is
+  // monotone in admission order).
+  const std::int64_t key = at(0).policy->admission_key(core::SchedulerView{t, specs_, states_}, r0);
+  queue_.push(j, key, rank, s.persistent, s.ephemeral + (static_cast<Bytes>(s.gpus - 1) << 50));
   ++queued_demands_[{s.persistent, s.ephemeral}];
   if (s.gpus > 1) ++queued_gangs_;
 }
@@ -608,17 +632,24 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
   const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
   const std::int64_t rank = rank_[static_cast<std::size_t>(j)];
   loads_.clear();
+  joins_.clear();
+  // Candidates where the job starts in a lane of its own (loads_) and where it joins a lane and
+  // starts by its policy's turn (joins_): the placement chooses among the first while there are
+  // any (nobody waits for it there), else among the second.
   auto consider = [&](std::int32_t g) {
     Gpu& gpu = at(g);
     if (s.gpus > 1 && gpu.gang >= 0) return;  // one gang job per GPU: gangs cannot hold each other
-    if (!can_admit(g, j)) return;
-    loads_.push_back(GpuLoad{g, gpu.capacity, gpu.sched->free_bytes(), gpu.jobs, gpu.util_ppm});
+    const Start start = can_start(g, j);
+    if (start == Start::kNo) return;
+    (start == Start::kNewLane ? loads_ : joins_)
+        .push_back(GpuLoad{g, gpu.capacity, gpu.sched->free_bytes(), gpu.jobs, gpu.util_ppm});
   };
   if (s.gpus > 1) {
     for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) consider(g);
   } else if (rank >= first_new_rank_ && first_new_rank_ >= 0 && first_candidate_) {
     // As below, but the placement takes the first candidate (first-fit): in GPU order, the GPUs
-    // with jobs and the lowest-numbered idle GPU of each memory size, up to the first that admits.
+    // with jobs and the lowest-numbered idle GPU of each memory size, up to the first where it
+    // has a lane of its own (those where it joins a lane are kept on the way, for when none has).
     idle_seen_.clear();
     for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()) && loads_.empty(); ++g) {
       const Gpu& gpu = at(g);
@@ -640,7 +671,8 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
     for (const auto& [cap, set] : idle_) {
       if (!set.empty()) consider(*set.begin());
     }
-    // Both parts are in GPU order but for the few idle representatives: merge, not sort.
+    // Both parts are in GPU order but for the few idle representatives (which join nothing):
+    // merge, not sort.
     auto by_gpu = [](const GpuLoad& a, const GpuLoad& b) { return a.gpu < b.gpu; };
     std::sort(loads_.begin() + busy_end, loads_.end(), by_gpu);
     std::inplace_merge(loads_.begin(), loads_.begin() + busy_end, loads_.end(), by_gpu);
@@ -648,13 +680,14 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
     // A job that fitted nowhere at the last pass: only the GPUs changed since can take it.
     for (std::int32_t g : touched_) consider(g);
   }
-  if (static_cast<std::int32_t>(loads_.size()) < s.gpus) return core::PendingQueue::Verdict::kBlocked;
+  if (static_cast<std::int32_t>(loads_.size() + joins_.size()) < s.gpus) return core::PendingQueue::Verdict::kBlocked;
   const JobIndex r0 = first_replica_[static_cast<std::size_t>(j)];
   for (std::int32_t i = 0; i < s.gpus; ++i) {
-    const std::size_t c = placement_(s, loads_);
-    SALUS_INVARIANT(c < loads_.size(), "placement chooses a candidate", opts_.placement);
-    const std::int32_t g = loads_[c].gpu;
-    loads_.erase(loads_.begin() + static_cast<std::ptrdiff_t>(c));
+    std::vector<GpuLoad>& from = loads_.empty() ? joins_ : loads_;
+    const std::size_t c = placement_(s, from);
+    SALUS_INVARIANT(c < from.size(), "placement chooses a candidate", opts_.placement);
+    const std::int32_t g = from[c].gpu;
+    from.erase(from.begin() + static_cast<std::ptrdiff_t>(c));
     bind(r0 + i, g, rank, t, true);
   }
   ++result_.placements;

@@ -93,6 +93,21 @@ class Policy {
     return 0;
   }
 
+  /// Whether `job`, joining `lane` now (lane.jobs: its admitted, unfinished jobs, not empty; `job`
+  /// not among them, arrived and not yet run), would run from the lane's next iteration boundary
+  /// on rather than wait behind the lane's jobs: chosen next (SRTF, priority and LAS by their
+  /// order, judged on the jobs' states at the lane's last boundary), or given its turn in the
+  /// lane's rotation (FAIR). A cluster binds a job to a GPU only where it starts at once
+  /// (cluster/README.md, "When a job is bound"). The answer must be monotone in admission order:
+  /// a job later in (admission_key, arrival) order than one that does not start at once in a
+  /// lane does not either. Default: false (the lane's jobs run first, as PACK's do).
+  virtual bool starts_at_once(const SchedulerView& view, const LaneSnapshot& lane, JobIndex job) const {
+    (void)view;
+    (void)lane;
+    (void)job;
+    return false;
+  }
+
   /// `job` was admitted (its persistent memory is resident) and joined `lane`, whose snapshot
   /// lists its jobs after the join and the job running in it, if any. on_admit comes first.
   virtual void on_admit(const SchedulerView& view, JobIndex job) {

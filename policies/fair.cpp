@@ -41,6 +41,10 @@ class Fair final : public core::Policy {
   std::string_view description() const override { return kFairDescription; }
   core::LaneMode default_lane_mode() const override { return core::LaneMode::kSingle; }
   bool supports(core::LaneMode m) const override { return m != core::LaneMode::kExclusive; }
+  /// A join resets the lane's service: the newcomer takes its turn in the next rotation.
+  bool starts_at_once(const core::SchedulerView&, const core::LaneSnapshot&, JobIndex) const override {
+    return true;
+  }
 
   void begin(std::span<const core::JobSpec> specs) override {
     (void)specs;
