@@ -95,9 +95,10 @@ Options parse(int argc, char** argv, bool* help) {
        "a cluster of this many GPUs of --gpu-mem each, every one running the policy (1: one GPU, today's path)")
       ("cluster", po::value(&o.cluster_file),
        "a cluster file instead of --gpus: CSV nodes,gpus_per_node,gpu_mem, one row per group of nodes (cluster/README.md)")
-      ("placement", po::value(&o.cfg.placement)->default_value("first-fit"),
-       ("with --gpus N > 1 or --cluster: which GPU takes a job (valid: " +
-        cluster::placement_registry().names_joined() + ")").c_str())
+      ("placement", po::value(&o.cfg.placement),
+       ("with --gpus N > 1 or --cluster: which GPU takes a job, among those where it starts at once (valid: " +
+        cluster::placement_registry().names_joined() +
+        "; default: each policy's own, fifo first-fit, pack util-pack, the others least-loaded)").c_str())
       ("profiles", po::value(&o.profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")
       ("summary-json", po::value(&o.summary_json), "write the summary JSON here")
       ("out", po::value(&o.out_dir), "write per-job CSVs, timelines, memory, lane moves and JCT CDFs into this directory")
@@ -156,7 +157,7 @@ Options parse(int argc, char** argv, bool* help) {
   o.cfg.seed = seed;
   if (gpus < 1 || gpus > 1'000'000) throw core::InputError("--gpus: must be an integer in [1, 1000000]");
   if (vm.count("cluster") && !vm["gpus"].defaulted()) throw core::InputError("--gpus and --cluster: give one of them");
-  cluster::placement_registry().at(o.cfg.placement);  // an unknown name: exit 2 with the valid ones
+  if (vm.count("placement")) cluster::placement_registry().at(o.cfg.placement);  // unknown: exit 2 with the valid ones
   if (vm.count("cluster")) {
     o.cfg.cluster = cluster::load_cluster_file(o.cluster_file);
   } else if (gpus > 1) {
@@ -206,10 +207,18 @@ int run(int argc, char** argv) {
   std::vector<experiments::SimRun> runs;
   for (const std::string& name : o.policies) runs.push_back(experiments::simulate(jobs, name, o.cfg));
 
+  // The placement each policy ran with: the one named, or each policy's default.
+  std::string placement = o.cfg.placement;
+  if (placement.empty()) {
+    for (const experiments::SimRun& r : runs) {
+      placement += (placement.empty() ? "per policy (" : ", ") + r.policy + " " + r.placement;
+    }
+    placement += ")";
+  }
   if (o.cfg.cluster) {
     std::printf("salus-sim: %s (%s, %zu jobs), cluster of %s, placement %s, interference %s, switch cost %s ms\n",
                 o.trace.c_str(), traces::to_string(trace.format), jobs.size(), o.cfg.cluster->describe().c_str(),
-                o.cfg.placement.c_str(), o.cfg.interference.c_str(),
+                placement.c_str(), o.cfg.interference.c_str(),
                 experiments::seconds_text(o.cfg.switch_cost_ns * 1000).c_str());
   } else {
     std::printf("salus-sim: %s (%s, %zu jobs), GPU %s, interference %s, switch cost %s ms\n", o.trace.c_str(),
@@ -236,7 +245,9 @@ int run(int argc, char** argv) {
   summary["seed"] = o.cfg.seed;
   summary["profile_noise"] = o.cfg.profile_noise;
   summary["time_scale"] = o.time_scale;
-  if (o.cfg.cluster) summary["cluster"] = experiments::cluster_config_json(*o.cfg.cluster, o.cfg.placement);
+  if (o.cfg.cluster) {
+    summary["cluster"] = experiments::cluster_config_json(*o.cfg.cluster, o.cfg.placement.empty() ? "per policy" : o.cfg.placement);
+  }
   summary["notes"] = notes;
   experiments::write_streamed_outputs(summary, o.summary_json, o.out_dir, jobs, runs, o.timeline);
   return 0;
