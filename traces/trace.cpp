@@ -565,6 +565,22 @@ Trace load_trace(const std::string& path, const Catalog& catalog, const LoadOpti
   return load_trace_text(text, path, catalog, options);
 }
 
+namespace {
+
+// The scheduler rounds every E up to its alignment (core::SchedulerOptions::alignment, 256 bytes
+// in every run) and the capacity down. A share's E is rounded down to it here, so that shares of
+// one GPU that add up to at most the whole of it (Alibaba pods of 300, 300 and 400 gpu_milli) fit
+// on it together, as they do in the cluster the trace comes from; rounded to the byte, three of
+// them would need up to 256 bytes each more than the GPU has.
+constexpr core::Bytes kShareAlignment = 256;
+
+}  // namespace
+
+core::Bytes share_of(core::Bytes capacity, std::int32_t share_ppm) {
+  const auto exact = static_cast<core::Bytes>(static_cast<core::Int128>(capacity) * share_ppm / 1'000'000);
+  return exact / kShareAlignment * kShareAlignment;
+}
+
 std::vector<core::JobSpec> jobs_for_capacity(const Trace& trace, core::Bytes capacity) {
   Trace copy = trace;
   return jobs_for_capacity(std::move(copy), capacity);
@@ -577,8 +593,7 @@ std::vector<core::JobSpec> jobs_for_capacity(Trace&& trace, core::Bytes capacity
     if (trace.whole_gpu[i]) {
       const std::int32_t share = i < trace.memory_share_ppm.size() ? trace.memory_share_ppm[i] : 1'000'000;
       jobs[i].persistent = 0;
-      jobs[i].ephemeral = share >= 1'000'000 ? capacity
-                                             : static_cast<core::Bytes>(static_cast<core::Int128>(capacity) * share / 1'000'000);
+      jobs[i].ephemeral = share >= 1'000'000 ? capacity : share_of(capacity, share);
     }
   }
   return jobs;

@@ -85,6 +85,10 @@ Trace load_trace(const std::string& path, const Catalog& catalog, const LoadOpti
 Trace load_trace_text(std::string_view text, const std::string& path, const Catalog& catalog,
                       const LoadOptions& options = {});
 
+/// E of a share of `share_ppm` parts per million (< 1e6) of a GPU of `capacity` bytes, rounded down
+/// to the scheduler's 256-byte alignment so that shares adding up to the whole GPU fit on it.
+core::Bytes share_of(core::Bytes capacity, std::int32_t share_ppm);
+
 /// The trace's jobs for a GPU of `capacity` bytes: jobs with assumed memory get their share of it.
 std::vector<core::JobSpec> jobs_for_capacity(const Trace& trace, core::Bytes capacity);
 /// The same, taking the trace's jobs instead of copying them (trace.jobs is left empty).
