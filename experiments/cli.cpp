@@ -131,6 +131,10 @@ void add_trace_options(boost::program_options::options_description& desc, TraceO
       ("worker-type", po::value(&v.worker_type), "Gavel traces: the --throughputs worker type (default: v100)")
       ("assumed-iter-ms", po::value(&v.assumed_iter_ms)->default_value(v.assumed_iter_ms, "1000"),
        "iteration time assumed for traces with durations but no iteration counts (Philly, Helios, Alibaba)")
+      ("assumed-memory", po::value(&v.assumed_memory)->default_value(v.assumed_memory, "1"),
+       "FRACTION|SIZE: memory of a job the trace gives no memory figure for (Philly, Helios, Alibaba's whole-GPU "
+       "and multi-GPU pods, models missing from the catalog): P = 0, E = this fraction in (0, 1] of the GPU's "
+       "memory, or this size (8GiB, at most the GPU's), u = 1; default 1, the whole GPU")
       ("window", po::value(&v.window),
        "START:END: replay only jobs arriving in [START, END) of the trace's time axis, shifted to start at 0; "
        "seconds, or with a unit: 2h:3h, 90min:120min")
@@ -152,6 +156,7 @@ traces::LoadOptions make_load_options(const TraceOptionValues& v, std::uint64_t 
   const std::optional<core::TimeNs> iter = core::ns_from_ms(v.assumed_iter_ms);
   if (!(v.assumed_iter_ms > 0) || !iter || *iter <= 0) throw core::InputError("--assumed-iter-ms: must be a positive number");
   o.assumed_iter_ns = *iter;
+  o.assumed_memory = traces::parse_assumed_memory(v.assumed_memory);
   if (!v.window.empty()) {
     const auto [start, end] = traces::parse_window(v.window);
     o.window_start = start;

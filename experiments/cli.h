@@ -55,11 +55,11 @@ TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, 
 
 /// The trace-reading options of salus-sim, salus-run and salus-trace stats, as typed.
 struct TraceOptionValues {
-  std::string format, durations = "trace", throughputs, worker_type, window;
+  std::string format, durations = "trace", throughputs, worker_type, window, assumed_memory = "1";
   double sample = 1, assumed_iter_ms = 1000;
 };
-/// Adds --format, --durations, --throughputs, --worker-type, --assumed-iter-ms, --window and
-/// --sample to `desc`.
+/// Adds --format, --durations, --throughputs, --worker-type, --assumed-iter-ms, --assumed-memory,
+/// --window and --sample to `desc`.
 void add_trace_options(boost::program_options::options_description& desc, TraceOptionValues& values);
 /// Checks the values; `seed` is the program's --seed. Throws core::InputError "--option: what".
 traces::LoadOptions make_load_options(const TraceOptionValues& values, std::uint64_t seed);
