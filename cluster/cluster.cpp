@@ -194,6 +194,7 @@ class Cluster {
       idle_[aligned_capacity(gpu.capacity)].insert(g);
     }
     for (const Gpu& g : gpus_) ++gpus_of_capacity_[aligned_capacity(g.capacity)];
+    newcomer_ = at(0).policy->newcomer();
     // Demand classes (P, E) for the placement's memo, when few (a catalog's workloads).
     std::map<std::pair<Bytes, Bytes>, std::int32_t> classes;
     for (const JobSpec& s : jobs_) {
@@ -335,6 +336,11 @@ class Cluster {
       case Kind::kNewLane: return Start::kNewLane;
       case Kind::kExistingLane: break;
     }
+    switch (newcomer_) {
+      case core::Policy::Newcomer::kWaits: return Start::kNo;
+      case core::Policy::Newcomer::kTakesTurn: return Start::kJoins;
+      case core::Policy::Newcomer::kByOrder: break;
+    }
     return sched.starts_at_once(first_replica_[static_cast<std::size_t>(j)], now_) ? Start::kJoins : Start::kNo;
   }
   /// GPUs whose memory could ever hold P + E bytes (aligned).
@@ -383,6 +389,7 @@ class Cluster {
   std::vector<std::int64_t> rank_;         // input job -> arrival rank
   std::vector<std::vector<std::int32_t>> job_gpus_;
   std::int64_t first_new_rank_ = -1;       // rank of the first job queued at this instant (-1: none)
+  core::Policy::Newcomer newcomer_ = core::Policy::Newcomer::kWaits;  // the policy's (every GPU runs it)
   std::vector<GpuLoad> loads_;  // try_place's candidates: a lane of its own there
   std::vector<GpuLoad> joins_;  // and: joins a lane, starts by its policy's turn
   std::int32_t largest_gpu_ = 0;           // the lowest-numbered GPU of the largest memory

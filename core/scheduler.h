@@ -153,7 +153,7 @@ class Scheduler {
   enum class AdmitKind : std::uint8_t { kNo, kNewLane, kExistingLane };
   AdmitKind admit_kind(Bytes persistent, Bytes ephemeral) const;
   /// For a job whose admit_kind is kExistingLane: whether it would run from that lane's next
-  /// boundary on (Policy::starts_at_once) rather than wait behind the lane's jobs. `job` has
+  /// boundary on (Policy::starts_at_once; for a policy whose newcomer() is kByOrder) rather than wait behind the lane's jobs. `job` has
   /// arrived (its submit rank is set) and is not yet given to this GPU.
   bool starts_at_once(JobIndex job, TimeNs now) const;
   /// Changes whenever the memory layout does (admission, finish, lane move, paging): while it

@@ -42,9 +42,7 @@ class Fair final : public core::Policy {
   core::LaneMode default_lane_mode() const override { return core::LaneMode::kSingle; }
   bool supports(core::LaneMode m) const override { return m != core::LaneMode::kExclusive; }
   /// A join resets the lane's service: the newcomer takes its turn in the next rotation.
-  bool starts_at_once(const core::SchedulerView&, const core::LaneSnapshot&, JobIndex) const override {
-    return true;
-  }
+  Newcomer newcomer() const override { return Newcomer::kTakesTurn; }
 
   void begin(std::span<const core::JobSpec> specs) override {
     (void)specs;

@@ -26,9 +26,7 @@ class Las final : public core::Policy {
   bool supports(core::LaneMode m) const override { return m != core::LaneMode::kExclusive; }
   /// A newcomer has attained nothing: it runs next, or takes turns with jobs that have attained
   /// nothing either.
-  bool starts_at_once(const core::SchedulerView&, const core::LaneSnapshot&, core::JobIndex) const override {
-    return true;
-  }
+  Newcomer newcomer() const override { return Newcomer::kTakesTurn; }
   core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) override {
     return run_until_overtaken(v, least_two(v, lane.jobs, [&](core::JobIndex j) { return attained(v, j); }));
   }

@@ -17,6 +17,7 @@ class Priority final : public core::Policy {
   }
   /// The newcomer runs next when its priority is above every lane job's (ties: the job submitted
   /// first), as choose() would decide; monotone in admission order (key: -priority).
+  Newcomer newcomer() const override { return Newcomer::kByOrder; }
   bool starts_at_once(const core::SchedulerView& v, const core::LaneSnapshot& lane, core::JobIndex job) const override {
     const std::int32_t mine = v.specs[static_cast<std::size_t>(job)].priority;
     for (core::JobIndex j : lane.jobs) {

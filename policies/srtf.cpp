@@ -18,6 +18,7 @@ class Srtf final : public core::Policy {
   /// The newcomer runs next when its remaining solo time (all of it: it has run nothing) is below
   /// every lane job's (ties: the job submitted first), as choose() would decide. Monotone in
   /// admission order, whose key is that same remaining time.
+  Newcomer newcomer() const override { return Newcomer::kByOrder; }
   bool starts_at_once(const core::SchedulerView& v, const core::LaneSnapshot& lane, core::JobIndex job) const override {
     const auto n = static_cast<std::size_t>(job);
     const core::TimeNs mine = v.states[n].remaining_solo_ns(v.specs[n]);
