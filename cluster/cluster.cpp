@@ -63,6 +63,7 @@ class GpuExecutor final : public core::Executor {
     return gang_lane(lane) == core::kNoJob && sim_.end_if_at_boundary(lane);
   }
   bool supports_plans() const override;
+  bool plans_now() const override;
   bool start_plan(const core::PlanDispatch& p, core::PlanReport& report) override;
   void wait(TimeNs deadline, std::vector<Completion>& out) override;
 
@@ -266,6 +267,18 @@ class Cluster {
   void gang_cut(JobIndex r) { gang_of(r).cut = true; }
   void gang_transfer(JobIndex r) { gang_of(r).transfer = true; }
   bool plans() const { return opts_.plans; }
+  /// Whether GPU g has admitted the replica of the gang job bound to it (it may wait in the
+  /// GPU's own queue behind jobs given to it without a choice).
+  bool gang_admitted(std::int32_t g) const {
+    const std::int32_t k = gpus_[static_cast<std::size_t>(g)].gang;
+    if (k < 0) return false;
+    const Gang& gang = gangs_[static_cast<std::size_t>(k)];
+    for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
+      if (gang.gpus[i] == g) return states_[static_cast<std::size_t>(gang.replicas[i])].status == JobStatus::kAdmitted;
+    }
+    return false;
+  }
+  bool gang_queued() const { return queued_gangs_ > 0; }
   std::size_t gpus() const { return gpus_.size(); }
   TimeNs plan_deadline(std::int32_t g);
 
@@ -438,6 +451,12 @@ void GpuExecutor::note_transfer(LaneId lane) {
   if (const JobIndex r = gang_lane(lane); r != core::kNoJob) cluster_.gang_transfer(r);
 }
 bool GpuExecutor::supports_plans() const { return cluster_.plans(); }
+// Spares the policy's plan where start_plan below would refuse it: the lane (the only one: plans
+// run alone) holds this GPU's gang replica, or, outside a replay, plan_deadline is now because a
+// gang job waits in the cluster queue.
+bool GpuExecutor::plans_now() const {
+  return replay_until_ != core::kNever || (!cluster_.gang_admitted(gpu_) && !cluster_.gang_queued());
+}
 // A plan runs in the simulator as on one GPU, but must end by the first instant a job could be
 // bound to this GPU (Cluster::plan_deadline): a plan is never cut, and a job joining the lane
 // would have cut the run at the next boundary. Gang replicas run in lock-step, never in a plan.
