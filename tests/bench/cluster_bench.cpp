@@ -74,8 +74,8 @@ void BM_Cluster(benchmark::State& state, const std::string& policy, const std::s
 }
 
 /// 96 jobs arriving over ~14 h (exponential gaps, mean 9 min) on 8 GPUs of 16 GiB: 2/3 need one
-/// GPU, 1/6 two and 1/6 four; iterations log-uniform in [2k, 200k] of 20-300 ms (about 5 M in
-/// all, 2.4 M of them gang jobs'); P 0.5-2 GiB, E 1-6 GiB, u 0.3-1.
+/// GPU, 1/6 two and 1/6 four; iterations log-uniform in [2k, 200k] of 20-300 ms (the gang jobs'
+/// lock-step iterations: counter gang_iterations, 1.41 M); P 0.5-2 GiB, E 1-6 GiB, u 0.3-1.
 const std::vector<core::JobSpec>& gang_trace() {
   static const std::vector<core::JobSpec> jobs = [] {
     std::mt19937_64 rng(27);
