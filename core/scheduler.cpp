@@ -659,7 +659,8 @@ class Loop {
   // in the timeline (a Segment per job) and one memory sample.
 
   bool try_plan(TimeNs now, const Lane& lane, LaneSchedule& ls, std::span<const JobIndex> choices) {
-    if (choices.size() < 2 || ls.paged > 0 || requests_.any() || busy_lanes_ > 0 || lanes_.lanes().size() != 1) {
+    if (choices.size() < 2 || ls.paged > 0 || requests_.any() || busy_lanes_ > 0 || lanes_.lanes().size() != 1 ||
+        !exec_.plans_now()) {
       return false;
     }
     plan_entries_.clear();
