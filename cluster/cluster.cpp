@@ -151,7 +151,7 @@ struct Gpu {
   bool touched = false;                 // stepped at this instant
   bool event = false;
   std::uint64_t memo_version = 0;       // the layout version `memo` holds answers for
-  std::vector<std::int8_t> memo;        // per demand class: can_admit_now (-1: not asked yet)
+  std::vector<std::int8_t> memo;        // per demand class: Scheduler::admit_kind (-1: not asked yet)
 };
 
 class Cluster {
@@ -686,14 +686,14 @@ bool Cluster::admits_queued_job(std::int32_t g) {
   return false;
 }
 
-// Whether some gang job in the cluster queue has k GPUs that admit it now (try_place's test).
+// Whether some gang job in the cluster queue has k GPUs that can start it now (try_place's test).
 bool Cluster::queued_gang_placeable() {
   update_waiting_gangs();
   for (const std::int32_t k : waiting_gangs_) {
     const JobIndex j = gangs_[static_cast<std::size_t>(k)].job;
     std::int32_t able = 0;
     for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) {
-      if (at(g).gang < 0 && can_admit(g, j) && ++able == jobs_[static_cast<std::size_t>(j)].gpus) return true;
+      if (at(g).gang < 0 && can_start(g, j) != Start::kNo && ++able == jobs_[static_cast<std::size_t>(j)].gpus) return true;
     }
   }
   return false;
