@@ -32,7 +32,8 @@ class Cluster;
 
 /// One GPU's executor as its Scheduler sees it: the simulator for ordinary jobs; for a replica of
 /// a gang job, the cluster's lock-step coordination (a dispatch holds the lane until every
-/// replica's GPU has chosen its replica; the run's iterations end together).
+/// replica's GPU has chosen its replica; the run's iterations end together, and after the first
+/// they run as one batch while the replicas stay in phase: Cluster::check_batches).
 class GpuExecutor final : public core::Executor {
  public:
   GpuExecutor(Cluster& cluster, std::int32_t gpu, std::span<const JobSpec> specs,
@@ -47,8 +48,14 @@ class GpuExecutor final : public core::Executor {
   void admit(JobIndex job, const JobSpec& spec, Bytes offset) override;
   void release(JobIndex job) override;
   bool supports_paging() const override { return sim_.supports_paging(); }
-  void page_out(JobIndex job, LaneId lane) override { sim_.page_out(job, lane); }
-  void page_in(JobIndex job, LaneId lane, Bytes offset) override { sim_.page_in(job, lane, offset); }
+  void page_out(JobIndex job, LaneId lane) override {
+    note_transfer(lane);
+    sim_.page_out(job, lane);
+  }
+  void page_in(JobIndex job, LaneId lane, Bytes offset) override {
+    note_transfer(lane);
+    sim_.page_in(job, lane, offset);
+  }
   void start(const Dispatch& d) override;
   void stop_at_boundary(LaneId lane) override;
   void cancel_plan(LaneId lane) override { sim_.cancel_plan(lane); }
@@ -56,6 +63,7 @@ class GpuExecutor final : public core::Executor {
     return gang_lane(lane) == core::kNoJob && sim_.end_if_at_boundary(lane);
   }
   bool supports_plans() const override;
+  bool plans_now() const override;
   bool start_plan(const core::PlanDispatch& p, core::PlanReport& report) override;
   void wait(TimeNs deadline, std::vector<Completion>& out) override;
 
@@ -79,6 +87,9 @@ class GpuExecutor final : public core::Executor {
   }
 
  private:
+  /// A paging transfer charged to a lane a gang replica holds lengthens its next sub-run.
+  void note_transfer(LaneId lane);
+
   Cluster& cluster_;
   std::int32_t gpu_;
   std::span<const std::int32_t> gang_of_;  // replica -> gang (-1: a 1-GPU job)
@@ -118,8 +129,12 @@ struct Gang {
   std::int32_t sub_done = 0;            // replicas whose current iteration has ended
   std::int64_t target = 0;              // iterations of this run: the least any replica's GPU dispatched
   std::int64_t iterations = 0;          // lock-step iterations done in this run
+  std::int64_t round_done = -1;         // iterations the sub-runs that ended this round report (-1: none yet)
+  TimeNs batch_start = -1;              // the sub-runs in flight are a batch started then (-1: one iteration)
+  TimeNs checked = -1;                  // the instant check_batches last looked at it
   bool running = false;
   bool cut = false;                     // some replica's GPU asked the run to end at a boundary
+  bool transfer = false;                // a paging transfer was charged to a replica's lane since its sub-run began
 };
 
 struct Gpu {
@@ -136,7 +151,7 @@ struct Gpu {
   bool touched = false;                 // stepped at this instant
   bool event = false;
   std::uint64_t memo_version = 0;       // the layout version `memo` holds answers for
-  std::vector<std::int8_t> memo;        // per demand class: can_admit_now (-1: not asked yet)
+  std::vector<std::int8_t> memo;        // per demand class: Scheduler::admit_kind (-1: not asked yet)
 };
 
 class Cluster {
@@ -194,6 +209,7 @@ class Cluster {
       idle_[aligned_capacity(gpu.capacity)].insert(g);
     }
     for (const Gpu& g : gpus_) ++gpus_of_capacity_[aligned_capacity(g.capacity)];
+    newcomer_ = at(0).policy->newcomer();
     // Demand classes (P, E) for the placement's memo, when few (a catalog's workloads).
     std::map<std::pair<Bytes, Bytes>, std::int32_t> classes;
     for (const JobSpec& s : jobs_) {
@@ -249,8 +265,21 @@ class Cluster {
     at(g).exec->set_gang_lane(d.lane, r);
     if (++gang.n_chosen == static_cast<std::int32_t>(gang.replicas.size())) ready_gangs_.push_back(&gang);
   }
-  void gang_cut(JobIndex r) { gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r)])].cut = true; }
+  void gang_cut(JobIndex r) { gang_of(r).cut = true; }
+  void gang_transfer(JobIndex r) { gang_of(r).transfer = true; }
   bool plans() const { return opts_.plans; }
+  /// Whether GPU g has admitted the replica of the gang job bound to it (it may wait in the
+  /// GPU's own queue behind jobs given to it without a choice).
+  bool gang_admitted(std::int32_t g) const {
+    const std::int32_t k = gpus_[static_cast<std::size_t>(g)].gang;
+    if (k < 0) return false;
+    const Gang& gang = gangs_[static_cast<std::size_t>(k)];
+    for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
+      if (gang.gpus[i] == g) return states_[static_cast<std::size_t>(gang.replicas[i])].status == JobStatus::kAdmitted;
+    }
+    return false;
+  }
+  bool gang_queued() const { return queued_gangs_ > 0; }
   std::size_t gpus() const { return gpus_.size(); }
   TimeNs plan_deadline(std::int32_t g);
 
@@ -292,34 +321,67 @@ class Cluster {
     if (--gpu.bound == 0) idle_[aligned_capacity(gpu.capacity)].insert(g);
   }
 
+  Gang& gang_of(JobIndex r) { return gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r)])]; }
   void gang_sub_done(const Completion& c) {
-    Gang& gang = gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(c.job)])];
+    Gang& gang = gang_of(c.job);
     const auto i = static_cast<std::size_t>(replica_pos_[static_cast<std::size_t>(c.job)]);
     if (gang.iterations == 0) gang.switch_ns[i] = c.switch_ns;
+    if (gang.round_done < 0) gang.round_done = c.iterations_done;
+    SALUS_INVARIANT(c.iterations_done == gang.round_done && c.iterations_done > 0,
+                    "a gang's replicas end each round with the same iterations", specs_[c.job].id);
     if (++gang.sub_done == static_cast<std::int32_t>(gang.replicas.size())) gang_iteration_ends_.push_back(&gang);
   }
 
   void start_sub_runs(Gang& gang, TimeNs t);
   void resolve_gangs(TimeNs t);
+  // Batched gang runs (ClusterOptions::gang_batches; see "Gang jobs" below).
+  void note_layouts();
+  void check_batches(TimeNs t);
+  bool batch_breaks(const Gang& gang);
+  void stop_batch(Gang& gang, TimeNs t);
+  bool admits_queued_job(std::int32_t g);
+  bool queued_gang_placeable();
+  void update_waiting_gangs();
   void advance(std::int32_t g, TimeNs t) {
     SALUS_INVARIANT(t == now_, "GPUs advance to the cluster's instant", std::to_string(t));
     touch(g);
   }
-  /// can_admit_now on GPU g for input job j, remembered per demand class while the GPU's memory
-  /// layout stays the same (first-fit asks every GPU below the one it picks, at every arrival).
-  bool can_admit(std::int32_t g, JobIndex j) {
+  /// Whether input job j would start at once on GPU g (cluster/README.md, "When a job is
+  /// bound"): kNewLane, admitted into a lane of its own; kJoins, admitted into a lane with jobs
+  /// where its policy runs it from the lane's next boundary (Policy::starts_at_once); kNo
+  /// otherwise (not admitted now, or it would wait behind the lane's jobs). The memory part,
+  /// Scheduler::admit_kind, is remembered per demand class while the GPU's memory layout stays
+  /// the same (first-fit asks every GPU below the one it picks, at every arrival).
+  enum class Start : std::uint8_t { kNo, kJoins, kNewLane };
+  Start can_start(std::int32_t g, JobIndex j) {
+    using Kind = core::Scheduler::AdmitKind;
     const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
     Gpu& gpu = at(g);
     const core::Scheduler& sched = *gpu.sched;
-    if (demand_of_.empty()) return sched.can_admit_now(s.persistent, s.ephemeral);
-    if (sched.pending() > 0) return false;
-    if (const std::uint64_t v = sched.layout_version(); gpu.memo_version != v) {
-      std::fill(gpu.memo.begin(), gpu.memo.end(), std::int8_t{-1});
-      gpu.memo_version = v;
+    Kind kind = Kind::kNo;
+    if (demand_of_.empty()) {
+      kind = sched.admit_kind(s.persistent, s.ephemeral);
+    } else {
+      if (sched.pending() > 0) return Start::kNo;
+      if (const std::uint64_t v = sched.layout_version(); gpu.memo_version != v) {
+        std::fill(gpu.memo.begin(), gpu.memo.end(), std::int8_t{-1});
+        gpu.memo_version = v;
+      }
+      std::int8_t& m = gpu.memo[static_cast<std::size_t>(demand_of_[static_cast<std::size_t>(j)])];
+      if (m < 0) m = static_cast<std::int8_t>(sched.admit_kind(s.persistent, s.ephemeral));
+      kind = static_cast<Kind>(m);
     }
-    std::int8_t& m = gpu.memo[static_cast<std::size_t>(demand_of_[static_cast<std::size_t>(j)])];
-    if (m < 0) m = sched.can_admit_now(s.persistent, s.ephemeral) ? 1 : 0;
-    return m == 1;
+    switch (kind) {
+      case Kind::kNo: return Start::kNo;
+      case Kind::kNewLane: return Start::kNewLane;
+      case Kind::kExistingLane: break;
+    }
+    switch (newcomer_) {
+      case core::Policy::Newcomer::kWaits: return Start::kNo;
+      case core::Policy::Newcomer::kTakesTurn: return Start::kJoins;
+      case core::Policy::Newcomer::kByOrder: break;
+    }
+    return sched.starts_at_once(first_replica_[static_cast<std::size_t>(j)], now_) ? Start::kJoins : Start::kNo;
   }
   /// GPUs whose memory could ever hold P + E bytes (aligned).
   std::int64_t able_gpus(Bytes need) const;
@@ -352,6 +414,14 @@ class Cluster {
   std::vector<std::int32_t> touched_;
   std::vector<Gang*> ready_gangs_;
   std::vector<Gang*> gang_iteration_ends_;
+  std::int64_t batching_ = 0;              // gangs whose sub-runs in flight are a batch
+  // note_layouts: each touched GPU's layout version and pending jobs before the instant's
+  // schedule, by position in touched_; check_batches: the GPUs whose answers may have changed.
+  std::vector<std::pair<std::uint64_t, std::size_t>> layouts_;
+  std::vector<char> changed_;              // per GPU
+  std::vector<std::int32_t> gang_arrivals_;  // gangs in arrival order
+  std::size_t gangs_arrived_ = 0;          // of gang_arrivals_, those that arrived
+  std::vector<std::int32_t> waiting_gangs_;  // gangs that arrived and may still wait in the cluster queue
   std::vector<Completion> raw_, scratch_;
   std::priority_queue<std::pair<TimeNs, std::int32_t>, std::vector<std::pair<TimeNs, std::int32_t>>, std::greater<>>
       heap_;
@@ -367,7 +437,9 @@ class Cluster {
   std::vector<std::int64_t> rank_;         // input job -> arrival rank
   std::vector<std::vector<std::int32_t>> job_gpus_;
   std::int64_t first_new_rank_ = -1;       // rank of the first job queued at this instant (-1: none)
-  std::vector<GpuLoad> loads_;
+  core::Policy::Newcomer newcomer_ = core::Policy::Newcomer::kWaits;  // the policy's (every GPU runs it)
+  std::vector<GpuLoad> loads_;  // try_place's candidates: a lane of its own there
+  std::vector<GpuLoad> joins_;  // and: joins a lane, starts by its policy's turn
   std::int32_t largest_gpu_ = 0;           // the lowest-numbered GPU of the largest memory
   std::int64_t busy_ = 0;
   std::size_t terminal_ = 0;
@@ -399,7 +471,16 @@ void GpuExecutor::stop_at_boundary(LaneId lane) {
   sim_.stop_at_boundary(lane);
 }
 void GpuExecutor::wait(TimeNs deadline, std::vector<Completion>& out) { cluster_.collect(gpu_, deadline, out); }
+void GpuExecutor::note_transfer(LaneId lane) {
+  if (const JobIndex r = gang_lane(lane); r != core::kNoJob) cluster_.gang_transfer(r);
+}
 bool GpuExecutor::supports_plans() const { return cluster_.plans(); }
+// Spares the policy's plan where start_plan below would refuse it: the lane (the only one: plans
+// run alone) holds this GPU's gang replica, or, outside a replay, plan_deadline is now because a
+// gang job waits in the cluster queue.
+bool GpuExecutor::plans_now() const {
+  return replay_until_ != core::kNever || (!cluster_.gang_admitted(gpu_) && !cluster_.gang_queued());
+}
 // A plan runs in the simulator as on one GPU, but must end by the first instant a job could be
 // bound to this GPU (Cluster::plan_deadline): a plan is never cut, and a job joining the lane
 // would have cut the run at the next boundary. Gang replicas run in lock-step, never in a plan.
@@ -424,6 +505,7 @@ bool GpuExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& repo
 
 // Every replica's GPU chose its replica: the gang run starts now, one iteration at a time on
 // every GPU (the first carries the job's first-iteration extra and each lane's switching cost).
+// After the first, the rest of the run is dispatched as one batch on every GPU (below).
 void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
   const bool first = !gang.running;
   if (first) {
@@ -433,23 +515,38 @@ void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
     for (const Dispatch& d : gang.chosen) gang.target = std::min(gang.target, d.iterations);
   }
   gang.sub_done = 0;
+  gang.round_done = -1;
+  // These sub-runs pay every transfer charged to the replicas' lanes so far: one paid by some
+  // replicas only puts them out of phase, so that round is one iteration.
+  const std::int64_t left = gang.target - gang.iterations;
+  const bool batch = !first && opts_.gang_batches && !gang.transfer && left > 1;
+  gang.transfer = false;
+  if (batch) {
+    gang.batch_start = t;
+    ++batching_;
+  }
   for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
     const std::int32_t g = gang.gpus[i];
     advance(g, t);  // brings its clock to t; nothing of it completes at t that was not taken yet
     Dispatch d = gang.chosen[i];
-    d.iterations = 1;
+    d.iterations = batch ? left : 1;
     if (!first) d.extra_ns = 0;
     at(g).exec->sim().start(d);
   }
 }
 
-// Iterations of gang runs that ended at t on every replica: go on, or end the run on every GPU.
+// Rounds of gang runs (an iteration, or a batch of them) that ended at t on every replica: go
+// on, or end the run on every GPU.
 void Cluster::resolve_gangs(TimeNs t) {
   while (!gang_iteration_ends_.empty()) {
     Gang& gang = *gang_iteration_ends_.back();
     gang_iteration_ends_.pop_back();
-    ++gang.iterations;
-    ++result_.gang_iterations;
+    gang.iterations += gang.round_done;
+    result_.gang_iterations += gang.round_done;
+    if (gang.batch_start >= 0) {
+      gang.batch_start = -1;
+      --batching_;
+    }
     if (!gang.cut && gang.iterations < gang.target) {
       start_sub_runs(gang, t);
       continue;
@@ -469,6 +566,157 @@ void Cluster::resolve_gangs(TimeNs t) {
     gang.cut = false;
     gang.iterations = 0;
   }
+}
+
+// Batched gang runs (ClusterOptions::gang_batches). After a gang run's first iteration, while
+// every replica's lane runs alone on its GPU (or the interference model is ideal), every
+// replica's iteration takes the job's solo iteration time, so lock-step's iterations all start
+// and end at the same instants on every replica: the rest of the run is dispatched as one batch
+// per replica, all starting at one instant and ending at one instant. Lock-step would differ
+// from the batch only through what happens at an instant where some replica's GPU is stepped
+// (an arrival bound to it, another lane's completion, a request), or through the instants of
+// its boundaries themselves, which the batch does not step. At the end of every instant t where
+// a replica's GPU was stepped, the batch is cut back to end with the iteration in flight (at a
+// boundary of t, the one starting at t), which is always exact (lock-step goes on from there
+// one iteration at a time, and the next round is a batch again if nothing is left to differ),
+// when:
+//  - a replica's GPU asked the run to end at a boundary (gang_cut): the run ends there;
+//  - another lane runs on a replica's GPU under a model that is not ideal: that replica is
+//    slowed from t on (the simulator re-evaluates speeds after this check, at the GPU's next
+//    wait), and the others then wait for it at the end of the iteration, as in lock-step;
+//  - a paging transfer was charged to a replica's lane: lock-step's next sub-run pays it;
+//  - the instants of the gang's boundaries matter to the cluster queue. Lock-step steps every
+//    replica's GPU at each boundary, where the placement tries the queue's 1-GPU jobs that
+//    arrived earlier on the GPUs stepped and its gang jobs on every GPU. Nothing of a GPU
+//    changes between its steps, and a step with no completion, arrival or request changes
+//    nothing in its Scheduler; so such a boundary places a job exactly when, at the end of the
+//    last instant, some GPU stepped then could admit something the queue holds that it had
+//    refused at that instant's placement (`schedule` settles lanes and admits its own pending
+//    jobs after the placement): a 1-GPU job, on a replica's GPU (that gang's batch is cut), or a
+//    gang job on k GPUs (every batch is cut).
+// Everything else a stepped GPU does leaves the replica's speed and the queue's answers as they
+// were. Tests: tests/cluster/cluster_gang_test.cpp compares every job's state, the placements
+// and the busy samples with batches and without.
+
+// Before the instant's schedule: what each touched GPU would answer the placement.
+void Cluster::note_layouts() {
+  layouts_.clear();
+  if (batching_ == 0) return;
+  for (std::int32_t g : touched_) layouts_.emplace_back(at(g).sched->layout_version(), at(g).sched->pending());
+}
+
+void Cluster::check_batches(TimeNs t) {
+  if (batching_ == 0) return;
+  changed_.resize(gpus_.size(), 0);
+  bool any_changed = false;
+  for (std::size_t k = 0; k < touched_.size(); ++k) {
+    const core::Scheduler& sched = *at(touched_[k]).sched;
+    const bool changed = k >= layouts_.size() || layouts_[k].first != sched.layout_version() ||
+                         layouts_[k].second != sched.pending();
+    changed_[static_cast<std::size_t>(touched_[k])] = changed ? 1 : 0;
+    any_changed |= changed;
+  }
+  if (any_changed && queued_gangs_ > 0 && queued_gang_placeable()) {
+    for (Gang& gang : gangs_) {
+      if (gang.batch_start >= 0) stop_batch(gang, t);
+    }
+  }
+  for (std::int32_t g : touched_) {
+    const std::int32_t k = at(g).gang;
+    if (k < 0) continue;
+    Gang& gang = gangs_[static_cast<std::size_t>(k)];
+    if (gang.batch_start < 0 || gang.checked == t) continue;
+    gang.checked = t;
+    if (batch_breaks(gang)) stop_batch(gang, t);
+  }
+  for (std::int32_t g : touched_) changed_[static_cast<std::size_t>(g)] = 0;
+}
+
+bool Cluster::batch_breaks(const Gang& gang) {
+  if (gang.cut || gang.transfer) return true;
+  const bool ideal = opts_.model->ideal();
+  for (const std::int32_t g : gang.gpus) {
+    if (!ideal && at(g).exec->sim().running() > 1) return true;
+    if (changed_[static_cast<std::size_t>(g)] != 0 && admits_queued_job(g)) return true;
+  }
+  return false;
+}
+
+// Ends every replica's batch with the iteration in flight at t. The replicas are in phase, so
+// they end at one instant; the GPUs not stepped at t get their earlier end in the heap.
+void Cluster::stop_batch(Gang& gang, TimeNs t) {
+  gang.batch_start = -1;
+  --batching_;
+  for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
+    const std::int32_t g = gang.gpus[i];
+    Gpu& gpu = at(g);
+    gpu.exec->sim().stop_after_iteration_at(gang.chosen[i].lane, t);
+    if (gpu.touched) continue;  // its next step is computed at the end of the instant
+    const TimeNs e = gpu.exec->sim().next_completion_ns();
+    if (e < gpu.next) {
+      gpu.next = e;
+      heap_.emplace(e, g);
+    }
+  }
+}
+
+// Whether GPU g admits now a 1-GPU job that waits in the cluster queue (checked per demand
+// (P, E), FindLane being monotone in both; past kLookahead demands the answer is yes, which
+// only cuts a batch that could have gone on).
+bool Cluster::admits_queued_job(std::int32_t g) {
+  constexpr std::size_t kLookahead = 64;
+  const core::Scheduler& sched = *at(g).sched;
+  if (queued_demands_.empty() || sched.pending() > 0) return false;  // nothing admitted while jobs are pending
+  if (queued_demands_.size() > kLookahead) return true;
+  bool gangs_known = false;
+  for (const auto& [demand, count] : queued_demands_) {
+    if (!sched.can_admit_now(demand.first, demand.second)) continue;
+    // Gang jobs of that demand do not count: none is placed on a GPU that hosts a gang.
+    if (queued_gangs_ > 0 && !gangs_known) {
+      update_waiting_gangs();
+      gangs_known = true;
+    }
+    std::int64_t gangs = 0;
+    for (const std::int32_t k : waiting_gangs_) {
+      const JobSpec& s = jobs_[static_cast<std::size_t>(gangs_[static_cast<std::size_t>(k)].job)];
+      gangs += s.persistent == demand.first && s.ephemeral == demand.second;
+    }
+    if (count > gangs) return true;
+  }
+  return false;
+}
+
+// Whether some gang job in the cluster queue has k GPUs that can start it now (try_place's test).
+bool Cluster::queued_gang_placeable() {
+  update_waiting_gangs();
+  for (const std::int32_t k : waiting_gangs_) {
+    const JobIndex j = gangs_[static_cast<std::size_t>(k)].job;
+    std::int32_t able = 0;
+    for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) {
+      if (at(g).gang < 0 && can_start(g, j) != Start::kNo && ++able == jobs_[static_cast<std::size_t>(j)].gpus) return true;
+    }
+  }
+  return false;
+}
+
+// waiting_gangs_: the gangs that arrived and wait in the cluster queue (neither placed nor
+// rejected), kept lazily from the arrival order.
+void Cluster::update_waiting_gangs() {
+  if (gang_arrivals_.empty() && !gangs_.empty()) {
+    for (const JobIndex j : order_) {
+      const std::int32_t k = gang_of_[static_cast<std::size_t>(first_replica_[static_cast<std::size_t>(j)])];
+      if (k >= 0) gang_arrivals_.push_back(k);
+    }
+  }
+  for (; gangs_arrived_ < gang_arrivals_.size(); ++gangs_arrived_) {
+    const Gang& gang = gangs_[static_cast<std::size_t>(gang_arrivals_[gangs_arrived_])];
+    if (rank_[static_cast<std::size_t>(gang.job)] < 0) break;
+    waiting_gangs_.push_back(gang_arrivals_[gangs_arrived_]);
+  }
+  std::erase_if(waiting_gangs_, [&](std::int32_t k) {
+    const Gang& gang = gangs_[static_cast<std::size_t>(k)];
+    return gang.gpus.front() >= 0 || states_[static_cast<std::size_t>(gang.replicas.front())].status == JobStatus::kRejected;
+  });
 }
 
 // ---- Arrival and placement ----------------------------------------------------------------
@@ -597,9 +845,16 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
     return;
   }
   if (first_new_rank_ < 0) first_new_rank_ = rank;
-  // The class key keeps gang jobs apart from 1-GPU jobs of the same P and E (the queue skips the
-  // rest of a class once one of its jobs fits nowhere, which holds only for equal demands).
-  queue_.push(j, 0, rank, s.persistent, s.ephemeral + (static_cast<Bytes>(s.gpus - 1) << 50));
+  // Its replicas' submit rank is its arrival rank from now on (the policies' tie-break, and
+  // Policy::starts_at_once compares it with the lane's jobs' while it waits here).
+  for (std::int32_t i = 0; i < s.gpus; ++i) states_[static_cast<std::size_t>(r0 + i)].submit_rank = rank;
+  // The queue is visited in the policy's admission order (SRTF: least solo time first; priority:
+  // highest first; the others: arrival order), as each GPU's own pending queue is. The class key
+  // keeps gang jobs apart from 1-GPU jobs of the same P and E (the queue skips the rest of a class
+  // once one of its jobs starts nowhere, which holds for equal demands because starts_at_once is
+  // monotone in admission order).
+  const std::int64_t key = at(0).policy->admission_key(core::SchedulerView{t, specs_, states_}, r0);
+  queue_.push(j, key, rank, s.persistent, s.ephemeral + (static_cast<Bytes>(s.gpus - 1) << 50));
   ++queued_demands_[{s.persistent, s.ephemeral}];
   if (s.gpus > 1) ++queued_gangs_;
 }
@@ -608,17 +863,24 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
   const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
   const std::int64_t rank = rank_[static_cast<std::size_t>(j)];
   loads_.clear();
+  joins_.clear();
+  // Candidates where the job starts in a lane of its own (loads_) and where it joins a lane and
+  // starts by its policy's turn (joins_): the placement chooses among the first while there are
+  // any (nobody waits for it there), else among the second.
   auto consider = [&](std::int32_t g) {
     Gpu& gpu = at(g);
     if (s.gpus > 1 && gpu.gang >= 0) return;  // one gang job per GPU: gangs cannot hold each other
-    if (!can_admit(g, j)) return;
-    loads_.push_back(GpuLoad{g, gpu.capacity, gpu.sched->free_bytes(), gpu.jobs, gpu.util_ppm});
+    const Start start = can_start(g, j);
+    if (start == Start::kNo) return;
+    (start == Start::kNewLane ? loads_ : joins_)
+        .push_back(GpuLoad{g, gpu.capacity, gpu.sched->free_bytes(), gpu.jobs, gpu.util_ppm});
   };
   if (s.gpus > 1) {
     for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) consider(g);
   } else if (rank >= first_new_rank_ && first_new_rank_ >= 0 && first_candidate_) {
     // As below, but the placement takes the first candidate (first-fit): in GPU order, the GPUs
-    // with jobs and the lowest-numbered idle GPU of each memory size, up to the first that admits.
+    // with jobs and the lowest-numbered idle GPU of each memory size, up to the first where it
+    // has a lane of its own (those where it joins a lane are kept on the way, for when none has).
     idle_seen_.clear();
     for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()) && loads_.empty(); ++g) {
       const Gpu& gpu = at(g);
@@ -640,7 +902,8 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
     for (const auto& [cap, set] : idle_) {
       if (!set.empty()) consider(*set.begin());
     }
-    // Both parts are in GPU order but for the few idle representatives: merge, not sort.
+    // Both parts are in GPU order but for the few idle representatives (which join nothing):
+    // merge, not sort.
     auto by_gpu = [](const GpuLoad& a, const GpuLoad& b) { return a.gpu < b.gpu; };
     std::sort(loads_.begin() + busy_end, loads_.end(), by_gpu);
     std::inplace_merge(loads_.begin(), loads_.begin() + busy_end, loads_.end(), by_gpu);
@@ -648,13 +911,14 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
     // A job that fitted nowhere at the last pass: only the GPUs changed since can take it.
     for (std::int32_t g : touched_) consider(g);
   }
-  if (static_cast<std::int32_t>(loads_.size()) < s.gpus) return core::PendingQueue::Verdict::kBlocked;
+  if (static_cast<std::int32_t>(loads_.size() + joins_.size()) < s.gpus) return core::PendingQueue::Verdict::kBlocked;
   const JobIndex r0 = first_replica_[static_cast<std::size_t>(j)];
   for (std::int32_t i = 0; i < s.gpus; ++i) {
-    const std::size_t c = placement_(s, loads_);
-    SALUS_INVARIANT(c < loads_.size(), "placement chooses a candidate", opts_.placement);
-    const std::int32_t g = loads_[c].gpu;
-    loads_.erase(loads_.begin() + static_cast<std::ptrdiff_t>(c));
+    std::vector<GpuLoad>& from = loads_.empty() ? joins_ : loads_;
+    const std::size_t c = placement_(s, from);
+    SALUS_INVARIANT(c < from.size(), "placement chooses a candidate", opts_.placement);
+    const std::int32_t g = from[c].gpu;
+    from.erase(from.begin() + static_cast<std::ptrdiff_t>(c));
     bind(r0 + i, g, rank, t, true);
   }
   ++result_.placements;
@@ -780,10 +1044,13 @@ ClusterOutcome Cluster::run() {
       if (at(g).event) at(g).sched->split_at_instant(t, true, scratch_);
     }
     place(t);
+    note_layouts();
     for (std::int32_t g : touched_) at(g).sched->schedule(t, at(g).event);
-    // 3. Gang runs whose every replica was chosen start now.
+    // 3. Gang runs whose every replica was chosen start now; batched gang runs are cut back
+    //    where lock-step could differ from them.
     for (Gang* gang : ready_gangs_) start_sub_runs(*gang, t);
     ready_gangs_.clear();
+    check_batches(t);
     SALUS_INVARIANT(gang_iteration_ends_.empty(), "a gang iteration started at t ends after t", std::to_string(t));
     // 4. When each GPU stepped needs its next step.
     auto reschedule = [&](std::int32_t g) {

@@ -33,6 +33,12 @@ struct ClusterOptions {
   /// same either way (tests/cluster/cluster_plan_test.cpp compares them); false decides at
   /// every boundary.
   bool plans = true;
+  /// Run a gang job's lock-step iterations after the first as one batched run per replica while
+  /// they stay in phase (each replica's lane runs alone on its GPU, or the model is ideal), cut
+  /// back to one iteration at a time where lock-step could differ (cluster.cpp, "Gang jobs").
+  /// Results are the same either way (tests/cluster/cluster_gang_test.cpp compares them); false
+  /// dispatches every lock-step iteration on its own.
+  bool gang_batches = true;
   /// Called every core::kProgressEvery instants when set (sched.progress is not: the GPUs'
   /// loops are steps of this one). Progress::jobs holds the replicas' states: job j's k replicas
   /// are consecutive, in input order (a 1-GPU job is its own replica), and finish together.
@@ -53,7 +59,7 @@ struct ClusterOutcome {
   std::vector<std::vector<std::int32_t>> job_gpus;  ///< per input job: its replicas' GPUs (empty if never placed)
   std::vector<BusySample> busy;                     ///< changes of the number of busy GPUs
   std::int64_t placements = 0;                      ///< jobs placed from the cluster queue (not bound at arrival)
-  std::int64_t gang_iterations = 0;                 ///< lock-step iterations of gang jobs
+  std::int64_t gang_iterations = 0;                 ///< lock-step iterations of gang jobs (batched or not)
   std::int64_t events = 0;                          ///< instants processed
   std::int64_t rewinds = 0;                         ///< plans taken back because a job was bound to their GPU
 };

@@ -1,5 +1,7 @@
 #include "cluster/placement.h"
 
+#include <utility>
+
 namespace salus::cluster {
 namespace {
 
@@ -54,6 +56,15 @@ constexpr PlacementRegistry::Entry kPlacements[] = {
 const PlacementRegistry& placement_registry() {
   static constexpr PlacementRegistry kRegistry("placement", kPlacements);
   return kRegistry;
+}
+
+std::string_view default_placement(std::string_view policy) {
+  static constexpr std::pair<std::string_view, std::string_view> kDefaults[] = {{"fifo", "first-fit"},
+                                                                                {"pack", "util-pack"}};
+  for (const auto& [name, placement] : kDefaults) {
+    if (name == policy) return placement;
+  }
+  return "least-loaded";
 }
 
 bool takes_first_candidate(PlacementFn f) { return f == &first_fit; }

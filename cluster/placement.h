@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "core/job.h"
 #include "core/registry.h"
@@ -28,6 +29,15 @@ using PlacementRegistry = core::Registry<PlacementFn>;
 
 /// first-fit, best-fit, least-loaded, util-pack.
 const PlacementRegistry& placement_registry();
+
+/// The placement a policy runs with when the run names none (salus-sim --placement, the
+/// gpus_needed experiment): first-fit for fifo (every candidate of an exclusive policy is an
+/// empty GPU, and first-fit's search stops at the first), util-pack for pack (fill a GPU's
+/// lanes while their summed utilisation stays <= 1; with u = 1 everywhere it spreads as
+/// least-loaded does), least-loaded for the policies of one lane (srtf, fair, las, priority: a
+/// time-shared GPU beside an idle one makes its jobs take turns for nothing). Measured in
+/// cluster/README.md ("Default placements"). Any other name: least-loaded.
+std::string_view default_placement(std::string_view policy);
 
 /// True when `f` always takes the first candidate (first-fit): a search for candidates in GPU
 /// order may stop at the first GPU that admits the job.

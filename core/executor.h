@@ -135,6 +135,11 @@ class Executor {
   /// Plans (start_plan): an executor that can run a whole rotation in one go says so. The loop
   /// plans only when the lane is the only one and nothing runs, so the lane runs alone.
   virtual bool supports_plans() const { return false; }
+  /// Asked before each plan, ahead of the policy's Policy::plan: false when start_plan would
+  /// refuse any plan offered now (cluster/: a GPU whose lane holds a gang replica, or while a
+  /// gang job waits in the cluster queue). Plans equal the runs they stand for, so the answer
+  /// changes only how much work the loop does, never a result.
+  virtual bool plans_now() const { return true; }
   /// Runs the plan in the idle lane and fills `report`; the plan completes at report.end_ns with
   /// the next wait (a Completion with plan set). Returns false, and starts nothing, when fewer
   /// than two iterations of it would run. A plan is never cut: it ends at or before the deadline.

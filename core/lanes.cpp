@@ -76,7 +76,7 @@ Bytes LaneManager::find_hole(Bytes size, Bytes limit) const {
 
 bool LaneManager::persistent_fits_now(Bytes p) const { return find_hole(aligned(p), ephemeral_floor()) != kUnplaced; }
 
-FindLaneResult LaneManager::admit(Bytes p, Bytes e) {
+FindLaneResult LaneManager::place(Bytes p, Bytes e) const {
   SALUS_INVARIANT(p >= 0 && e >= 0, "non-negative demands", std::to_string(p) + ", " + std::to_string(e));
   p = aligned(p);
   e = aligned(e);
@@ -91,6 +91,15 @@ FindLaneResult LaneManager::admit(Bytes p, Bytes e) {
   const Bytes offset = find_hole(p, limit);
   if (offset == kUnplaced || persistent_top() > capacity_ - lanes_after) return {};
   r.persistent_offset = offset;
+  return r;
+}
+
+FindLaneResult LaneManager::admit(Bytes p, Bytes e) {
+  FindLaneResult r = place(p, e);
+  if (r.choice == LaneChoice::kNotFound) return {};
+  p = aligned(p);
+  e = aligned(e);
+  const Bytes offset = r.persistent_offset;
   if (p > 0) blocks_.emplace(offset, p);
   persistent_ += p;
   switch (r.choice) {

@@ -107,6 +107,10 @@ class LaneManager {
   /// True when a block of P bytes fits in the persistent region below the lowest placed lane now.
   bool persistent_fits_now(Bytes persistent) const;
 
+  /// What admit() would do now, without doing it: FindLane and the physical checks above; the
+  /// result's persistent_offset is where the block would go (kNotFound: admit() would refuse).
+  FindLaneResult place(Bytes persistent, Bytes ephemeral) const;
+
   /// Admits a job: FindLane, and the physical checks above. On success places its persistent
   /// block, assigns the lane (opening or growing it) and returns the result; otherwise returns
   /// kNotFound and changes nothing. P and E are rounded up to the alignment (here and in every

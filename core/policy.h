@@ -93,6 +93,25 @@ class Policy {
     return 0;
   }
 
+  /// How a job that joins a lane holding jobs fares there: it waits behind them (kWaits: PACK, where
+  /// the earliest admitted runs; the default), it takes its turn from the lane's next boundary on
+  /// (kTakesTurn: FAIR's rotation, LAS's least attained service), or starts_at_once decides by
+  /// the policy's order (kByOrder: SRTF, priority). A cluster binds a job to a GPU only where it
+  /// starts at once (cluster/README.md, "When a job is bound"); it asks this once per run.
+  enum class Newcomer : std::uint8_t { kWaits, kTakesTurn, kByOrder };
+  virtual Newcomer newcomer() const { return Newcomer::kWaits; }
+  /// kByOrder only: whether `job`, joining `lane` now (lane.jobs: its admitted, unfinished jobs,
+  /// not empty; `job` not among them, arrived and not yet run), would be chosen at the lane's
+  /// next iteration boundary, judged on the jobs' states at the lane's last boundary. The answer
+  /// must be monotone in admission order: a job later in (admission_key, arrival) order than one
+  /// that does not start at once in a lane does not either.
+  virtual bool starts_at_once(const SchedulerView& view, const LaneSnapshot& lane, JobIndex job) const {
+    (void)view;
+    (void)lane;
+    (void)job;
+    return false;
+  }
+
   /// `job` was admitted (its persistent memory is resident) and joined `lane`, whose snapshot
   /// lists its jobs after the join and the job running in it, if any. on_admit comes first.
   virtual void on_admit(const SchedulerView& view, JobIndex job) {

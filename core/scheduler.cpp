@@ -224,12 +224,31 @@ class Loop {
   /// FindLane finds it a lane with its persistent block below the lanes (exclusive: nothing else
   /// admitted). The cluster's placement asks it of every GPU.
   bool can_admit_now(Bytes persistent, Bytes ephemeral) const {
-    if (!pending_.empty() || !lanes_.fits_alone(persistent, ephemeral)) return false;
-    if (opts_.lane_mode == LaneMode::kExclusive) return admitted_ == 0;
+    return admit_kind(persistent, ephemeral) != Scheduler::AdmitKind::kNo;
+  }
+
+  /// can_admit_now, and whether into a lane of its own. Exactly process_requests' answer for a
+  /// job first in the queue: LaneManager::place is admit() without the change.
+  Scheduler::AdmitKind admit_kind(Bytes persistent, Bytes ephemeral) const {
+    using Kind = Scheduler::AdmitKind;
+    if (!pending_.empty() || !lanes_.fits_alone(persistent, ephemeral)) return Kind::kNo;
+    if (opts_.lane_mode == LaneMode::kExclusive) return admitted_ == 0 ? Kind::kNewLane : Kind::kNo;
     // Every case of FindLane needs sum P + P + sum L <= C: a cheap refusal first.
-    if (lanes_.persistent_bytes() + lanes_.aligned(persistent) + lanes_.lanes_bytes() > lanes_.capacity()) return false;
-    return lanes_.find_lane(persistent, ephemeral).choice != LaneChoice::kNotFound &&
-           lanes_.persistent_fits_now(persistent);
+    if (lanes_.persistent_bytes() + lanes_.aligned(persistent) + lanes_.lanes_bytes() > lanes_.capacity()) return Kind::kNo;
+    switch (lanes_.place(persistent, ephemeral).choice) {
+      case LaneChoice::kNotFound: return Kind::kNo;
+      case LaneChoice::kNewLane: return Kind::kNewLane;
+      default: return Kind::kExistingLane;
+    }
+  }
+
+  bool starts_at_once(JobIndex job, TimeNs now) const {
+    const JobSpec& s = spec(job);
+    const FindLaneResult r = lanes_.find_lane(s.persistent, s.ephemeral);
+    SALUS_INVARIANT(r.choice == LaneChoice::kExistingLane || r.choice == LaneChoice::kGrownLane,
+                    "starts_at_once is asked of a job joining a lane", s.id);
+    const LaneSchedule& ls = sched_of(r.lane);
+    return policy_.starts_at_once(view(now), LaneSnapshot{r.lane, ls.jobs, ls.last_job, ls.running}, job);
   }
 
   /// ProcessRequests now (the cluster, after binding a job to this GPU, so that the next
@@ -641,7 +660,8 @@ class Loop {
   // in the timeline (a Segment per job) and one memory sample.
 
   bool try_plan(TimeNs now, const Lane& lane, LaneSchedule& ls, std::span<const JobIndex> choices) {
-    if (choices.size() < 2 || ls.paged > 0 || requests_.any() || busy_lanes_ > 0 || lanes_.lanes().size() != 1) {
+    if (choices.size() < 2 || ls.paged > 0 || requests_.any() || busy_lanes_ > 0 || lanes_.lanes().size() != 1 ||
+        !exec_.plans_now()) {
       return false;
     }
     plan_entries_.clear();
@@ -862,6 +882,10 @@ TimeNs Scheduler::next_request(TimeNs now) const { return loop_->next_request(no
 bool Scheduler::can_admit_now(Bytes persistent, Bytes ephemeral) const {
   return loop_->can_admit_now(persistent, ephemeral);
 }
+Scheduler::AdmitKind Scheduler::admit_kind(Bytes persistent, Bytes ephemeral) const {
+  return loop_->admit_kind(persistent, ephemeral);
+}
+bool Scheduler::starts_at_once(JobIndex job, TimeNs now) const { return loop_->starts_at_once(job, now); }
 std::uint64_t Scheduler::layout_version() const { return loop_->layout_version_; }
 std::int64_t Scheduler::admitted() const { return loop_->admitted_count(); }
 std::size_t Scheduler::pending() const { return loop_->pending_count(); }

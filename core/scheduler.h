@@ -160,9 +160,19 @@ class Scheduler {
   void replan(TimeNs now);
   /// The next inference request to wait for (kNever: none).
   TimeNs next_request(TimeNs now) const;
-  /// True when a job of P and E bytes would be admitted now: nothing pending, FindLane finds a
-  /// lane for it with its persistent block below the lanes (exclusive mode: nothing admitted).
+  /// True when a job of P and E bytes would be admitted now: nothing pending, and FindLane with
+  /// the physical checks of admission (LaneManager::place) finds it a lane and a place for its
+  /// persistent block (exclusive mode: nothing admitted).
   bool can_admit_now(Bytes persistent, Bytes ephemeral) const;
+  /// How a job of P and E bytes would be admitted now, for the cluster's placement: not at all
+  /// (kNo, as can_admit_now), into a lane of its own (kNewLane; exclusive mode: the GPU is empty),
+  /// or into a lane that holds jobs already (kExistingLane: opened or grown for it by FindLane).
+  enum class AdmitKind : std::uint8_t { kNo, kNewLane, kExistingLane };
+  AdmitKind admit_kind(Bytes persistent, Bytes ephemeral) const;
+  /// For a job whose admit_kind is kExistingLane: whether it would run from that lane's next
+  /// boundary on (Policy::starts_at_once; for a policy whose newcomer() is kByOrder) rather than wait behind the lane's jobs. `job` has
+  /// arrived (its submit rank is set) and is not yet given to this GPU.
+  bool starts_at_once(JobIndex job, TimeNs now) const;
   /// Changes whenever the memory layout does (admission, finish, lane move, paging): while it
   /// and pending() == 0 stay the same, so does every answer of can_admit_now.
   std::uint64_t layout_version() const;

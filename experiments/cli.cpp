@@ -132,6 +132,10 @@ void add_trace_options(boost::program_options::options_description& desc, TraceO
       ("worker-type", po::value(&v.worker_type), "Gavel traces: the --throughputs worker type (default: v100)")
       ("assumed-iter-ms", po::value(&v.assumed_iter_ms)->default_value(v.assumed_iter_ms, "1000"),
        "iteration time assumed for traces with durations but no iteration counts (Philly, Helios, Alibaba)")
+      ("assumed-memory", po::value(&v.assumed_memory)->default_value(v.assumed_memory, "1"),
+       "FRACTION|SIZE: memory of a job the trace gives no memory figure for (Philly, Helios, Alibaba's whole-GPU "
+       "and multi-GPU pods, models missing from the catalog): P = 0, E = this fraction in (0, 1] of the GPU's "
+       "memory, or this size (8GiB, at most the GPU's), u = 1; default 1, the whole GPU")
       ("window", po::value(&v.window),
        "START:END: replay only jobs arriving in [START, END) of the trace's time axis, shifted to start at 0; "
        "seconds, or with a unit: 2h:3h, 90min:120min")
@@ -153,6 +157,7 @@ traces::LoadOptions make_load_options(const TraceOptionValues& v, std::uint64_t 
   const std::optional<core::TimeNs> iter = core::ns_from_ms(v.assumed_iter_ms);
   if (!(v.assumed_iter_ms > 0) || !iter || *iter <= 0) throw core::InputError("--assumed-iter-ms: must be a positive number");
   o.assumed_iter_ns = *iter;
+  o.assumed_memory = traces::parse_assumed_memory(v.assumed_memory);
   if (!v.window.empty()) {
     const auto [start, end] = traces::parse_window(v.window);
     o.window_start = start;
@@ -187,8 +192,10 @@ void add_model_options(boost::program_options::options_description& desc, ModelO
        "milliseconds added to the first iteration after a lane changes job, for every job (default: the "
        "catalog entry's own switch_ms where it has one, else the catalog's switch_ms, else 1)")
       ("placement", po::value(&v.placement),
-       ("on a cluster: which GPU takes a job (valid: " + cluster::placement_registry().names_joined() + ")" +
-        placement_extra).c_str());
+       ("on a cluster: which GPU takes a job, among those where it starts at once (valid: " +
+        cluster::placement_registry().names_joined() +
+        "; default: each policy's own, fifo first-fit, pack util-pack, the others least-loaded)" + placement_extra)
+           .c_str());
 }
 
 ModelOptions make_model_options(const ModelOptionValues& v, const boost::program_options::variables_map& vm) {
@@ -206,9 +213,8 @@ ModelOptions make_model_options(const ModelOptionValues& v, const boost::program
     if (!sw) throw core::InputError("--switch-cost-ms: must be a non-negative number");
     m.switch_cost_ns = *sw;
   }
-  cluster::placement_registry().at(v.placement);  // an unknown name: exit 2 with the valid ones
+  if (vm.count("placement")) cluster::placement_registry().at(v.placement);  // unknown: exit 2 with the valid ones
   m.placement = v.placement;
-  m.placement_given = vm.count("placement") > 0;
   return m;
 }
 

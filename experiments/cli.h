@@ -56,23 +56,22 @@ TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, 
 
 /// The trace-reading options of salus-sim, salus-run and salus-trace stats, as typed.
 struct TraceOptionValues {
-  std::string format, durations = "trace", throughputs, worker_type, window;
+  std::string format, durations = "trace", throughputs, worker_type, window, assumed_memory = "1";
   double sample = 1, assumed_iter_ms = 1000;
 };
-/// Adds --format, --durations, --throughputs, --worker-type, --assumed-iter-ms, --window and
-/// --sample to `desc`.
+/// Adds --format, --durations, --throughputs, --worker-type, --assumed-iter-ms, --assumed-memory,
+/// --window and --sample to `desc`.
 void add_trace_options(boost::program_options::options_description& desc, TraceOptionValues& values);
 /// Checks the values; `seed` is the program's --seed. Throws core::InputError "--option: what".
 traces::LoadOptions make_load_options(const TraceOptionValues& values, std::uint64_t seed);
 /// The model options of salus-sim and salus-experiment (gpus_needed), as typed.
 struct ModelOptionValues {
-  std::string lanes, interference = "auto", lane_shrink = "on", placement = "first-fit";
+  std::string lanes, interference = "auto", lane_shrink = "on", placement;
   double share_exponent = 1, switch_ms = 0;
 };
 /// Adds --lanes, --interference, --share-exponent, --lane-shrink, --switch-cost-ms and
 /// --placement to `desc`; `interference_extra` and `placement_extra` end those two options' help
-/// (what the program does with them beyond salus-sim's meaning; --placement's default, which
-/// differs: ModelOptionValues::placement when not given).
+/// (what the program does with them beyond salus-sim's meaning).
 void add_model_options(boost::program_options::options_description& desc, ModelOptionValues& values,
                        const std::string& interference_extra = "", const std::string& placement_extra = "");
 /// The model options, checked.
@@ -82,8 +81,7 @@ struct ModelOptions {
   double share_exponent = 1;
   bool lane_shrink = true;
   std::optional<core::TimeNs> switch_cost_ns;  ///< --switch-cost-ms, when given
-  std::string placement = "first-fit";         ///< a placement's name
-  bool placement_given = false;                ///< --placement was on the command line
+  std::string placement;                       ///< a placement's name; "": each policy's own (cluster::default_placement)
 };
 /// Checks the values (`vm` tells which were given). Throws core::InputError "--option: what".
 ModelOptions make_model_options(const ModelOptionValues& values, const boost::program_options::variables_map& vm);

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "cluster/placement.h"
 #include "core/errors.h"
 #include "core/units.h"
 #include "experiments/cli.h"
@@ -34,17 +35,15 @@ struct Config {
   const char* name;       ///< key under "policies"
   const char* label;      ///< what the table, the JSON and the figure call it
   const char* policy;
-  const char* placement;  ///< when --placement is not given
 };
-// Exclusive FIFO: one job per GPU, so any placement is first-fit. Salus: least-loaded spreads
-// the jobs (first-fit would crowd a time-shared GPU while others idle: see cluster/README.md).
-// No exclusive SRTF: the scheduler's exclusive mode admits one job and keeps it until it ends
+// Each policy on its own default placement (cluster::default_placement), as salus-sim runs it,
+// unless --placement names one for all. No exclusive SRTF: the scheduler's exclusive mode admits one job and keeps it until it ends
 // (non-preemptive), and the cluster queue places jobs in arrival order, so SRTF there is FIFO
 // on every N > 1 (experiments/README.md).
-constexpr Config kConfigs[] = {{"fifo", "exclusive FIFO", "fifo", "first-fit"},
-                               {"pack", "Salus PACK", "pack", "least-loaded"},
-                               {"srtf", "Salus SRTF", "srtf", "least-loaded"},
-                               {"fair", "Salus FAIR", "fair", "least-loaded"}};
+constexpr Config kConfigs[] = {{"fifo", "exclusive FIFO", "fifo"},
+                               {"pack", "Salus PACK", "pack"},
+                               {"srtf", "Salus SRTF", "srtf"},
+                               {"fair", "Salus FAIR", "fair"}};
 
 /// Points of the curve spread evenly, besides the answer, the N before it and the search's.
 constexpr std::int64_t kCurvePoints = 8;
@@ -116,7 +115,7 @@ struct Search {
 ConfigResult run_config(const Search& s, const Config& c) {
   const auto n_jobs = static_cast<std::int64_t>(s.jobs.size());
   SimConfig k = s.cfg;
-  k.placement = s.model.placement_given ? s.model.placement : c.placement;
+  k.placement = s.model.placement.empty() ? std::string(cluster::default_placement(c.policy)) : s.model.placement;
   const core::LaneMode lanes = lane_mode_for(*policies::make_policy(c.policy), k);
   std::map<std::int64_t, Point> tried;  // every N simulated, once
   auto at = [&](std::int64_t n) -> const Point& {

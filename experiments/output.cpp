@@ -571,6 +571,8 @@ void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs,
     w.end_array();
   }
   w.end_array();
+  w.key("placement");
+  w.value(run.placement);
   w.end_object();
 }
 
@@ -579,7 +581,10 @@ nlohmann::json cluster_result_json(const std::vector<core::JobSpec>& jobs, const
   for (const auto& [t, n] : run.gpus_busy) busy.push_back({core::to_seconds(t), n});
   nlohmann::json sizes = nlohmann::json::array();
   for (const SizeJct& s : jct_by_size(jobs, run)) sizes.push_back({{"gpus", s.gpus}, {"jobs", s.jobs}, {"avg_jct_s", s.avg_jct_s}});
-  return {{"gpus_busy", std::move(busy)}, {"jct_by_size", std::move(sizes)}, {"job_gpus", run.job_gpus}};
+  return {{"gpus_busy", std::move(busy)},
+          {"jct_by_size", std::move(sizes)},
+          {"job_gpus", run.job_gpus},
+          {"placement", run.placement}};
 }
 
 void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
@@ -594,7 +599,8 @@ void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jo
                     s.gpus == 1 ? "" : "s", static_cast<long long>(s.jobs), s.avg_jct_s);
       sizes += line;
     }
-    std::snprintf(line, sizeof line, "%-8s GPUs busy at most %d; JCT by size: ", r.policy.c_str(), peak);
+    std::snprintf(line, sizeof line, "%-8s placement %s, GPUs busy at most %d; JCT by size: ", r.policy.c_str(),
+                  r.placement.c_str(), peak);
     os << line << (sizes.empty() ? "no job finished" : sizes) << "\n";
   }
 }

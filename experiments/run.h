@@ -29,6 +29,7 @@ struct PolicyRun {
   /// A cluster run (salus-sim --gpus N > 1 or --cluster FILE; cluster/): false on the one-GPU
   /// path, whose output is unchanged.
   bool cluster = false;
+  std::string placement;                            ///< the placement it ran with (cluster::default_placement unless named)
   std::vector<std::vector<std::int32_t>> job_gpus;  ///< per job: the GPU of each replica
   std::vector<std::pair<core::TimeNs, std::int32_t>> gpus_busy;  ///< (time, GPUs with a job admitted) at each change
 };

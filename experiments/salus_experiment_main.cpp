@@ -133,7 +133,7 @@ int run(int argc, char** argv) {
   experiments::add_model_options(desc, model_options,
                                  " (fidelity and gpus_needed; fidelity with --predict-from: an earlier sitting "
                                  "predicted again under another model)",
-                                 " (gpus_needed; default: first-fit for exclusive FIFO, least-loaded for Salus)");
+                                 " (gpus_needed)");
   experiments::add_trace_options(desc, trace_options);
   experiments::add_cpus_option(desc, cpus,
                                "where the OS places them; fidelity on the cpu device: the first CPU this process "
@@ -188,7 +188,8 @@ int run(int argc, char** argv) {
     throw core::InputError("--interference is for fidelity and gpus_needed only");
   }
   for (const char* own : {"lanes", "share-exponent", "lane-shrink", "switch-cost-ms", "placement", "seed", "format",
-                          "durations", "throughputs", "worker-type", "assumed-iter-ms", "window", "sample"}) {
+                          "durations", "throughputs", "worker-type", "assumed-iter-ms", "assumed-memory", "window",
+                          "sample"}) {
     if (!gpus_needed_only && vm.count(own) && !vm[own].defaulted()) {
       throw core::InputError(std::string("--") + own + " is for gpus_needed only");
     }

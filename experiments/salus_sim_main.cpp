@@ -96,7 +96,7 @@ Options parse(int argc, char** argv, bool* help) {
       ("profile-noise", po::value(&noise_pct)->default_value(0.0),
        "percent: each job's actual iteration time is its profile times U[1-x%, 1+x%] (policies see the profile)")
       ("quiet", po::bool_switch(&o.quiet), "no progress line on stderr (shown for runs longer than about a second)");
-  experiments::add_model_options(desc, model_options, "", " (a cluster: --gpus N > 1 or --cluster; default: first-fit)");
+  experiments::add_model_options(desc, model_options, "", " (a cluster: --gpus N > 1 or --cluster)");
   experiments::add_trace_options(desc, trace_options);
   po::variables_map vm;
   po::store(experiments::parse_command_line(argc, argv, desc), vm);
@@ -167,10 +167,18 @@ int run(int argc, char** argv) {
     meter.end_run();
   }
 
+  // The placement each policy ran with: the one named, or each policy's default.
+  std::string placement = o.cfg.placement;
+  if (placement.empty()) {
+    for (const experiments::SimRun& r : runs) {
+      placement += (placement.empty() ? "per policy (" : ", ") + r.policy + " " + r.placement;
+    }
+    placement += ")";
+  }
   if (o.cfg.cluster) {
     std::printf("salus-sim: %s (%s, %zu jobs), cluster of %s, placement %s, interference %s, switch cost %s ms\n",
                 o.trace.c_str(), traces::to_string(trace.format), jobs.size(), o.cfg.cluster->describe().c_str(),
-                o.cfg.placement.c_str(), o.cfg.interference.c_str(),
+                placement.c_str(), o.cfg.interference.c_str(),
                 experiments::seconds_text(o.cfg.switch_cost_ns * 1000).c_str());
   } else {
     std::printf("salus-sim: %s (%s, %zu jobs), GPU %s, interference %s, switch cost %s ms\n", o.trace.c_str(),
@@ -197,7 +205,9 @@ int run(int argc, char** argv) {
   summary["seed"] = o.cfg.seed;
   summary["profile_noise"] = o.cfg.profile_noise;
   summary["time_scale"] = o.time_scale;
-  if (o.cfg.cluster) summary["cluster"] = experiments::cluster_config_json(*o.cfg.cluster, o.cfg.placement);
+  if (o.cfg.cluster) {
+    summary["cluster"] = experiments::cluster_config_json(*o.cfg.cluster, o.cfg.placement.empty() ? "per policy" : o.cfg.placement);
+  }
   summary["notes"] = notes;
   experiments::write_streamed_outputs(summary, o.summary_json, o.out_dir, jobs, runs, o.timeline);
   return 0;

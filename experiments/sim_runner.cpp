@@ -4,6 +4,7 @@
 #include <random>
 
 #include "cluster/cluster.h"
+#include "cluster/placement.h"
 #include "policies/registry.h"
 #include "sim/interference.h"
 #include "sim/sim_executor.h"
@@ -54,7 +55,8 @@ SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& polic
   if (cfg.cluster) {
     cluster::ClusterOptions co;
     co.cluster = *cfg.cluster;
-    co.placement = cfg.placement;
+    co.placement = cfg.placement.empty() ? std::string(cluster::default_placement(policy_name)) : cfg.placement;
+    run.placement = co.placement;
     co.sched = opts;
     co.model = model.get();
     co.switch_cost_ns = cfg.switch_cost_ns;

@@ -37,7 +37,8 @@ struct SimConfig {
   /// A cluster (salus-sim --gpus N, --cluster FILE): when set, every GPU runs the policy under
   /// one clock and `capacity` is ignored (each GPU has its own); nullopt: one GPU, run_schedule.
   std::optional<cluster::ClusterSpec> cluster;
-  std::string placement = "first-fit";      ///< cluster only: placement registry name
+  /// Cluster only: a placement registry name; "": each policy's own (cluster::default_placement).
+  std::string placement;
   /// Called now and then while the run goes (core::ProgressHook; experiments/progress.h makes
   /// one); empty: never. It sees the run, it cannot change it.
   core::ProgressHook progress;

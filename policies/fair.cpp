@@ -41,6 +41,8 @@ class Fair final : public core::Policy {
   std::string_view description() const override { return kFairDescription; }
   core::LaneMode default_lane_mode() const override { return core::LaneMode::kSingle; }
   bool supports(core::LaneMode m) const override { return m != core::LaneMode::kExclusive; }
+  /// A join resets the lane's service: the newcomer takes its turn in the next rotation.
+  Newcomer newcomer() const override { return Newcomer::kTakesTurn; }
 
   void begin(std::span<const core::JobSpec> specs) override {
     (void)specs;

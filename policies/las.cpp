@@ -24,6 +24,9 @@ class Las final : public core::Policy {
   std::string_view description() const override { return kLasDescription; }
   core::LaneMode default_lane_mode() const override { return core::LaneMode::kSingle; }
   bool supports(core::LaneMode m) const override { return m != core::LaneMode::kExclusive; }
+  /// A newcomer has attained nothing: it runs next, or takes turns with jobs that have attained
+  /// nothing either.
+  Newcomer newcomer() const override { return Newcomer::kTakesTurn; }
   core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) override {
     return run_until_overtaken(v, least_two(v, lane.jobs, [&](core::JobIndex j) { return attained(v, j); }));
   }

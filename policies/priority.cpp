@@ -15,6 +15,17 @@ class Priority final : public core::Policy {
   std::int64_t admission_key(const core::SchedulerView& v, core::JobIndex j) const override {
     return -static_cast<std::int64_t>(v.specs[static_cast<std::size_t>(j)].priority);
   }
+  /// The newcomer runs next when its priority is above every lane job's (ties: the job submitted
+  /// first), as choose() would decide; monotone in admission order (key: -priority).
+  Newcomer newcomer() const override { return Newcomer::kByOrder; }
+  bool starts_at_once(const core::SchedulerView& v, const core::LaneSnapshot& lane, core::JobIndex job) const override {
+    const std::int32_t mine = v.specs[static_cast<std::size_t>(job)].priority;
+    for (core::JobIndex j : lane.jobs) {
+      const std::int32_t p = v.specs[static_cast<std::size_t>(j)].priority;
+      if (p > mine || (p == mine && core::earlier_submitted(v, j, job))) return false;
+    }
+    return true;
+  }
   core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) override {
     core::JobIndex best = core::kNoJob;
     for (core::JobIndex j : lane.jobs) {

@@ -15,6 +15,20 @@ class Srtf final : public core::Policy {
     const auto i = static_cast<std::size_t>(j);
     return v.states[i].remaining_solo_ns(v.specs[i]);
   }
+  /// The newcomer runs next when its remaining solo time (all of it: it has run nothing) is below
+  /// every lane job's (ties: the job submitted first), as choose() would decide. Monotone in
+  /// admission order, whose key is that same remaining time.
+  Newcomer newcomer() const override { return Newcomer::kByOrder; }
+  bool starts_at_once(const core::SchedulerView& v, const core::LaneSnapshot& lane, core::JobIndex job) const override {
+    const auto n = static_cast<std::size_t>(job);
+    const core::TimeNs mine = v.states[n].remaining_solo_ns(v.specs[n]);
+    for (core::JobIndex j : lane.jobs) {
+      const auto i = static_cast<std::size_t>(j);
+      const core::TimeNs left = v.states[i].remaining_solo_ns(v.specs[i]);
+      if (left < mine || (left == mine && core::earlier_submitted(v, j, job))) return false;
+    }
+    return true;
+  }
   core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) override {
     core::JobIndex best = core::kNoJob;
     core::TimeNs best_left = 0;

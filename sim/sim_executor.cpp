@@ -140,6 +140,17 @@ void SimExecutor::stop_at_boundary(core::LaneId lane) {
   }
 }
 
+void SimExecutor::stop_after_iteration_at(core::LaneId lane, TimeNs t) {
+  SALUS_INVARIANT(t >= now_, "a run is stopped after an iteration not yet ended", std::to_string(t));
+  for (Run& r : runs_) {
+    if (r.d.lane != lane) continue;
+    SALUS_INVARIANT(!r.plan, "a plan is never cut", "lane " + std::to_string(lane));
+    const std::int64_t k = progress(r, t).iteration + 1;
+    if (k < r.d.iterations) truncate(r, k);
+    return;
+  }
+}
+
 bool SimExecutor::end_if_at_boundary(core::LaneId lane) {
   for (Run& r : runs_) {
     if (r.d.lane != lane) continue;

@@ -60,6 +60,14 @@ class SimExecutor final : public core::Executor {
   /// moving the clock: a driver of several executors under one clock (cluster/) waits on the
   /// earliest of them.
   core::TimeNs next_completion_ns();
+  /// Runs in flight (busy lanes; a plan is one). A lane that runs alone runs at solo speed.
+  std::size_t running() const { return runs_.size(); }
+  /// Ends the lane's run after its iteration in flight at `t` (at a boundary of `t`: the
+  /// iteration that starts there), when it was dispatched more; no-op when the lane is idle.
+  /// `t` >= now(); when `t` > now(), the run's speed must stay as it is until `t` (nothing
+  /// starts or ends beside it in between, or the model is ideal). For a driver that batches iterations it would otherwise dispatch
+  /// one by one in lock-step across executors whose clocks lag its own (cluster/: gang jobs).
+  void stop_after_iteration_at(core::LaneId lane, core::TimeNs t);
 
  private:
   struct Run {

@@ -164,8 +164,7 @@ void note_skipped(Trace& trace, std::int64_t n, const std::string& why) {
 void note_assumed(Trace& trace, std::int64_t whole, const LoadOptions& options) {
   if (whole > 0) {
     trace.notes.push_back(std::to_string(whole) + plural(whole, " job has", " jobs have") +
-                          " no memory figure: assumed the whole GPU (P = 0, E = capacity), as Salus assumes for a job "
-                          "that sends no estimates");
+                          " no memory figure: assumed " + options.assumed_memory.describe());
   }
   char text[320];
   std::snprintf(text, sizeof text,
@@ -320,7 +319,7 @@ void read_gavel(Trace& trace, std::string_view text, const Catalog& catalog, con
   }
   if (whole > 0) {
     trace.notes.push_back(std::to_string(whole) + plural(whole, " job's", " jobs'") +
-                          " model is not in the catalog: memory assumed the whole GPU (P = 0, E = capacity)");
+                          " model is not in the catalog: memory assumed " + options.assumed_memory.describe());
   }
 }
 
@@ -490,7 +489,10 @@ void read_alibaba(Trace& trace, std::string_view text, const Catalog&, const Loa
     }
     job.gpus = gpus;
     set_duration_assumed(job, deleted - scheduled, options.assumed_iter_ns);
-    // gpu_milli: the share of one GPU the pod asked for; a whole GPU (1000 or 0) otherwise.
+    // gpu_milli: the share of one GPU a pod sharing it asked for, its memory and at least that share
+    // of its compute (the trace's README), so E = share x capacity and u = share; Algorithm 1 then
+    // gives pods that fit together lanes of their own. A pod of whole GPUs (gpu_milli 1000, or 0,
+    // or num_gpu > 1) gives no memory figure: LoadOptions::assumed_memory, u = 1.
     const auto share = static_cast<std::int32_t>(std::llround(milli * 1000));
     const bool partial = gpus == 1 && share > 0 && share < 1'000'000;
     if (partial) {

@@ -334,8 +334,8 @@ void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Ca
     for (const std::string& m : missing_models) list += (list.empty() ? "" : ", ") + m;
     trace.notes.push_back(std::to_string(missing_jobs) + plural(missing_jobs, " job names ", " jobs name ") +
                           (missing_models.size() == 1 ? "a model" : "models") + " missing from the catalog (" + list +
-                          "): iteration time from duration/iterations, memory assumed to be the whole GPU (P = 0, "
-                          "E = capacity), as Salus assumes for a job that sends no estimates");
+                          "): iteration time from duration/iterations, memory assumed to be " +
+                          options.assumed_memory.describe());
   }
   if (multi_gpu > 0) {
     trace.notes.push_back(std::to_string(multi_gpu) + plural(multi_gpu, " job has", " jobs have") +
@@ -386,35 +386,37 @@ constexpr core::RegistryEntry<TraceFormatInfo> kFormats[] = {
      {read_tiresias, TraceFormat::kTiresias,
       "arrival = submit_time; duration = duration (iteration time = duration / iterations; --durations catalog: "
       "the catalog's iteration time); GPUs = num_gpu; memory and utilisation from the catalog by model_name "
-      "(smallest batch variant when it names none), else the whole GPU; interval ignored"}},
+      "(smallest batch variant when it names none), else --assumed-memory (default the whole GPU); interval ignored"}},
     {"gavel", "Gavel trace: headerless TSV of 10 fields, job_type ... arrival_time",
      {read_gavel, TraceFormat::kGavel,
       "arrival = arrival_time; iterations = total_steps; iteration time = 1 / the steps per second of "
       "(job_type, scale_factor) in --throughputs (Gavel's JSON, worker type v100 unless --worker-type), else the "
       "catalog's entry for the model and batch size in job_type; GPUs = scale_factor; priority = priority_weight "
-      "rounded; memory from the catalog, else the whole GPU; command, working_directory, num_steps_arg, "
+      "rounded; memory from the catalog, else --assumed-memory (default the whole GPU); command, working_directory, num_steps_arg, "
       "needs_data_dir and SLO ignored"}},
     {"philly", "Microsoft Philly cluster_job_log: JSON list of jobs with attempts",
      {read_philly, TraceFormat::kPhilly,
       "arrival = submitted_time (seconds after the earliest in the file); duration = the sum over attempts of "
-      "end_time - start_time; GPUs = the gpus listed in the last attempt's detail; memory assumed the whole GPU; "
+      "end_time - start_time; GPUs = the gpus listed in the last attempt's detail; memory --assumed-memory (default "
+      "the whole GPU), u = 1; "
       "iterations of --assumed-iter-ms; jobs that never ran (no attempt with both times) skipped with a count"}},
     {"helios", "Helios / Venus cluster_log.csv: job_id,user,vc,gpu_num,...,submit_time,...,duration",
      {read_helios, TraceFormat::kHelios,
       "arrival = submit_time (seconds after the earliest in the file; a number or YYYY-MM-DD HH:MM:SS); duration = "
-      "duration; GPUs = gpu_num; memory assumed the whole GPU; iterations of --assumed-iter-ms; CPU-only jobs "
+      "duration; GPUs = gpu_num; memory --assumed-memory (default the whole GPU), u = 1; iterations of --assumed-iter-ms; CPU-only jobs "
       "(gpu_num 0) and jobs of duration 0 skipped with a count"}},
     {"alibaba", "Alibaba PAI GPU-sharing pods (cluster-trace-gpu-v2023): name,...,gpu_milli,...,scheduled_time",
      {read_alibaba, TraceFormat::kAlibaba,
       "arrival = creation_time (seconds after the earliest in the file); duration = deletion_time - scheduled_time; GPUs = num_gpu; memory = gpu_milli / "
-      "1000 of the GPU (E, P = 0) and utilisation = gpu_milli / 1000 for a pod sharing one GPU, the whole GPU for "
-      "num_gpu >= 1 with gpu_milli 1000; iterations of --assumed-iter-ms; CPU-only pods (num_gpu 0) and pods "
+      "1000 of the GPU (E, P = 0) and utilisation = gpu_milli / 1000 for a pod sharing one GPU; pods of whole "
+      "GPUs (gpu_milli 1000, or num_gpu > 1) give no memory figure: --assumed-memory (default the whole GPU), u = 1; "
+      "iterations of --assumed-iter-ms; CPU-only pods (num_gpu 0) and pods "
       "never scheduled or not deleted skipped with a count"}},
     {"pollux", "Pollux / AdaptDL workload CSV: name,time,application,num_replicas,batch_size",
      {read_pollux, TraceFormat::kPollux,
       "arrival = time; GPUs = num_replicas; memory, utilisation and iteration time from the catalog entry for "
       "application (imagenet: resnet50, deepspeech2: speech, else its own name) nearest to batch_size, else the "
-      "whole GPU and --assumed-iter-ms; solo time = a duration column (seconds), which the layout lacks and a "
+      "--assumed-memory (default the whole GPU) and --assumed-iter-ms; solo time = a duration column (seconds), which the layout lacks and a "
       "replay needs (Pollux derives it from its application profiles): a trace without one is refused"}},
 };
 
@@ -555,6 +557,7 @@ Trace load_trace_text(std::string_view text, const std::string& path, const Cata
     info = &e->factory;
   }
   trace.format = info->format;
+  trace.assumed_memory = options.assumed_memory;
   info->read(trace, text, catalog, options);
   select_jobs(trace, options);
   return trace;
@@ -565,6 +568,22 @@ Trace load_trace(const std::string& path, const Catalog& catalog, const LoadOpti
   return load_trace_text(text, path, catalog, options);
 }
 
+namespace {
+
+// The scheduler rounds every E up to its alignment (core::SchedulerOptions::alignment, 256 bytes
+// in every run) and the capacity down. A share's E is rounded down to it here, so that shares of
+// one GPU that add up to at most the whole of it (Alibaba pods of 300, 300 and 400 gpu_milli) fit
+// on it together, as they do in the cluster the trace comes from; rounded to the byte, three of
+// them would need up to 256 bytes each more than the GPU has.
+constexpr core::Bytes kShareAlignment = 256;
+
+}  // namespace
+
+core::Bytes share_of(core::Bytes capacity, std::int32_t share_ppm) {
+  const auto exact = static_cast<core::Bytes>(static_cast<core::Int128>(capacity) * share_ppm / 1'000'000);
+  return exact / kShareAlignment * kShareAlignment;
+}
+
 std::vector<core::JobSpec> jobs_for_capacity(const Trace& trace, core::Bytes capacity) {
   Trace copy = trace;
   return jobs_for_capacity(std::move(copy), capacity);
@@ -573,15 +592,72 @@ std::vector<core::JobSpec> jobs_for_capacity(const Trace& trace, core::Bytes cap
 std::vector<core::JobSpec> jobs_for_capacity(Trace&& trace, core::Bytes capacity) {
   std::vector<core::JobSpec> jobs = std::move(trace.jobs);
   trace.jobs.clear();
+  const core::Bytes assumed = trace.assumed_memory.for_capacity(capacity);
   for (std::size_t i = 0; i < jobs.size() && i < trace.whole_gpu.size(); ++i) {
     if (trace.whole_gpu[i]) {
       const std::int32_t share = i < trace.memory_share_ppm.size() ? trace.memory_share_ppm[i] : 1'000'000;
       jobs[i].persistent = 0;
-      jobs[i].ephemeral = share >= 1'000'000 ? capacity
-                                             : static_cast<core::Bytes>(static_cast<core::Int128>(capacity) * share / 1'000'000);
+      jobs[i].ephemeral = share >= 1'000'000 ? assumed : share_of(capacity, share);
     }
   }
   return jobs;
+}
+
+core::Bytes AssumedMemory::for_capacity(core::Bytes capacity) const {
+  if (bytes > 0) return std::min(bytes, capacity);
+  if (share_ppm >= 1'000'000) return capacity;
+  return share_of(capacity, share_ppm);
+}
+
+namespace {
+
+// A size as --assumed-memory reads it back, exactly: "8GiB", "1536MiB", "1000000B".
+std::string size_text(core::Bytes b) {
+  if (b % core::kGiB == 0) return std::to_string(b / core::kGiB) + "GiB";
+  if (b % core::kMiB == 0) return std::to_string(b / core::kMiB) + "MiB";
+  return std::to_string(b) + "B";
+}
+
+}  // namespace
+
+std::string AssumedMemory::describe() const {
+  if (bytes > 0) {
+    const std::string size = size_text(bytes);
+    return size + " of the GPU's memory (P = 0, E = " + size + ", at most the capacity, u = 1; --assumed-memory " +
+           size + ")";
+  }
+  if (share_ppm >= 1'000'000) {
+    return "the whole GPU (P = 0, E = capacity, u = 1), as Salus assumes for a job that sends no estimates "
+           "(--assumed-memory FRACTION|SIZE sets another)";
+  }
+  char text[160];
+  const double f = static_cast<double>(share_ppm) / 1e6;
+  std::snprintf(text, sizeof text, "%g of the GPU's memory (P = 0, E = %g x capacity, u = 1; --assumed-memory %g)", f, f, f);
+  return text;
+}
+
+AssumedMemory parse_assumed_memory(const std::string& text) {
+  const std::string what = "--assumed-memory: ";
+  AssumedMemory m;
+  if (const std::optional<double> v = parse_decimal(text)) {
+    // A plain number is a fraction of the GPU's memory; a size needs its unit.
+    if (!(*v > 0 && *v <= 1)) {
+      throw core::InputError(what + "a fraction of the GPU's memory must be in (0, 1], got '" + text +
+                             "' (a size needs a unit, e.g. 8GiB)");
+    }
+    m.share_ppm = static_cast<std::int32_t>(std::llround(*v * 1e6));
+    if (m.share_ppm <= 0) throw core::InputError(what + "'" + text + "' is below one part per million of the GPU");
+    return m;
+  }
+  std::string why;
+  const std::optional<core::Bytes> size = core::parse_size(text, &why);
+  if (!size) {
+    throw core::InputError(what + "expected a fraction in (0, 1] of the GPU's memory or a size with a unit (8GiB), got '" +
+                           text + "' (" + why + ")");
+  }
+  if (*size <= 0) throw core::InputError(what + "a size must be positive, got '" + text + "'");
+  m.bytes = *size;
+  return m;
 }
 
 std::int64_t fold_onto_one_gpu(std::vector<core::JobSpec>& jobs) {

@@ -22,6 +22,28 @@ const char* to_string(TraceFormat f);
 /// importers honoured durations; `--durations catalog`).
 enum class DurationSource { kTrace, kCatalog };
 
+/// The memory assumed for a job whose trace gives no memory figure (Philly, Helios, Alibaba's
+/// whole-GPU and multi-GPU pods, models missing from the catalog): P = 0, E = this much of the
+/// GPU, u = 1 (`--assumed-memory`). The default is the whole GPU, as Salus assumes for a job that
+/// sends no estimates; with it such a job opens a lane of the whole GPU, and Algorithm 1 queues
+/// every later job that finds no room for a new lane in it.
+struct AssumedMemory {
+  /// A share of the run's GPU memory in parts per million, in (0, 1e6]; used when `bytes` is 0.
+  std::int32_t share_ppm = 1'000'000;
+  /// A size in bytes (> 0), capped at the run's capacity; 0: `share_ppm` applies.
+  core::Bytes bytes = 0;
+  /// E for a GPU of `capacity` bytes.
+  core::Bytes for_capacity(core::Bytes capacity) const;
+  /// For the notes: "the whole GPU (P = 0, E = capacity, u = 1; --assumed-memory)",
+  /// "0.5 of the GPU's memory (P = 0, E = 0.5 x capacity, u = 1; --assumed-memory 0.5)", ...
+  std::string describe() const;
+  bool operator==(const AssumedMemory&) const = default;
+};
+
+/// `--assumed-memory` as typed: a fraction in (0, 1] of the GPU's memory ("0.5") or a positive
+/// size with a unit ("8GiB"). Throws core::InputError "--assumed-memory: what is wrong".
+AssumedMemory parse_assumed_memory(const std::string& text);
+
 /// How to read a trace. The defaults read any format as it is, whole.
 struct LoadOptions {
   /// A name from trace_format_registry() (`--format`), or "" to recognise the format by content.
@@ -35,6 +57,9 @@ struct LoadOptions {
   /// Helios, Alibaba): a job of duration d runs max(1, d / this) iterations, the remainder added to
   /// the first, so its solo time is d exactly.
   core::TimeNs assumed_iter_ns = core::kNsPerS;
+  /// Memory of jobs the trace gives no memory figure for (`--assumed-memory`); applied by
+  /// jobs_for_capacity, named in the reader's note.
+  AssumedMemory assumed_memory;
   /// `--window START:END`: keep jobs arriving in [start, end) seconds of the trace's time axis and
   /// shift them so that `start` is 0.
   std::optional<core::TimeNs> window_start, window_end;
@@ -49,12 +74,15 @@ struct Trace {
   TraceFormat format = TraceFormat::kNative;
   /// Jobs in file order; jobs[i].trace_order == i.
   std::vector<core::JobSpec> jobs;
-  /// whole_gpu[i]: job i's memory is unknown and assumed to be a share of the GPU (P = 0,
-  /// E = memory_share_ppm[i] / 1e6 of the run's capacity; the whole GPU unless the trace gives a
-  /// share); see jobs_for_capacity.
+  /// whole_gpu[i]: job i's memory is a share of the GPU, resolved for the run's capacity by
+  /// jobs_for_capacity (P = 0): the share the trace gives (memory_share_ppm[i] < 1e6, an Alibaba
+  /// pod's gpu_milli), or, where the trace gives no memory figure (memory_share_ppm[i] = 1e6),
+  /// `assumed_memory`.
   std::vector<bool> whole_gpu;
-  /// Parts per million of the GPU's memory a whole_gpu job takes (1e6: all of it).
+  /// Parts per million of the GPU's memory a whole_gpu job takes; 1e6: no figure in the trace.
   std::vector<std::int32_t> memory_share_ppm;
+  /// LoadOptions::assumed_memory of the load: E of the whole_gpu jobs with no memory figure.
+  AssumedMemory assumed_memory;
   /// How the input was interpreted, one sentence each (printed by the programs as `note:` lines).
   std::vector<std::string> notes;
 };
@@ -85,7 +113,12 @@ Trace load_trace(const std::string& path, const Catalog& catalog, const LoadOpti
 Trace load_trace_text(std::string_view text, const std::string& path, const Catalog& catalog,
                       const LoadOptions& options = {});
 
-/// The trace's jobs for a GPU of `capacity` bytes: jobs with assumed memory get their share of it.
+/// E of a share of `share_ppm` parts per million (< 1e6) of a GPU of `capacity` bytes, rounded down
+/// to the scheduler's 256-byte alignment so that shares adding up to the whole GPU fit on it.
+core::Bytes share_of(core::Bytes capacity, std::int32_t share_ppm);
+
+/// The trace's jobs for a GPU of `capacity` bytes: a job with a share of the GPU (whole_gpu) gets
+/// P = 0 and E = its share of `capacity`, or trace.assumed_memory of it when the trace gives no figure.
 std::vector<core::JobSpec> jobs_for_capacity(const Trace& trace, core::Bytes capacity);
 /// The same, taking the trace's jobs instead of copying them (trace.jobs is left empty).
 std::vector<core::JobSpec> jobs_for_capacity(Trace&& trace, core::Bytes capacity);

@@ -23,25 +23,34 @@ TEST_CASE("salus-sim --gpus 2: the README's worked cluster example") {
                      "--policy fifo,srtf,pack --summary-json '" + json + "'");
   REQUIRE(r.code == 0);
   CHECK(r.out ==
-        "salus-sim: traces/examples/hand.csv (native, 3 jobs), cluster of 2 GPUs of 16 GiB, placement first-fit, "
-        "interference none, switch cost 0 ms\n"
+        "salus-sim: traces/examples/hand.csv (native, 3 jobs), cluster of 2 GPUs of 16 GiB, placement per policy "
+        "(fifo first-fit, srtf least-loaded, pack util-pack), interference none, switch cost 0 ms\n"
         "Policy   Lanes          Makespan   Avg. Queuing     Avg. JCT      95% JCT   Done  Rejected  Failed  Interrupted\n"
         "fifo     exclusive        1.30 s         0.00 s       0.63 s       1.00 s      3         0       0            0\n"
-        "srtf     single           1.90 s         0.22 s       0.88 s       1.40 s      3         0       0            0\n"
+        "srtf     single           1.30 s         0.00 s       0.63 s       1.00 s      3         0       0            0\n"
         "pack     auto             1.30 s         0.00 s       0.63 s       1.00 s      3         0       0            0\n"
-        "fifo     GPUs busy at most 2; JCT by size: 1 GPU: 3 jobs, avg 0.63 s\n"
-        "srtf     GPUs busy at most 1; JCT by size: 1 GPU: 3 jobs, avg 0.88 s\n"
-        "pack     GPUs busy at most 1; JCT by size: 1 GPU: 3 jobs, avg 0.63 s\n");
+        "fifo     placement first-fit, GPUs busy at most 2; JCT by size: 1 GPU: 3 jobs, avg 0.63 s\n"
+        "srtf     placement least-loaded, GPUs busy at most 2; JCT by size: 1 GPU: 3 jobs, avg 0.63 s\n"
+        "pack     placement util-pack, GPUs busy at most 2; JCT by size: 1 GPU: 3 jobs, avg 0.63 s\n");
   const nlohmann::json s = nlohmann::json::parse(salus::test::slurp(json));
   CHECK(s["cluster"]["gpus"] == 2);
-  CHECK(s["cluster"]["placement"] == "first-fit");
+  CHECK(s["cluster"]["placement"] == "per policy");
+  CHECK(s["results"][1]["cluster"]["placement"] == "least-loaded");
   const auto& fifo = s["results"][0]["cluster"];
+  CHECK(fifo["placement"] == "first-fit");
   CHECK(fifo["job_gpus"] == nlohmann::json::parse("[[0], [1], [1]]"));
   CHECK(fifo["gpus_busy"] == nlohmann::json::parse("[[0, 1], [0.25, 2], [0.35, 1], [0.5, 2], [1.0, 1], [1.3, 0]]"));
   REQUIRE(fifo["jct_by_size"].size() == 1);
   CHECK(fifo["jct_by_size"][0]["gpus"] == 1);
   CHECK(fifo["jct_by_size"][0]["jobs"] == 3);
   CHECK(fifo["jct_by_size"][0]["avg_jct_s"].get<double>() == doctest::Approx((1.0 + 0.1 + 0.8) / 3));
+  // PACK with first-fit named: b and c open lanes of their own beside a on GPU 0, as on one GPU.
+  const auto ff = sim("--trace traces/examples/hand.csv --interference none --switch-cost-ms 0 --gpus 2 "
+                      "--policy pack --placement first-fit --summary-json '" + json + "'");
+  REQUIRE(ff.code == 0);
+  const nlohmann::json f = nlohmann::json::parse(salus::test::slurp(json));
+  CHECK(f["cluster"]["placement"] == "first-fit");
+  CHECK(f["results"][0]["cluster"]["job_gpus"] == nlohmann::json::parse("[[0], [0], [0]]"));
   // The one-GPU path writes no cluster fields.
   const auto one = sim("--trace traces/examples/hand.csv --policy fifo --summary-json '" + json + "'");
   REQUIRE(one.code == 0);

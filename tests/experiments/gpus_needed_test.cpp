@@ -64,6 +64,8 @@ TEST_CASE("gpus_needed on a trace with gang jobs: the curve at N is salus-sim --
   // Every configuration, labelled, its lane mode and placement as run.
   CHECK(j["policies"]["fifo"]["label"] == "exclusive FIFO");
   CHECK(j["policies"]["fifo"]["lane_mode"] == "exclusive");
+  CHECK(j["policies"]["fifo"]["placement"] == "first-fit");
+  CHECK(j["policies"]["pack"]["placement"] == "util-pack");
   CHECK(j["policies"]["pack"]["label"] == "Salus PACK");
   CHECK(j["policies"]["srtf"]["label"] == "Salus SRTF");
   CHECK(j["policies"]["fair"]["label"] == "Salus FAIR");
@@ -85,13 +87,12 @@ TEST_CASE("gpus_needed on a trace with gang jobs: the curve at N is salus-sim --
   for (const std::int64_t n : sizes) {
     CAPTURE(n);
     const std::string common = "--trace " + kGangTrace + " --gpus " + std::to_string(n);
-    const json fifo = sim_summary(common + " --policy fifo --placement first-fit");
-    const json salus = sim_summary(common + " --policy pack,srtf,fair --placement least-loaded");
-    std::vector<json> results = {fifo["results"][0]};
-    for (const json& r : salus["results"]) results.push_back(r);
-    for (const json& r : results) {
+    // Each policy on its own default placement in both programs.
+    const json summary = sim_summary(common + " --policy fifo,pack,srtf,fair");
+    for (const json& r : summary["results"]) {
       const std::string policy = r["policy"].get<std::string>();
       CAPTURE(policy);
+      CHECK(j["policies"][policy]["placement"] == r["cluster"]["placement"]);
       const json* p = curve_point(j["policies"][policy], n);
       if (p == nullptr) continue;  // not on this configuration's curve
       CHECK((*p)["avg_jct_s"].get<double>() == r["avg_jct_s"].get<double>());

@@ -177,8 +177,8 @@ TEST_CASE("tiresias: tiresias_small.csv maps models to the catalog and explains 
                        "(1 job), resnet50 -> resnet50_25 (1 job), superres -> superres_32 (1 job), vae -> vae_64 "
                        "(1 job), vgg16 -> vgg16_25 (1 job)",
                        "1 job names a model missing from the catalog (transformer): iteration time from "
-                       "duration/iterations, memory assumed to be the whole GPU (P = 0, E = capacity), as Salus assumes "
-                       "for a job that sends no estimates",
+                       "duration/iterations, memory assumed to be the whole GPU (P = 0, E = capacity, u = 1), as Salus "
+                       "assumes for a job that sends no estimates (--assumed-memory FRACTION|SIZE sets another)",
                        "1 job has num_gpu > 1 (JobSpec::gpus)", "the interval column is ignored"});
 
   // The iteration time is the trace's duration / iterations: 25 s / 200 = 125 ms.
@@ -220,8 +220,8 @@ TEST_CASE("tiresias: missing models, multi-GPU jobs and rounding of duration/ite
                        "1 job names a model without batch size, mapped to the smallest batch variant in the catalog: "
                        "alpha -> alpha_10 (1 job)",
                        "3 jobs name models missing from the catalog (bar, foo): iteration time from duration/iterations, "
-                       "memory assumed to be the whole GPU (P = 0, E = capacity), as Salus assumes for a job that sends "
-                       "no estimates",
+                       "memory assumed to be the whole GPU (P = 0, E = capacity, u = 1), as Salus assumes for a job "
+                       "that sends no estimates (--assumed-memory FRACTION|SIZE sets another)",
                        "2 jobs have num_gpu > 1 (JobSpec::gpus)"});
 }
 

@@ -1,0 +1,269 @@
+// Batched gang runs (ClusterOptions::gang_batches): after a gang run's first lock-step
+// iteration, the rest is one batched run per replica, cut back to the iteration in flight where
+// lock-step could differ (a cut, another lane starting beside a replica, a paging transfer, the
+// cluster queue). The results must be exactly those of dispatching every lock-step iteration on
+// its own, on random traces with gang jobs on 2 to 12 GPUs, every policy, placement and the
+// interference models none, profiled and pairs; and two hand-computed cases.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "cluster/placement.h"
+#include "policies/registry.h"
+#include "sim/interference.h"
+#include "support/jobs.h"
+
+using namespace salus;
+
+namespace {
+
+std::string describe(const core::JobState& s) {
+  std::string d = std::string(core::to_string(s.status)) + " '" + s.reason + "' it " +
+                  std::to_string(s.iterations_done) + " rank " + std::to_string(s.submit_rank) + " admitted " +
+                  std::to_string(s.admitted_ns) + " start " + std::to_string(s.first_start_ns) + " finish " +
+                  std::to_string(s.finish_ns) + " busy " + std::to_string(s.gpu_time_ns) + " lane " +
+                  std::to_string(s.lane) + " latencies";
+  for (core::TimeNs l : s.request_latency_ns) d += " " + std::to_string(l);
+  return d;
+}
+
+/// Totals over the runs compared, to show the comparisons are not vacuous.
+struct Tally {
+  std::int64_t compared = 0, gang_iterations = 0, batched_events = 0, stepped_events = 0, page_ins = 0, rewinds = 0,
+               requests = 0;
+};
+
+cluster::ClusterOptions options_for(const std::string& policy, const sim::InterferenceModel& model, std::int32_t gpus) {
+  cluster::ClusterOptions opts;
+  opts.cluster = cluster::ClusterSpec::uniform(gpus, test::gib(16));
+  opts.model = &model;
+  opts.sched.lane_mode = policies::make_policy(policy)->default_lane_mode();
+  return opts;
+}
+
+/// Runs the jobs with batched gang runs and without, and checks every job's state, the
+/// placements, the busy samples and every counter but the instants processed.
+void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, const cluster::ClusterOptions& opts,
+             Tally& tally) {
+  cluster::ClusterOptions stepped_opts = opts;
+  stepped_opts.gang_batches = false;
+  const cluster::ClusterOutcome batched = cluster::run_cluster(jobs, policy, opts);
+  const cluster::ClusterOutcome stepped = cluster::run_cluster(jobs, policy, stepped_opts);
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    CAPTURE(j);
+    CHECK(describe(batched.outcome.jobs[j]) == describe(stepped.outcome.jobs[j]));
+  }
+  CHECK(batched.job_gpus == stepped.job_gpus);
+  CHECK(batched.busy.size() == stepped.busy.size());
+  for (std::size_t i = 0; i < std::min(batched.busy.size(), stepped.busy.size()); ++i) {
+    CHECK(batched.busy[i].time_ns == stepped.busy[i].time_ns);
+    CHECK(batched.busy[i].gpus == stepped.busy[i].gpus);
+  }
+  CHECK(batched.placements == stepped.placements);
+  CHECK(batched.gang_iterations == stepped.gang_iterations);
+  CHECK(batched.rewinds == stepped.rewinds);
+  const core::ScheduleOutcome& a = batched.outcome;
+  const core::ScheduleOutcome& b = stepped.outcome;
+  CHECK(a.lanes_opened == b.lanes_opened);
+  CHECK(a.max_concurrent_lanes == b.max_concurrent_lanes);
+  CHECK(a.admissions_new_lane == b.admissions_new_lane);
+  CHECK(a.admissions_existing_lane == b.admissions_existing_lane);
+  CHECK(a.admissions_grown_lane == b.admissions_grown_lane);
+  CHECK(a.dispatches == b.dispatches);
+  CHECK(a.switches == b.switches);
+  CHECK(a.page_outs == b.page_outs);
+  CHECK(a.page_ins == b.page_ins);
+  CHECK(a.plans == b.plans);
+  CHECK(a.plan_closed_form == b.plan_closed_form);
+  CHECK(a.steps == b.steps);
+  CHECK(a.iterations == b.iterations);
+  CHECK(a.end_ns == b.end_ns);
+  CHECK(a.fatal_error == b.fatal_error);
+  CHECK(batched.events <= stepped.events);
+  tally.gang_iterations += batched.gang_iterations;
+  tally.batched_events += batched.events;
+  tally.stepped_events += stepped.events;
+  tally.page_ins += a.page_ins;
+  tally.rewinds += batched.rewinds;
+  for (const core::JobState& st : a.jobs) tally.requests += static_cast<std::int64_t>(st.request_latency_ns.size());
+  ++tally.compared;
+}
+
+}  // namespace
+
+// Jobs arrive faster than the GPUs serve them, so that the cluster queue holds 1-GPU and gang
+// jobs while gang runs are batched; a third of the jobs need 2 to 4 GPUs (up to the cluster's).
+TEST_CASE("batched gang runs: the same results, to the nanosecond, as lock-step one iteration at a time") {
+  const sim::PairSlowdowns pairs = {{{"w0", "w1"}, 1'400'000}, {{"w1", "w0"}, 1'900'000}, {{"w0", "w2"}, 1'100'000},
+                                    {{"w2", "w0"}, 2'300'000}, {{"w1", "w2"}, 1'650'000}, {{"w2", "w1"}, 800'000}};
+  std::vector<std::unique_ptr<sim::InterferenceModel>> models;
+  for (const std::string name : {"none", "profiled", "pairs"}) {
+    models.push_back(sim::make_interference(name, &pairs, nullptr, 0.8));
+  }
+  const std::vector<std::string> policies = policies::policy_names();
+  const std::vector<std::string> placements = cluster::placement_registry().names();
+  const std::size_t combos = policies.size() * placements.size() * models.size();
+  Tally tally;
+  for (std::uint64_t seed = 1; seed <= 2 * combos; ++seed) {
+    const std::string& policy = policies[seed % policies.size()];
+    const std::string& placement = placements[(seed / policies.size()) % placements.size()];
+    const sim::InterferenceModel& model = *models[(seed / (policies.size() * placements.size())) % models.size()];
+    const auto gpus = static_cast<std::int32_t>(2 + seed % 11);
+    const bool paging = seed % 5 == 0 && policies::make_policy(policy)->supports(core::LaneMode::kSingle);
+    // A third of the traces, and those that page, add a GPU of 20 GiB (first or last).
+    const bool large = paging || seed % 3 == 2;
+    auto jobs = test::random_jobs(seed * 977, 16 + static_cast<int>(seed % 17), 8, [&](core::JobSpec& j, int, auto& pick) {
+      j.arrival_ns /= 2;
+      j.workload = "w" + std::to_string(pick(0, 3));  // w3: no pair entry (solo beside the others)
+      j.priority = static_cast<std::int32_t>(pick(0, 2));
+      if (pick(0, 3) == 0) j.first_iter_extra_ns = pick(0, 5'000'000);
+      if (pick(0, 2) == 0) {
+        j.gpus = static_cast<std::int32_t>(std::min<std::int64_t>(gpus, pick(2, 4)));
+        j.iterations *= 4;
+      }
+      // A third of the 1-GPU jobs only the large GPU holds (P + E over 16 GiB): it is given them
+      // at their arrival, and they wait in its own queue (with paging, paging out the paused
+      // jobs of its one lane); admitted there after a placement, they let it take jobs the
+      // cluster queue holds.
+      if (large && j.gpus == 1 && pick(0, 2) == 0) {
+        j.persistent = test::mib(pick(1000, 4000));
+        j.ephemeral = test::gib(16) - j.persistent + test::mib(pick(100, 3000));
+      }
+      if (pick(0, 24) == 0) j.persistent = test::gib(21);  // fits no GPU
+      // Every fourth trace has inference jobs: each request arrives on its own, and a GPU with
+      // such a job is stepped at each arrival of a request.
+      if (seed % 4 == 2 && j.gpus == 1 && pick(0, 4) == 0) {
+        j.iterations = std::min<std::int64_t>(j.iterations, 30);
+        core::TimeNs r = j.arrival_ns;
+        for (std::int64_t k = 0; k < j.iterations; ++k) {
+          j.requests_ns.push_back(r);
+          r += test::ms(pick(0, 80));
+        }
+      }
+    });
+    cluster::ClusterOptions opts = options_for(policy, model, gpus);
+    opts.placement = placement;
+    opts.switch_cost_ns = seed % 3 == 0 ? 0 : test::ms(2);
+    if (large) {
+      const auto at = seed % 2 == 0 ? opts.cluster.gpus.begin() : opts.cluster.gpus.end();
+      opts.cluster.gpus.insert(at, cluster::GpuSpec{test::gib(20), gpus});
+    }
+    if (paging) {
+      opts.sched.lane_mode = core::LaneMode::kSingle;
+      opts.sched.paging = true;
+      opts.paging_bytes_per_s = 8 * core::kGiB;
+    }
+    if (seed % 4 == 1) {
+      std::mt19937_64 rng(seed * 7);
+      for (const core::JobSpec& j : jobs) opts.actual_iter_ns.push_back(j.iter_ns + static_cast<core::TimeNs>(rng() % 3'000'000));
+    }
+    CAPTURE(seed);
+    CAPTURE(policy);
+    CAPTURE(placement);
+    compare(jobs, policy, opts, tally);
+  }
+  CHECK(tally.compared == static_cast<std::int64_t>(2 * combos));
+  MESSAGE("gang iterations ", tally.gang_iterations, ", instants ", tally.batched_events, " batched, ",
+          tally.stepped_events, " lock-step; page-ins ", tally.page_ins, ", requests served ", tally.requests,
+          ", rewinds ", tally.rewinds);
+  CHECK(tally.gang_iterations > 500'000);
+  CHECK(tally.page_ins > 0);
+  CHECK(tally.requests > 1000);
+  // Batches did run: most gang iterations took no instant of their own.
+  CHECK(tally.stepped_events - tally.batched_events > tally.gang_iterations / 2);
+}
+
+// PACK, profiled: g's replicas run alone on GPUs 0 and 1, batched after the first iteration; at
+// 250 ms s arrives and opens a lane beside g's replica on GPU 0, which from then on runs at half
+// speed. Lock-step by hand: iterations end at 100, 200, then the one in flight ends at 300 on
+// GPU 1 and at 250 + 2 x 50 = 350 on GPU 0; the next ones take 200 ms (350-550, ..., 950-1150);
+// the one from 1150 is at half speed until s finishes at 1250 (s: 500 ms of work at half speed
+// from 250), 50 ms of work, then 50 alone: 1300; then 1400 and 1500.
+TEST_CASE("batched gang runs: a PACK neighbour starting mid-batch slows one replica, and lock-step waits for it") {
+  const std::unique_ptr<sim::InterferenceModel> profiled = sim::make_interference("profiled", nullptr, nullptr, 0.8);
+  auto g = test::job("g", 0, 10, test::ms(100), test::mib(1000), test::mib(1000));
+  g.gpus = 2;
+  const auto jobs = test::trace({g, test::job("s", test::ms(250), 5, test::ms(100), test::mib(1000), test::mib(1000))});
+  for (const bool batches : {true, false}) {
+    CAPTURE(batches);
+    cluster::ClusterOptions opts = options_for("pack", *profiled, 2);
+    opts.gang_batches = batches;
+    const cluster::ClusterOutcome r = cluster::run_cluster(jobs, "pack", opts);
+    CHECK(r.job_gpus[0] == std::vector<std::int32_t>{0, 1});
+    CHECK(r.job_gpus[1] == std::vector<std::int32_t>{0});
+    CHECK(r.outcome.jobs[0].finish_ns == test::ms(1500));
+    CHECK(r.outcome.jobs[0].iterations_done == 10);
+    CHECK(r.outcome.jobs[1].finish_ns == test::ms(1250));
+    CHECK(r.gang_iterations == 10);
+    // Lock-step: the start, s's arrival, every iteration's end on each replica (from 300 on,
+    // GPU 1's replica ends 100 ms into each slow iteration and waits). Batched: the same but
+    // the end at 200 inside the first batch and at 1400 inside the last.
+    CHECK(r.events == (batches ? 16 : 18));
+  }
+  Tally tally;
+  compare(jobs, "pack", options_for("pack", *profiled, 2), tally);
+}
+
+// SRTF: s (2 iterations) arrives at 250 ms on GPU 0, mid-way through g's batch; SRTF prefers it,
+// so GPU 0 asks g's run to end at a boundary: it ends at 300 on both replicas (the iteration in
+// flight), GPU 0 runs s until 500, GPU 1 holds g's replica from 300, and g's remaining 7
+// iterations run 500-1200.
+TEST_CASE("batched gang runs: a cut mid-batch ends the run on every replica with the iteration in flight") {
+  const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
+  auto g = test::job("g", 0, 10, test::ms(100), test::mib(1000), test::mib(1000));
+  g.gpus = 2;
+  const auto jobs = test::trace({g, test::job("s", test::ms(250), 2, test::ms(100), test::mib(1000), test::mib(1000))});
+  for (const bool batches : {true, false}) {
+    CAPTURE(batches);
+    cluster::ClusterOptions opts = options_for("srtf", *none, 2);
+    opts.gang_batches = batches;
+    const cluster::ClusterOutcome r = cluster::run_cluster(jobs, "srtf", opts);
+    CHECK(r.job_gpus[1] == std::vector<std::int32_t>{0});
+    CHECK(r.outcome.jobs[1].first_start_ns == test::ms(300));
+    CHECK(r.outcome.jobs[1].finish_ns == test::ms(500));
+    CHECK(r.outcome.jobs[0].finish_ns == test::ms(1200));
+    CHECK(r.outcome.jobs[0].iterations_done == 10);
+    CHECK(r.outcome.dispatches == 2 * 2 + 1);  // g's two runs on each GPU, and s
+    CHECK(r.gang_iterations == 10);
+  }
+}
+
+// The cluster queue: lock-step steps every replica's GPU at each boundary, where the placement
+// tries the queue's jobs on it. GPUs 0 (20 GiB) and 1 (16 GiB); PACK, no interference. g's
+// replicas hold 2 GiB on each; a (17 GiB, only GPU 0 holds it) runs there until 950 ms, b fills
+// GPU 1; p (17 GiB) is given to GPU 0 at 200 ms and waits in its own queue (it fits neither
+// beside a nor in a's lane); j (768 MiB) arrives at 300 ms, and neither GPU admits it (GPU 0 has
+// p pending, GPU 1 is full): the cluster queue. At 950 ms a finishes: the placement still finds
+// p pending on GPU 0, then GPU 0 admits p, and now j fits beside it (19.75 of 20 GiB). Lock-step
+// places j at g's next boundary, 1000 ms; so must the batch, which is cut back to end there
+// (without that cut, j would wait for p's finish at 1450 ms).
+TEST_CASE("batched gang runs: a queued job that a replica's GPU admits after the placement is placed at the next boundary") {
+  const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
+  auto g = test::job("g", 0, 30, test::ms(100), test::gib(1), test::gib(1));
+  g.gpus = 2;
+  const auto jobs = test::trace({g, test::job("a", test::ms(10), 10, test::ms(94), test::mib(1536), test::mib(15872)),
+                                 test::job("b", test::ms(20), 20, test::ms(100), test::gib(2), test::gib(12)),
+                                 test::job("p", test::ms(200), 5, test::ms(100), test::gib(1), test::gib(16)),
+                                 test::job("j", test::ms(300), 3, test::ms(50), test::mib(256), test::mib(512))});
+  for (const bool batches : {true, false}) {
+    CAPTURE(batches);
+    cluster::ClusterOptions opts = options_for("pack", *none, 1);
+    opts.cluster.gpus.front().capacity = test::gib(20);
+    opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(16), 1});
+    opts.gang_batches = batches;
+    const cluster::ClusterOutcome r = cluster::run_cluster(jobs, "pack", opts);
+    CHECK(r.job_gpus == std::vector<std::vector<std::int32_t>>{{0, 1}, {0}, {1}, {0}, {0}});
+    CHECK(r.outcome.jobs[3].status == core::JobStatus::kDone);
+    CHECK(r.outcome.jobs[1].finish_ns == test::ms(950));
+    CHECK(r.outcome.jobs[3].admitted_ns == test::ms(950));
+    CHECK(r.outcome.jobs[4].admitted_ns == test::ms(1000));
+    CHECK(r.outcome.jobs[4].finish_ns == test::ms(1150));
+    CHECK(r.outcome.jobs[0].finish_ns == test::ms(3000));
+    CHECK(r.placements == 3);  // g, b and j; a and p were given to GPU 0 without a choice
+  }
+}
