@@ -50,7 +50,8 @@ core::Bytes parse_capacity(const std::string& text) {
 core::LaneMode parse_lane_mode(const std::string& text) {
   if (text == "single") return core::LaneMode::kSingle;
   if (text == "auto") return core::LaneMode::kAuto;
-  throw core::InputError("--lanes: unknown lane mode '" + text + "' (valid: single, auto)");
+  if (text == "exclusive") return core::LaneMode::kExclusive;
+  throw core::InputError("--lanes: unknown lane mode '" + text + "' (valid: single, auto, exclusive)");
 }
 
 std::vector<std::string> lane_mode_notes(const std::vector<std::string>& names, std::optional<core::LaneMode> lanes) {
@@ -173,8 +174,9 @@ void add_model_options(boost::program_options::options_description& desc, ModelO
                        const std::string& interference_extra, const std::string& placement_extra) {
   namespace po = boost::program_options;
   desc.add_options()
-      ("lanes", po::value(&v.lanes), "single|auto: one shared lane, or lanes per Algorithm 1 "
-       "(default: single for srtf and fair, auto for pack; fifo is always exclusive)")
+      ("lanes", po::value(&v.lanes), "single|auto|exclusive: one shared lane, or lanes per Algorithm 1, or one "
+       "job at a time on the whole GPU, kept until it ends (fifo, and srtf: then the shortest waiting job "
+       "first, not preemptive) (default: single for srtf and fair, auto for pack; fifo is always exclusive)")
       ("interference", po::value(&v.interference)->default_value(v.interference),
        ("none: every iteration takes its solo time; profiled: concurrent lanes run at 1/max(1, sum u) speed; "
         "pairs: the catalog's measured pair slowdowns, excess added over the other lanes (u where a pair is "

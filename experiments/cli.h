@@ -20,7 +20,7 @@ namespace salus::experiments {
 std::vector<std::string> parse_policy_list(const std::string& list);
 /// "--gpu-mem" value with a unit, positive. Throws core::InputError.
 core::Bytes parse_capacity(const std::string& text);
-/// "--lanes" value: single or auto. Throws core::InputError.
+/// "--lanes" value: single, auto or exclusive. Throws core::InputError.
 core::LaneMode parse_lane_mode(const std::string& text);
 /// Notes for policies that ignore the requested lane mode.
 std::vector<std::string> lane_mode_notes(const std::vector<std::string>& policies, std::optional<core::LaneMode> lanes);

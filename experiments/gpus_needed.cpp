@@ -1,6 +1,6 @@
 // gpus_needed: how many GPUs does sharing save? For a trace and a bound on average JCT (or on
-// average queuing), the fewest GPUs that meet it with exclusive FIFO and with Salus under PACK,
-// SRTF and FAIR, found by bisection over the cluster size N inside bounds read from the trace;
+// average queuing), the fewest GPUs that meet it with exclusive FIFO and SRTF and with Salus
+// under PACK, SRTF and FAIR, searched over the cluster size N from where the trace says to look;
 // the paper's inference result (42 GPUs -> 1) asked of a training trace. Every N is run as
 // `salus-sim --gpus N` runs it: the cluster with gang jobs (N = 1: the one-GPU path), the trace
 // read and the model set by salus-sim's own options.
@@ -35,15 +35,17 @@ struct Config {
   const char* name;       ///< key under "policies"
   const char* label;      ///< what the table, the JSON and the figure call it
   const char* policy;
+  bool exclusive;         ///< one job at a time on each GPU, whatever --lanes says
 };
 // Each policy on its own default placement (cluster::default_placement), as salus-sim runs it,
-// unless --placement names one for all. No exclusive SRTF: the scheduler's exclusive mode admits one job and keeps it until it ends
-// (non-preemptive), and the cluster queue places jobs in arrival order, so SRTF there is FIFO
-// on every N > 1 (experiments/README.md).
-constexpr Config kConfigs[] = {{"fifo", "exclusive FIFO", "fifo"},
-                               {"pack", "Salus PACK", "pack"},
-                               {"srtf", "Salus SRTF", "srtf"},
-                               {"fair", "Salus FAIR", "fair"}};
+// unless --placement names one for all. Exclusive SRTF tells SRTF's reordering from its
+// sharing: the core's exclusive mode admits one job and keeps it until it ends, so it is the
+// shortest waiting job first, not preemptive (experiments/README.md).
+constexpr Config kConfigs[] = {{"fifo", "exclusive FIFO", "fifo", true},
+                               {"srtf_exclusive", "exclusive SRTF", "srtf", true},
+                               {"pack", "Salus PACK", "pack", false},
+                               {"srtf", "Salus SRTF", "srtf", false},
+                               {"fair", "Salus FAIR", "fair", false}};
 
 /// Points of the curve spread evenly, besides the answer, the N before it and the search's.
 constexpr std::int64_t kCurvePoints = 8;
@@ -116,6 +118,7 @@ ConfigResult run_config(const Search& s, const Config& c) {
   const auto n_jobs = static_cast<std::int64_t>(s.jobs.size());
   SimConfig k = s.cfg;
   k.placement = s.model.placement.empty() ? std::string(cluster::default_placement(c.policy)) : s.model.placement;
+  if (c.exclusive) k.lanes = core::LaneMode::kExclusive;
   const core::LaneMode lanes = lane_mode_for(*policies::make_policy(c.policy), k);
   std::map<std::int64_t, Point> tried;  // every N simulated, once
   auto at = [&](std::int64_t n) -> const Point& {
@@ -248,9 +251,14 @@ json run_gpus_needed(const ExperimentContext& ctx) {
   const SearchBounds sb = search_bounds(jobs, cfg.switch_cost_ns);
 
   std::vector<std::string> policy_names;
-  for (const Config& c : kConfigs) policy_names.emplace_back(c.policy);
+  for (const Config& c : kConfigs) {
+    if (!c.exclusive || std::string(c.policy) == "fifo") policy_names.emplace_back(c.policy);
+  }
   std::vector<std::string> notes = loaded.trace.notes;
   for (const std::string& n : model_notes(policy_names, cfg)) notes.push_back(n);
+  notes.push_back("exclusive SRTF: one job at a time on each GPU, the waiting job with the least solo time first; "
+                  "not preemptive (a job keeps its GPU until it ends: the core's exclusive mode)" +
+                  (cfg.lanes ? std::string("; --lanes ") + core::to_string(*cfg.lanes) + " does not apply to it" : ""));
   if (gang_jobs > 0) {
     notes.push_back(std::to_string(gang_jobs) + (gang_jobs == 1 ? " job needs" : " jobs need") +
                     " more than one GPU: k replicas in lock-step on k GPUs (gang), as salus-sim --gpus N runs them; "

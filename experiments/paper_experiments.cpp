@@ -524,8 +524,8 @@ constexpr ExperimentRegistry::Entry kExperiments[] = {
      "Salus; request latency (Fig. 10)",
      {1, "experiments/inference.json", "", &inference}},
     {"gpus_needed",
-     "how many GPUs does sharing save: the fewest that meet a bound on average JCT (or queuing), exclusive FIFO vs "
-     "Salus PACK, SRTF and FAIR, by bisection over the cluster size (gang jobs as salus-sim --gpus N runs them)",
+     "how many GPUs does sharing save: the fewest that meet a bound on average JCT (or queuing), exclusive FIFO "
+     "and SRTF vs Salus PACK, SRTF and FAIR, by bisection over the cluster size (gang jobs as salus-sim --gpus N runs them)",
      {2, "long_trace_100.csv (or --trace FILE, read with salus-sim's trace options); bound --bound-jct-min "
          "(default 2x the average solo time) or --bound-queue-min; salus-sim's model options",
       "", &run_gpus_needed}},

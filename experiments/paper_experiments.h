@@ -95,7 +95,7 @@ std::vector<std::string> real_inputs(const std::string& name, const std::string&
 /// ones), an experiment without a real variant under a real runner, or a bad input file.
 nlohmann::json run_experiment(const std::string& name, const ExperimentContext& ctx);
 
-/// gpus_needed: the fewest GPUs meeting a bound, exclusive FIFO against Salus (gpus_needed.cpp).
+/// gpus_needed: the fewest GPUs meeting a bound, exclusive FIFO and SRTF against Salus (gpus_needed.cpp).
 nlohmann::json run_gpus_needed(const ExperimentContext& ctx);
 
 /// The inference experiment (Fig. 10), in its own file.

@@ -67,7 +67,7 @@ Options parse(int argc, char** argv, bool* help) {
        "them, as frameworks train on Ampere and Hopper (cuda only; the cpu device refuses it)")
       ("gpu-mem", po::value(&gpu_mem)->default_value("16GiB"),
        "memory pool reserved on the device, with a unit (16GiB emulates a P100); never more than it has free")
-      ("lanes", po::value(&lanes), "single|auto (defaults as in salus-sim)")
+      ("lanes", po::value(&lanes), "single|auto|exclusive (as in salus-sim)")
       ("time-scale", po::value(&o.time_scale)->default_value(1.0),
        "divide arrival times and iteration counts by this (>= 1) to shorten a run")
       ("profiles", po::value(&o.profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")

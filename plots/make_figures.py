@@ -840,14 +840,18 @@ def load_gpus_needed(root):
         _non_decreasing(node["curve"], [g for g, _ in points], "gpus")
         needed = node.get("gpus_needed")
         label = node.get("label")
+        mode = node.get("lane_mode")
         lines.append({"policy": policy,
+                      # A sharing policy run one job at a time (exclusive SRTF) is drawn apart from its Salus line.
+                      "exclusive": policy != "fifo" and mode is not None and mode.string() == "exclusive",
                       "label": label.string() if label is not None else
                       ("exclusive FIFO" if policy == "fifo" else "Salus " + POLICY_LABEL[policy]),
                       "points": points,
                       "needed": needed.integer(lo=1) if needed is not None and needed.value is not None else None})
     if not lines:
         root["policies"].fail("has no policy")
-    lines.sort(key=lambda line: POLICY_ORDER.index(line["policy"]))  # the JSON's keys are sorted by name
+    # The JSON's keys are sorted by name: policy order, a policy's exclusive line first.
+    lines.sort(key=lambda line: (POLICY_ORDER.index(line["policy"]), not line["exclusive"]))
     source = root.get("input")
     return {"kind": kind, "bound_s": bound["seconds"].num(positive=True), "lines": lines,
             "input": os.path.basename(source.string()) if source is not None else None}
@@ -863,8 +867,9 @@ def draw_gpus_needed(fig, data):
         label = line["label"]
         if line["needed"] is not None:
             label += f": {line['needed']} GPUs"
-        ax.plot(gpus, minutes, color=POLICY_COLOUR.get(p, "black"), linestyle=POLICY_LINESTYLE.get(p, "-"),
-                marker="o", markersize=2.5, label=label)
+        style = (0, (4, 1, 1, 1, 1, 1)) if line["exclusive"] else POLICY_LINESTYLE.get(p, "-")
+        ax.plot(gpus, minutes, color=POLICY_COLOUR.get(p, "black"), linestyle=style,
+                marker="s" if line["exclusive"] else "o", markersize=2.5, label=label)
         if line["needed"] is not None:
             for g, v in line["points"]:
                 if g == line["needed"]:

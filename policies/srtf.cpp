@@ -8,7 +8,9 @@ class Srtf final : public core::Policy {
   std::string_view name() const override { return "srtf"; }
   std::string_view description() const override { return kSrtfDescription; }
   core::LaneMode default_lane_mode() const override { return core::LaneMode::kSingle; }
-  bool supports(core::LaneMode m) const override { return m != core::LaneMode::kExclusive; }
+  /// Exclusive too (gpus_needed's exclusive SRTF baseline): one job admitted at a time, kept
+  /// until it finishes, so there SRTF is non-preemptive, the shortest waiting job first.
+  bool supports(core::LaneMode m) const override { (void)m; return true; }
   /// The paper (§4.2): the higher-priority job is admitted as long as its own safety condition is
   /// met. A pending job has run nothing, so its remaining solo time is its whole solo time.
   std::int64_t admission_key(const core::SchedulerView& v, core::JobIndex j) const override {

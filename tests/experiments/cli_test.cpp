@@ -68,7 +68,7 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
       {kHand + " --gpu-mem 16XB",
        "salus-sim: --gpu-mem: unknown size unit 'XB' (valid: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)\n"},
       {kHand + " --gpu-mem 0GiB", "salus-sim: --gpu-mem: must be positive\n"},
-      {kHand + " --lanes many", "salus-sim: --lanes: unknown lane mode 'many' (valid: single, auto)\n"},
+      {kHand + " --lanes many", "salus-sim: --lanes: unknown lane mode 'many' (valid: single, auto, exclusive)\n"},
       {kHand + " --interference mps",
        "salus-sim: --interference: unknown interference model 'mps' (valid: none, profiled, pairs, crowds, shares, or auto)\n"},
       {kHand + " --switch-cost-ms -1", "salus-sim: --switch-cost-ms: must be a non-negative number\n"},

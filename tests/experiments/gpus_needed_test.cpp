@@ -3,12 +3,14 @@
 // model, and bad options exit 2.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "support/programs.h"
+#include "support/temp_files.h"
 
 namespace {
 
@@ -67,6 +69,9 @@ TEST_CASE("gpus_needed on a trace with gang jobs: the curve at N is salus-sim --
   CHECK(j["policies"]["fifo"]["placement"] == "first-fit");
   CHECK(j["policies"]["pack"]["placement"] == "util-pack");
   CHECK(j["policies"]["pack"]["label"] == "Salus PACK");
+  CHECK(j["policies"]["srtf_exclusive"]["label"] == "exclusive SRTF");
+  CHECK(j["policies"]["srtf_exclusive"]["lane_mode"] == "exclusive");
+  CHECK(j["policies"]["srtf"]["lane_mode"] == "single");
   CHECK(j["policies"]["srtf"]["label"] == "Salus SRTF");
   CHECK(j["policies"]["fair"]["label"] == "Salus FAIR");
   // The sizes on every curve, and each configuration's answer.
@@ -87,9 +92,13 @@ TEST_CASE("gpus_needed on a trace with gang jobs: the curve at N is salus-sim --
   for (const std::int64_t n : sizes) {
     CAPTURE(n);
     const std::string common = "--trace " + kGangTrace + " --gpus " + std::to_string(n);
-    // Each policy on its own default placement in both programs.
-    const json summary = sim_summary(common + " --policy fifo,pack,srtf,fair");
-    for (const json& r : summary["results"]) {
+    // Each policy on its own default placement in both programs; exclusive SRTF is --lanes exclusive.
+    json results = sim_summary(common + " --policy fifo,pack,srtf,fair")["results"];
+    json exclusive = sim_summary(common + " --policy srtf --lanes exclusive")["results"][0];
+    CHECK(exclusive["lane_mode"] == "exclusive");
+    exclusive["policy"] = "srtf_exclusive";
+    results.push_back(exclusive);
+    for (const json& r : results) {
       const std::string policy = r["policy"].get<std::string>();
       CAPTURE(policy);
       CHECK(j["policies"][policy]["placement"] == r["cluster"]["placement"]);
@@ -103,7 +112,7 @@ TEST_CASE("gpus_needed on a trace with gang jobs: the curve at N is salus-sim --
       ++compared;
     }
   }
-  CHECK(compared >= 8);  // the common sizes on all four curves, the answers on their own
+  CHECK(compared >= 10);  // the common sizes on all five curves, the answers on their own
 }
 
 TEST_CASE("gpus_needed: each answer is the first N on its curve meeting the bound, and the bound kinds") {
@@ -113,7 +122,7 @@ TEST_CASE("gpus_needed: each answer is the first N on its curve meeting the boun
   CHECK(bound == doctest::Approx(2 * j["avg_solo_s"].get<double>()));
   CHECK(j["time_scale"] == 1.0);
   CHECK(j["interference"] == "profiled");  // the shipped catalog names no model and has no pairs
-  for (const char* name : {"fifo", "pack", "srtf", "fair"}) {
+  for (const char* name : {"fifo", "srtf_exclusive", "pack", "srtf", "fair"}) {
     CAPTURE(name);
     const json& c = j["policies"][name];
     REQUIRE(c["gpus_needed"].is_number_integer());
@@ -148,6 +157,7 @@ TEST_CASE("gpus_needed takes salus-sim's model and trace options, and records th
   for (const auto& [name, c] : j["policies"].items()) CHECK(c["placement"] == "best-fit");
   CHECK(j["policies"]["srtf"]["lane_mode"] == "auto");
   CHECK(j["policies"]["fifo"]["lane_mode"] == "exclusive");  // fifo is always exclusive
+  CHECK(j["policies"]["srtf_exclusive"]["lane_mode"] == "exclusive");  // the baseline whatever --lanes says
   bool lanes_note = false;
   for (const json& n : j["notes"]) lanes_note |= n == "fifo runs in exclusive mode; --lanes auto does not apply to it";
   CHECK(lanes_note);
@@ -196,4 +206,27 @@ TEST_CASE("--quiet: stdout is the same with and without it, and nothing is on st
   CHECK(sim_loud.out == sim_quiet.out);
   CHECK(sim_quiet.err.empty());
   CHECK((sim_loud.err.empty() || sim_loud.err.rfind("salus-sim: ", 0) == 0));
+}
+
+TEST_CASE("exclusive SRTF (salus-sim --lanes exclusive): one job at a time, the shortest waiting first, no preemption") {
+  // a runs 1 s from 0; c (0.8 s) arrives at 0.25, b (0.1 s) at 0.5. FIFO: a, c, b. Exclusive
+  // SRTF: a to its end, then b, then c. SRTF on a shared lane: b preempts a at 0.5.
+  const std::string trace = salus::test::temp_file("sjf.csv",
+                                                   "job_id,arrival_s,iterations,persistent_mib,ephemeral_mib,iter_ms\n"
+                                                   "a,0,10,1000,4000,100\n"
+                                                   "c,0.25,4,2000,8000,200\n"
+                                                   "b,0.5,2,500,2000,50\n");
+  auto finishes = [&](const std::string& args) {
+    const json s = sim_summary("--trace '" + trace + "' --interference none --switch-cost-ms 0 " + args);
+    std::string out;
+    for (const json& job : s["results"][0]["jobs"]) {
+      char line[64];
+      std::snprintf(line, sizeof line, "%s %.2f ", job["id"].get<std::string>().c_str(), job["finish_s"].get<double>());
+      out += line;
+    }
+    return out;
+  };
+  CHECK(finishes("--policy fifo") == "a 1.00 c 1.80 b 1.90 ");
+  CHECK(finishes("--policy srtf --lanes exclusive") == "a 1.00 c 1.90 b 1.10 ");
+  CHECK(finishes("--policy srtf") == "a 1.10 c 1.90 b 0.60 ");
 }

@@ -41,7 +41,7 @@ TEST_CASE("lane modes: default and supported per policy") {
   };
   const Row rows[] = {
       {"fifo", LaneMode::kExclusive, true, false, false},
-      {"srtf", LaneMode::kSingle, false, true, true},
+      {"srtf", LaneMode::kSingle, true, true, true},  // exclusive: non-preemptive (gpus_needed)
       {"pack", LaneMode::kAuto, false, true, true},
       {"fair", LaneMode::kSingle, false, true, true},
   };

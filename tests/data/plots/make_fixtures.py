@@ -216,7 +216,8 @@ def gpus_needed():
     bound = 480.0
     policies = {}
     for name, label, scale, placement in (("fifo", "exclusive FIFO", 9000.0, "first-fit"),
-                                          ("pack", "Salus PACK", 4800.0, "least-loaded"),
+                                          ("srtf_exclusive", "exclusive SRTF", 6000.0, "least-loaded"),
+                                          ("pack", "Salus PACK", 4800.0, "util-pack"),
                                           ("srtf", "Salus SRTF", 2000.0, "least-loaded"),
                                           ("fair", "Salus FAIR", 3000.0, "least-loaded")):
         curve = []
@@ -227,7 +228,9 @@ def gpus_needed():
                           "makespan_s": r(3600.0 + jct), "done": 100})
             if needed is None and jct <= bound:
                 needed = n
-        policies[name] = {"label": label, "policy": name, "lane_mode": "exclusive" if name == "fifo" else "single",
+        policy = name.split("_")[0]
+        policies[name] = {"label": label, "policy": policy,
+                          "lane_mode": {"fifo": "exclusive", "srtf_exclusive": "exclusive", "pack": "auto"}.get(name, "single"),
                           "placement": placement, "gpus_needed": needed, "rejected": 0, "search_runs": 4,
                           "simulations": 8, "first_meeting_on_curve": needed, "curve": curve}
     return {"experiment": "gpus_needed", "version": 2, "fixture": True, "input": "fixture.csv",
