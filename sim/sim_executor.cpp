@@ -174,8 +174,12 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
   // jobs days apart in service (LAS's newcomer; jobs of 10^6 iterations) still runs.
   plan_by_order_.resize(n);
   for (std::size_t i = 0; i < n; ++i) plan_by_order_[i] = i;
-  std::sort(plan_by_order_.begin(), plan_by_order_.end(),
-            [&](std::size_t x, std::size_t y) { return p.jobs[x].order < p.jobs[y].order; });
+  // The loop lists a lane's jobs in admission order, which is their order (arrival) under FAIR
+  // and LAS unless a job was admitted past a blocked one: a check instead of a sort per plan.
+  const auto by_order = [&](std::size_t x, std::size_t y) { return p.jobs[x].order < p.jobs[y].order; };
+  if (!std::is_sorted(plan_by_order_.begin(), plan_by_order_.end(), by_order)) {
+    std::sort(plan_by_order_.begin(), plan_by_order_.end(), by_order);
+  }
   core::PlanDispatch& sp = plan_sorted_;
   sp.lane = p.lane;
   sp.last_job = p.last_job;
