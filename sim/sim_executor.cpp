@@ -168,10 +168,10 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
   // job's first-iteration extra, and the switching cost when it starts a run of another job than
   // the lane's last. The least is found on one 64-bit key per slot: the level above a base,
   // shifted, and the slot below. Levels more than kHorizon above the base saturate there (the
-  // key then is at most the true one), and the plan ends before its first iteration at or past
-  // the horizon: a prefix of the rotation, as an arrival would end it, so the loop plans again
-  // from there. The base is the least level at the start and after every jump, so a plan of
-  // jobs days apart in service (LAS's newcomer; jobs of 10^6 iterations) still runs.
+  // key then is at most the true one, so every choice below the horizon is exact); the base is
+  // the least level at the start, after every jump, and whenever the least key reaches the
+  // horizon, so a plan of jobs days apart in service (LAS's newcomer; jobs of 10^6 iterations)
+  // still runs whole.
   plan_by_order_.resize(n);
   for (std::size_t i = 0; i < n; ++i) plan_by_order_[i] = i;
   // The loop lists a lane's jobs in admission order, which is their order (arrival) under FAIR
@@ -301,7 +301,14 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
       for (; k < n; ++k) m0 = std::min(m0, key[k]);
       least = std::min(std::min(m0, m1), std::min(m2, m3));
     }
-    if (std::min(fast_key, least) >= kSaturated) break;  // the next iteration is past the horizon
+    if (std::min(fast_key, least) >= kSaturated) {
+      // The next iteration is past the horizon: the keys again from the least level (O(n), once
+      // per 2^46 ns of service).
+      for (std::size_t r = 0; r < n; ++r) plan_level_[r] = sp.jobs[r].level + sr.iterations[r] * sp.jobs[r].step;
+      load();
+      build_heap();
+      continue;
+    }
     std::int64_t* const done = sr.iterations.data();
     if (fast_key < least) {
       // The fastest job's iterations below the others' least key, up to its last and to what

@@ -1,5 +1,7 @@
 // Simulator speed: simulated iterations per second and jobs per second, per policy, on synthetic
-// traces of 20k and 200k jobs (about 1000 iterations per job, so 2e8 iterations at 200k).
+// traces of 20k and 200k jobs (about 1000 iterations per job, so 2e8 iterations at 200k), and
+// (BM_TimeShare) FAIR and LAS on long jobs of 1-s iterations piling up in one lane, the shape of
+// Alibaba's pod lists (make_timeshare_trace).
 //
 //   ./build/tests/bench/sim_bench --benchmark_counters_tabular=true
 //
