@@ -30,7 +30,8 @@ using core::TimeNs;
 ///    stamped with the lane's current epoch, else its service is 0. The jobs with service 0 are
 ///    members minus served; the earliest of them is found by a cursor over members that only
 ///    moves forward within an epoch (a job's service never drops back to 0 until the next join).
-/// Every operation is O(log n) amortised.
+/// Every operation is O(log n) amortised. A plan (a rotation run in one go) only updates the
+/// counters of the jobs that ran; `served` is rebuilt from them when a decision next needs it.
 ///
 /// The per-job counters live in a hash map holding only the jobs admitted to this GPU and not yet
 /// finished (added at the join, dropped at the finish), not in an array over the whole trace: a
@@ -54,6 +55,7 @@ class Fair final : public core::Policy {
     LaneService& ls = lanes_[lane.id];
     ++ls.epoch;
     ls.served.clear();
+    ls.served_stale = false;  // every service is 0 now
     const auto [it, added] = jobs_.try_emplace(job);
     SALUS_INVARIANT(added, "fair: a job joins a lane once", v.specs[static_cast<std::size_t>(job)].id);
     JobService& js = it->second;
@@ -82,40 +84,31 @@ class Fair final : public core::Policy {
     if (lane.jobs.size() != ls.members.size()) return false;
     for (JobIndex j : lane.jobs) {
       const TimeNs d = v.specs[static_cast<std::size_t>(j)].iter_ns;
-      out.push_back({j, service_iterations(ls, j) * d, d, at(j).rank});
+      const JobService& js = at(j);
+      out.push_back({j, (js.epoch == ls.epoch ? js.iterations : 0) * d, d, js.rank});
     }
     return true;
   }
 
-  void on_plan_done(const core::SchedulerView& v, core::LaneId lane_id, std::span<const core::RotationEntry> entries,
+  void on_plan_done(const core::SchedulerView&, core::LaneId lane_id, std::span<const core::RotationEntry> entries,
                     std::span<const std::int64_t> iterations) override {
     LaneService& ls = lane(lane_id);
     SALUS_INVARIANT(ls.in_flight_at_join == core::kNoJob, "fair: no join during a plan", "lane " + std::to_string(lane_id));
     SALUS_INVARIANT(entries.size() == ls.members.size(), "fair: a plan covers the lane", "lane " + std::to_string(lane_id));
-    // Every job of the lane is in the plan. When most of them ran, `served` is rebuilt in order
-    // with hints (a plan ends at every event: this runs once per event) rather than erased and
-    // re-inserted per job; when few did (a long queue in one lane), only theirs are updated.
-    std::size_t ran = 0;
-    for (std::int64_t k : iterations) ran += k > 0;
-    if (ran * 4 < entries.size()) {
-      for (std::size_t i = 0; i < entries.size(); ++i) serve(v, ls, entries[i].job, iterations[i]);
-      return;
-    }
-    plan_served_.clear();
+    // Every job of the lane is in the plan. Only the counters of the jobs that ran change here;
+    // `served` is left stale and rebuilt when a decision or a single run next needs it: plans
+    // follow plans while the lane is alone (one per arrival and finish), and sorting the lane's
+    // jobs after each of them was most of FAIR's time with thousands of jobs in the lane.
     for (std::size_t i = 0; i < entries.size(); ++i) {
-      const JobIndex job = entries[i].job;
-      JobService& js = at(job);
+      if (iterations[i] == 0) continue;
+      JobService& js = at(entries[i].job);
       if (js.epoch != ls.epoch) {
-        if (iterations[i] == 0) continue;
         js.epoch = ls.epoch;
         js.iterations = 0;
       }
       js.iterations += iterations[i];
-      if (js.iterations > 0) plan_served_.emplace_back(js.iterations * v.specs[static_cast<std::size_t>(job)].iter_ns, js.rank, job);
     }
-    std::sort(plan_served_.begin(), plan_served_.end());
-    ls.served.clear();
-    for (const auto& e : plan_served_) ls.served.emplace_hint(ls.served.end(), e);
+    ls.served_stale = true;
   }
 
   void on_finish(const core::SchedulerView& v, JobIndex job, core::LaneId lane_id) override {
@@ -123,7 +116,7 @@ class Fair final : public core::Policy {
     JobService& js = at(job);
     if (ls.cursor != ls.members.end() && ls.cursor->second == job) ++ls.cursor;
     ls.members.erase({js.rank, job});
-    if (js.epoch == ls.epoch && js.iterations > 0) {
+    if (!ls.served_stale && js.epoch == ls.epoch && js.iterations > 0) {
       ls.served.erase({js.iterations * v.specs[static_cast<std::size_t>(job)].iter_ns, js.rank, job});
     }
     jobs_.erase(job);
@@ -133,6 +126,7 @@ class Fair final : public core::Policy {
   core::Decision choose(const core::SchedulerView& v, const core::LaneSnapshot& lane) override {
     LaneService& ls = lane_state(lane.id);
     if (lane.jobs.size() != ls.members.size()) return choose_among(v, ls, lane.jobs);
+    refresh(v, ls);
     // The earliest job with service 0, if any.
     while (ls.cursor != ls.members.end() && service_iterations(ls, ls.cursor->second) > 0) ++ls.cursor;
     const std::size_t zero = ls.members.size() - ls.served.size();
@@ -161,6 +155,7 @@ class Fair final : public core::Policy {
     std::int64_t epoch = 0;
     std::set<std::pair<std::int64_t, JobIndex>> members;
     std::set<std::tuple<TimeNs, std::int64_t, JobIndex>> served;
+    bool served_stale = false;  // a plan ran since `served` was last right (on_plan_done)
     std::set<std::pair<std::int64_t, JobIndex>>::iterator cursor;
     JobIndex in_flight_at_join = core::kNoJob;
     TimeNs join_ns = 0;
@@ -179,6 +174,7 @@ class Fair final : public core::Policy {
   /// `n` more iterations of `job` count as service in its lane.
   void serve(const core::SchedulerView& v, LaneService& ls, JobIndex job, std::int64_t n) {
     if (n == 0) return;
+    refresh(v, ls);
     JobService& js = at(job);
     const TimeNs d = v.specs[static_cast<std::size_t>(job)].iter_ns;
     if (js.epoch == ls.epoch && js.iterations > 0) ls.served.erase({js.iterations * d, js.rank, job});
@@ -188,6 +184,22 @@ class Fair final : public core::Policy {
     }
     js.iterations += n;
     ls.served.insert({js.iterations * d, js.rank, job});
+  }
+  /// Rebuilds `served` from the counters after plans (on_plan_done leaves it stale): the lane's
+  /// jobs with service > 0, sorted once and inserted in order.
+  void refresh(const core::SchedulerView& v, LaneService& ls) {
+    if (!ls.served_stale) return;
+    ls.served_stale = false;
+    plan_served_.clear();
+    for (const auto& [rank, job] : ls.members) {
+      const JobService& js = at(job);
+      if (js.epoch == ls.epoch && js.iterations > 0) {
+        plan_served_.emplace_back(js.iterations * v.specs[static_cast<std::size_t>(job)].iter_ns, rank, job);
+      }
+    }
+    std::sort(plan_served_.begin(), plan_served_.end());
+    ls.served.clear();
+    for (const auto& e : plan_served_) ls.served.emplace_hint(ls.served.end(), e);
   }
   LaneService& lane(core::LaneId id) {
     auto it = lanes_.find(id);
@@ -210,7 +222,7 @@ class Fair final : public core::Policy {
 
   std::unordered_map<JobIndex, JobService> jobs_;  // the admitted, unfinished jobs of this GPU
   std::unordered_map<core::LaneId, LaneService> lanes_;
-  std::vector<std::tuple<TimeNs, std::int64_t, JobIndex>> plan_served_;  // on_plan_done's scratch
+  std::vector<std::tuple<TimeNs, std::int64_t, JobIndex>> plan_served_;  // refresh's scratch
 };
 
 }  // namespace

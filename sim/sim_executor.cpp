@@ -177,13 +177,20 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
   // scattered back into `rep` at the end. The iteration chosen at each boundary is the least
   // (level, order); it takes the work of the same iteration in a run of its own: its time, the
   // job's first-iteration extra, and the switching cost when it starts a run of another job than
-  // the lane's last. The least is found on one 64-bit key per slot: the level above the least,
-  // shifted, and the slot below. A plan whose levels do not fit in that is not run (the loop
-  // then decides run by run).
+  // the lane's last. The least is found on one 64-bit key per slot: the level above a base,
+  // shifted, and the slot below. Levels more than kHorizon above the base saturate there (the
+  // key then is at most the true one, so every choice below the horizon is exact); the base is
+  // the least level at the start, after every jump, and whenever the least key reaches the
+  // horizon, so a plan of jobs days apart in service (LAS's newcomer; jobs of 10^6 iterations)
+  // still runs whole.
   plan_by_order_.resize(n);
   for (std::size_t i = 0; i < n; ++i) plan_by_order_[i] = i;
-  std::sort(plan_by_order_.begin(), plan_by_order_.end(),
-            [&](std::size_t x, std::size_t y) { return p.jobs[x].order < p.jobs[y].order; });
+  // The loop lists a lane's jobs in admission order, which is their order (arrival) under FAIR
+  // and LAS unless a job was admitted past a blocked one: a check instead of a sort per plan.
+  const auto by_order = [&](std::size_t x, std::size_t y) { return p.jobs[x].order < p.jobs[y].order; };
+  if (!std::is_sorted(plan_by_order_.begin(), plan_by_order_.end(), by_order)) {
+    std::sort(plan_by_order_.begin(), plan_by_order_.end(), by_order);
+  }
   core::PlanDispatch& sp = plan_sorted_;
   sp.lane = p.lane;
   sp.last_job = p.last_job;
@@ -199,14 +206,12 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
   sr.switches = 0;
   sr.closed_form = 0;
   plan_level_.resize(n);
-  TimeNs base = core::kNever, top = 0;
   for (std::size_t r = 0; r < n; ++r) {
     plan_level_[r] = sp.jobs[r].level;
-    base = std::min(base, plan_level_[r]);
-    top = std::max(top, plan_level_[r] + static_cast<TimeNs>(std::min<i128>(
-                                             static_cast<i128>(sp.jobs[r].remaining) * sp.jobs[r].step, core::kNever / 2)));
+    // A key's step must fit below the horizon (an iteration of 19 hours does not).
+    if (sp.jobs[r].step >= kHorizon) return false;
   }
-  if (n > (std::size_t{1} << kOrderBits) || top - base >= (TimeNs{1} << (63 - kOrderBits))) return false;
+  if (n > (std::size_t{1} << kOrderBits)) return false;
 
   // Per slot, for the tight loop: its key, iteration time, key step, extra still to pay.
   plan_key_.resize(n);
@@ -239,9 +244,12 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
     return kOther;
   };
   // (Re)loads the tight loop's state from plan_level_ and sr (at the start and after a jump).
+  TimeNs base = 0;
   auto load = [&] {
+    base = *std::min_element(plan_level_.begin(), plan_level_.end());
     for (std::size_t r = 0; r < n; ++r) {
-      plan_key_[r] = (static_cast<std::uint64_t>(plan_level_[r] - base) << kOrderBits) | r;
+      const TimeNs above = std::min(plan_level_[r] - base, kHorizon);
+      plan_key_[r] = (static_cast<std::uint64_t>(above) << kOrderBits) | r;
       plan_extra_[r] = sr.iterations[r] == 0 ? sp.jobs[r].extra_ns : 0;
     }
     fast_key = plan_key_[fr];
@@ -269,13 +277,12 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
   const std::uint64_t fast_step = plan_key_step_[fr];
   const std::int64_t fast_remaining = sp.jobs[fr].remaining;
   constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kOrderBits) - 1;
+  constexpr std::uint64_t kSaturated = static_cast<std::uint64_t>(kHorizon) << kOrderBits;
   while (true) {
     if (++since_try > n) {
       since_try = 0;
       // jump_plan reads levels and the report.
-      for (std::size_t r = 0; r < n; ++r) {
-        plan_level_[r] = base + static_cast<TimeNs>((r == fr ? fast_key : plan_key_[r]) >> kOrderBits);
-      }
+      for (std::size_t r = 0; r < n; ++r) plan_level_[r] = sp.jobs[r].level + sr.iterations[r] * sp.jobs[r].step;
       sr.runs = runs;
       sr.switches = switches;
       core::JobIndex last = lr < n ? sp.jobs[lr].job : p.last_job;
@@ -305,6 +312,14 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
       for (; k < n; ++k) m0 = std::min(m0, key[k]);
       least = std::min(std::min(m0, m1), std::min(m2, m3));
     }
+    if (std::min(fast_key, least) >= kSaturated) {
+      // The next iteration is past the horizon: the keys again from the least level (O(n), once
+      // per 2^46 ns of service).
+      for (std::size_t r = 0; r < n; ++r) plan_level_[r] = sp.jobs[r].level + sr.iterations[r] * sp.jobs[r].step;
+      load();
+      build_heap();
+      continue;
+    }
     std::int64_t* const done = sr.iterations.data();
     if (fast_key < least) {
       // The fastest job's iterations below the others' least key, up to its last and to what
@@ -326,7 +341,7 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
       const TimeNs spent = first + (k - 1) * fast_work;
       t += spent;
       sr.busy_ns[fr] += spent;
-      fast_key += static_cast<std::uint64_t>(k) * fast_step;
+      fast_key = std::min(fast_key + static_cast<std::uint64_t>(k) * fast_step, kSaturated | fr);
       lr = fr;
       total += k;
       done[fr] += k;
@@ -365,7 +380,7 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
     const TimeNs spent = work + (k - 1) * plan_work_[r];
     t += spent;
     sr.busy_ns[r] += spent;
-    key[r] += static_cast<std::uint64_t>(k) * plan_key_step_[r];
+    key[r] = std::min(key[r] + static_cast<std::uint64_t>(k) * plan_key_step_[r], kSaturated | r);
     if (use_heap) {
       std::pop_heap(plan_heap_.begin(), plan_heap_.end(), std::greater<>());
       plan_heap_.back() = key[r];

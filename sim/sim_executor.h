@@ -136,6 +136,9 @@ class SimExecutor final : public core::Executor {
   std::vector<core::TimeNs> plan_extra_;    // start_plan: by slot, the extra work its next iteration pays
   std::vector<core::TimeNs> plan_switch_;   // start_plan: by slot, its switching cost (switch_cost)
   static constexpr int kOrderBits = 16;
+  /// start_plan: how far above the base a level's key reaches (2^46 ns, 19.5 hours); a key
+  /// there saturates, and the keys are taken again from the least level before it is reached.
+  static constexpr core::TimeNs kHorizon = core::TimeNs{1} << (62 - kOrderBits);
   static constexpr std::size_t kHeapJobs = 24;  // start_plan: from this many jobs, a heap of the keys
   std::vector<std::uint64_t> plan_heap_;        // start_plan: the keys of all jobs but the fastest
   /// Within start_plan: when no job has two iterations before the least-step job's next, runs

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <random>
 #include <string>
@@ -321,4 +322,128 @@ TEST_CASE("plans over long queues in one lane (jumps bisect for the last level t
   CHECK(plans > 500);
   CHECK(closed_form > 100000);
   MESSAGE("long queues: plans ", plans, ", in closed form ", closed_form);
+}
+
+namespace {
+
+/// Compares a run with plans against one deciding at every boundary (OneIterationAtATime
+/// forwards no plan): every job's start, lane time, iterations and finish, the switches and the
+/// end. Returns the planned run.
+core::ScheduleOutcome check_plans_match_stepped(const std::vector<core::JobSpec>& jobs, const char* name,
+                                                core::LaneMode mode, const sim::InterferenceModel& model) {
+  const auto planned_policy = policies::make_policy(name);
+  OneIterationAtATime stepped_policy(policies::make_policy(name));
+  auto planned = run(jobs, *planned_policy, mode, model, test::ms(1), false, false);
+  const auto stepped = run(jobs, stepped_policy, mode, model, test::ms(1), false, false);
+  CHECK(stepped.plans == 0);
+  CHECK(test::finishes(planned) == test::finishes(stepped));
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    CHECK(planned.jobs[j].admitted_ns == stepped.jobs[j].admitted_ns);
+    CHECK(planned.jobs[j].first_start_ns == stepped.jobs[j].first_start_ns);
+    CHECK(planned.jobs[j].gpu_time_ns == stepped.jobs[j].gpu_time_ns);
+    CHECK(planned.jobs[j].iterations_done == stepped.jobs[j].iterations_done);
+  }
+  CHECK(planned.switches == stepped.switches);
+  CHECK(planned.iterations == stepped.iterations);
+  CHECK(planned.end_ns == stepped.end_ns);
+  CHECK(planned.steps <= stepped.steps);
+  return planned;
+}
+
+/// Jobs as salus-sim replays Alibaba's pod lists (--assumed-iter-ms 1000): iterations of one
+/// second (times the GPUs of a multi-GPU pod), the remainder of the duration on the first, most
+/// taking the whole GPU as E and the others a share of it; arrivals 0-400 s apart, so that
+/// many jobs share the lane and arrive while rotations run; log-uniform lengths, a tenth long,
+/// and the second job of 28-56 hours (more than a plan's keys reach above its least level).
+std::vector<core::JobSpec> one_second_jobs(std::uint64_t seed, int n) {
+  core::TimeNs t = 0;
+  return test::random_jobs(seed, n, 1, [&t](core::JobSpec& j, int i, auto pick) {
+    j.arrival_ns = t;
+    t += pick(0, 399) * core::kNsPerS + test::ms(pick(0, 999));
+    const std::int64_t gpus = pick(0, 9) == 0 ? std::int64_t{1} << pick(1, 3) : 1;
+    j.iter_ns = gpus * core::kNsPerS;
+    j.iterations = static_cast<std::int64_t>(std::exp(static_cast<double>(pick(0, 7000)) / 1000.0)) *
+                   (pick(0, 9) == 0 ? 10 : 1);
+    if (i == 1) j.iterations = pick(100'000, 200'000);
+    j.first_iter_extra_ns = pick(0, 999'999'999);
+    const std::int64_t share = pick(0, 9) < 6 ? 10 : pick(1, 9);
+    j.persistent = 0;
+    j.ephemeral = test::gib(16) / 10 * share;
+    j.gpu_util_ppm = static_cast<std::int32_t>(share * 100'000);
+    if (pick(0, 3) == 0) j.switch_ns = pick(0, 5'000'000);
+  });
+}
+
+}  // namespace
+
+TEST_CASE("plans over long jobs of 1-s iterations, many in one lane, arrivals during rotations, match per-boundary decisions") {
+  const sim::UtilisationInterference profiled;
+  std::int64_t plans = 0, closed_form = 0, iterations = 0, steps = 0;
+  for (std::uint64_t seed = 600; seed < 612; ++seed) {
+    const auto jobs = one_second_jobs(seed, 20 + static_cast<int>(seed % 4) * 10);
+    for (const char* name : {"fair", "las"}) {
+      for (const core::LaneMode mode : {core::LaneMode::kSingle, core::LaneMode::kAuto}) {
+        CAPTURE(seed);
+        CAPTURE(name);
+        const std::string mode_name = core::to_string(mode);
+        CAPTURE(mode_name);
+        const auto planned = check_plans_match_stepped(jobs, name, mode, profiled);
+        plans += planned.plans;
+        closed_form += planned.plan_closed_form;
+        iterations += planned.iterations;
+        steps += planned.steps;
+      }
+    }
+  }
+  CHECK(plans > 1000);
+  CHECK(closed_form > 100'000);      // rotations counted in closed form
+  CHECK(steps * 100 < iterations);      // plans run while the long job is in the lane
+  MESSAGE("1-s iterations: plans ", plans, ", loop steps ", steps, ", iterations ", iterations, ", in closed form ",
+          closed_form);
+}
+
+TEST_CASE("a plan across service levels days apart runs whole: LAS's newcomer catching up 50 hours") {
+  // a runs alone for 50 hours; b arrives and, under LAS, runs until it has caught up with a's
+  // 50 hours of service, then they alternate until the first finishes: one plan from b's arrival
+  // to that finish, though its levels span far more than a plan's keys reach above its least
+  // level (2^46 ns, 19.5 h). Hour-long iterations (+1 ns, so that no boundary falls on b's arrival).
+  const core::TimeNs hour = 3600 * core::kNsPerS;
+  const auto jobs = test::trace({test::job("a", 0, 100, hour + 1, test::mib(100), test::mib(1000)),
+                                 test::job("b", 50 * hour, 100, hour + 1, test::mib(100), test::mib(1000))});
+  const sim::UtilisationInterference profiled;
+  const auto planned = check_plans_match_stepped(jobs, "las", core::LaneMode::kSingle, profiled);
+  CHECK(planned.plans == 1);
+  // b arrives during a's 50th iteration, where a's run is cut; b runs 50 to reach a's level
+  // (a first at equal levels), then a, b, ..., a: a's other 50 and 49 of b's, each run after
+  // b's first a switch (1 ms).
+  CHECK(planned.jobs[0].finish_ns == (50 + 50 + 50 + 49) * (hour + 1) + (1 + 50 + 49) * core::kNsPerMs);
+  CHECK(planned.steps <= 5);
+}
+
+TEST_CASE("plans across service levels more than a day apart match per-boundary decisions") {
+  // Iterations of 20 minutes to 3 hours: LAS's newcomer arriving 1-3 days after the others has
+  // that much service to catch up with, more than the 2^46 ns (19.5 h) a plan's keys reach above
+  // its least level; FAIR's rotation after the last arrival climbs as far.
+  const sim::UtilisationInterference profiled;
+  std::int64_t plans = 0;
+  for (std::uint64_t seed = 700; seed < 760; ++seed) {
+    const int n = 4 + static_cast<int>(seed % 6) * 6;
+    core::TimeNs t = 0;
+    const auto jobs = test::random_jobs(seed, n, 1, [&t](core::JobSpec& j, int, auto pick) {
+      j.arrival_ns = t;
+      t += (pick(0, 2) == 0 ? 0 : pick(20, 70)) * 3600 * core::kNsPerS;
+      j.iter_ns = pick(20, 180) * 60 * core::kNsPerS + pick(0, 999);
+      j.iterations = pick(5, 120);
+      j.first_iter_extra_ns = pick(0, 3) == 0 ? pick(0, 999'999'999) : 0;
+      j.persistent = test::mib(100);
+      j.ephemeral = test::mib(pick(100, 4000));
+    });
+    for (const char* name : {"fair", "las"}) {
+      CAPTURE(seed);
+      CAPTURE(name);
+      plans += check_plans_match_stepped(jobs, name, core::LaneMode::kSingle, profiled).plans;
+    }
+  }
+  CHECK(plans > 1000);
+  MESSAGE("levels days apart: plans ", plans);
 }
