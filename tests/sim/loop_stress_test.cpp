@@ -21,6 +21,22 @@ using namespace salus;
 
 namespace {
 
+/// Plans against deciding at every boundary: every job's admission, first start, GPU time,
+/// iterations and finish, and the run's switches, iterations and end.
+void check_same_schedule(const core::ScheduleOutcome& planned, const core::ScheduleOutcome& stepped) {
+  CHECK(test::finishes(planned) == test::finishes(stepped));
+  REQUIRE(planned.jobs.size() == stepped.jobs.size());
+  for (std::size_t j = 0; j < planned.jobs.size(); ++j) {
+    CHECK(planned.jobs[j].admitted_ns == stepped.jobs[j].admitted_ns);
+    CHECK(planned.jobs[j].first_start_ns == stepped.jobs[j].first_start_ns);
+    CHECK(planned.jobs[j].gpu_time_ns == stepped.jobs[j].gpu_time_ns);
+    CHECK(planned.jobs[j].iterations_done == stepped.jobs[j].iterations_done);
+  }
+  CHECK(planned.switches == stepped.switches);
+  CHECK(planned.iterations == stepped.iterations);
+  CHECK(planned.end_ns == stepped.end_ns);
+}
+
 std::vector<core::JobSpec> random_trace(std::uint64_t seed, int n) {
   std::mt19937_64 rng(seed);
   auto pick = [&](std::int64_t lo, std::int64_t hi) { return lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi - lo + 1)); };
@@ -265,16 +281,7 @@ TEST_CASE("plans (FAIR's and LAS's rotations run in one go) give exactly the res
         if (planned.plans > 0) CHECK(rotation_iterations > 0);
         plans += planned.plans;
         closed_form += planned.plan_closed_form;
-        CHECK(test::finishes(planned) == test::finishes(stepped));
-        for (std::size_t j = 0; j < jobs.size(); ++j) {
-          CHECK(planned.jobs[j].admitted_ns == stepped.jobs[j].admitted_ns);
-          CHECK(planned.jobs[j].first_start_ns == stepped.jobs[j].first_start_ns);
-          CHECK(planned.jobs[j].gpu_time_ns == stepped.jobs[j].gpu_time_ns);
-          CHECK(planned.jobs[j].iterations_done == stepped.jobs[j].iterations_done);
-        }
-        CHECK(planned.switches == stepped.switches);
-        CHECK(planned.iterations == stepped.iterations);
-        CHECK(planned.end_ns == stepped.end_ns);
+        check_same_schedule(planned, stepped);
         CHECK(planned.max_concurrent_lanes == stepped.max_concurrent_lanes);
         if (planned.plans > 0) planned_iterations += planned.iterations;
         CHECK(planned.steps <= stepped.steps);
@@ -336,16 +343,7 @@ core::ScheduleOutcome check_plans_match_stepped(const std::vector<core::JobSpec>
   auto planned = run(jobs, *planned_policy, mode, model, test::ms(1), false, false);
   const auto stepped = run(jobs, stepped_policy, mode, model, test::ms(1), false, false);
   CHECK(stepped.plans == 0);
-  CHECK(test::finishes(planned) == test::finishes(stepped));
-  for (std::size_t j = 0; j < jobs.size(); ++j) {
-    CHECK(planned.jobs[j].admitted_ns == stepped.jobs[j].admitted_ns);
-    CHECK(planned.jobs[j].first_start_ns == stepped.jobs[j].first_start_ns);
-    CHECK(planned.jobs[j].gpu_time_ns == stepped.jobs[j].gpu_time_ns);
-    CHECK(planned.jobs[j].iterations_done == stepped.jobs[j].iterations_done);
-  }
-  CHECK(planned.switches == stepped.switches);
-  CHECK(planned.iterations == stepped.iterations);
-  CHECK(planned.end_ns == stepped.end_ns);
+  check_same_schedule(planned, stepped);
   CHECK(planned.steps <= stepped.steps);
   return planned;
 }

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "traces/catalog.h"
 #include "traces/trace.h"
+#include "support/import.h"
 
 namespace core = salus::core;
 using salus::traces::AssumedMemory;
@@ -21,20 +22,11 @@ using salus::traces::Trace;
 
 namespace {
 
-const std::string kDir = SALUS_TEST_DATA_DIR "/traces/import/";
+const std::string& kDir = salus::test::kImportDir;
 constexpr core::Bytes GiB = core::kGiB;
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load_default();
-  return c;
-}
-
-bool has_note(const Trace& t, const std::string& text) {
-  for (const std::string& n : t.notes) {
-    if (n == text) return true;
-  }
-  return false;
-}
+const Catalog& catalog() { return salus::test::default_catalog(); }
+using salus::test::has_note;
 
 LoadOptions assuming(const std::string& text) {
   LoadOptions o;

@@ -11,6 +11,7 @@
 #include "traces/catalog.h"
 #include "traces/csv.h"
 #include "traces/trace.h"
+#include "support/import.h"
 
 namespace core = salus::core;
 using salus::traces::Catalog;
@@ -21,21 +22,12 @@ using salus::traces::TraceFormat;
 
 namespace {
 
-const std::string kDir = SALUS_TEST_DATA_DIR "/traces/import/";
+const std::string& kDir = salus::test::kImportDir;
 constexpr core::TimeNs s = core::kNsPerS;
 constexpr core::TimeNs ms = core::kNsPerMs;
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load_default();
-  return c;
-}
-
-bool has_note(const Trace& t, const std::string& text) {
-  for (const std::string& n : t.notes) {
-    if (n == text) return true;
-  }
-  return false;
-}
+const Catalog& catalog() { return salus::test::default_catalog(); }
+using salus::test::has_note;
 
 // Solo time including the first iteration's extra: what the trace's duration must equal.
 core::TimeNs solo(const core::JobSpec& j) { return j.iterations * j.iter_ns + j.first_iter_extra_ns; }
