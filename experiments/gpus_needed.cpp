@@ -223,6 +223,44 @@ ConfigResult run_config(const Search& s, const Config& c) {
   return out;
 }
 
+/// Where Salus PACK needs more GPUs than exclusive FIFO, why, from PACK's curve at the largest N
+/// that fails the bound (on the curve: the N before the answer): the time its jobs spend running
+/// against their solo time (exclusive FIFO runs every job at solo speed), and the queuing. Empty
+/// when PACK needs no more GPUs than FIFO (or either has no answer).
+std::string sharing_costs_gpus(const json& policies, double avg_solo_s, const std::string& interference) {
+  const json& fifo = policies.at("fifo");
+  const json& pack = policies.at("pack");
+  if (!fifo.at("gpus_needed").is_number() || !pack.at("gpus_needed").is_number()) return "";
+  const auto nf = fifo.at("gpus_needed").get<std::int64_t>();
+  const auto np = pack.at("gpus_needed").get<std::int64_t>();
+  if (np <= nf) return "";
+  auto at = [&](const json& config) -> const json* {
+    for (const json& p : config.at("curve")) {
+      if (p.at("gpus").get<std::int64_t>() == np - 1) return &p;
+    }
+    return nullptr;
+  };
+  const json* p = at(pack);
+  if (p == nullptr) return "";
+  const double jct = p->at("avg_jct_s").get<double>(), queuing = p->at("avg_queuing_s").get<double>();
+  const double running = jct - queuing;
+  char text[768];
+  std::snprintf(text, sizeof text,
+                "why PACK needs more GPUs than exclusive FIFO (%lld against %lld): at %lld GPUs its average JCT "
+                "%.1f min is %.1f min of queuing and %.1f min of running, %+.0f %% over the average solo time "
+                "%.1f min, which exclusive FIFO runs at: lanes sharing a GPU slow each other (interference %s)",
+                static_cast<long long>(np), static_cast<long long>(nf), static_cast<long long>(np - 1), jct / 60,
+                queuing / 60, running / 60, avg_solo_s > 0 ? 100 * (running / avg_solo_s - 1) : 0.0, avg_solo_s / 60,
+                interference.c_str());
+  std::string why = text;
+  if (const json* f = at(fifo); f != nullptr) {
+    std::snprintf(text, sizeof text, "; exclusive FIFO there: %.1f min of queuing, average JCT %.1f min",
+                  f->at("avg_queuing_s").get<double>() / 60, f->at("avg_jct_s").get<double>() / 60);
+    why += text;
+  }
+  return why + "\n";
+}
+
 }  // namespace
 
 json run_gpus_needed(const ExperimentContext& ctx) {
@@ -364,6 +402,10 @@ json run_gpus_needed(const ExperimentContext& ctx) {
     table += results[i].row;
   }
   log(table);
+  if (const std::string why = sharing_costs_gpus(policies, avg_solo_s, cfg.interference); !why.empty()) {
+    log(why);
+    out["pack_over_fifo"] = why;
+  }
   out["policies"] = std::move(policies);
   return out;
 }

@@ -115,6 +115,26 @@ TEST_CASE("gpus_needed on a trace with gang jobs: the curve at N is salus-sim --
   CHECK(compared >= 10);  // the common sizes on all five curves, the answers on their own
 }
 
+TEST_CASE("gpus_needed: where PACK needs more GPUs than exclusive FIFO, the output says why, from PACK's curve") {
+  const std::string dir = (salus::test::scratch() / "gpus_needed_why").string();
+  const json j = run_gpus_needed("--trace " + kGangTrace, dir);
+  const auto nf = j["policies"]["fifo"]["gpus_needed"].get<std::int64_t>();
+  const auto np = j["policies"]["pack"]["gpus_needed"].get<std::int64_t>();
+  REQUIRE(np > nf);  // on this fixture PACK's lanes slow each other more than sharing saves
+  REQUIRE(j.contains("pack_over_fifo"));
+  const std::string why = j["pack_over_fifo"].get<std::string>();
+  const json* at = curve_point(j["policies"]["pack"], np - 1);
+  REQUIRE(at != nullptr);
+  char expected[160];
+  std::snprintf(expected, sizeof expected, "at %lld GPUs its average JCT %.1f min is %.1f min of queuing",
+                static_cast<long long>(np - 1), (*at)["avg_jct_s"].get<double>() / 60,
+                (*at)["avg_queuing_s"].get<double>() / 60);
+  CHECK(why.find("why PACK needs more GPUs than exclusive FIFO (" + std::to_string(np) + " against " +
+                 std::to_string(nf) + ")") == 0);
+  CHECK(why.find(expected) != std::string::npos);
+  CHECK(why.find("interference profiled") != std::string::npos);
+}
+
 TEST_CASE("gpus_needed: each answer is the first N on its curve meeting the bound, and the bound kinds") {
   const std::string dir = (salus::test::scratch() / "gpus_needed_long").string();
   const json j = run_gpus_needed("", dir);  // the shipped long_trace_100.csv
@@ -135,6 +155,7 @@ TEST_CASE("gpus_needed: each answer is the first N on its curve meeting the boun
     CHECK(c["search_runs"].get<int>() <= c["simulations"].get<int>());
   }
   CHECK(j["policies"]["fifo"]["gpus_needed"].get<int>() >= j["policies"]["pack"]["gpus_needed"].get<int>());
+  CHECK_FALSE(j.contains("pack_over_fifo"));  // PACK needs no more GPUs than FIFO: nothing to explain
   const json q = run_gpus_needed("--bound-queue-min 1", dir);
   CHECK(q["bound"]["kind"] == "avg_queuing");
   CHECK(q["bound"]["seconds"].get<double>() == 60);
