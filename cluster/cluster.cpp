@@ -661,8 +661,8 @@ void Cluster::stop_batch(Gang& gang, TimeNs t) {
 }
 
 // Whether GPU g admits now a 1-GPU job that waits in the cluster queue (checked per demand
-// (P, E), FindLane being monotone in both; past kLookahead demands the answer is yes, which
-// only cuts a batch that could have gone on).
+// (P, E), FindLane being monotone in both; past kLookahead demands the answer is yes, which only
+// cuts a batch that could have gone on).
 bool Cluster::admits_queued_job(std::int32_t g) {
   constexpr std::size_t kLookahead = 64;
   const core::Scheduler& sched = *at(g).sched;
@@ -671,8 +671,9 @@ bool Cluster::admits_queued_job(std::int32_t g) {
   bool gangs_known = false;
   for (const auto& [demand, count] : queued_demands_) {
     if (!sched.can_admit_now(demand.first, demand.second)) continue;
+    if (queued_gangs_ == 0) return true;  // (waiting_gangs_ is only brought up to date below)
     // Gang jobs of that demand do not count: none is placed on a GPU that hosts a gang.
-    if (queued_gangs_ > 0 && !gangs_known) {
+    if (!gangs_known) {
       update_waiting_gangs();
       gangs_known = true;
     }
