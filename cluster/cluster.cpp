@@ -662,7 +662,8 @@ void Cluster::stop_batch(Gang& gang, TimeNs t) {
 
 // Whether GPU g admits now a 1-GPU job that waits in the cluster queue (checked per demand
 // (P, E), FindLane being monotone in both; past kLookahead demands the answer is yes, which only
-// cuts a batch that could have gone on).
+// cuts a batch or a plan that could have gone on). Batches (check_batches) and plans
+// (plan_deadline, where no gang job is queued) both ask it.
 bool Cluster::admits_queued_job(std::int32_t g) {
   constexpr std::size_t kLookahead = 64;
   const core::Scheduler& sched = *at(g).sched;
@@ -785,12 +786,7 @@ std::int32_t Cluster::fixed_gpu(JobIndex j) const {
 // per demand (P, E), FindLane being monotone in both; the checks are bounded, and past the bound
 // the answer is now, which is as safe and only shorter.
 TimeNs Cluster::plan_deadline(std::int32_t g) {
-  constexpr std::size_t kLookahead = 64;
-  const core::Scheduler& sched = *at(g).sched;
-  if (queued_gangs_ > 0 || queued_demands_.size() > kLookahead) return now_;
-  for (const auto& [demand, count] : queued_demands_) {
-    if (sched.can_admit_now(demand.first, demand.second)) return now_;
-  }
+  if (queued_gangs_ > 0 || admits_queued_job(g)) return now_;
   return (g == largest_gpu_ ? stop_largest_ : stop_gang_)[cursor_];
 }
 
