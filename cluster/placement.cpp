@@ -67,6 +67,10 @@ std::string_view default_placement(std::string_view policy) {
   return "least-loaded";
 }
 
+std::string placement_for(std::string_view policy, const std::string& named) {
+  return named.empty() ? std::string(default_placement(policy)) : named;
+}
+
 bool takes_first_candidate(PlacementFn f) { return f == &first_fit; }
 
 }  // namespace salus::cluster

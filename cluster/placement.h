@@ -38,6 +38,8 @@ const PlacementRegistry& placement_registry();
 /// time-shared GPU beside an idle one makes its jobs take turns for nothing). Measured in
 /// cluster/README.md ("Default placements"). Any other name: least-loaded.
 std::string_view default_placement(std::string_view policy);
+/// The placement a run of `policy` uses: `named` (--placement), or when empty the policy's default.
+std::string placement_for(std::string_view policy, const std::string& named);
 
 /// True when `f` always takes the first candidate (first-fit): a search for candidates in GPU
 /// order may stop at the first GPU that admits the job.

@@ -220,9 +220,8 @@ class Loop {
   /// Where the loop's next wait ends at the latest (kNever: only a completion can wake it).
   TimeNs next_request(TimeNs now) const { return requests_.next_request(now); }
 
-  /// True when a job of P and E would be admitted now: nothing waits in the pending queue and
-  /// FindLane finds it a lane with its persistent block below the lanes (exclusive: nothing else
-  /// admitted). The cluster's placement asks it of every GPU.
+  /// True when a job of P and E would be admitted now (admit_kind is not kNo). The cluster's
+  /// placement asks it of every GPU.
   bool can_admit_now(Bytes persistent, Bytes ephemeral) const {
     return admit_kind(persistent, ephemeral) != Scheduler::AdmitKind::kNo;
   }

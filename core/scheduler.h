@@ -169,9 +169,10 @@ class Scheduler {
   /// or into a lane that holds jobs already (kExistingLane: opened or grown for it by FindLane).
   enum class AdmitKind : std::uint8_t { kNo, kNewLane, kExistingLane };
   AdmitKind admit_kind(Bytes persistent, Bytes ephemeral) const;
-  /// For a job whose admit_kind is kExistingLane: whether it would run from that lane's next
-  /// boundary on (Policy::starts_at_once; for a policy whose newcomer() is kByOrder) rather than wait behind the lane's jobs. `job` has
-  /// arrived (its submit rank is set) and is not yet given to this GPU.
+  /// For a job whose admit_kind is kExistingLane, under a policy whose newcomer() is kByOrder:
+  /// whether it would run from that lane's next boundary on (Policy::starts_at_once) rather than
+  /// wait behind the lane's jobs. `job` has arrived (its submit rank is set) and is not yet given
+  /// to this GPU.
   bool starts_at_once(JobIndex job, TimeNs now) const;
   /// Changes whenever the memory layout does (admission, finish, lane move, paging): while it
   /// and pending() == 0 stay the same, so does every answer of can_admit_now.

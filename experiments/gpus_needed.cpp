@@ -117,7 +117,7 @@ struct Search {
 ConfigResult run_config(const Search& s, const Config& c) {
   const auto n_jobs = static_cast<std::int64_t>(s.jobs.size());
   SimConfig k = s.cfg;
-  k.placement = s.model.placement.empty() ? std::string(cluster::default_placement(c.policy)) : s.model.placement;
+  k.placement = cluster::placement_for(c.policy, s.model.placement);
   if (c.exclusive) k.lanes = core::LaneMode::kExclusive;
   const core::LaneMode lanes = lane_mode_for(*policies::make_policy(c.policy), k);
   std::map<std::int64_t, Point> tried;  // every N simulated, once

@@ -55,7 +55,7 @@ SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& polic
   if (cfg.cluster) {
     cluster::ClusterOptions co;
     co.cluster = *cfg.cluster;
-    co.placement = cfg.placement.empty() ? std::string(cluster::default_placement(policy_name)) : cfg.placement;
+    co.placement = cluster::placement_for(policy_name, cfg.placement);
     run.placement = co.placement;
     co.sched = opts;
     co.model = model.get();
