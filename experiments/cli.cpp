@@ -131,6 +131,9 @@ void add_trace_options(boost::program_options::options_description& desc, TraceO
       ("throughputs", po::value(&v.throughputs),
        "Gavel traces: iteration times from this throughputs file (Gavel's JSON); default: the catalog")
       ("worker-type", po::value(&v.worker_type), "Gavel traces: the --throughputs worker type (default: v100)")
+      ("gavel-scaling", po::value(&v.gavel_scaling)->default_value(v.gavel_scaling),
+       "Gavel traces: linear|none|refuse: a k-GPU job the --throughputs file measures only at 1 GPU runs at k times "
+       "the one-GPU steps per second (linear), at the one-GPU rate (none), or is an error (refuse)")
       ("assumed-iter-ms", po::value(&v.assumed_iter_ms)->default_value(v.assumed_iter_ms, "1000"),
        "iteration time assumed for traces with durations but no iteration counts (Philly, Helios, Alibaba)")
       ("assumed-memory", po::value(&v.assumed_memory)->default_value(v.assumed_memory, "1"),
@@ -155,6 +158,10 @@ traces::LoadOptions make_load_options(const TraceOptionValues& v, std::uint64_t 
   else throw core::InputError("--durations: unknown source '" + v.durations + "' (valid: trace, catalog)");
   o.throughputs = v.throughputs;
   o.worker_type = v.worker_type;
+  if (v.gavel_scaling == "linear") o.gavel_scaling = traces::LoadOptions::GavelScaling::kLinear;
+  else if (v.gavel_scaling == "none") o.gavel_scaling = traces::LoadOptions::GavelScaling::kNone;
+  else if (v.gavel_scaling == "refuse") o.gavel_scaling = traces::LoadOptions::GavelScaling::kRefuse;
+  else throw core::InputError("--gavel-scaling: unknown value '" + v.gavel_scaling + "' (valid: linear, none, refuse)");
   const std::optional<core::TimeNs> iter = core::ns_from_ms(v.assumed_iter_ms);
   if (!(v.assumed_iter_ms > 0) || !iter || *iter <= 0) throw core::InputError("--assumed-iter-ms: must be a positive number");
   o.assumed_iter_ns = *iter;

@@ -56,7 +56,7 @@ TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, 
 
 /// The trace-reading options of salus-sim, salus-run and salus-trace stats, as typed.
 struct TraceOptionValues {
-  std::string format, durations = "trace", throughputs, worker_type, window, assumed_memory = "1";
+  std::string format, durations = "trace", throughputs, worker_type, window, assumed_memory = "1", gavel_scaling = "linear";
   double sample = 1, assumed_iter_ms = 1000;
 };
 /// Adds --format, --durations, --throughputs, --worker-type, --assumed-iter-ms, --assumed-memory,

@@ -188,7 +188,7 @@ int run(int argc, char** argv) {
     throw core::InputError("--interference is for fidelity and gpus_needed only");
   }
   for (const char* own : {"lanes", "share-exponent", "lane-shrink", "switch-cost-ms", "placement", "seed", "format",
-                          "durations", "throughputs", "worker-type", "assumed-iter-ms", "assumed-memory", "window",
+                          "durations", "throughputs", "worker-type", "gavel-scaling", "assumed-iter-ms", "assumed-memory", "window",
                           "sample"}) {
     if (!gpus_needed_only && vm.count(own) && !vm[own].defaulted()) {
       throw core::InputError(std::string("--") + own + " is for gpus_needed only");

@@ -274,4 +274,7 @@ void read_philly(Trace& trace, std::string_view text, const Catalog& catalog, co
 void read_helios(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
 void read_alibaba(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
 void read_pollux(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
+void read_acme(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
+void read_lucid(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
+void read_pai2020(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
 }  // namespace salus::traces

@@ -1,7 +1,8 @@
-// Importers for the public cluster traces: Gavel, Microsoft Philly, Helios/Venus, Alibaba PAI
-// GPU-sharing (cluster-trace-gpu-v2023) and Pollux. Each maps its layout to JobSpecs as the format
+// Importers for the public cluster traces: Gavel, Microsoft Philly, Helios/Venus, Acme, Lucid,
+// Alibaba PAI GPU-sharing (cluster-trace-gpu-v2023), Alibaba PAI 2020 and Pollux. Each maps its layout to JobSpecs as the format
 // table in trace.cpp states, and says in Trace::notes what it took from where and what it assumed.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -82,11 +83,29 @@ std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
 }
 
-// "YYYY-MM-DD HH:MM:SS" (or with 'T') as seconds since 1970 in ns, or a plain number of seconds.
+// "YYYY-MM-DD HH:MM:SS" (or with 'T') as seconds since 1970 in ns, or a plain number of seconds. A
+// UTC offset may follow the time ("+08:00", "-0500", "Z", as Acme writes its times): the instant
+// is then taken in UTC, so that times written in different offsets compare.
 std::optional<core::TimeNs> parse_time(std::string_view s) {
   if (const std::optional<double> v = parse_decimal(s)) {
     if (!(*v >= 0)) return std::nullopt;
     return core::ns_from_seconds(*v);
+  }
+  std::int64_t offset_s = 0;
+  if (s.size() == 20 && s[19] == 'Z') {
+    s = s.substr(0, 19);
+  } else if ((s.size() == 25 || s.size() == 24) && (s[19] == '+' || s[19] == '-')) {
+    const std::string_view z = s.substr(20);
+    const bool colon = z.size() == 5;
+    if (colon && z[2] != ':') return std::nullopt;
+    const char d[4] = {z[0], z[1], z[colon ? 3 : 2], z[colon ? 4 : 3]};
+    for (char c : d) {
+      if (!is_digit(c)) return std::nullopt;
+    }
+    const int hh = (d[0] - '0') * 10 + (d[1] - '0'), mm = (d[2] - '0') * 10 + (d[3] - '0');
+    if (hh > 23 || mm > 59) return std::nullopt;
+    offset_s = (s[19] == '+' ? 1 : -1) * (hh * 3600 + mm * 60);
+    s = s.substr(0, 19);
   }
   if (s.size() != 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':') {
     return std::nullopt;
@@ -105,14 +124,18 @@ std::optional<core::TimeNs> parse_time(std::string_view s) {
   }
   const std::int64_t days = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
   if (days < 0) return std::nullopt;  // before 1970: not a trace's clock
-  const std::int64_t seconds = ((days * 24 + h) * 60 + mi) * 60 + se;  // < 4e11 for years up to 9999
+  const std::int64_t seconds = ((days * 24 + h) * 60 + mi) * 60 + se - offset_s;  // < 4e11 for years up to 9999
+  if (seconds < 0) return std::nullopt;  // before 1970 in UTC
   if (seconds > std::numeric_limits<core::TimeNs>::max() / core::kNsPerS) return std::nullopt;  // past 2262
   return seconds * core::kNsPerS;
 }
 
 core::TimeNs time_field(const Place& place, const std::string& name, std::string_view text) {
   const std::optional<core::TimeNs> t = parse_time(text);
-  if (!t) place.fail(name + " must be seconds >= 0 or a date YYYY-MM-DD HH:MM:SS (1970 to 2262), got " + quoted(text));
+  if (!t) {
+    place.fail(name + " must be seconds >= 0 or a date YYYY-MM-DD HH:MM:SS, optionally with a UTC offset such as "
+                      "+08:00 (1970 to 2262), got " + quoted(text));
+  }
   return *t;
 }
 
@@ -187,6 +210,11 @@ void require_jobs(const Trace& trace, long line) {
 
 // ---- Gavel ---------------------------------------------------------------------------------
 
+constexpr const char* kGavel10 =
+    "job_type, command, working_directory, num_steps_arg, needs_data_dir, total_steps, scale_factor, priority_weight, "
+    "SLO, arrival_time";
+constexpr const char* kGavel7 = "job_type, command, num_steps_arg, needs_data_dir, total_steps, arrival_time, scale_factor";
+
 void read_gavel(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options) {
   const std::string& path = trace.path;
   // Throughputs: {worker_type: {"('<job_type>', <scale_factor>)": {"null": steps_per_s, ...}}}.
@@ -211,12 +239,13 @@ void read_gavel(Trace& trace, std::string_view text, const Catalog& catalog, con
     }
   }
   const std::vector<std::string> names = catalog.names();
-  std::int64_t from_throughputs = 0, from_catalog = 0, whole = 0;
+  std::int64_t from_throughputs = 0, from_catalog = 0, whole = 0, scaled = 0;
   std::map<std::string, std::string> mapped;  // job_type -> catalog entry
   FirstSeen first;
   std::size_t pos = 0;
   long line = 0;
   std::size_t r = 0;
+  std::size_t layout = 0;  // fields per row: 10 or 7, set by the first row
   while (pos < text.size()) {
     ++line;
     std::size_t nl = text.find('\n', pos);
@@ -234,20 +263,31 @@ void read_gavel(Trace& trace, std::string_view text, const Catalog& catalog, con
       start = tab + 1;
     }
     const Place place{path, line, r};
-    if (f.size() != 10) {
-      place.fail("expected 10 tab-separated fields (job_type, command, working_directory, num_steps_arg, "
-                 "needs_data_dir, total_steps, scale_factor, priority_weight, SLO, arrival_time), found " +
-                 std::to_string(f.size()));
+    // Two layouts: the physical-cluster traces' 10 fields and the simulation traces' 7
+    // (scheduler/traces/msr: no working_directory, priority_weight or SLO; arrival before
+    // scale_factor). The first row decides; every row must then have as many.
+    if (layout == 0) {
+      if (f.size() != 10 && f.size() != 7) {
+        place.fail("expected 10 tab-separated fields (" + std::string(kGavel10) + ") or 7 (" + kGavel7 + "), found " +
+                   std::to_string(f.size()));
+      }
+      layout = f.size();
+    } else if (f.size() != layout) {
+      place.fail("expected " + std::to_string(layout) + " tab-separated fields (" + (layout == 10 ? kGavel10 : kGavel7) +
+                 ") as on the first row, found " + std::to_string(f.size()));
     }
+    const bool ten = layout == 10;
     core::JobSpec job;
     job.id = std::to_string(r);  // Gavel numbers jobs by their order in the trace
     const std::string job_type(f[0]);
     if (job_type.empty()) place.fail("job_type is missing");
-    job.iterations = count_field(place, "total_steps", f[5]);
+    job.iterations = count_field(place, "total_steps", f[ten ? 5 : 4]);
     job.gpus = gpus_field(place, "scale_factor", f[6]);
-    const double weight = decimal_field(place, "priority_weight", f[7], ">= 0", [](double v) { return v >= 0 && v < 2e9; });
-    job.priority = static_cast<std::int32_t>(std::llround(weight));
-    job.arrival_ns = seconds_field(place, "arrival_time", f[9], false);
+    if (ten) {
+      const double weight = decimal_field(place, "priority_weight", f[7], ">= 0", [](double v) { return v >= 0 && v < 2e9; });
+      job.priority = static_cast<std::int32_t>(std::llround(weight));
+    }
+    job.arrival_ns = seconds_field(place, "arrival_time", f[ten ? 9 : 5], false);
     // "ResNet-50 (batch size 64)" -> model resnet50, batch 64.
     std::string model = job_type;
     std::int64_t batch = 0;
@@ -269,15 +309,27 @@ void read_gavel(Trace& trace, std::string_view text, const Catalog& catalog, con
     }
     bool timed = false;
     if (!throughputs.is_null()) {
-      const std::string key = "('" + job_type + "', " + std::to_string(job.gpus) + ")";
-      if (const auto it = throughputs.find(key); it != throughputs.end()) {
+      std::string key = "('" + job_type + "', " + std::to_string(job.gpus) + ")";
+      double scale = 1;
+      auto it = throughputs.find(key);
+      if (it == throughputs.end() && job.gpus > 1 && options.gavel_scaling != LoadOptions::GavelScaling::kRefuse) {
+        // Only the one-GPU rate is known: --gavel-scaling says what k GPUs make of it.
+        const std::string one = "('" + job_type + "', 1)";
+        if (const auto it1 = throughputs.find(one); it1 != throughputs.end()) {
+          it = it1;
+          key = one;
+          scale = options.gavel_scaling == LoadOptions::GavelScaling::kLinear ? job.gpus : 1;
+          ++scaled;
+        }
+      }
+      if (it != throughputs.end()) {
         const json& entry = *it;
         if (!entry.is_object() || !entry.contains("null") || !entry.at("null").is_number() ||
             !(entry.at("null").get<double>() > 0)) {
           throw core::InputError(options.throughputs + ": " + worker + "/" + key + ": \"null\" must be a positive "
                                  "number (steps per second alone)");
         }
-        const std::optional<core::TimeNs> ns = core::ns_from_seconds(1.0 / entry.at("null").get<double>());
+        const std::optional<core::TimeNs> ns = core::ns_from_seconds(1.0 / (scale * entry.at("null").get<double>()));
         if (!ns || *ns <= 0) place.fail("the throughput of " + key + " gives no iteration time in 64-bit nanoseconds");
         job.iter_ns = *ns;
         timed = true;
@@ -300,13 +352,27 @@ void read_gavel(Trace& trace, std::string_view text, const Catalog& catalog, con
     ++r;
   }
   require_jobs(trace, 1);
-  trace.notes.push_back("gavel: arrival from arrival_time, iterations from total_steps, GPUs from scale_factor, "
-                        "priority from priority_weight (rounded); command, working_directory, num_steps_arg, "
-                        "needs_data_dir and SLO not read");
+  if (layout == 10) {
+    trace.notes.push_back("gavel: arrival from arrival_time, iterations from total_steps, GPUs from scale_factor, "
+                          "priority from priority_weight (rounded); command, working_directory, num_steps_arg, "
+                          "needs_data_dir and SLO not read");
+  } else {
+    trace.notes.push_back("gavel (7-field simulation trace): arrival from arrival_time, iterations from total_steps, "
+                          "GPUs from scale_factor; no priority_weight (every job priority 0); command, num_steps_arg "
+                          "and needs_data_dir not read");
+  }
   if (from_throughputs > 0) {
     trace.notes.push_back(std::to_string(from_throughputs) + plural(from_throughputs, " job takes", " jobs take") +
                           " its iteration time from " + options.throughputs + " (worker type " + worker +
                           ", 1 / steps per second alone)");
+  }
+  if (scaled > 0) {
+    trace.notes.push_back(
+        std::to_string(scaled) + plural(scaled, " job of k > 1 GPUs has", " jobs of k > 1 GPUs have") + " no throughput at k GPUs in " +
+        options.throughputs + ", only at 1: " +
+        (options.gavel_scaling == LoadOptions::GavelScaling::kLinear
+             ? "assumed k times the one-GPU steps per second (--gavel-scaling linear; none: the one-GPU rate)"
+             : "assumed the one-GPU steps per second (--gavel-scaling none)"));
   }
   if (from_catalog > 0) {
     trace.notes.push_back(std::to_string(from_catalog) + plural(from_catalog, " job takes", " jobs take") +
@@ -397,51 +463,144 @@ void read_philly(Trace& trace, std::string_view text, const Catalog&, const Load
   note_assumed(trace, static_cast<std::int64_t>(trace.jobs.size()), options);
 }
 
-// ---- Helios / Venus ------------------------------------------------------------------------
+// ---- job logs: Helios / Venus, Acme, Lucid ------------------------------------------------
 
-void read_helios(Trace& trace, std::string_view text, const Catalog&, const LoadOptions& options) {
+// A job log's rows: an id, a GPU count, a submission time and a run time (Helios' cluster_log.csv,
+// Acme's trace_seren.csv / trace_kalos.csv, Lucid's cluster_full_log.csv), one job per GPU job.
+// `memory(job, cell)` gives the job what the format says of its memory and utilisation and returns
+// true, or false when it says nothing (then --assumed-memory). Returns how many jobs had a figure.
+struct JobLog {
+  const char* format;    // "a Helios", for errors
+  const char* id;        // the id column
+  const char* gpus;      // the GPU count column
+  const char* submit;    // the submission time column
+  const char* duration;  // the run time column, seconds
+  std::string note;      // how the format's columns were read, noted after the arrivals
+  bool skip_empty_duration = false;  // Acme: a job cancelled before it started has no duration
+};
+
+template <std::size_t N, typename Memory>
+std::int64_t read_job_log(Trace& trace, std::string_view text, const LoadOptions& options, const JobLog& log,
+                          const std::array<const char*, N>& names, Memory memory) {
   const std::string& path = trace.path;
-  enum { kId, kGpus, kSubmit, kDuration, kUser, kVc, kCpu, kNode, kState, kStart, kEnd, kQueue, kCount };
-  constexpr std::array<const char*, kCount> names = {"job_id", "gpu_num", "submit_time", "duration", "user", "vc",
-                                                     "cpu_num", "node_num", "state", "start_time", "end_time", "queue"};
   CsvReader rows(text, path);
   const CsvRow header = read_header(rows, path);
   std::vector<std::string> extra;
-  const auto index = map_header(path, header, names, {kId, kGpus, kSubmit, kDuration}, "a Helios", &extra);
+  const auto index = map_header(path, header, names, {0, 1, 2, 3}, log.format, &extra);
   FirstSeen first;
-  std::int64_t cpu_only = 0, zero = 0;
+  std::int64_t cpu_only = 0, zero = 0, no_duration = 0, figures = 0;
   for (std::size_t r = 0; rows.next(); ++r) {
     check_field_count(path, header, rows);
     const Place place{path, rows.line(), r};
-    auto cell = [&](int c) { return rows.fields()[static_cast<std::size_t>(index[static_cast<std::size_t>(c)])]; };
+    auto cell = [&](std::size_t c) -> std::string_view {
+      return index[c] < 0 ? std::string_view() : rows.fields()[static_cast<std::size_t>(index[c])];
+    };
     core::JobSpec job;
-    job.id = cell(kId);
-    if (job.id.empty()) place.fail("job_id is missing");
-    const std::int32_t gpus = gpu_count_field(place, "gpu_num", cell(kGpus));
-    job.arrival_ns = time_field(place, "submit_time", cell(kSubmit));
-    const core::TimeNs duration = seconds_field(place, "duration", cell(kDuration), false);
+    job.id = cell(0);
+    if (job.id.empty()) place.fail(std::string(log.id) + " is missing");
+    const std::int32_t gpus = gpu_count_field(place, log.gpus, cell(1));
+    job.arrival_ns = time_field(place, log.submit, cell(2));
     if (gpus == 0) {
       ++cpu_only;
       continue;
     }
+    if (log.skip_empty_duration && cell(3).empty()) {
+      ++no_duration;
+      continue;
+    }
+    const core::TimeNs duration = seconds_field(place, log.duration, cell(3), false);
     if (duration == 0) {
       ++zero;
       continue;
     }
     job.gpus = gpus;
     set_duration_assumed(job, duration, options.assumed_iter_ns);
+    const bool figure = memory(job, place, cell);
     check_solo_time(place, job);
     add_job(trace, std::move(job), place, first);
-    trace.whole_gpu.back() = true;
+    trace.whole_gpu.back() = !figure;
+    figures += figure ? 1 : 0;
   }
   require_jobs(trace, header.line);
-  shift_to_first_arrival(trace, "submit_time");
-  trace.notes.push_back("helios: duration = duration, GPUs = gpu_num; user, vc, cpu_num, node_num, state, start_time, "
-                        "end_time and queue not read");
-  note_skipped(trace, cpu_only, "CPU-only (gpu_num 0)");
-  note_skipped(trace, zero, "duration 0");
+  shift_to_first_arrival(trace, log.submit);
+  trace.notes.push_back(log.note);
+  note_skipped(trace, cpu_only, std::string("CPU-only (") + log.gpus + " 0)");
+  note_skipped(trace, no_duration, std::string("no ") + log.duration);
+  note_skipped(trace, zero, std::string(log.duration) + " 0");
   note_extra(trace, extra);
+  return figures;
+}
+
+void read_helios(Trace& trace, std::string_view text, const Catalog&, const LoadOptions& options) {
+  constexpr std::array<const char*, 12> names = {"job_id", "gpu_num", "submit_time", "duration", "user", "vc",
+                                                 "cpu_num", "node_num", "state", "start_time", "end_time", "queue"};
+  read_job_log(trace, text, options,
+               {"a Helios", "job_id", "gpu_num", "submit_time", "duration",
+                "helios: duration = duration, GPUs = gpu_num; user, vc, cpu_num, node_num, state, start_time, "
+                "end_time and queue not read"},
+               names, [](core::JobSpec&, const Place&, auto&&) { return false; });
   note_assumed(trace, static_cast<std::int64_t>(trace.jobs.size()), options);
+}
+
+void read_acme(Trace& trace, std::string_view text, const Catalog&, const LoadOptions& options) {
+  constexpr std::array<const char*, 17> names = {
+      "job_id",   "gpu_num",    "submit_time", "duration", "user",           "node_num",           "cpu_num",
+      "type",     "state",      "start_time",  "end_time", "queue",          "gpu_time",           "mem_per_pod_GB",
+      "fail_time", "stop_time", "shared_mem_per_pod"};
+  std::map<std::string, std::int64_t> states;
+  read_job_log(trace, text, options,
+               {"an Acme", "job_id", "gpu_num", "submit_time", "duration",
+                "acme: duration = duration (end_time - start_time), GPUs = gpu_num, times in UTC from their offsets; "
+                "user, node_num, cpu_num, type, state, start_time, end_time, queue, gpu_time and Kalos' pod memory "
+                "not read (host memory, not GPU memory)",
+                true},
+               names, [&](core::JobSpec&, const Place&, auto&& cell) {
+                 const std::string_view state = cell(8);
+                 if (!state.empty() && (states.size() < 16 || states.count(std::string(state)))) ++states[std::string(state)];
+                 return false;
+               });
+  if (!states.empty()) {
+    std::vector<std::string> list;
+    for (const auto& [state, n] : states) list.push_back(state + " " + std::to_string(n));
+    trace.notes.push_back("every GPU job is replayed for its duration whatever its end state (" + joined(list) +
+                          "): a FAILED or CANCELLED job held its GPUs that long");
+  }
+  note_assumed(trace, static_cast<std::int64_t>(trace.jobs.size()), options);
+}
+
+void read_lucid(Trace& trace, std::string_view text, const Catalog&, const LoadOptions& options) {
+  constexpr std::array<const char*, 17> names = {"job_id", "gpu_num", "submit_time", "duration", "gmem",
+                                                 "gpu_util", "user",   "vc",          "jobname",  "cpu_num",
+                                                 "state",  "dataset",  "model",       "batchsize", "amp",
+                                                 "speed",  "gmem_util"};
+  const std::int64_t figures = read_job_log(
+      trace, text, options,
+      {"a Lucid", "job_id", "gpu_num", "submit_time", "duration",
+       "lucid: duration = duration, GPUs = gpu_num; memory E = gmem MiB per GPU (P = 0) and utilisation = gpu_util / "
+       "100 where gmem > 0 (utilisation 1 where gpu_util is 0 or empty); user, vc, jobname, cpu_num, state, dataset, "
+       "model, batchsize, amp, speed and gmem_util not read"},
+      names, [](core::JobSpec& job, const Place& place, auto&& cell) {
+        // gmem: the job's GPU memory in MiB as profiled (Lucid's colocate_info.csv reads 4,500 to
+        // 15,000 for one-GPU jobs); gpu_util: its GPU utilisation in percent.
+        const std::string_view gmem = cell(4), util = cell(5);
+        if (gmem.empty()) return false;
+        const double mib = decimal_field(place, "gmem", gmem, "MiB in [0, 1e9)", [](double v) { return v >= 0 && v < 1e9; });
+        if (mib <= 0) return false;
+        job.persistent = 0;
+        job.ephemeral = static_cast<core::Bytes>(std::llround(mib * 1024 * 1024));
+        job.gpu_util_ppm = 1'000'000;
+        if (!util.empty()) {
+          const double pct = decimal_field(place, "gpu_util", util, "percent in [0, 100]",
+                                           [](double v) { return v >= 0 && v <= 100; });
+          if (pct > 0) job.gpu_util_ppm = static_cast<std::int32_t>(std::llround(pct * 10'000));
+        }
+        return true;
+      });
+  if (figures > 0) {
+    trace.notes.push_back(std::to_string(figures) + plural(figures, " job takes", " jobs take") +
+                          " its memory from gmem and utilisation from gpu_util");
+  }
+  note_assumed(trace, static_cast<std::int64_t>(trace.jobs.size()) - figures, options);
 }
 
 // ---- Alibaba PAI GPU-sharing ---------------------------------------------------------------
@@ -454,6 +613,15 @@ void read_alibaba(Trace& trace, std::string_view text, const Catalog&, const Loa
                                                      "pod_phase"};
   CsvReader rows(text, path);
   const CsvRow header = read_header(rows, path);
+  auto has = [&](const char* name) { return std::find(header.fields.begin(), header.fields.end(), name) != header.fields.end(); };
+  if (!has("creation_time") && !has("deletion_time") && !has("scheduled_time")) {
+    throw core::InputError(core::at(
+        path, header.line,
+        "an Alibaba v2023 pod list without times (no creation_time, deletion_time or scheduled_time, as in the "
+        "openb_pod_list_multigpu variants): it says which pods to pack, not when they arrive or how long they run, "
+        "which a replay needs; use a pod list with those columns (openb_pod_list_default.csv, the gpushare, gpuspec "
+        "and cpu variants)"));
+  }
   std::vector<std::string> extra;
   const auto index = map_header(path, header, names, {kName, kGpus, kMilli, kCreate, kDelete, kSched}, "an Alibaba", &extra);
   FirstSeen first;
@@ -519,6 +687,122 @@ void read_alibaba(Trace& trace, std::string_view text, const Catalog&, const Loa
   note_extra(trace, extra);
   const std::int64_t whole = static_cast<std::int64_t>(trace.jobs.size()) - shared;
   note_assumed(trace, whole, options);
+}
+
+// ---- Alibaba PAI 2020 (cluster-trace-gpu-v2020) ------------------------------------------
+
+// The tables ship without a header (the header is a separate .header file): pai_task_table's rows
+// are job_name, task_name, inst_num, status, start_time, end_time, plan_cpu, plan_mem, plan_gpu,
+// gpu_type. A copy with that header line first is read too.
+constexpr std::array<const char*, 10> kPaiTaskColumns = {"job_name", "task_name", "inst_num",  "status",   "start_time",
+                                                         "end_time", "plan_cpu",  "plan_mem", "plan_gpu", "gpu_type"};
+
+void read_pai2020(Trace& trace, std::string_view text, const Catalog&, const LoadOptions& options) {
+  const std::string& path = trace.path;
+  CsvReader rows(text, path);
+  if (!rows.next()) throw core::InputError(core::at(path, 1, "no jobs"));
+  const std::size_t width = rows.fields().size();
+  if (width == 6) {
+    throw core::InputError(core::at(path, rows.line(),
+                                    "an Alibaba PAI 2020 pai_job_table (job_name, inst_id, user, status, start_time, "
+                                    "end_time) gives no GPU demand: read pai_task_table, whose tasks carry plan_gpu "
+                                    "and inst_num"));
+  }
+  if (width == 9) {
+    throw core::InputError(core::at(path, rows.line(),
+                                    "an Alibaba PAI 2020 pai_instance_table gives no GPU demand: read pai_task_table, "
+                                    "whose tasks carry plan_gpu and inst_num"));
+  }
+  if (width != kPaiTaskColumns.size()) {
+    throw core::InputError(core::at(path, rows.line(), "expected the 10 fields of pai_task_table (" +
+                                                           std::string("job_name, task_name, inst_num, status, "
+                                                                       "start_time, end_time, plan_cpu, plan_mem, "
+                                                                       "plan_gpu, gpu_type), found ") +
+                                                           std::to_string(width)));
+  }
+  const bool headed = rows.fields()[0] == "job_name";
+  if (headed) {
+    for (std::size_t c = 0; c < kPaiTaskColumns.size(); ++c) {
+      if (rows.fields()[c] != kPaiTaskColumns[c]) {
+        throw core::InputError(core::at(path, rows.line(), "column " + std::to_string(c + 1) + " of a pai_task_table "
+                                                           "header must be '" + kPaiTaskColumns[c] + "', found " +
+                                                           quoted(rows.fields()[c])));
+      }
+    }
+  }
+  const CsvRow header{rows.line(), {kPaiTaskColumns.begin(), kPaiTaskColumns.end()}};
+  FirstSeen first;
+  std::int64_t cpu_only = 0, unfinished = 0, zero = 0, shared = 0;
+  std::map<std::string, std::int64_t> types;
+  bool pending = !headed;  // the first row, already read, is a task
+  for (std::size_t r = 0; pending || rows.next(); ++r) {
+    pending = false;
+    check_field_count(path, header, rows);
+    const Place place{path, rows.line(), r};
+    const auto& f = rows.fields();
+    core::JobSpec job;
+    if (f[0].empty()) place.fail("job_name is missing");
+    job.id = std::string(f[0]) + "/" + std::string(f[1]);  // a job's tasks run as jobs of their own
+    // plan_gpu: GPUs per instance in percent (50: half a GPU); empty or 0: a CPU task.
+    const double plan = f[8].empty() ? 0.0
+                                     : decimal_field(place, "plan_gpu", f[8], "percent in [0, 1e6]",
+                                                     [](double v) { return v >= 0 && v <= 1e6; });
+    if (plan <= 0) {
+      ++cpu_only;
+      continue;
+    }
+    const double inst = decimal_field(place, "inst_num", f[2], "a whole number in [1, 1e6]",
+                                      [](double v) { return v >= 1 && v <= 1e6 && v == std::floor(v); });
+    if (f[4].empty() || f[5].empty()) {
+      ++unfinished;
+      continue;
+    }
+    job.arrival_ns = seconds_field(place, "start_time", f[4], false);
+    const core::TimeNs end = seconds_field(place, "end_time", f[5], false);
+    if (end <= job.arrival_ns) {
+      ++zero;
+      continue;
+    }
+    // Each instance takes ceil(plan_gpu / 100) GPUs; a task's instances run together, a gang.
+    const auto per_instance = static_cast<std::int64_t>(std::ceil(plan / 100.0 - 1e-9));
+    const std::int64_t gpus = static_cast<std::int64_t>(inst) * per_instance;
+    if (gpus > std::numeric_limits<std::int32_t>::max()) place.fail("inst_num x plan_gpu / 100 GPUs is too many");
+    job.gpus = static_cast<std::int32_t>(gpus);
+    set_duration_assumed(job, end - job.arrival_ns, options.assumed_iter_ns);
+    // Below 100 % an instance shares its GPU: as an Alibaba v2023 pod's gpu_milli, its memory and
+    // at least that share of its compute.
+    const auto share = static_cast<std::int32_t>(std::llround(plan * 10'000));
+    const bool partial = share < 1'000'000;
+    if (partial) {
+      ++shared;
+      job.gpu_util_ppm = share;
+    }
+    if (!f[9].empty() && (types.size() < 16 || types.count(std::string(f[9])))) ++types[std::string(f[9])];
+    check_solo_time(place, job);
+    add_job(trace, std::move(job), place, first);
+    trace.whole_gpu.back() = true;
+    trace.memory_share_ppm.back() = partial ? share : 1'000'000;
+  }
+  require_jobs(trace, header.line);
+  shift_to_first_arrival(trace, "start_time");
+  trace.notes.push_back("alibaba pai 2020 (pai_task_table" + std::string(headed ? "" : ", no header") +
+                        "): one job per task (job_name/task_name); arrival = the task's start_time (its launch: the "
+                        "trace's queuing before it is not replayed); duration = end_time - start_time; GPUs = inst_num "
+                        "x ceil(plan_gpu / 100), the instances a gang; status, plan_cpu and plan_mem not read");
+  if (shared > 0) {
+    trace.notes.push_back(std::to_string(shared) + plural(shared, " task's instances share", " tasks' instances share") +
+                          " their GPU (plan_gpu < 100): memory E = plan_gpu % of the GPU (P = 0), utilisation "
+                          "u = plan_gpu %");
+  }
+  if (!types.empty()) {
+    std::vector<std::string> list;
+    for (const auto& [type, n] : types) list.push_back(type + " " + std::to_string(n));
+    trace.notes.push_back("gpu_type not read, every GPU taken alike (" + joined(list) + ")");
+  }
+  note_skipped(trace, cpu_only, "CPU tasks (plan_gpu empty or 0)");
+  note_skipped(trace, unfinished, "no start_time or end_time (never started, or running at the trace's end)");
+  note_skipped(trace, zero, "ended no later than started");
+  note_assumed(trace, static_cast<std::int64_t>(trace.jobs.size()) - shared, options);
 }
 
 // ---- Pollux --------------------------------------------------------------------------------

@@ -239,8 +239,14 @@ void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Ca
     if (index[c] >= 0) throw core::InputError(core::at(path, header.line, "duplicate column '" + name + "'"));
     index[c] = static_cast<int>(i);
   }
+  // Tiresias' duration-only traces (simulator/tf_job.csv: job_id, num_gpu, submit_time,
+  // start_time, duration, model_size, aggr_interval, model_name, model_scale) have no iterations:
+  // the iteration time is then the catalog's for the model, else --assumed-iter-ms, and the job
+  // runs duration / that many iterations (the remainder on the first), so its solo time is the
+  // trace's duration.
+  const bool counted = index[kTIterations] >= 0;
   for (std::size_t c = 0; c < kTColumnCount; ++c) {
-    if (c != kTInterval && index[c] < 0) {
+    if (c != kTInterval && c != kTIterations && index[c] < 0) {
       throw core::InputError(
           core::at(path, header.line, std::string("missing required column '") + kTiresiasNames[c] + "' in a Tiresias trace"));
     }
@@ -251,6 +257,8 @@ void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Ca
   std::int64_t missing_jobs = 0;
   std::set<std::string> missing_models;
   std::int64_t multi_gpu = 0;
+  std::int64_t renamed_count = 0;
+  std::vector<std::string> renamed;  // the first few, for the note
   FirstSeen first;
   for (std::size_t r = 0; rows.next(); ++r) {
     check_field_count(path, header, rows);
@@ -263,7 +271,7 @@ void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Ca
     if (num_gpu > std::numeric_limits<std::int32_t>::max()) place.fail("num_gpu is too large, got " + quoted(cell(kTNumGpu)));
     job.gpus = static_cast<std::int32_t>(num_gpu);
     job.arrival_ns = seconds_field(place, "submit_time", cell(kTSubmit), false);
-    job.iterations = count_field(place, "iterations", cell(kTIterations));
+    if (counted) job.iterations = count_field(place, "iterations", cell(kTIterations));
     const std::string model(cell(kTModel));
     if (model.empty()) place.fail("model_name is missing");
     const core::TimeNs duration = seconds_field(place, "duration", cell(kTDuration), true);
@@ -285,6 +293,7 @@ void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Ca
       job.ephemeral = profile->ephemeral;
       job.gpu_util_ppm = profile->gpu_util_ppm;
       job.switch_ns = profile->switch_ns;
+      if (!counted) job.iterations = std::max<std::int64_t>(1, duration / profile->iter_ns);
       if (trace_durations) {
         set_duration(job, duration, job.iterations);
       } else {
@@ -299,7 +308,22 @@ void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Ca
       job.persistent = 0;
       job.ephemeral = 0;  // jobs_for_capacity sets E = capacity
       job.gpu_util_ppm = 1'000'000;
-      set_duration(job, duration, job.iterations);
+      if (counted) {
+        set_duration(job, duration, job.iterations);
+      } else {
+        set_duration_assumed(job, duration, options.assumed_iter_ns);
+      }
+    }
+    // Tiresias' simulator keeps jobs by their order, not by job_id (tf_job.csv gives both of its
+    // jobs the id 10): a repeated id is made unique as "10#2", "10#3", ... and said in a note.
+    if (const std::int64_t k = first.find(trace.jobs, job.id); k >= 0) {
+      const std::string base = job.id;
+      for (std::int64_t n = 2;; ++n) {
+        job.id = base + "#" + std::to_string(n);
+        if (first.find(trace.jobs, job.id) < 0) break;
+      }
+      if (renamed.size() < 3) renamed.push_back(base + " -> " + job.id);
+      ++renamed_count;
     }
     if (num_gpu > 1) ++multi_gpu;
     check_solo_time(place, job);
@@ -308,11 +332,27 @@ void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Ca
   }
   if (trace.jobs.empty()) throw core::InputError(core::at(path, header.line, "no jobs"));
 
-  trace.notes.push_back("tiresias: arrival from submit_time, GPUs from num_gpu, iterations from iterations; " +
-                        std::string(trace_durations ? "solo time = duration (iteration time = duration / iterations, "
-                                                      "the remainder on the first iteration)"
-                                                    : "iteration time from the catalog, duration ignored "
-                                                      "(--durations catalog)"));
+  if (counted) {
+    trace.notes.push_back("tiresias: arrival from submit_time, GPUs from num_gpu, iterations from iterations; " +
+                          std::string(trace_durations ? "solo time = duration (iteration time = duration / iterations, "
+                                                        "the remainder on the first iteration)"
+                                                      : "iteration time from the catalog, duration ignored "
+                                                        "(--durations catalog)"));
+  } else {
+    char assumed[64];
+    std::snprintf(assumed, sizeof assumed, "%g ms", static_cast<double>(options.assumed_iter_ns) / 1e6);
+    trace.notes.push_back(std::string("tiresias (duration-only, no iterations column): arrival from submit_time, GPUs "
+                                      "from num_gpu; iterations = duration / the catalog's iteration time of the model, "
+                                      "else duration / ") +
+                          assumed + " (--assumed-iter-ms), at least 1" +
+                          (trace_durations ? ", the remainder on the first, so each solo time equals duration"
+                                           : "; iteration time from the catalog (--durations catalog)"));
+  }
+  if (renamed_count > 0) {
+    trace.notes.push_back(std::to_string(renamed_count) + plural(renamed_count, " job repeats", " jobs repeat") +
+                          " an earlier job_id (Tiresias keeps jobs by their order): made unique with #n (" +
+                          joined(renamed) + (renamed_count > 3 ? ", ..." : "") + ")");
+  }
   if (from_catalog > 0) {
     trace.notes.push_back(std::to_string(from_catalog) + plural(from_catalog, " job takes", " jobs take") +
                           (trace_durations ? " P, E and gpu_util from the catalog"
@@ -382,18 +422,23 @@ constexpr core::RegistryEntry<TraceFormatInfo> kFormats[] = {
       "(default 1); memory = persistent_mib, ephemeral_mib (or the catalog's)"}},
     {"json", "the native records as a JSON array, or {\"jobs\": [...]}",
      {read_json, TraceFormat::kJson, "as native, one JSON object per job"}},
-    {"tiresias", "Tiresias simulator CSV: job_id,num_gpu,submit_time,iterations,model_name,duration,interval",
+    {"tiresias", "Tiresias simulator CSV: job_id,num_gpu,submit_time,iterations,model_name,duration,interval "
+                 "(or without iterations, as tf_job.csv)",
      {read_tiresias, TraceFormat::kTiresias,
       "arrival = submit_time; duration = duration (iteration time = duration / iterations; --durations catalog: "
-      "the catalog's iteration time); GPUs = num_gpu; memory and utilisation from the catalog by model_name "
-      "(smallest batch variant when it names none), else --assumed-memory (default the whole GPU); interval ignored"}},
-    {"gavel", "Gavel trace: headerless TSV of 10 fields, job_type ... arrival_time",
+      "the catalog's iteration time); no iterations column: duration / the catalog's iteration time of the model, "
+      "else / --assumed-iter-ms; GPUs = num_gpu; memory and utilisation from the catalog by model_name "
+      "(smallest batch variant when it names none), else --assumed-memory (default the whole GPU); a repeated job_id "
+      "made unique with #n; interval ignored"}},
+    {"gavel", "Gavel trace: headerless TSV of 10 fields, job_type ... arrival_time (physical_cluster), or 7 "
+              "(simulation traces, traces/msr)",
      {read_gavel, TraceFormat::kGavel,
       "arrival = arrival_time; iterations = total_steps; iteration time = 1 / the steps per second of "
       "(job_type, scale_factor) in --throughputs (Gavel's JSON, worker type v100 unless --worker-type), else the "
       "catalog's entry for the model and batch size in job_type; GPUs = scale_factor; priority = priority_weight "
-      "rounded; memory from the catalog, else --assumed-memory (default the whole GPU); command, working_directory, num_steps_arg, "
-      "needs_data_dir and SLO ignored"}},
+      "rounded (7 fields: job_type, command, num_steps_arg, needs_data_dir, total_steps, arrival_time, "
+      "scale_factor; priority 0); memory from the catalog, else --assumed-memory (default the whole GPU); command, "
+      "working_directory, num_steps_arg, needs_data_dir and SLO ignored"}},
     {"philly", "Microsoft Philly cluster_job_log: JSON list of jobs with attempts",
      {read_philly, TraceFormat::kPhilly,
       "arrival = submitted_time (seconds after the earliest in the file); duration = the sum over attempts of "
@@ -412,6 +457,27 @@ constexpr core::RegistryEntry<TraceFormatInfo> kFormats[] = {
       "GPUs (gpu_milli 1000, or num_gpu > 1) give no memory figure: --assumed-memory (default the whole GPU), u = 1; "
       "iterations of --assumed-iter-ms; CPU-only pods (num_gpu 0) and pods "
       "never scheduled or not deleted skipped with a count"}},
+    {"acme", "Acme (Shanghai AI Lab) trace_seren.csv / trace_kalos.csv: job_id,user,node_num,gpu_num,...,type,state,"
+             "submit_time,...,duration,queue,gpu_time",
+     {read_acme, TraceFormat::kAcme,
+      "arrival = submit_time (seconds after the earliest in the file; dates with a UTC offset taken in UTC); duration "
+      "= duration; GPUs = gpu_num; memory --assumed-memory (default the whole GPU), u = 1; iterations of "
+      "--assumed-iter-ms; every end state replayed for its duration; CPU-only jobs (gpu_num 0), jobs with no or a "
+      "zero duration skipped with a count"}},
+    {"lucid", "Lucid / Venus cluster_full_log.csv: job_id,user,vc,jobname,gpu_num,cpu_num,state,submit_time,duration,"
+              "...,gpu_util,gmem_util,gmem",
+     {read_lucid, TraceFormat::kLucid,
+      "arrival = submit_time (seconds after the earliest); duration = duration; GPUs = gpu_num; memory E = gmem MiB "
+      "(P = 0) and u = gpu_util / 100 where gmem > 0, else --assumed-memory (default the whole GPU), u = 1; "
+      "iterations of --assumed-iter-ms; CPU-only jobs and jobs of duration 0 skipped with a count"}},
+    {"pai2020", "Alibaba PAI 2020 pai_task_table (cluster-trace-gpu-v2020), headerless: job_name,task_name,inst_num,"
+                "status,start_time,end_time,plan_cpu,plan_mem,plan_gpu,gpu_type",
+     {read_pai2020, TraceFormat::kPai2020,
+      "one job per task; arrival = start_time (the task's launch, seconds after the earliest); duration = end_time - "
+      "start_time; GPUs = inst_num x ceil(plan_gpu / 100), a gang; plan_gpu < 100: memory E = plan_gpu % of the GPU "
+      "(P = 0), u = plan_gpu %, else --assumed-memory (default the whole GPU), u = 1; iterations of "
+      "--assumed-iter-ms; CPU tasks and tasks without both times skipped with a count; pai_job_table and "
+      "pai_instance_table refused (no GPU demand)"}},
     {"pollux", "Pollux / AdaptDL workload CSV: name,time,application,num_replicas,batch_size",
      {read_pollux, TraceFormat::kPollux,
       "arrival = time; GPUs = num_replicas; memory, utilisation and iteration time from the catalog entry for "
@@ -500,6 +566,10 @@ const char* to_string(TraceFormat f) {
     case TraceFormat::kHelios: return "helios";
     case TraceFormat::kAlibaba: return "alibaba";
     case TraceFormat::kPollux: return "pollux";
+    case TraceFormat::kAcme: return "acme";
+    case TraceFormat::kLucid: return "lucid";
+    case TraceFormat::kPai2020: return "pai2020";
+    case TraceFormat::kUnknown: return "unknown";
   }
   return "unknown";
 }
@@ -525,7 +595,8 @@ TraceFormat detect_format(std::string_view text) {
   }
   const std::size_t nl = text.find('\n', start);
   const std::string_view first = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
-  if (std::count(first.begin(), first.end(), '\t') == 9) return TraceFormat::kGavel;
+  const auto tabs = std::count(first.begin(), first.end(), '\t');
+  if (tabs == 9 || tabs == 6) return TraceFormat::kGavel;
   CsvRow header;
   try {
     CsvReader rows(first, "");
@@ -535,11 +606,44 @@ TraceFormat detect_format(std::string_view text) {
     return TraceFormat::kNative;  // the native reader reports the quoting error with its line
   }
   if (has_columns(header, {"num_gpu", "submit_time", "model_name"})) return TraceFormat::kTiresias;
+  if (has_columns(header, {"gpu_num", "submit_time", "duration", "gmem", "gpu_util"})) return TraceFormat::kLucid;
+  if (has_columns(header, {"gpu_num", "submit_time", "duration", "type", "gpu_time"})) return TraceFormat::kAcme;
   if (has_columns(header, {"gpu_num", "submit_time", "duration"})) return TraceFormat::kHelios;
-  if (has_columns(header, {"gpu_milli", "num_gpu", "creation_time"})) return TraceFormat::kAlibaba;
+  if (has_columns(header, {"gpu_milli", "num_gpu"})) return TraceFormat::kAlibaba;  // the reader refuses a list without times
   if (has_columns(header, {"application", "num_replicas", "batch_size"})) return TraceFormat::kPollux;
-  return TraceFormat::kNative;
+  if (has_columns(header, {"job_name", "task_name", "inst_num", "plan_gpu"})) return TraceFormat::kPai2020;
+  // Alibaba PAI 2020's tables have no header: a status among the documented ones in field 4 of a
+  // row of 10 (pai_task_table), 6 (pai_job_table) or 9 (pai_instance_table) fields.
+  if (const std::size_t n = header.fields.size(); (n == 10 || n == 6 || n == 9) && n > 4) {
+    const std::string& status = header.fields[n == 9 ? 5 : 3];
+    for (const char* s : {"Terminated", "Failed", "Running", "Waiting", "Interrupted", "Ready"}) {
+      if (status == s) return TraceFormat::kPai2020;
+    }
+  }
+  for (const char* native : kColumnNames) {
+    if (has_columns(header, {native})) return TraceFormat::kNative;
+  }
+  return TraceFormat::kUnknown;
 }
+
+namespace {
+
+// The first line of `text` as a reader sees it, cut to 100 characters, for "format not recognised".
+std::string first_line_of(std::string_view text) {
+  std::size_t start = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
+  while (start < text.size() && (text[start] == '\n' || text[start] == '\r' || text[start] == ' ')) ++start;
+  std::size_t end = text.find('\n', start);
+  if (end == std::string_view::npos) end = text.size();
+  std::string line(text.substr(start, std::min<std::size_t>(end - start, 100)));
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  for (char& c : line) {
+    if (c == '\t') c = ' ';
+    if (static_cast<unsigned char>(c) < 0x20) c = '?';
+  }
+  return line + (end - start > 100 ? "..." : "");
+}
+
+}  // namespace
 
 Trace load_trace_text(std::string_view text, const std::string& path, const Catalog& catalog, const LoadOptions& options) {
   check_utf8(text, path);
@@ -548,6 +652,14 @@ Trace load_trace_text(std::string_view text, const std::string& path, const Cata
   const TraceFormatInfo* info = nullptr;
   if (options.format.empty()) {
     const TraceFormat f = detect_format(text);
+    if (f == TraceFormat::kUnknown) {
+      std::string known;
+      for (const auto& e : kFormatRegistry.entries()) known += (known.empty() ? "" : ", ") + std::string(e.name);
+      throw core::InputError(core::at(path, 1, "format not recognised: its first line reads '" + first_line_of(text) +
+                                                   "'; known formats: " + known +
+                                                   " (`salus-trace formats` lists their columns; --format NAME reads "
+                                                   "the file as one of them)"));
+    }
     for (const auto& e : kFormatRegistry.entries()) {
       if (e.factory.format == f) info = &e.factory;
     }

@@ -14,7 +14,8 @@
 
 namespace salus::traces {
 
-enum class TraceFormat { kNative, kJson, kTiresias, kGavel, kPhilly, kHelios, kAlibaba, kPollux };
+/// kUnknown: what detect_format says of a file it does not recognise (no reader; load_trace refuses it).
+enum class TraceFormat { kNative, kJson, kTiresias, kGavel, kPhilly, kHelios, kAlibaba, kPollux, kAcme, kLucid, kPai2020, kUnknown };
 const char* to_string(TraceFormat f);
 
 /// Where an imported job's duration comes from when the trace has one (Tiresias): kTrace takes
@@ -53,6 +54,11 @@ struct LoadOptions {
   std::string throughputs;
   /// Gavel: the throughputs file's worker type ("": v100 when present, else the first by name).
   std::string worker_type;
+  /// Gavel: the steps per second of a k-GPU job the throughputs file has only at one GPU
+  /// (`--gavel-scaling`; Gavel's simulation traces ask for Recommendation, A3C and CycleGAN at 4 and 8
+  /// GPUs, which simulation_throughputs.json measures at 1): kLinear k times the one-GPU rate (each
+  /// replica steps at its one-GPU rate), kNone the one-GPU rate, kRefuse an error.
+  enum class GavelScaling { kLinear, kNone, kRefuse } gavel_scaling = GavelScaling::kLinear;
   /// Iteration time assumed for traces that give a duration but no iteration count (Philly,
   /// Helios, Alibaba): a job of duration d runs max(1, d / this) iterations, the remainder added to
   /// the first, so its solo time is d exactly.
@@ -101,8 +107,9 @@ struct TraceFormatInfo {
 const core::Registry<TraceFormatInfo>& trace_format_registry();
 
 /// The format `text` is recognised as: JSON by a leading '{' or '[' (Philly's job log by its
-/// "submitted_time" key), a Gavel trace by a first line of 10 tab-separated fields, a CSV by the
-/// columns of its header; otherwise the native CSV.
+/// "submitted_time" key), a Gavel trace by a first line of 10 or 7 tab-separated fields, Alibaba
+/// PAI 2020's headerless tables by their fields, a CSV by the columns of its header; the native
+/// CSV when the header names a native column; otherwise kUnknown.
 TraceFormat detect_format(std::string_view text);
 
 /// Loads a trace. The format is `options.format` or recognised by content (detect_format).

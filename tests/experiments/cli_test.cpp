@@ -57,7 +57,7 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
       {kHand + " --paging true", "salus-sim: --paging: must be on or off, got 'true'\n"},
       {kHand + " --format helio",
        "salus-sim: --format: unknown trace format 'helio' (valid: native, json, tiresias, gavel, philly, helios, "
-       "alibaba, pollux); did you mean 'helios'?\n"},
+       "alibaba, acme, lucid, pai2020, pollux); did you mean 'helios'?\n"},
       {kHand + " --durations exact", "salus-sim: --durations: unknown source 'exact' (valid: trace, catalog)\n"},
       {kHand + " --window 10", "salus-sim: --window: expected START:END in seconds, got '10'\n"},
       {kHand + " --window 2h:1h", "salus-sim: --window: END must be after START, got '2h:1h'\n"},

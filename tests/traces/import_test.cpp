@@ -3,6 +3,9 @@
 // skipped and assumed, and the notes that say so. Expected values are worked out by hand.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -48,8 +51,13 @@ TEST_CASE("import: every fixture is recognised by its header or shape") {
   CHECK(load_trace(kDir + "helios.csv", catalog()).format == TraceFormat::kHelios);
   CHECK(load_trace(kDir + "alibaba.csv", catalog()).format == TraceFormat::kAlibaba);
   CHECK(load_trace(kDir + "pollux.csv", catalog()).format == TraceFormat::kPollux);
+  CHECK(load_trace(kDir + "gavel_msr.tsv", catalog(), with_throughputs()).format == TraceFormat::kGavel);
+  CHECK(load_trace(kDir + "tiresias_tf_job.csv", catalog()).format == TraceFormat::kTiresias);
+  CHECK(load_trace(kDir + "acme_seren.csv", catalog()).format == TraceFormat::kAcme);
+  CHECK(load_trace(kDir + "lucid_full_log.csv", catalog()).format == TraceFormat::kLucid);
+  CHECK(load_trace(kDir + "pai_task_table.csv", catalog()).format == TraceFormat::kPai2020);
   CHECK(salus::traces::trace_format_registry().names_joined() ==
-        "native, json, tiresias, gavel, philly, helios, alibaba, pollux");
+        "native, json, tiresias, gavel, philly, helios, alibaba, acme, lucid, pai2020, pollux");
 }
 
 TEST_CASE("import: tiresias takes the solo time from duration, memory from the catalog") {
@@ -92,12 +100,16 @@ TEST_CASE("import: gavel with a throughputs file, the catalog where it has no en
   CHECK(t.jobs[1].arrival_ns == 30'500 * ms);
   CHECK(t.jobs[1].priority == 2);
   CHECK(t.whole_gpu == std::vector<bool>{false, true, false});
-  // ResNet-50 on 4 GPUs: no throughput for scale factor 4, so the catalog's iteration time.
-  CHECK(t.jobs[2].iter_ns == r75->iter_ns);
+  // ResNet-50 on 4 GPUs: no throughput for scale factor 4, only for 1 (4 steps/s): --gavel-scaling
+  // linear (the default) takes 4 x 4 steps/s; refuse falls back to the catalog's iteration time.
+  CHECK(t.jobs[2].iter_ns == 62'500'000);
   CHECK(t.jobs[2].gpus == 4);
   CHECK(t.jobs[2].iterations == 10);
-  CHECK(has_note(t, "2 jobs take its iteration time from " + kDir + "gavel_throughputs.json" +
+  CHECK(has_note(t, "3 jobs take its iteration time from " + kDir + "gavel_throughputs.json" +
                         " (worker type v100, 1 / steps per second alone)"));
+  LoadOptions refuse = with_throughputs();
+  refuse.gavel_scaling = LoadOptions::GavelScaling::kRefuse;
+  CHECK(load_trace(kDir + "gavel.tsv", catalog(), refuse).jobs[2].iter_ns == r75->iter_ns);
 }
 
 TEST_CASE("import: gavel errors name the line and the way out") {
@@ -199,7 +211,7 @@ TEST_CASE("import: --format forces a reader, an unknown name lists the formats")
   o.format = "helio";
   CHECK_THROWS_WITH_AS(load_trace(kDir + "helios.csv", catalog(), o),
                        "--format: unknown trace format 'helio' (valid: native, json, tiresias, gavel, philly, helios, "
-                       "alibaba, pollux); did you mean 'helios'?",
+                       "alibaba, acme, lucid, pai2020, pollux); did you mean 'helios'?",
                        core::InputError);
 }
 
@@ -262,11 +274,158 @@ TEST_CASE("import: inputs found by fuzzing are bad input, not crashes") {
   const std::string helios = salus::test::temp_file(
       "helios_2262.csv", "job_id,gpu_num,submit_time,duration\nj1,1,9999-12-31 23:59:59,10\n");
   CHECK_THROWS_WITH_AS(load_trace(helios, catalog()),
-                       (helios + ":2: submit_time must be seconds >= 0 or a date YYYY-MM-DD HH:MM:SS (1970 to 2262), "
-                                 "got '9999-12-31 23:59:59'").c_str(),
+                       (helios + ":2: submit_time must be seconds >= 0 or a date YYYY-MM-DD HH:MM:SS, optionally "
+                                 "with a UTC offset such as +08:00 (1970 to 2262), got '9999-12-31 23:59:59'").c_str(),
                        core::InputError);
   // A number beyond a double escaped the JSON parser as nlohmann's out_of_range (native JSON).
   const std::string json = salus::test::temp_file("overflow.json", "{\n  \"jobs\": [\n    {\"job_id\": 1e400}\n  ]\n}\n");
   CHECK_THROWS_WITH_AS(load_trace(json, catalog()), (json + ":3: invalid JSON: number overflow parsing '1e400'").c_str(),
+                       core::InputError);
+}
+
+namespace {
+
+// A note containing `text` (the new readers' notes carry counts and lists around it).
+bool note_contains(const Trace& t, const std::string& text) {
+  for (const std::string& n : t.notes) {
+    if (n.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("import: gavel's 7-field simulation traces, and k-GPU jobs measured only at one GPU") {
+  const Trace t = load_trace(kDir + "gavel_msr.tsv", catalog(), with_throughputs());
+  REQUIRE(t.jobs.size() == 3);
+  CHECK(t.jobs[0].iter_ns == 250 * ms);  // ('ResNet-50 (batch size 64)', 1): 4 steps/s
+  CHECK(t.jobs[0].iterations == 100);
+  CHECK(t.jobs[1].arrival_ns == 6'500 * ms);
+  CHECK(t.jobs[1].gpus == 2);
+  CHECK(t.jobs[1].iter_ns == 125 * ms);  // ('Transformer (batch size 128)', 2): 8 steps/s
+  CHECK(t.jobs[2].gpus == 4);
+  CHECK(t.jobs[2].iterations == 40);
+  CHECK(t.jobs[2].iter_ns == 62'500'000);  // linear: 4 GPUs x 4 steps/s
+  for (const core::JobSpec& j : t.jobs) CHECK(j.priority == 0);
+  CHECK(note_contains(t, "gavel (7-field simulation trace)"));
+  CHECK(note_contains(t, "1 job of k > 1 GPUs has no throughput at k GPUs"));
+  LoadOptions none = with_throughputs();
+  none.gavel_scaling = LoadOptions::GavelScaling::kNone;
+  CHECK(load_trace(kDir + "gavel_msr.tsv", catalog(), none).jobs[2].iter_ns == 250 * ms);
+  LoadOptions refuse = with_throughputs();
+  refuse.gavel_scaling = LoadOptions::GavelScaling::kRefuse;
+  // Refused, the job falls back to the catalog's resnet50 entry (as any job missing from the file).
+  const Trace r = load_trace(kDir + "gavel_msr.tsv", catalog(), refuse);
+  CHECK(r.jobs[2].iter_ns == catalog().find(r.jobs[2].workload)->iter_ns);
+  // A row of another width than the first is an error naming both layouts' counts.
+  const std::string mixed = salus::test::temp_file(
+      "gavel_mixed.tsv", "ResNet-50 (batch size 64)\tcmd\t-s\t1\t10\t0\t1\nA\tcmd\tdir\t-s\t1\t10\t1\t1\t-1\t0\n");
+  CHECK_THROWS_WITH_AS(load_trace(mixed, catalog(), with_throughputs()),
+                       doctest::Contains(":2: expected 7 tab-separated fields"), core::InputError);
+}
+
+TEST_CASE("import: tiresias duration-only traces (tf_job.csv) take iterations from the catalog") {
+  const Trace t = load_trace(kDir + "tiresias_tf_job.csv", catalog());
+  REQUIRE(t.jobs.size() == 3);
+  const core::TimeNs vgg = catalog().find("vgg19_25")->iter_ns;
+  CHECK(t.jobs[0].id == "10");
+  CHECK(t.jobs[1].id == "10#2");  // the repeated id, made unique
+  CHECK(t.jobs[0].gpus == 2);
+  CHECK(t.jobs[0].iterations == std::max<std::int64_t>(1, 20 * s / vgg));
+  CHECK(solo(t.jobs[0]) == 20 * s);
+  CHECK(solo(t.jobs[1]) == 3 * s);
+  // A model missing from the catalog: 5.5 s of 1 s iterations = 5 of 1.1 s.
+  CHECK(t.jobs[2].iterations == 5);
+  CHECK(t.jobs[2].iter_ns == 1'100 * ms);
+  CHECK(solo(t.jobs[2]) == 5'500 * ms);
+  CHECK(t.whole_gpu[2]);
+  CHECK(note_contains(t, "tiresias (duration-only, no iterations column)"));
+  CHECK(note_contains(t, "1 job repeats an earlier job_id"));
+}
+
+TEST_CASE("import: acme job traces, times with UTC offsets, every end state replayed") {
+  const Trace t = load_trace(kDir + "acme_seren.csv", catalog());
+  REQUIRE(t.jobs.size() == 3);
+  CHECK(t.jobs[0].id == "5778432");
+  CHECK(t.jobs[0].arrival_ns == 0);
+  CHECK(t.jobs[0].gpus == 8);
+  CHECK(solo(t.jobs[0]) == 117 * s);
+  CHECK(t.jobs[1].arrival_ns == 336 * s);  // 00:23:58 - 00:18:22, both +08:00
+  // 11:30:00-05:00 is 16:30:00 UTC, 00:30:00+08:00: 698 s after the first.
+  CHECK(t.jobs[2].id == "5778472");
+  CHECK(t.jobs[2].arrival_ns == 698 * s);
+  CHECK(t.jobs[2].gpus == 2);
+  CHECK(note_contains(t, "skipped 1 job: CPU-only (gpu_num 0)"));
+  CHECK(note_contains(t, "skipped 1 job: no duration"));
+  CHECK(note_contains(t, "whatever its end state (COMPLETED 2, FAILED 1)"));
+  CHECK(note_contains(t, "3 jobs have no memory figure"));
+}
+
+TEST_CASE("import: lucid full logs give memory and utilisation per job") {
+  const Trace t = load_trace(kDir + "lucid_full_log.csv", catalog());
+  REQUIRE(t.jobs.size() == 3);
+  CHECK(t.jobs[0].ephemeral == core::Bytes{5106} << 20);
+  CHECK(t.jobs[0].persistent == 0);
+  CHECK(t.jobs[0].gpu_util_ppm == 625'000);
+  CHECK_FALSE(t.whole_gpu[0]);
+  CHECK(t.jobs[1].gpus == 2);
+  CHECK(t.jobs[1].ephemeral == core::Bytes{8192} << 20);
+  CHECK(t.jobs[1].gpu_util_ppm == 1'000'000);  // gpu_util 0: no figure
+  CHECK(t.jobs[1].arrival_ns == 60 * s);
+  CHECK(solo(t.jobs[1]) == 1'200 * s);
+  CHECK(t.whole_gpu[2]);  // gmem 0: the assumed memory
+  CHECK(note_contains(t, "2 jobs take its memory from gmem"));
+  CHECK(note_contains(t, "skipped 1 job: CPU-only (gpu_num 0)"));
+}
+
+TEST_CASE("import: alibaba pai 2020 task tables, headerless, plan_gpu in percent") {
+  const Trace t = load_trace(kDir + "pai_task_table.csv", catalog());
+  REQUIRE(t.jobs.size() == 3);
+  CHECK(t.jobs[0].id == "4f057009a5d481acec67b088/tensorflow");
+  CHECK(t.jobs[0].gpus == 1);
+  CHECK(t.memory_share_ppm[0] == 500'000);  // 50 % of a GPU
+  CHECK(t.jobs[0].gpu_util_ppm == 500'000);
+  CHECK(solo(t.jobs[0]) == 38 * s);
+  CHECK(t.jobs[1].gpus == 2);  // 2 instances x 100 %
+  CHECK(t.memory_share_ppm[1] == 1'000'000);
+  CHECK(t.jobs[1].arrival_ns == 8 * s);
+  CHECK(t.jobs[2].gpus == 2);  // 1 instance x 200 %
+  CHECK(solo(t.jobs[2]) == 50'500 * ms);
+  CHECK(note_contains(t, "skipped 1 job: CPU tasks"));
+  CHECK(note_contains(t, "skipped 1 job: no start_time or end_time"));
+  CHECK(note_contains(t, "gpu_type not read, every GPU taken alike (MISC 1, P100 1, V100 1)"));
+  // The same table with its documented header line first reads alike.
+  std::string headed = "job_name,task_name,inst_num,status,start_time,end_time,plan_cpu,plan_mem,plan_gpu,gpu_type\n";
+  headed += read_text(kDir + "pai_task_table.csv");
+  const Trace h = load_trace(salus::test::temp_file("pai_headed.csv", headed), catalog());
+  CHECK(h.jobs.size() == 3);
+  CHECK(h.jobs[2].gpus == 2);
+  // The job table gives no GPU demand: refused with the table to read instead.
+  CHECK_THROWS_WITH_AS(load_trace(kDir + "pai_job_table.csv", catalog()),
+                       doctest::Contains("pai_job_table (job_name, inst_id, user, status, start_time, end_time) gives "
+                                         "no GPU demand: read pai_task_table"),
+                       core::InputError);
+}
+
+TEST_CASE("import: a file no reader recognises, and a pod list without times, are refused with the reason") {
+  const std::string odd = salus::test::temp_file("durations_only.csv", "duration\n121\n122\n");
+  CHECK_THROWS_WITH_AS(load_trace(odd, catalog()),
+                       (odd + ":1: format not recognised: its first line reads 'duration'; known formats: native, json, "
+                              "tiresias, gavel, philly, helios, alibaba, acme, lucid, pai2020, pollux (`salus-trace "
+                              "formats` lists their columns; --format NAME reads the file as one of them)")
+                           .c_str(),
+                       core::InputError);
+  // A native header with a misspelt column is still the native reader's to explain.
+  const std::string typo = salus::test::temp_file("typo.csv", "job_id,arival_s,iterations\na,0,1\n");
+  CHECK_THROWS_WITH_AS(load_trace(typo, catalog()), doctest::Contains("missing required column 'arrival_s'"),
+                       core::InputError);
+  const std::string pods = salus::test::temp_file(
+      "multigpu.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\nopenb-pod-0000,12000,16384,1,1000\n");
+  CHECK_THROWS_WITH_AS(load_trace(pods, catalog()), doctest::Contains(":1: an Alibaba v2023 pod list without times"),
                        core::InputError);
 }
