@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 #include <fstream>
+
+#include <unistd.h>
 #include <sstream>
 
 #include "core/errors.h"
@@ -54,6 +56,7 @@ core::Bytes ClusterSpec::largest_capacity() const {
 }
 
 ClusterSpec load_cluster_file(const std::string& path) {
+  ::close(core::open_input_file(path, "cluster file"));  // names a directory, FIFO or unreadable file
   std::ifstream f(path);
   if (!f) throw core::InputError(path + ": cannot open the cluster file");
   const std::vector<std::string> columns = {"nodes", "gpus_per_node", "gpu_mem"};

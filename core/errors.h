@@ -18,6 +18,13 @@ inline std::string at(const std::string& file, long line, const std::string& wha
   return file + ":" + std::to_string(line) + ": " + what;
 }
 
+/// Opens an input file (a trace, catalog, cluster file, throughputs, node list, configuration) for
+/// reading and returns its descriptor, or throws InputError naming it: "path: cannot open <kind>:
+/// <reason>" (missing, unreadable), "path: is a directory, not a <kind>", "path: is not a regular
+/// file (a FIFO, device or socket), not a <kind>" (a FIFO would block the reader, a device never
+/// end). The caller closes the descriptor.
+int open_input_file(const std::string& path, const std::string& kind);
+
 /// A broken internal invariant: our bug, never the user's. Throws std::logic_error naming it.
 [[noreturn]] void invariant_failed(const char* invariant, const char* file, int line, const std::string& detail);
 

@@ -1,9 +1,13 @@
 #include "traces/csv.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +19,12 @@ namespace {
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
 }  // namespace
+
+void field_too_long(const std::string& path, long line, std::size_t column, std::size_t bytes) {
+  throw core::InputError(path + ":" + std::to_string(line) + ":" + std::to_string(column) + ": a field of " +
+                         std::to_string(bytes) + " bytes, more than the " + std::to_string(kMaxFieldBytes) +
+                         " bytes a field may have (is this the right file?)");
+}
 
 CsvReader::CsvReader(std::string_view text, const std::string& path) : text_(text), path_(path) {
   if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // UTF-8 byte order mark
@@ -64,6 +74,7 @@ void CsvReader::end_line() {
   if (pos_ < text_.size() && text_[pos_] == '\n') {
     ++pos_;
     ++line_;
+    line_start_ = pos_;
   }
 }
 
@@ -73,14 +84,22 @@ bool CsvReader::at_line_end() const {
 }
 
 void CsvReader::read_field() {
+  const std::size_t raw_start = pos_;  // the bound counts the blanks around a field too
   while (pos_ < text_.size() && is_blank(text_[pos_])) ++pos_;
+  if (pos_ - raw_start > kMaxFieldBytes) field_too_long(path_, line_, raw_start - line_start_ + 1, pos_ - raw_start);
   if (pos_ < text_.size() && text_[pos_] == '"') {
     const long quote_line = line_;
+    const std::size_t column = pos_ - line_start_ + 1;
     ++pos_;
     const std::size_t start = pos_;
     bool doubled = false;  // a "" inside: the field is unescaped into scratch_
     for (;;) {
       if (pos_ >= text_.size()) throw core::InputError(core::at(path_, quote_line, "unterminated quoted field"));
+      if (pos_ - start > kMaxFieldBytes) {
+        // Its length, up to the closing quote (or the end): counted, not kept.
+        const std::size_t close = text_.find('"', pos_);
+        field_too_long(path_, quote_line, column, (close == std::string_view::npos ? text_.size() : close) - start);
+      }
       const char c = text_[pos_++];
       if (c == '"') {
         if (pos_ < text_.size() && text_[pos_] == '"') {
@@ -118,6 +137,7 @@ void CsvReader::read_field() {
     ++pos_;
   }
   std::size_t end = pos_;
+  if (end - raw_start > kMaxFieldBytes) field_too_long(path_, line_, raw_start - line_start_ + 1, end - raw_start);
   while (end > start && is_blank(text_[end - 1])) --end;
   cells_.push_back({start, end - start, false});
 }
@@ -141,26 +161,31 @@ CsvTable parse_csv(std::string_view text, const std::string& path) {
 }
 
 std::string read_text_file(const std::string& path, const std::string& kind) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) throw core::InputError(path + ": cannot open " + kind);
+  const int fd = core::open_input_file(path, kind);
   // One buffer of the file's size, filled in place: a stream would grow it by doubling and copy
-  // it out again, three times the file's size for a large trace. The size is a hint only (a
-  // pipe has none); reading goes on to the end.
+  // it out again, three times the file's size for a large trace. The size is a hint only (the
+  // file may grow while it is read); reading goes on to the end.
   std::string text;
-  if (std::fseek(f, 0, SEEK_END) == 0) {
-    const long size = std::ftell(f);
-    if (size > 0) {
-      text.reserve(static_cast<std::size_t>(size));
-      advise_huge_pages(text.data(), text.capacity());
-    }
-    std::rewind(f);
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+    text.reserve(static_cast<std::size_t>(st.st_size));
+    advise_huge_pages(text.data(), text.capacity());
   }
   char chunk[1 << 16];
-  std::size_t n = 0;
-  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) text.append(chunk, n);
-  const bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) throw core::InputError(path + ": cannot read " + kind);
+  bool failed = false;
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n > 0) {
+      text.append(chunk, static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    failed = n < 0;
+    break;
+  }
+  const int e = errno;
+  ::close(fd);
+  if (failed) throw core::InputError(path + ": cannot read " + kind + ": " + std::strerror(e));
   return text;
 }
 
@@ -212,8 +237,47 @@ void check_utf8(std::string_view text, const std::string& path) {
   throw core::InputError(core::at(path, line, std::string("not UTF-8 text (byte ") + byte + ")"));
 }
 
+namespace {
+
+// A JSON string or number longer than kMaxFieldBytes is refused before the parser copies it: the
+// same bound as a CSV field, with file:line:column.
+void check_json_tokens(std::string_view text, const std::string& path) {
+  long line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      line_start = ++i;
+      continue;
+    }
+    const bool string = c == '"';
+    const bool number = c == '-' || (c >= '0' && c <= '9');
+    if (!string && !number) {
+      ++i;
+      continue;
+    }
+    const std::size_t start = i;
+    if (string) {
+      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      if (i < text.size() && text[i] == '"') ++i;
+    } else {
+      while (i < text.size() && (text[i] == '-' || text[i] == '+' || text[i] == '.' || text[i] == 'e' ||
+                                 text[i] == 'E' || (text[i] >= '0' && text[i] <= '9'))) {
+        ++i;
+      }
+    }
+    if (i - start > kMaxFieldBytes + 2) field_too_long(path, line, start - line_start + 1, i - start);
+  }
+}
+
+}  // namespace
+
 nlohmann::json parse_json(std::string_view text, const std::string& path) {
   check_utf8(text, path);
+  check_json_tokens(text, path);
   try {
     return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::parse_error& e) {

@@ -25,13 +25,23 @@ struct CsvTable {
   std::vector<CsvRow> rows;
 };
 
+/// The longest field a reader accepts: a trace's ids, names and numbers are tens of bytes; a field
+/// of megabytes is a wrong file or a broken one, refused before it costs memory or a message of
+/// its size.
+inline constexpr std::size_t kMaxFieldBytes = 4096;
+
+/// Throws core::InputError "path:line:column: a field of N bytes, more than the 4096 bytes a field
+/// may have" (column 1-based, in bytes).
+[[noreturn]] void field_too_long(const std::string& path, long line, std::size_t column, std::size_t bytes);
+
 /// Reads CSV text one row at a time, keeping nothing: each field is a view into the text, or
 /// into the reader's own buffer for a quoted field with doubled quotes, valid until the next
 /// call of next(). No heap allocation per row or cell once the buffers have grown to the widest
 /// row. Understands quoted fields ("a,b", "say ""hi"""), LF and CRLF line ends, a UTF-8 byte
 /// order mark, and skips blank lines and lines whose first non-blank character is '#'. Unquoted
 /// fields are trimmed of spaces and tabs. `path` only names the file in errors; next() throws
-/// core::InputError "path:line: what" on malformed quoting.
+/// core::InputError "path:line: what" on malformed quoting, and field_too_long's error on a field
+/// longer than kMaxFieldBytes.
 class CsvReader {
  public:
   CsvReader(std::string_view text, const std::string& path);
@@ -54,6 +64,7 @@ class CsvReader {
   std::string_view text_;
   std::string path_;
   std::size_t pos_ = 0;
+  std::size_t line_start_ = 0;  // where line_ starts in the text, for columns in errors
   long line_ = 1;
   long row_line_ = 0;
   std::vector<Cell> cells_;

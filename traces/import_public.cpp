@@ -259,6 +259,7 @@ void read_gavel(Trace& trace, std::string_view text, const Catalog& catalog, con
     for (std::size_t start = 0;;) {
       const std::size_t tab = row.find('\t', start);
       f.push_back(row.substr(start, tab == std::string_view::npos ? std::string_view::npos : tab - start));
+      if (f.back().size() > kMaxFieldBytes) field_too_long(path, line, start + 1, f.back().size());
       if (tab == std::string_view::npos) break;
       start = tab + 1;
     }

@@ -78,8 +78,8 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
       {kHand + " --bogus", "salus-sim: unrecognised option '--bogus' (see --help)\n"},
       {kHand + " --switch-cost-ms abc",
        "salus-sim: the argument ('abc') for option '--switch-cost-ms' is invalid (see --help)\n"},
-      {"--trace no/such/file.csv", "salus-sim: no/such/file.csv: cannot open trace file\n"},
-      {"--trace traces/examples/hand.csv --profiles no/such.json", "salus-sim: no/such.json: cannot open catalog file\n"},
+      {"--trace no/such/file.csv", "salus-sim: no/such/file.csv: cannot open trace file: No such file or directory\n"},
+      {"--trace traces/examples/hand.csv --profiles no/such.json", "salus-sim: no/such.json: cannot open catalog file: No such file or directory\n"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.args);

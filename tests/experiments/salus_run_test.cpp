@@ -305,7 +305,7 @@ TEST_CASE("salus-run: bad input exits 2 with the exact message") {
       {kSmall + " --learning-rate 0", "salus-run: --learning-rate: must be positive\n"},
       {kSmall + " --policy fifo,lifo", "salus-run: unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority); did you mean 'fifo'?\n"},
       {kSmall + " --lanes many", "salus-run: --lanes: unknown lane mode 'many' (valid: single, auto, exclusive)\n"},
-      {"--trace no/such/file.csv", "salus-run: no/such/file.csv: cannot open trace file\n"},
+      {"--trace no/such/file.csv", "salus-run: no/such/file.csv: cannot open trace file: No such file or directory\n"},
       {"--trace tests/data/real/no_model.csv --device cpu",
        "salus-run: tests/data/real/no_model.csv: job bad: workload 'inception3_25' has no real model (valid: "
        "<model>_<batch>[_infer] with model one of alexnet, googlenet, lenet, mlp, overfeat, resnet101, resnet152, "

@@ -121,7 +121,7 @@ TEST_CASE("catalog: find is exact, find_model picks the smallest batch variant")
 }
 
 TEST_CASE("catalog: bad files and entries name the file, the entry's line and what is wrong") {
-  CHECK_THROWS_WITH_AS(Catalog::load("/nonexistent/catalog.json"), "/nonexistent/catalog.json: cannot open catalog file",
+  CHECK_THROWS_WITH_AS(Catalog::load("/nonexistent/catalog.json"), "/nonexistent/catalog.json: cannot open catalog file: No such file or directory",
                        InputError);
 
   const std::string syntax = temp_file("syntax.json", "{\n  \"format\": \"salus-catalog/1\"\n  \"gpu\": \"x\"\n}\n");

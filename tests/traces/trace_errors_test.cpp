@@ -1,6 +1,8 @@
 // Bad traces: every error names the file, the line and what is wrong, in exactly these words.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -10,6 +12,7 @@
 #include "core/errors.h"
 #include "support/temp_files.h"
 #include "traces/catalog.h"
+#include "traces/csv.h"
 #include "traces/trace.h"
 
 using salus::core::InputError;
@@ -50,8 +53,46 @@ void check_row(const std::string& row, const std::string& expected) {
 }  // namespace
 
 TEST_CASE("errors: missing file") {
-  CHECK_THROWS_WITH_AS(load_trace("/nonexistent/trace.csv", test_catalog()), "/nonexistent/trace.csv: cannot open trace file",
-                       InputError);
+  CHECK_THROWS_WITH_AS(load_trace("/nonexistent/trace.csv", test_catalog()),
+                       "/nonexistent/trace.csv: cannot open trace file: No such file or directory", InputError);
+}
+
+TEST_CASE("errors: a directory or a FIFO as a trace or catalog is named, not read") {
+  const std::string dir = salus::test::temp_dir().string() + "/a_folder";
+  std::filesystem::create_directories(dir);
+  CHECK_THROWS_WITH_AS(load_trace(dir, test_catalog()), (dir + ": is a directory, not a trace file").c_str(), InputError);
+  CHECK_THROWS_WITH_AS(Catalog::load(dir), (dir + ": is a directory, not a catalog file").c_str(), InputError);
+  // A FIFO with no writer: refused at once (reading it would block for ever).
+  const std::string fifo = salus::test::temp_dir().string() + "/a_fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH_AS(load_trace(fifo, test_catalog()),
+                       (fifo + ": is not a regular file (a FIFO, device or socket), not a trace file").c_str(), InputError);
+}
+
+TEST_CASE("errors: a field longer than the bound is refused at file:line:column with a short message") {
+  const std::string big(salus::traces::kMaxFieldBytes + 1, 'x');
+  // Unquoted, quoted, padded with blanks, in a Gavel TSV and in JSON.
+  check_error("long_id.csv", kHeader + "ok,alpha_10,0,1,,,,\n" + big + ",alpha_10,0,1,,,,\n",
+              ":3:1: a field of 4097 bytes, more than the 4096 bytes a field may have (is this the right file?)");
+  check_error("long_quoted.csv", kHeader + "ok,\"" + big + "\",0,1,,,,\n",
+              ":2:4: a field of 4097 bytes, more than the 4096 bytes a field may have (is this the right file?)");
+  check_error("long_blanks.csv", kHeader + "ok,alpha_10," + std::string(5000, ' ') + "0,1,,,,\n",
+              ":2:13: a field of 5000 bytes, more than the 4096 bytes a field may have (is this the right file?)");
+  check_error("long.tsv", "A\tcmd\tdir\t-s\t1\t" + big + "\t1\t1\t-1\t0\n",
+              ":1:16: a field of 4097 bytes, more than the 4096 bytes a field may have (is this the right file?)");
+  check_error("long.json", "{\"jobs\": [\n  {\"job_id\": \"" + big + "\"}\n]}\n",
+              ":2:14: a field of 4099 bytes, more than the 4096 bytes a field may have (is this the right file?)");
+  // Under the bound, a bad value is quoted cut short: the message stays a line.
+  const std::string long_number(3000, '9');
+  const std::string path = temp_file("long_value.csv", kHeader + "ok,alpha_10,0," + long_number + ",,,,\n");
+  try {
+    load_trace(path, test_catalog());
+    FAIL("no error");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.size() - path.size() < 300);
+    CHECK(what.find("(3000 bytes)") != std::string::npos);
+  }
 }
 
 TEST_CASE("errors: columns of a native trace") {
