@@ -1,6 +1,8 @@
 #include "experiments/output.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <charconv>
 #include <deque>
@@ -13,6 +15,8 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "core/errors.h"
 
@@ -93,30 +97,51 @@ void create_parent(const std::string& path) {
 }
 
 // A file written through a buffer that is flushed as it fills, so an output of any size costs a
-// megabyte of memory. Callers append to line() and call row() after each line.
+// megabyte of memory. Callers append to line() and call row() after each line. The bytes go to a
+// temporary file beside the target (".<name>.tmp-<pid>-<n>", same folder, so same file system),
+// renamed over the target by close(): a run killed at any moment leaves the previous complete file
+// or the new complete one, never a torn one (plus, at worst, a stray temporary). Not closed (an
+// exception on the way), the temporary is removed and the target left as it was.
 class OutFile {
  public:
   explicit OutFile(std::string path) : path_(std::move(path)) {
     create_parent(path_);
-    f_ = std::fopen(path_.c_str(), "wb");
+    static std::atomic<unsigned> counter{0};
+    const std::filesystem::path p(path_);
+    tmp_ = (p.parent_path() / ("." + p.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
+                               std::to_string(counter++)))
+               .string();
+    f_ = std::fopen(tmp_.c_str(), "wb");
     if (f_ == nullptr) throw core::InputError(path_ + ": cannot open for writing");
     buf_.reserve(kFlushBytes + 4096);
   }
   OutFile(const OutFile&) = delete;
   OutFile& operator=(const OutFile&) = delete;
   ~OutFile() {
-    if (f_ != nullptr) std::fclose(f_);
+    if (f_ != nullptr) {
+      std::fclose(f_);
+      std::remove(tmp_.c_str());
+    }
   }
   std::string& line() { return buf_; }
   void row() {
     if (buf_.size() >= kFlushBytes) flush();
   }
-  /// Flushes and closes; throws core::InputError when any write failed.
+  /// Flushes, closes and renames into place; throws core::InputError when any write failed (the
+  /// target then is as it was).
   void close() {
     flush();
     const bool closed = std::fclose(f_) == 0;
     f_ = nullptr;
-    if (failed_ || !closed) throw core::InputError(path_ + ": write failed");
+    if (failed_ || !closed) {
+      std::remove(tmp_.c_str());
+      throw core::InputError(path_ + ": write failed");
+    }
+    if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+      const int e = errno;
+      std::remove(tmp_.c_str());
+      throw core::InputError(path_ + ": cannot write (" + std::strerror(e) + ")");
+    }
   }
   std::FILE* file() { return f_; }
 
@@ -126,7 +151,7 @@ class OutFile {
     if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size()) failed_ = true;
     buf_.clear();
   }
-  std::string path_;
+  std::string path_, tmp_;
   std::FILE* f_ = nullptr;
   std::string buf_;
   bool failed_ = false;
@@ -199,14 +224,9 @@ std::string read_text_tail(const std::string& path, std::size_t max_bytes) {
 }
 
 void write_text_file(const std::string& path, const std::string& text) {
-  std::error_code ec;
-  const std::filesystem::path p(path);
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw core::InputError(path + ": cannot open for writing");
-  f << text;
+  OutFile f(path);  // atomic: a temporary renamed into place
+  f.line() = text;
   f.close();
-  if (!f) throw core::InputError(path + ": write failed");
 }
 
 void write_timeline_rows(const std::vector<core::Segment>& segments, const std::function<void(const core::Segment&)>& row) {

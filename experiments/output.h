@@ -83,10 +83,13 @@ void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jo
 /// (time_s,gpus_busy) and _jct_by_size.csv (gpus,jobs,avg_jct_s).
 void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const SimRun& run);
 
-/// Writes text to a file, creating parent directories; throws core::InputError on failure.
 /// The last `max_bytes` of a file ("" when it cannot be read): logs in error messages, whole
 /// small files otherwise.
 std::string read_text_tail(const std::string& path, std::size_t max_bytes);
+/// Writes text to a file, creating parent directories; throws core::InputError on failure. Like
+/// every output file of the programs, it is written to a temporary file in the same folder and
+/// renamed into place: a run killed while it writes leaves the previous complete file or the new
+/// one, never a torn one.
 void write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace salus::experiments

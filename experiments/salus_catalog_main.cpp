@@ -10,6 +10,7 @@
 
 #include "core/errors.h"
 #include "experiments/cli.h"
+#include "experiments/output.h"
 #include "traces/derivation.h"
 
 namespace po = boost::program_options;
@@ -44,11 +45,7 @@ int run(int argc, char** argv) {
     std::cout << text;
     return 0;
   }
-  std::ofstream f(out, std::ios::binary | std::ios::trunc);
-  if (!f) throw core::InputError(out + ": cannot open output file");
-  f << text;
-  f.close();
-  if (!f) throw core::InputError(out + ": cannot write output file");
+  experiments::write_text_file(out, text);  // a temporary renamed into place
   return 0;
 }
 
