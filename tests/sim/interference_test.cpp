@@ -528,7 +528,7 @@ TEST_CASE("capacity: notes name the workloads without a sweep and the sweeps cut
   CHECK(CapacityInterference({{"wa", 1.0}}, Capacities{{"wa", {{3, 1.1}}}}).notes().empty());
 }
 
-TEST_CASE("capacity by name: needs the pairs' weights, with the exact message; sweeps are optional") {
+TEST_CASE("capacity by name: needs the pairs' weights, with the exact message, and sweeps are optional") {
   const salus::sim::ShareWeights w = {{"x", 1.0}};
   const salus::sim::ShareWeights none;
   const Capacities caps = {{"x", {{3, 1.5}}}};

@@ -476,7 +476,7 @@ const std::string kGoodSweep = R"({"workload": "a_1", "lanes": [3, 6, 12], "slow
 
 }  // namespace
 
-TEST_CASE("catalog: sweeps are read as the file lists them; a catalog without them has none") {
+TEST_CASE("catalog: sweeps are read as the file lists them, and a catalog without them has none") {
   const Catalog c = Catalog::load(temp_file(
       "sweeps.json", catalog_with_sweeps(kGoodSweep + ",\n" + R"({"workload": "b_1", "lanes": [2], "slowdowns": [0.9]})")));
   REQUIRE(c.sweeps().size() == 2);
