@@ -318,9 +318,38 @@ int run(int argc, char** argv) {
   experiments::write_text_file(out, cat.dump(2) + "\n");
   if (!cs.empty()) {
     // The factors the `crowds` model reads from this catalog, as salus-sim will.
-    const sim::CrowdFactors factors = experiments::catalog_interference(traces::Catalog::load(out)).crowd_factors;
-    for (const auto& [k, ppm] : factors) {
+    const traces::Catalog written = traces::Catalog::load(out);
+    const experiments::CatalogInterference models = experiments::catalog_interference(written);
+    for (const auto& [k, ppm] : models.crowd_factors) {
       std::printf("crowd factor, %zu lanes: %.3f (measured over what the pairs predict)\n", k, static_cast<double>(ppm) / 1e6);
+    }
+    // With sweeps too: how the `capacity` model, made from the pairs and sweeps alone, predicts
+    // the mixed crowds it never saw (a check of its law, not an input).
+    if (!sws.empty() && !models.share_weights.empty()) {
+      const sim::CapacityInterference capacity(models.share_weights, models.capacities);
+      for (const traces::CrowdSlowdown& c : written.crowds()) {
+        std::vector<core::JobSpec> jobs(c.workloads.size());
+        std::vector<sim::RunningIteration> running;
+        for (std::size_t l = 0; l < jobs.size(); ++l) {
+          jobs[l].workload = c.workloads[l];
+          jobs[l].gpu_util_ppm = written.find(c.workloads[l])->gpu_util_ppm;
+        }
+        for (const core::JobSpec& j : jobs) running.push_back({&j});
+        std::vector<std::int64_t> predicted(jobs.size());
+        capacity.slowdowns(running, predicted);
+        std::string text;
+        double measured_sum = 0, predicted_sum = 0;
+        for (std::size_t l = 0; l < jobs.size(); ++l) {
+          const double p = static_cast<double>(predicted[l]) / 1e6;
+          measured_sum += c.slowdowns[l];
+          predicted_sum += p;
+          char one[48];
+          std::snprintf(one, sizeof one, "%s%.2f/%.2f", text.empty() ? "" : ", ", c.slowdowns[l], p);
+          text += one;
+        }
+        std::printf("crowd of %zu lanes, measured/capacity model: %s (sums %.3f)\n", jobs.size(), text.c_str(),
+                    measured_sum / predicted_sum);
+      }
     }
   }
   std::printf("wrote %s\n", out.c_str());
