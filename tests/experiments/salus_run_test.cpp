@@ -568,7 +568,8 @@ TEST_CASE("salus-profile --sweeps: bad lists exit 2, a sweep is written and driv
            {"--sweeps 6,3", "salus-profile: --sweeps: give the lane counts once each, increasing\n"},
            {"--sweeps 3,", "salus-profile: --sweeps: give a list such as 3,6,12, auto or off\n"},
            {"--sweeps 3 --pairs off", "salus-profile: --sweeps: needs --pairs on (the capacity model weighs lanes by the pairs)\n"},
-           {"--crowd-rounds 0", "salus-profile: --crowd-rounds: must be from 1 to 100\n"}}) {
+           {"--crowd-rounds 0", "salus-profile: --crowd-rounds: must be a number from 1 to 100, or auto, got '0'\n"},
+           {"--crowd-rounds x", "salus-profile: --crowd-rounds: must be a number from 1 to 100, or auto, got 'x'\n"}}) {
     CAPTURE(arg);
     const auto r = salus::test::run_program(SALUS_SOURCE_DIR, profile_bin(),
                                             base + "--workloads mlp_64 --out /nonexistent/x.json " + arg);
