@@ -224,9 +224,9 @@ CapacityInterference::CapacityInterference(const ShareWeights& weights, const Ca
   } else {
     if (!unswept.empty()) notes_.push_back("capacity: no sweep of " + unswept + ": C = 1 for them (as their pairs say)");
     if (!cut.empty()) {
-      notes_.push_back("capacity: sweeps that stop short of the widest (" + std::to_string(widest) +
-                       " lanes; more copies did not fit the profile's pool) keep their last C beyond it: " + cut +
-                       " lanes");
+      notes_.push_back("capacity: beyond its largest sweep a workload keeps that sweep's C (salus-profile stops a "
+                       "sweep where the copies no longer fit its pool; the widest reached " + std::to_string(widest) +
+                       " lanes): " + cut + " lanes");
     }
   }
 }

@@ -522,8 +522,8 @@ TEST_CASE("capacity: notes name the workloads without a sweep and the sweeps cut
                                Capacities{{"wa", {{3, 1.1}, {12, 1.3}}}, {"wb", {{3, 1.1}, {6, 1.2}}}, {"wc", {{3, 1.0}}}});
   CHECK(m.notes() == std::vector<std::string>{
                          "capacity: no sweep of wd: C = 1 for them (as their pairs say)",
-                         "capacity: sweeps that stop short of the widest (12 lanes; more copies did not fit the profile's "
-                         "pool) keep their last C beyond it: wb 6, wc 3 lanes"});
+                         "capacity: beyond its largest sweep a workload keeps that sweep's C (salus-profile stops a sweep "
+                         "where the copies no longer fit its pool; the widest reached 12 lanes): wb 6, wc 3 lanes"});
   // Every workload swept to the same width: nothing to say.
   CHECK(CapacityInterference({{"wa", 1.0}}, Capacities{{"wa", {{3, 1.1}}}}).notes().empty());
 }
