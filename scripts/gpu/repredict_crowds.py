@@ -14,6 +14,8 @@ run4) under the `shares` and `capacity` interference models, from what their dat
   oracle      (with --oracle) NOT a prediction: weights and one C for 3 or more lanes fitted to the
               run's own PACK timeline (time-weighted least squares on log slowdowns of its rows),
               to see how far the law's form can describe the run at best
+  cross       (with --oracle) the other run's oracle weights and C on this run's catalog: parameters
+              from measured crowds of the same GPU and networks, but not from this trace
 
     repredict_crowds.py [--build DIR] [--oracle]
 
@@ -143,12 +145,19 @@ def main():
     ap.add_argument("--oracle", action="store_true")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="repredict_crowds_")
+    reals, fits = {}, {}
+    for run in ("run3", "run4"):
+        with tarfile.open(os.path.join(RESULTS, run, "fid_real_csv.tgz")) as t:
+            t.extractall(os.path.join(tmp, run))
+        reals[run] = os.path.join(tmp, run, "fid_real")
+        if args.oracle:
+            fits[run] = oracle_fit(json.load(open(os.path.join(RESULTS, run, "profiles_fidelity.json"))), reals[run])
+            weights, c = fits[run]
+            print(f"{run} oracle: C {c:.3f}, weights " + ", ".join(f"{n} {w:.3f}" for n, w in sorted(weights.items())))
     print(f"{'run':5} {'variant':10} {'makespan real/sim':>18} {'makespan err':>12} {'median JCT err':>14} {'p95':>8}")
     for run in ("run3", "run4"):
         d = os.path.join(RESULTS, run)
-        with tarfile.open(os.path.join(d, "fid_real_csv.tgz")) as t:
-            t.extractall(os.path.join(tmp, run))
-        real = os.path.join(tmp, run, "fid_real")
+        real = reals[run]
         trace = os.path.join(d, "fidelity_trace.csv")
         cat = json.load(open(os.path.join(d, "profiles_fidelity.json")))
         u = {w["name"]: w["gpu_util"] for w in cat["workloads"]}
@@ -159,9 +168,8 @@ def main():
                     ("what-if", with_sweeps(cat, lambda n, un: {5: 5 * un / c_run2["resnet50_25"],
                                                                  8: 8 * un / c_run2["alexnet_25"]}), "capacity")]
         if args.oracle:
-            weights, c = oracle_fit(cat, real)
-            print(f"{run} oracle: C {c:.3f}, weights " + ", ".join(f"{n} {w:.3f}" for n, w in sorted(weights.items())))
-            variants.append(("oracle", with_weights(cat, weights, c), "capacity"))
+            variants.append(("oracle", with_weights(cat, *fits[run]), "capacity"))
+            variants.append(("cross", with_weights(cat, *fits["run4" if run == "run3" else "run3"]), "capacity"))
         for name, catalog, model in variants:
             path = os.path.join(tmp, f"{run}_{name}.json")
             with open(path, "w") as f:
