@@ -54,10 +54,12 @@ gpu::WorkloadMeasurement measured(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("profile_sweeps: k copies of mlp_64 on one CPU core each take about k times their solo time") {
+TEST_CASE("profile_sweeps: k copies of mlp_64 on one CPU core take longer the more there are, at most k times") {
   // Pinned to one core, k lanes time-slice it: a copy's iteration takes about k times its time
-  // alone (README: two copies read 1.9-2.3x so pinned). The band is wide (a shared machine), but
-  // a ratio turned upside down (1/k), summed over the lanes (k^2) or left at 0 falls outside it.
+  // alone (README: two copies read 1.9-2.3x so pinned). L other busy threads on that core (ctest
+  // -j2 runs another suite beside this one) make it (k + L) / (1 + L): 1.38 and 1.91 were read for
+  // 2 and 3 copies so. Between 1 and k whatever L is, and growing with k: a ratio turned upside
+  // down (1/k), summed over the lanes (k times too large) or left at 0 falls outside.
   const OneCpu pinned;
   const auto device = gpu::make_cpu_device();
   gpu::ProfileOptions o;
@@ -73,12 +75,13 @@ TEST_CASE("profile_sweeps: k copies of mlp_64 on one CPU core each take about k 
   CHECK(s.did_not_fit == 0);
   REQUIRE(s.lanes == std::vector<int>{2, 3});
   REQUIRE(s.slowdowns.size() == 2);
+  CAPTURE(s.slowdowns[0]);
+  CAPTURE(s.slowdowns[1]);
   for (std::size_t p = 0; p < 2; ++p) {
-    CAPTURE(s.lanes[p]);
-    CAPTURE(s.slowdowns[p]);
-    CHECK(s.slowdowns[p] / s.lanes[p] > 0.7);
-    CHECK(s.slowdowns[p] / s.lanes[p] < 1.4);
+    CHECK(s.slowdowns[p] > 0.9);
+    CHECK(s.slowdowns[p] < 1.4 * s.lanes[p]);
   }
+  CHECK(s.slowdowns[1] > s.slowdowns[0]);
 }
 
 TEST_CASE("profile_sweeps: a sweep stops at the first k whose copies do not fit the pool") {
