@@ -256,7 +256,9 @@ void CapacityInterference::slowdowns(std::span<const RunningIteration> running, 
   // C(S) = capacity / demand, so demand / C(S) = demand^2 / capacity.
   const double scale = capacity > 0 ? demand * demand / capacity : demand;
   for (std::size_t i = 0; i < k; ++i) {
-    const double slowdown = scale / entry(*running[i].spec).weight;
+    // Capped below 2^62 ppm: llround of a double past int64's range is undefined (weights a
+    // million times apart and thousands of lanes could get there; a lane that slow never finishes).
+    const double slowdown = std::min(scale / entry(*running[i].spec).weight, 0x1p62);
     out[i] = std::max<std::int64_t>(kSolo, std::llround(slowdown));
   }
 }
