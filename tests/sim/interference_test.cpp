@@ -502,6 +502,10 @@ TEST_CASE("capacity: slowdown is max(1, sum w u / (own w x C(S))), C(S) weighted
   const JobSpec x = named("x", "", 500'000);
   CHECK(slowdowns(m, {a, b, x}) == std::vector<std::int64_t>{1'000'000, 3'814'570, 1'907'285});
   CHECK(slowdowns(m, {a}) == std::vector<std::int64_t>{1'000'000});
+  // Weights 10^18 apart: the tiny lane's slowdown (10^24 ppm) stops at 2^62 ppm, not past int64.
+  const CapacityInterference extreme({{"huge", 1e9}, {"tiny", 1e-9}}, {});
+  const JobSpec h = named("h", "huge", 1'000'000), t = named("t", "tiny", 1'000'000);
+  CHECK(slowdowns(extreme, {h, t}) == std::vector<std::int64_t>{1'000'000, std::int64_t{1} << 62});
 }
 
 TEST_CASE("capacity: without sweeps it is `shares`, and it says so") {
