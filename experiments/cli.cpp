@@ -88,6 +88,12 @@ CatalogInterference catalog_interference(const traces::Catalog& catalog) {
     for (const std::string& w : c.workloads) util_ppm[w] = catalog.find(w)->gpu_util_ppm;
   }
   m.crowd_factors = sim::fit_crowd_factors(m.pairs, crowds, util_ppm);
+  std::vector<sim::Sweep> sweeps;
+  for (const traces::SweepSlowdown& s : catalog.sweeps()) {
+    sweeps.push_back({s.workload, s.lanes, s.slowdowns});
+    util_ppm[s.workload] = catalog.find(s.workload)->gpu_util_ppm;
+  }
+  m.capacities = sim::fit_capacities(sweeps, util_ppm);
   return m;
 }
 
@@ -98,7 +104,7 @@ TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, 
     if (traces::first_invalid_utf8(path) != std::string::npos) throw core::InputError(std::string(option) + ": the path is not UTF-8");
   }
   const traces::Catalog catalog = traces::Catalog::load(profiles);
-  TraceJobs t{traces::load_trace(trace_path, catalog, load), {}, {}, {}, catalog.switch_ns(), catalog.interference(), {}};
+  TraceJobs t{traces::load_trace(trace_path, catalog, load), {}, {}, {}, catalog.switch_ns(), catalog.interference(), {}, {}};
   if (t.interference && !sim::interference_registry().find(*t.interference)) {
     throw core::InputError(core::at(profiles, 1, "\"interference\": " + sim::interference_registry().unknown(*t.interference)));
   }
@@ -106,6 +112,7 @@ TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, 
   t.pairs = std::move(models.pairs);
   t.share_weights = std::move(models.share_weights);
   t.crowd_factors = std::move(models.crowd_factors);
+  t.capacities = std::move(models.capacities);
   // The jobs move out of the trace (a copy of a 200k-job trace is 30 MB); its path, format and
   // notes stay.
   t.jobs = traces::jobs_for_capacity(std::move(t.trace), capacity);
@@ -235,13 +242,15 @@ void apply_model(const ModelOptions& m, TraceJobs& t, SimConfig& cfg) {
   cfg.pairs = std::move(t.pairs);
   cfg.share_weights = std::move(t.share_weights);
   cfg.crowd_factors = std::move(t.crowd_factors);
+  cfg.capacities = std::move(t.capacities);
   cfg.switch_cost_ns = m.switch_cost_ns.value_or(t.switch_ns.value_or(core::kNsPerMs));
   if (m.switch_cost_ns) {
     for (core::JobSpec& j : t.jobs) j.switch_ns = -1;  // the cost given is every job's
   }
   cfg.interference = m.interference == "auto" ? auto_interference(t.interference, cfg.share_weights) : m.interference;
   // "pairs" or "shares" without a pair table, "crowds" without crowds: exit 2
-  sim::make_interference(cfg.interference, &cfg.pairs, &cfg.share_weights, cfg.share_exponent, &cfg.crowd_factors);
+  sim::make_interference(cfg.interference, &cfg.pairs, &cfg.share_weights, cfg.share_exponent, &cfg.crowd_factors,
+                         &cfg.capacities);
 }
 
 std::vector<std::string> model_notes(const std::vector<std::string>& policies, const SimConfig& cfg) {
@@ -250,6 +259,11 @@ std::vector<std::string> model_notes(const std::vector<std::string>& policies, c
     char text[96];
     std::snprintf(text, sizeof text, "shares: slowdowns raised to the power %g (--share-exponent)", cfg.share_exponent);
     notes.push_back(text);
+  }
+  // What the model assumes where the catalog says nothing (`capacity` without sweeps, ...).
+  for (std::string& n : sim::make_interference(cfg.interference, &cfg.pairs, &cfg.share_weights, cfg.share_exponent,
+                                               &cfg.crowd_factors, &cfg.capacities)->notes()) {
+    notes.push_back(std::move(n));
   }
   return notes;
 }

@@ -35,13 +35,16 @@ struct TraceJobs {
   std::optional<core::TimeNs> switch_ns;  ///< the catalog's measured switch latency, if any
   std::optional<std::string> interference;  ///< the model the catalog names (checked against the table), if any
   sim::CrowdFactors crowd_factors;  ///< the `crowds` model's factors, the catalog's crowds against its pairs (may be empty)
+  sim::Capacities capacities;       ///< the `capacity` model's C, the catalog's sweeps (may be empty)
 };
 /// What the interference models take from a catalog: its pairs in parts per million (both orders),
-/// the `shares` weights fitted to them, and the crowd factors of its crowds against them.
+/// the `shares` weights fitted to them, the crowd factors of its crowds against them, and the
+/// capacities of its sweeps.
 struct CatalogInterference {
   sim::PairSlowdowns pairs;
   sim::ShareWeights share_weights;
   sim::CrowdFactors crowd_factors;
+  sim::Capacities capacities;
 };
 CatalogInterference catalog_interference(const traces::Catalog& catalog);
 /// The model `--interference auto` stands for: the one the catalog names (salus-profile writes

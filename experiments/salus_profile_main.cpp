@@ -62,9 +62,57 @@ std::vector<int> parse_crowd_sizes(const std::string& text) {
   return sizes;
 }
 
+/// --sweeps: "off", "auto" (kAutoSweeps on a GPU, off on the CPU device, whose model is `crowds`),
+/// or comma-separated lane counts from 2 to 64, each once, in increasing order. 3, 5, 8 and 12:
+/// the fidelity trace runs up to 9-13 lanes at once, and in a 16 GiB pool 5 copies of resnet50_25
+/// or vgg11_25 fit, 8 of overfeat_25 (README: what the sweeps cost on an H100).
+constexpr const char* kAutoSweeps = "3,5,8,12";
+std::vector<int> parse_sweep_sizes(std::string text, const std::string& device) {
+  if (text == "auto") text = device == "cpu" ? "off" : kAutoSweeps;
+  if (text == "off") return {};
+  std::vector<int> sizes;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    int k = 0;
+    std::size_t used = 0;
+    try {
+      k = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || k < 2 || k > 64) {
+      throw core::InputError("--sweeps: '" + item + "' is not a number of lanes from 2 to 64 (give a list such as "
+                             "3,6,12, auto or off)");
+    }
+    if (!sizes.empty() && k <= sizes.back()) throw core::InputError("--sweeps: give the lane counts once each, increasing");
+    sizes.push_back(k);
+  }
+  if (sizes.empty() || text.back() == ',') throw core::InputError("--sweeps: give a list such as 3,6,12, auto or off");
+  return sizes;
+}
+
+/// --crowd-rounds: a number from 1 to 100, or auto: 1 on a GPU, whose iteration times hold still
+/// (eight alexnet_25 jobs one after another on the H100 averaged 5.916-5.942 ms, run2), 3 on the
+/// CPU device, whose speed drifts within a crowd's few seconds (profiler.h profile_crowds).
+int parse_crowd_rounds(const std::string& text, const std::string& device) {
+  if (text == "auto") return device == "cpu" ? gpu::kCrowdRounds : 1;
+  int n = 0;
+  std::size_t used = 0;
+  try {
+    n = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || n < 1 || n > 100) {
+    throw core::InputError("--crowd-rounds: must be a number from 1 to 100, or auto, got '" + text + "'");
+  }
+  return n;
+}
+
 int run(int argc, char** argv) {
   std::string device_name, list, out, gpu_mem, math, cpus;
-  std::string pairs_text = "on", switch_text = "on", crowds_text = "3,5,7";
+  std::string pairs_text = "on", switch_text = "on", crowds_text = "3,5,7", sweeps_text = "auto",
+              rounds_text = "auto";
   gpu::ProfileOptions opts;
   po::options_description desc("salus-profile: measure workloads on a device and write a catalog\n\nOptions");
   desc.add_options()
@@ -86,7 +134,13 @@ int run(int argc, char** argv) {
       ("pairs", po::value(&pairs_text)->default_value(pairs_text), "on|off: also measure every pair in two lanes")
       ("crowds", po::value(&crowds_text)->default_value(crowds_text),
        "with --pairs on: also measure crowds of this many lanes at once (the workloads in turn, lane by lane), "
-       "for the `crowds` interference model; off: none");
+       "for the `crowds` interference model; off: none")
+      ("sweeps", po::value(&sweeps_text)->default_value(sweeps_text),
+       "with --pairs on: also measure k copies of each workload at once, for each k of this list (2 to 64), for the "
+       "`capacity` interference model's C(k); auto: 3,5,8,12 on a GPU, off on the cpu device; off: none")
+      ("crowd-rounds", po::value(&rounds_text)->default_value(rounds_text),
+       "rounds of each crowd and sweep point, each bracketed by solo runs (the median is kept); auto: 1 on a GPU, 3 "
+       "on the cpu device");
   experiments::add_cpus_option(desc, cpus);
   po::variables_map vm;
   po::store(experiments::parse_command_line(argc, argv, desc), vm);
@@ -108,6 +162,13 @@ int run(int argc, char** argv) {
     if (!vm["crowds"].defaulted()) throw core::InputError("--crowds: needs --pairs on (a crowd is read against the pairs)");
     crowd_sizes.clear();
   }
+  std::vector<int> sweep_sizes = parse_sweep_sizes(sweeps_text, device_name);
+  if (!pairs && !sweep_sizes.empty()) {
+    // The `capacity` model weighs the lanes by their pairs: sweeps alone would not make it.
+    if (!vm["sweeps"].defaulted()) throw core::InputError("--sweeps: needs --pairs on (the capacity model weighs lanes by the pairs)");
+    sweep_sizes.clear();
+  }
+  opts.crowd_rounds = parse_crowd_rounds(rounds_text, device_name);
   opts.capacity = experiments::parse_capacity(gpu_mem);
   if (opts.iterations < 1) throw core::InputError("--iterations: must be at least 1");
   if (opts.warmup < 0) throw core::InputError("--warmup: must not be negative");
@@ -125,6 +186,7 @@ int run(int argc, char** argv) {
   const auto solo = gpu::profile_workloads(*device, workloads, opts);
   const auto pair_results = pairs ? gpu::profile_pairs(*device, solo, opts) : std::vector<gpu::PairMeasurement>{};
   const auto crowd_results = gpu::profile_crowds(*device, solo, opts, crowd_sizes);
+  const auto sweep_results = gpu::profile_sweeps(*device, solo, opts, sweep_sizes);
 
   // The executor's switching cost, each workload's own: two copies of it taking turns in one lane
   // (what its iteration after another job's pays depends on how much of the caches it wants back:
@@ -165,7 +227,9 @@ int run(int argc, char** argv) {
                  "iterations alone through the executor just before and after); crowds: k lanes at once, the workloads in "
                  "turn, in three rounds of at least k / 6 times the minimum seconds, each bracketed by every workload "
                  "alone (half the minimum seconds); a lane's slowdown is the median over the rounds of its typical mean "
-                 "over its workload's solo typical means just before and after the round";
+                 "over its workload's solo typical means just before and after the round; sweeps: k copies of one "
+                 "workload at once, in rounds of at least the minimum seconds over the rounds, each bracketed by the "
+                 "workload alone; a point is the median over the rounds of the copies' mean slowdown";
   if (switch_ns) cat["switch_ms"] = round_to(static_cast<double>(*switch_ns) / 1e6, 0.0001);
   nlohmann::json ws = nlohmann::json::array();
   std::string not_measured;
@@ -238,6 +302,24 @@ int run(int argc, char** argv) {
                 sum / static_cast<double>(c.slowdowns.size()));
   }
   if (!cs.empty()) cat["crowds"] = cs;
+  nlohmann::json sws = nlohmann::json::array();
+  for (const auto& sw : sweep_results) {
+    const auto m = std::find_if(solo.begin(), solo.end(), [&](const gpu::WorkloadMeasurement& x) { return x.name == sw.workload; });
+    std::string text;
+    nlohmann::json slowdowns = nlohmann::json::array();
+    for (std::size_t p = 0; p < sw.lanes.size(); ++p) {
+      slowdowns.push_back(round_to(sw.slowdowns[p], 0.001));
+      // C(k) = k u / s(k), what the `capacity` model will read (u rounded as the catalog has it).
+      const double c = sw.lanes[p] * round_to(m->gpu_util, 0.001) / round_to(sw.slowdowns[p], 0.001);
+      char one[64];
+      std::snprintf(one, sizeof one, "%s%d lanes %.3f (C %.3f)", text.empty() ? "" : ", ", sw.lanes[p], sw.slowdowns[p], c);
+      text += one;
+    }
+    if (sw.did_not_fit > 0) text += (text.empty() ? "" : ", ") + std::to_string(sw.did_not_fit) + " lanes do not fit the pool";
+    std::printf("sweep %s: %s\n", sw.workload.c_str(), text.c_str());
+    if (!sw.lanes.empty()) sws.push_back({{"workload", sw.workload}, {"lanes", sw.lanes}, {"slowdowns", slowdowns}});
+  }
+  if (!sws.empty()) cat["sweeps"] = sws;
   // The interference model that fits this device (salus-sim's `auto`). On the CPU device lanes
   // time-slice the cores, so each lane beside adds the excess it causes in a pair (`pairs`): six
   // PACK runs of the fidelity trace pinned to one CPU (two sittings), re-simulated with their
@@ -247,7 +329,10 @@ int run(int argc, char** argv) {
   // With crowds measured, the CPU's model is `crowds`: pairs, times what a crowd of 3 or more
   // lanes measured over what the pairs predict for it (README, sitting 9 and the crowd finding).
   // One workload has no pair: no model is named (`pairs` would refuse the empty table).
-  if (!ps.empty()) cat["interference"] = device_name == "cpu" ? (cs.empty() ? "pairs" : "crowds") : "shares";
+  // On a GPU with sweeps, `capacity`: shares' weights, the total scaled by the sweeps' C (README).
+  if (!ps.empty()) {
+    cat["interference"] = device_name == "cpu" ? (cs.empty() ? "pairs" : "crowds") : (sws.empty() ? "shares" : "capacity");
+  }
   if (switch_ns) {
     std::printf("switching cost (%s, FAIR, one lane; the catalog's default): %.4f ms\n", fastest->name.c_str(),
                 static_cast<double>(*switch_ns) / 1e6);
@@ -255,9 +340,38 @@ int run(int argc, char** argv) {
   experiments::write_text_file(out, cat.dump(2) + "\n");
   if (!cs.empty()) {
     // The factors the `crowds` model reads from this catalog, as salus-sim will.
-    const sim::CrowdFactors factors = experiments::catalog_interference(traces::Catalog::load(out)).crowd_factors;
-    for (const auto& [k, ppm] : factors) {
+    const traces::Catalog written = traces::Catalog::load(out);
+    const experiments::CatalogInterference models = experiments::catalog_interference(written);
+    for (const auto& [k, ppm] : models.crowd_factors) {
       std::printf("crowd factor, %zu lanes: %.3f (measured over what the pairs predict)\n", k, static_cast<double>(ppm) / 1e6);
+    }
+    // With sweeps too: how the `capacity` model, made from the pairs and sweeps alone, predicts
+    // the mixed crowds it never saw (a check of its law, not an input).
+    if (!sws.empty() && !models.share_weights.empty()) {
+      const sim::CapacityInterference capacity(models.share_weights, models.capacities);
+      for (const traces::CrowdSlowdown& c : written.crowds()) {
+        std::vector<core::JobSpec> jobs(c.workloads.size());
+        std::vector<sim::RunningIteration> running;
+        for (std::size_t l = 0; l < jobs.size(); ++l) {
+          jobs[l].workload = c.workloads[l];
+          jobs[l].gpu_util_ppm = written.find(c.workloads[l])->gpu_util_ppm;
+        }
+        for (const core::JobSpec& j : jobs) running.push_back({&j});
+        std::vector<std::int64_t> predicted(jobs.size());
+        capacity.slowdowns(running, predicted);
+        std::string text;
+        double measured_sum = 0, predicted_sum = 0;
+        for (std::size_t l = 0; l < jobs.size(); ++l) {
+          const double p = static_cast<double>(predicted[l]) / 1e6;
+          measured_sum += c.slowdowns[l];
+          predicted_sum += p;
+          char one[48];
+          std::snprintf(one, sizeof one, "%s%.2f/%.2f", text.empty() ? "" : ", ", c.slowdowns[l], p);
+          text += one;
+        }
+        std::printf("crowd of %zu lanes, measured/capacity model: %s (sums %.3f)\n", jobs.size(), text.c_str(),
+                    measured_sum / predicted_sum);
+      }
     }
   }
   std::printf("wrote %s\n", out.c_str());

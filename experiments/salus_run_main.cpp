@@ -118,7 +118,7 @@ int run(int argc, char** argv) {
   bool help = false;
   const Options o = parse(argc, argv, &help);
   if (help) return 0;
-  auto [trace, jobs, pairs, share_weights, switch_ns, interference, crowd_factors] = experiments::load_jobs(o.trace, o.profiles, o.capacity, o.time_scale, o.load);
+  auto [trace, jobs, pairs, share_weights, switch_ns, interference, crowd_factors, capacities] = experiments::load_jobs(o.trace, o.profiles, o.capacity, o.time_scale, o.load);
   try {
     real::RealRunner::check_workloads(jobs);
   } catch (const core::InputError& e) {

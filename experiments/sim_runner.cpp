@@ -36,7 +36,7 @@ std::vector<core::TimeNs> actual_iteration_times(const std::vector<core::JobSpec
 SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& policy_name, const SimConfig& cfg) {
   const auto policy = policies::make_policy(policy_name);
   const auto model = sim::make_interference(cfg.interference, &cfg.pairs, &cfg.share_weights, cfg.share_exponent,
-                                           &cfg.crowd_factors);
+                                           &cfg.crowd_factors, &cfg.capacities);
   core::SchedulerOptions opts;
   opts.capacity = cfg.capacity;
   opts.lane_mode = lane_mode_for(*policy, cfg);

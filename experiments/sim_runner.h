@@ -28,6 +28,7 @@ struct SimConfig {
   sim::PairSlowdowns pairs;                 ///< the catalog's measured pairs (interference "pairs")
   sim::ShareWeights share_weights;          ///< fitted to them (interference "shares")
   sim::CrowdFactors crowd_factors;          ///< the catalog's crowds against its pairs (interference "crowds")
+  sim::Capacities capacities;               ///< the catalog's sweeps (interference "capacity")
   double share_exponent = 1.0;              ///< the "shares" model's exponent
   std::uint64_t seed = 1;
   double profile_noise = 0;                 ///< actual iteration time = profile x U[1-x, 1+x]

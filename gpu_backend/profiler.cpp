@@ -334,60 +334,135 @@ std::vector<PairMeasurement> profile_pairs(Device& device, const std::vector<Wor
   return out;
 }
 
+namespace {
+
+/// `rounds` rounds of together(crowd_window) over the instances `lanes` (already placed in one
+/// pool; names[l] is lane l's workload), each round bracketed by every workload alone
+/// (solo_window), measured on its first lane. `previous_after` holds the solo means measured just
+/// before, reused when it has every workload of the crowd, and gets those after the last round.
+/// Returns ratio[round][lane]: the lane's typical mean in the round over its workload's solo
+/// typical means just before and after the round, averaged.
+std::vector<std::vector<double>> crowd_rounds(std::vector<Instance>& lanes, const std::vector<std::string>& names,
+                                              const ProfileOptions& crowd_window, const ProfileOptions& solo_window,
+                                              int rounds, std::map<std::string, core::TimeNs>& previous_after) {
+  std::vector<Instance*> ins;
+  for (Instance& in : lanes) ins.push_back(&in);
+  std::map<std::string, Instance*> first_of;
+  for (std::size_t l = 0; l < lanes.size(); ++l) first_of.emplace(names[l], &lanes[l]);
+  auto solo_means = [&] {
+    std::map<std::string, core::TimeNs> means;
+    for (const auto& [name, in] : first_of) means[name] = solo_mean(*in, solo_window);
+    return means;
+  };
+  const bool measured_just_now = std::all_of(first_of.begin(), first_of.end(),
+                                             [&](const auto& f) { return previous_after.count(f.first) > 0; });
+  std::map<std::string, core::TimeNs> before = measured_just_now ? previous_after : solo_means();
+  std::vector<std::vector<double>> ratios;
+  for (int round = 0; round < rounds; ++round) {
+    const auto t = together(ins, crowd_window);
+    const std::map<std::string, core::TimeNs> after = solo_means();
+    std::vector<double>& r = ratios.emplace_back();
+    for (std::size_t l = 0; l < lanes.size(); ++l) {
+      const core::TimeNs alone = (before.at(names[l]) + after.at(names[l])) / 2;
+      r.push_back(static_cast<double>(t[l]) / static_cast<double>(std::max<core::TimeNs>(1, alone)));
+    }
+    before = after;
+  }
+  previous_after = before;
+  return ratios;
+}
+
+/// Instances of `names` placed in `pool`; false (and nothing placed) when they do not fit.
+bool make_lanes(Device& device, MemoryPool& pool, const std::vector<std::string>& names, std::vector<Instance>& lanes) {
+  lanes.clear();
+  lanes.reserve(names.size());
+  for (const std::string& n : names) lanes.push_back(make_instance(device, n));
+  std::vector<Instance*> ins;
+  for (Instance& in : lanes) ins.push_back(&in);
+  try {
+    place(pool, ins, 1);
+  } catch (const core::InputError&) {
+    return false;
+  }
+  return true;
+}
+
+void check_rounds(const ProfileOptions& o) {
+  if (o.crowd_rounds < 1) throw core::InputError("--crowd-rounds: must be at least 1");
+}
+
+}  // namespace
+
 std::vector<CrowdMeasurement> profile_crowds(Device& device, const std::vector<WorkloadMeasurement>& solo,
                                              const ProfileOptions& o, const std::vector<int>& sizes) {
-  std::vector<std::string> names;
+  check_rounds(o);
+  std::vector<std::string> measured;
   for (const WorkloadMeasurement& m : solo) {
-    if (m.error.empty()) names.push_back(m.name);
+    if (m.error.empty()) measured.push_back(m.name);
   }
   std::vector<CrowdMeasurement> out;
-  if (names.empty()) return out;
+  if (measured.empty()) return out;
   std::map<std::string, core::TimeNs> previous_after;  // the solo means measured after the last crowd
   for (const int k : sizes) {
     if (k < 3) throw core::InputError("a crowd has at least 3 lanes, got " + std::to_string(k));
+    std::vector<std::string> names;
+    for (int l = 0; l < k; ++l) names.push_back(measured[static_cast<std::size_t>(l) % measured.size()]);
     std::vector<Instance> lanes;
-    lanes.reserve(static_cast<std::size_t>(k));
-    for (int l = 0; l < k; ++l) lanes.push_back(make_instance(device, names[static_cast<std::size_t>(l) % names.size()]));
-    std::vector<Instance*> ins;
-    for (Instance& in : lanes) ins.push_back(&in);
     MemoryPool pool(device, o.capacity);
-    try {
-      place(pool, ins, 1);
-    } catch (const core::InputError&) {
-      continue;  // k lanes of these workloads do not fit the pool
-    }
-    // One lane of each workload measures it alone between the crowd's rounds.
-    std::map<std::string, Instance*> first_of;
-    for (std::size_t l = 0; l < lanes.size(); ++l) first_of.emplace(names[l % names.size()], &lanes[l]);
+    if (!make_lanes(device, pool, names, lanes)) continue;  // k lanes of these workloads do not fit the pool
     ProfileOptions solo_window = o, crowd_window = o;
     solo_window.min_seconds = o.min_seconds / 2;
-    crowd_window.min_seconds = o.min_seconds * k / 2.0 / kCrowdRounds;
-    auto solo_means = [&] {
-      std::map<std::string, core::TimeNs> means;
-      for (const auto& [name, in] : first_of) means[name] = solo_mean(*in, solo_window);
-      return means;
-    };
-    const bool measured_just_now = std::all_of(first_of.begin(), first_of.end(),
-                                               [&](const auto& f) { return previous_after.count(f.first) > 0; });
-    std::map<std::string, core::TimeNs> before = measured_just_now ? previous_after : solo_means();
-    std::vector<std::vector<double>> ratios(lanes.size());
-    for (int round = 0; round < kCrowdRounds; ++round) {
-      const auto t = together(ins, crowd_window);
-      const std::map<std::string, core::TimeNs> after = solo_means();
-      for (std::size_t l = 0; l < lanes.size(); ++l) {
-        const std::string& name = names[l % names.size()];
-        const core::TimeNs alone = (before.at(name) + after.at(name)) / 2;
-        ratios[l].push_back(static_cast<double>(t[l]) / static_cast<double>(std::max<core::TimeNs>(1, alone)));
-      }
-      before = after;
-    }
-    previous_after = before;
+    crowd_window.min_seconds = o.min_seconds * k / 2.0 / o.crowd_rounds;
+    const auto ratios = crowd_rounds(lanes, names, crowd_window, solo_window, o.crowd_rounds, previous_after);
     CrowdMeasurement c;
+    c.workloads = names;
     for (std::size_t l = 0; l < lanes.size(); ++l) {
-      c.workloads.push_back(names[l % names.size()]);
-      c.slowdowns.push_back(median(std::move(ratios[l])));
+      std::vector<double> per_round;
+      for (const auto& r : ratios) per_round.push_back(r[l]);
+      c.slowdowns.push_back(median(std::move(per_round)));
     }
     out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<SweepMeasurement> profile_sweeps(Device& device, const std::vector<WorkloadMeasurement>& solo,
+                                             const ProfileOptions& o, const std::vector<int>& sizes) {
+  check_rounds(o);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < 2 || (i > 0 && sizes[i] <= sizes[i - 1])) {
+      throw core::InputError("sweep sizes must be numbers of lanes >= 2, increasing");
+    }
+  }
+  std::vector<SweepMeasurement> out;
+  for (const WorkloadMeasurement& m : solo) {
+    if (!m.error.empty() || sizes.empty()) continue;
+    SweepMeasurement sw;
+    sw.workload = m.name;
+    std::map<std::string, core::TimeNs> previous_after;  // this workload alone after the last k
+    for (const int k : sizes) {
+      std::vector<Instance> lanes;
+      const std::vector<std::string> names(static_cast<std::size_t>(k), m.name);
+      MemoryPool pool(device, o.capacity);
+      if (!make_lanes(device, pool, names, lanes)) {
+        sw.did_not_fit = k;
+        break;
+      }
+      ProfileOptions solo_window = o, crowd_window = o;
+      solo_window.min_seconds = o.min_seconds / 2;
+      crowd_window.min_seconds = o.min_seconds / o.crowd_rounds;
+      crowd_window.iterations = std::max(1, (o.iterations + k - 1) / k);
+      const auto ratios = crowd_rounds(lanes, names, crowd_window, solo_window, o.crowd_rounds, previous_after);
+      std::vector<double> per_round;
+      for (const auto& r : ratios) {
+        double sum = 0;
+        for (double v : r) sum += v;
+        per_round.push_back(sum / static_cast<double>(r.size()));
+      }
+      sw.lanes.push_back(k);
+      sw.slowdowns.push_back(median(std::move(per_round)));
+    }
+    out.push_back(std::move(sw));
   }
   return out;
 }

@@ -11,12 +11,16 @@
 
 namespace salus::gpu {
 
+/// Rounds of a crowd or sweep measurement, unless ProfileOptions::crowd_rounds says otherwise.
+inline constexpr int kCrowdRounds = 3;
+
 struct ProfileOptions {
   Bytes capacity = 16 * core::kGiB;  ///< pool size
   int warmup = 2;                    ///< iterations not measured (the first is reported on its own)
   int iterations = 10;               ///< measured iterations, at least
   double min_seconds = 0.5;          ///< and measured for at least this long (small models)
   int max_iterations = 20000;        ///< but never more iterations than this
+  int crowd_rounds = kCrowdRounds;   ///< rounds of each crowd and sweep point (profile_crowds, profile_sweeps)
 };
 
 struct WorkloadMeasurement {
@@ -78,14 +82,11 @@ struct CrowdMeasurement {
   std::vector<double> slowdowns;       ///< each lane's iteration time in the crowd / its workload's alone
 };
 
-/// Rounds of a crowd measurement (profile_crowds).
-inline constexpr int kCrowdRounds = 3;
-
 /// Crowds of k lanes running at once, for each k of `sizes` (each >= 3): lane l runs the l-th
 /// measured workload modulo their number (lenet_32, mlp_64, lenet_32, ...); a crowd that does
-/// not fit the pool is left out. Each crowd runs kCrowdRounds times as profile_pairs runs a pair
+/// not fit the pool is left out. Each crowd runs `crowd_rounds` times as profile_pairs runs a pair
 /// (`together`, all lanes counted over the window in which all ran), each round over a window of
-/// at least k / 2 / kCrowdRounds times --min-seconds (each lane gets about 1/k of a time-sliced
+/// at least k / 2 / crowd_rounds times --min-seconds (each lane gets about 1/k of a time-sliced
 /// device), and each workload runs alone (half --min-seconds) before the first round and after
 /// each, in the same pool and loop (the solo run after one crowd is the one before the next). A
 /// lane's slowdown in a round is its typical mean there over its workload's solo typical means
@@ -94,6 +95,27 @@ inline constexpr int kCrowdRounds = 3;
 /// crowd's few seconds, and before-and-after alone read crowds of 8 lanes from 0.70 to 0.97 times
 /// what their pairs predict in two runs a minute apart.
 std::vector<CrowdMeasurement> profile_crowds(Device& device, const std::vector<WorkloadMeasurement>& solo,
+                                             const ProfileOptions& options, const std::vector<int>& sizes);
+
+/// A homogeneous sweep: k copies of one workload in k lanes at once, for each k measured.
+struct SweepMeasurement {
+  std::string workload;
+  std::vector<int> lanes;        ///< the k measured, increasing
+  std::vector<double> slowdowns; ///< a copy's iteration time among k copies / its time alone
+  int did_not_fit = 0;           ///< the first k of `sizes` whose copies did not fit the pool (0: all did)
+};
+
+/// For each measured workload and each k of `sizes` (each >= 2, increasing), k copies of it at
+/// once, measured as profile_crowds measures a crowd (`crowd_rounds` rounds of `together`, each
+/// bracketed by the workload alone, half --min-seconds, the solo run after one k being the one
+/// before the next), but each round over a window of --min-seconds / crowd_rounds only, each lane
+/// counting at least ceil(--iterations / k) iterations: the k copies are alike, so the window's
+/// k lanes together give as many iterations as one lane alone over --min-seconds. A point is the
+/// median over the rounds of the mean over the lanes of a copy's typical mean there over the solo
+/// typical means just before and after. A workload's sweep stops at the first k that does not
+/// fit the pool (more copies would not either); a workload of which not even the smallest k fits
+/// comes back with no point.
+std::vector<SweepMeasurement> profile_sweeps(Device& device, const std::vector<WorkloadMeasurement>& solo,
                                              const ProfileOptions& options, const std::vector<int>& sizes);
 
 /// The executor's switching cost on this device: two jobs of the measured workload `m` taking

@@ -175,6 +175,94 @@ ShareWeights fit_share_weights(const PairSlowdowns& pairs, const std::map<std::s
   return w;
 }
 
+Capacities fit_capacities(const std::vector<Sweep>& sweeps, const std::map<std::string, std::int32_t>& util_ppm) {
+  Capacities out;
+  for (const Sweep& sweep : sweeps) {
+    const auto u = util_ppm.find(sweep.workload);
+    if (u == util_ppm.end() || sweep.lanes.size() != sweep.slowdowns.size()) continue;
+    for (std::size_t p = 0; p < sweep.lanes.size(); ++p) {
+      const std::size_t k = sweep.lanes[p];
+      const double s = sweep.slowdowns[p];
+      if (k < 2 || !(s > 0)) continue;
+      out[sweep.workload][k] = static_cast<double>(k) * static_cast<double>(u->second) / static_cast<double>(kSolo) / s;
+    }
+  }
+  return out;
+}
+
+CapacityInterference::CapacityInterference(const ShareWeights& weights, const Capacities& capacities) {
+  for (const auto& [name, w] : weights) entries_[name].weight = w;
+  std::size_t widest = 0;
+  for (const auto& [name, points] : capacities) {
+    if (!points.empty()) widest = std::max(widest, points.rbegin()->first);
+  }
+  std::string unswept, cut;
+  for (const auto& [name, points] : capacities) {
+    if (points.empty()) continue;
+    // Dense from k = 0 to the largest measured k: 1 below 2 (a lane alone, and two copies being
+    // u's definition unless measured), linear in k between the points.
+    std::vector<double>& c = entries_[name].c;
+    const std::size_t last = points.rbegin()->first;
+    c.assign(last + 1, 1.0);
+    std::size_t k0 = 2;
+    double c0 = 1.0;
+    for (const auto& [k1, c1] : points) {
+      for (std::size_t k = k0; k <= k1; ++k) {
+        c[k] = k1 == k0 ? c1 : c0 + (c1 - c0) * static_cast<double>(k - k0) / static_cast<double>(k1 - k0);
+      }
+      k0 = k1;
+      c0 = c1;
+    }
+    if (last < widest) cut += (cut.empty() ? "" : ", ") + name + " " + std::to_string(last);
+  }
+  for (const auto& [name, e] : entries_) {
+    if (e.c.empty()) unswept += (unswept.empty() ? "" : ", ") + name;
+  }
+  if (capacities.empty()) {
+    notes_.push_back("capacity: the catalog has no sweeps (salus-profile --sweeps measures them): C = 1 for every "
+                     "workload, which is the `shares` model");
+  } else {
+    if (!unswept.empty()) notes_.push_back("capacity: no sweep of " + unswept + ": C = 1 for them (as their pairs say)");
+    if (!cut.empty()) {
+      notes_.push_back("capacity: beyond its largest sweep a workload keeps that sweep's C (salus-profile stops a "
+                       "sweep where the copies no longer fit its pool; the widest reached " + std::to_string(widest) +
+                       " lanes): " + cut + " lanes");
+    }
+  }
+}
+
+const CapacityInterference::Entry& CapacityInterference::entry(const core::JobSpec& job) const {
+  if (job.workload.empty()) return unknown_;
+  const auto it = entries_.find(job.workload);
+  return it == entries_.end() ? unknown_ : it->second;
+}
+
+double CapacityInterference::capacity(std::string_view workload, std::size_t lanes) const {
+  const auto it = entries_.find(workload);
+  if (it == entries_.end() || it->second.c.empty()) return 1.0;
+  const std::vector<double>& c = it->second.c;
+  return c[std::min(lanes, c.size() - 1)];
+}
+
+void CapacityInterference::slowdowns(std::span<const RunningIteration> running, std::span<std::int64_t> out) const {
+  const std::size_t k = running.size();
+  double demand = 0, capacity = 0;  // sum of w u (u in ppm), and of w u C
+  for (const RunningIteration& r : running) {
+    const Entry& e = entry(*r.spec);
+    const double wu = e.weight * static_cast<double>(r.spec->gpu_util_ppm);
+    demand += wu;
+    capacity += wu * (e.c.empty() ? 1.0 : e.c[std::min(k, e.c.size() - 1)]);
+  }
+  // C(S) = capacity / demand, so demand / C(S) = demand^2 / capacity.
+  const double scale = capacity > 0 ? demand * demand / capacity : demand;
+  for (std::size_t i = 0; i < k; ++i) {
+    // Capped below 2^62 ppm: llround of a double past int64's range is undefined (weights a
+    // million times apart and thousands of lanes could get there; a lane that slow never finishes).
+    const double slowdown = std::min(scale / entry(*running[i].spec).weight, 0x1p62);
+    out[i] = std::max<std::int64_t>(kSolo, std::llround(slowdown));
+  }
+}
+
 namespace {
 
 std::unique_ptr<InterferenceModel> make_none(const InterferenceInputs&) { return std::make_unique<NoInterference>(); }
@@ -202,6 +290,14 @@ std::unique_ptr<InterferenceModel> make_shares(const InterferenceInputs& in) {
   }
   return std::make_unique<ShareInterference>(*in.weights, in.share_exponent);
 }
+std::unique_ptr<InterferenceModel> make_capacity(const InterferenceInputs& in) {
+  if (in.weights == nullptr || in.weights->empty()) {
+    throw core::InputError("interference model 'capacity' needs a catalog with a \"pairs\" table (salus-profile "
+                           "measures one) and, for C, \"sweeps\" (salus-profile --sweeps)");
+  }
+  static const Capacities kNone;
+  return std::make_unique<CapacityInterference>(*in.weights, in.capacities != nullptr ? *in.capacities : kNone);
+}
 
 constexpr InterferenceRegistry::Entry kModels[] = {
     {"none", "the ideal GPU: every iteration takes its solo time", &make_none},
@@ -211,6 +307,8 @@ constexpr InterferenceRegistry::Entry kModels[] = {
     {"crowds", "pairs, times the catalog's measured crowd factor for 3 or more lanes (linear in the number of "
                "lanes between measured crowds)", &make_crowds},
     {"shares", "GPU time shared by weight x u, weights fitted to the catalog's pairs (--share-exponent)", &make_shares},
+    {"capacity", "shares' weights, the total divided by the concurrency capacity C(k) of the catalog's homogeneous "
+                 "sweeps (k copies of one workload)", &make_capacity},
 };
 
 }  // namespace
@@ -222,11 +320,11 @@ const InterferenceRegistry& interference_registry() {
 
 std::unique_ptr<InterferenceModel> make_interference(std::string_view name, const PairSlowdowns* pairs,
                                                      const ShareWeights* weights, double share_exponent,
-                                                     const CrowdFactors* crowds) {
+                                                     const CrowdFactors* crowds, const Capacities* capacities) {
   if (!(share_exponent > 0 && share_exponent <= 2)) {
     throw core::InputError("share exponent must be in (0, 2], got " + std::to_string(share_exponent));
   }
-  return interference_registry().at(name).factory(InterferenceInputs{pairs, weights, share_exponent, crowds});
+  return interference_registry().at(name).factory(InterferenceInputs{pairs, weights, share_exponent, crowds, capacities});
 }
 
 std::vector<std::string> interference_names() { return interference_registry().names(); }

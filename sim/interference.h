@@ -30,6 +30,8 @@ class InterferenceModel {
   virtual bool ideal() const { return false; }
   /// Fills slowdown_ppm[i] (>= kSolo) for each of the concurrently running iterations.
   virtual void slowdowns(std::span<const RunningIteration> running, std::span<std::int64_t> slowdown_ppm) const = 0;
+  /// What the model assumes where its inputs say nothing (a run prints each as a `note:`).
+  virtual std::vector<std::string> notes() const { return {}; }
 };
 
 /// `none`: the ideal GPU, every iteration takes its solo time.
@@ -136,26 +138,77 @@ class ShareInterference final : public InterferenceModel {
 /// u of every workload of the table. Deterministic (fixed number of Gauss-Seidel sweeps).
 ShareWeights fit_share_weights(const PairSlowdowns& pairs, const std::map<std::string, std::int32_t>& util_ppm);
 
+/// A homogeneous sweep (the catalog's "sweeps", salus-profile --sweeps): k copies of one workload
+/// in k lanes at once, for each k measured, and a copy's iteration time there over its solo time.
+struct Sweep {
+  std::string workload;
+  std::vector<std::size_t> lanes;  ///< k of each point, each >= 2, increasing
+  std::vector<double> slowdowns;   ///< s(k), one per point
+};
+
+/// Concurrency capacity per workload: k lanes -> C(k) = k u / s(k), at the measured k only.
+using Capacities = std::map<std::string, std::map<std::size_t, double>>;
+
+/// C(k) = k u / s(k) of each sweep point, u from `util_ppm` (the catalog's gpu_util; a workload
+/// without one is left out, as are points with k < 2 or s <= 0 and a sweep whose counts differ).
+Capacities fit_capacities(const std::vector<Sweep>& sweeps, const std::map<std::string, std::int32_t>& util_ppm);
+
+/// `capacity`: `shares`' weights say who wins, a concurrency capacity C says how much GPU there is
+/// to win. With the set S of k lanes running, an iteration of workload i runs at
+///   1 / max(1, sum_{j in S} w_j u_j / (w_i C(S)))
+/// of its solo speed, C(S) = sum_j w_j u_j C_j(k) / sum_j w_j u_j: each workload's capacity at k
+/// lanes, weighted by the share of the GPU's time it gets. C_j(k) is what k copies of j measured,
+/// k u_j / s_j(k) (fit_capacities): k copies of j thus run exactly as measured. C_j(2) = 1 (two
+/// copies are u's own definition) unless the sweep measured 2; between measured k, C_j is linear
+/// in k; beyond the largest, it stays at the largest's. A workload without a sweep (or a job
+/// without a workload) has C = 1, and without a weight w = 1: with no sweep at all the model is
+/// `shares`. C > 1 says that a crowd of lanes overlaps its kernels better than the pairs add up
+/// (batch-25 kernels underfill a large GPU), C < 1 that it does worse (lanes evicting each
+/// other's caches on one CPU core).
+class CapacityInterference final : public InterferenceModel {
+ public:
+  CapacityInterference(const ShareWeights& weights, const Capacities& capacities);
+  std::string_view name() const override { return "capacity"; }
+  void slowdowns(std::span<const RunningIteration> running, std::span<std::int64_t> out) const override;
+  std::vector<std::string> notes() const override { return notes_; }
+  /// C_w(k) of one workload (1 without a sweep).
+  double capacity(std::string_view workload, std::size_t lanes) const;
+
+ private:
+  struct Entry {
+    double weight = 1;
+    std::vector<double> c;  ///< C at k = 0, 1, ..., the largest measured k (1 below 2); empty: 1
+  };
+  const Entry& entry(const core::JobSpec& job) const;
+  std::map<std::string, Entry, std::less<>> entries_;
+  Entry unknown_;
+  std::vector<std::string> notes_;
+};
+
 /// What a model may be made from: the catalog's pair table, the `shares` weights fitted to it,
-/// the `shares` exponent and the crowd factors of the catalog's crowds.
+/// the `shares` exponent, the crowd factors of the catalog's crowds and the capacities of its
+/// sweeps.
 struct InterferenceInputs {
   const PairSlowdowns* pairs = nullptr;
   const ShareWeights* weights = nullptr;
   double share_exponent = 1.0;
   const CrowdFactors* crowds = nullptr;
+  const Capacities* capacities = nullptr;
 };
 using InterferenceFactory = std::unique_ptr<InterferenceModel> (*)(const InterferenceInputs&);
 using InterferenceRegistry = core::Registry<InterferenceFactory>;
 
-/// The table: none, profiled, pairs, crowds, shares.
+/// The table: none, profiled, pairs, crowds, shares, capacity.
 const InterferenceRegistry& interference_registry();
 
 /// Creates a model by name ("pairs" needs `pairs`, a catalog's pair table, "crowds" that and the
-/// `crowds` factors of its crowds, and "shares" the `weights` fitted to a pair table; each refuses
-/// an empty one). Throws core::InputError listing valid names.
+/// `crowds` factors of its crowds, "shares" the `weights` fitted to a pair table, and "capacity"
+/// those weights and, if it has any, the catalog's `capacities`; each refuses an empty table it
+/// needs). Throws core::InputError listing valid names.
 std::unique_ptr<InterferenceModel> make_interference(std::string_view name, const PairSlowdowns* pairs = nullptr,
                                                      const ShareWeights* weights = nullptr, double share_exponent = 1.0,
-                                                     const CrowdFactors* crowds = nullptr);
+                                                     const CrowdFactors* crowds = nullptr,
+                                                     const Capacities* capacities = nullptr);
 std::vector<std::string> interference_names();
 
 }  // namespace salus::sim

@@ -22,7 +22,7 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kFormat = "salus-catalog/1";
-constexpr const char* kTopKeys = "crowds, format, gpu, interference, notes, pairs, switch_ms, workloads";
+constexpr const char* kTopKeys = "crowds, format, gpu, interference, notes, pairs, sweeps, switch_ms, workloads";
 /// A workload entry's keys, in the order the "unknown key" message lists them.
 constexpr const char* kEntryKeys[] = {"name",           "persistent_mib",    "ephemeral_mib",       "persistent_bytes",
                                       "ephemeral_bytes", "iter_ms",          "iter_exec_mean_ms",   "iter_exec_median_ms",
@@ -241,6 +241,58 @@ std::vector<CrowdSlowdown> read_crowds(const json& crowds, const std::string& te
   return out;
 }
 
+/// The "sweeps" array: {"workload": name, "lanes": [k, ...], "slowdowns": [s, ...]} per entry, the
+/// workload an entry of the catalog and swept once, each k a whole number from 2 to 1024, increasing,
+/// one slowdown (a positive number) per k. Errors name the entry's line.
+std::vector<SweepSlowdown> read_sweeps(const json& sweeps, const std::string& text, const std::string& path,
+                                       const Catalog& catalog) {
+  if (!sweeps.is_array()) throw core::InputError(core::at(path, 1, "\"sweeps\" must be an array"));
+  const std::vector<long> lines = json_array_element_lines(text, "sweeps");
+  std::vector<SweepSlowdown> out;
+  std::map<std::string, long> seen;  // workload -> line
+  for (std::size_t i = 0; i < sweeps.size(); ++i) {
+    const long line = i < lines.size() ? lines[i] : 1;
+    const json& e = sweeps[i];
+    auto fail = [&](const std::string& what) { throw core::InputError(core::at(path, line, "sweep: " + what)); };
+    if (!e.is_object()) fail("must be a JSON object, got " + e.dump());
+    for (const auto& item : e.items()) {
+      if (item.key() != "workload" && item.key() != "lanes" && item.key() != "slowdowns") {
+        fail("unknown key '" + item.key() + "' (valid: lanes, slowdowns, workload)");
+      }
+    }
+    SweepSlowdown sw;
+    if (!e.contains("workload") || !e.at("workload").is_string()) fail("'workload' must name a workload");
+    sw.workload = e.at("workload").get<std::string>();
+    if (catalog.find(sw.workload) == nullptr) fail("unknown workload '" + sw.workload + "' (not an entry of this catalog)");
+    if (const auto it = seen.find(sw.workload); it != seen.end()) {
+      fail(sw.workload + " swept twice (first at line " + std::to_string(it->second) + ")");
+    }
+    seen.emplace(sw.workload, line);
+    if (!e.contains("lanes") || !e.at("lanes").is_array() || e.at("lanes").empty()) {
+      fail("'lanes' must be an array of the numbers of lanes measured (k copies at once)");
+    }
+    for (const json& k : e.at("lanes")) {
+      if (!k.is_number_integer() || k.get<std::int64_t>() < 2 || k.get<std::int64_t>() > 1024) {
+        fail("a number of lanes must be a whole number from 2 to 1024, got " + k.dump());
+      }
+      const auto lanes = static_cast<std::size_t>(k.get<std::int64_t>());
+      if (!sw.lanes.empty() && lanes <= sw.lanes.back()) fail("'lanes' must be increasing, got " + e.at("lanes").dump());
+      sw.lanes.push_back(lanes);
+    }
+    if (!e.contains("slowdowns") || !e.at("slowdowns").is_array() || e.at("slowdowns").size() != sw.lanes.size()) {
+      fail("'slowdowns' must be an array with one slowdown per number of lanes (" + std::to_string(sw.lanes.size()) + ")");
+    }
+    for (const json& s : e.at("slowdowns")) {
+      if (!s.is_number() || !std::isfinite(s.get<double>()) || !(s.get<double>() > 0)) {
+        fail("a slowdown must be a number > 0, got " + s.dump());
+      }
+      sw.slowdowns.push_back(s.get<double>());
+    }
+    out.push_back(std::move(sw));
+  }
+  return out;
+}
+
 }  // namespace
 
 Catalog Catalog::load(const std::string& path) {
@@ -252,7 +304,7 @@ Catalog Catalog::load(const std::string& path) {
   for (const auto& item : doc.items()) {
     const std::string& key = item.key();
     if (key != "crowds" && key != "format" && key != "gpu" && key != "interference" && key != "notes" && key != "pairs" &&
-        key != "switch_ms" && key != "workloads") {
+        key != "sweeps" && key != "switch_ms" && key != "workloads") {
       throw top_error("unknown key '" + key + "' (valid: " + kTopKeys + ")");
     }
   }
@@ -284,6 +336,7 @@ Catalog Catalog::load(const std::string& path) {
   }
   if (doc.contains("pairs")) catalog.pairs_ = read_pairs(doc.at("pairs"), text, path, catalog);
   if (doc.contains("crowds")) catalog.crowds_ = read_crowds(doc.at("crowds"), text, path, catalog);
+  if (doc.contains("sweeps")) catalog.sweeps_ = read_sweeps(doc.at("sweeps"), text, path, catalog);
   if (doc.contains("switch_ms")) {
     const json& v = doc.at("switch_ms");
     const std::optional<core::TimeNs> ns =

@@ -36,6 +36,14 @@ struct CrowdSlowdown {
   std::vector<double> slowdowns;
 };
 
+/// A homogeneous sweep (salus-profile --sweeps): k copies of one workload in k lanes at once, for
+/// each k measured, and a copy's iteration time there over its solo time.
+struct SweepSlowdown {
+  std::string workload;
+  std::vector<std::size_t> lanes;  ///< k of each point, each >= 2, increasing
+  std::vector<double> slowdowns;   ///< one per point, > 0
+};
+
 /// Where the shipped data (catalog, traces, experiments' inputs) is, first found of: the
 /// SALUS_DATA_DIR environment variable (taken as given); <dir of the program>/../share/salus (an
 /// installed program); a traces/ folder up to four levels above the program's folder (a build
@@ -67,6 +75,9 @@ class Catalog {
   const std::vector<PairSlowdown>& pairs() const { return pairs_; }
   /// The measured crowds, as the file lists them; every name is an entry of this catalog.
   const std::vector<CrowdSlowdown>& crowds() const { return crowds_; }
+  /// The measured homogeneous sweeps, as the file lists them; each names an entry of this catalog,
+  /// at most one per workload.
+  const std::vector<SweepSlowdown>& sweeps() const { return sweeps_; }
 
   /// The executor's switch latency measured with the catalog (top-level "switch_ms"), if any:
   /// salus-sim's default switching cost.
@@ -86,6 +97,7 @@ class Catalog {
   std::map<std::string, WorkloadProfile, std::less<>> profiles_;
   std::vector<PairSlowdown> pairs_;
   std::vector<CrowdSlowdown> crowds_;
+  std::vector<SweepSlowdown> sweeps_;
   std::optional<core::TimeNs> switch_ns_;
   std::optional<std::string> interference_;
 };

@@ -70,7 +70,7 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
       {kHand + " --gpu-mem 0GiB", "salus-sim: --gpu-mem: must be positive\n"},
       {kHand + " --lanes many", "salus-sim: --lanes: unknown lane mode 'many' (valid: single, auto, exclusive)\n"},
       {kHand + " --interference mps",
-       "salus-sim: --interference: unknown interference model 'mps' (valid: none, profiled, pairs, crowds, shares, or auto)\n"},
+       "salus-sim: --interference: unknown interference model 'mps' (valid: none, profiled, pairs, crowds, shares, capacity, or auto)\n"},
       {kHand + " --switch-cost-ms -1", "salus-sim: --switch-cost-ms: must be a non-negative number\n"},
       {kHand + " --profile-noise 100", "salus-sim: --profile-noise: must be in [0, 100)\n"},
       {kHand + " --timeline iterations",
@@ -531,7 +531,7 @@ TEST_CASE("auto is the model the catalog names, and an unknown name in the catal
   const Result b = sim("--trace '" + trace.string() + "' --profiles '" + bad.string() + "' --policy pack");
   CHECK(b.code == 2);
   CHECK(b.err == "salus-sim: " + bad.string() +
-                     ":1: \"interference\": unknown interference model 'pair' (valid: none, profiled, pairs, crowds, shares); "
+                     ":1: \"interference\": unknown interference model 'pair' (valid: none, profiled, pairs, crowds, shares, capacity); "
                      "did you mean 'pairs'?\n");
 }
 

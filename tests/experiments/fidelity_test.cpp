@@ -684,5 +684,5 @@ TEST_CASE("salus-experiment: the executor and fidelity options refuse what they 
   r = run("fidelity --executor real --interference crowd");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --interference: unknown interference model 'crowd' (valid: none, profiled, pairs, "
-                 "crowds, shares, or auto); did you mean 'crowds'?\n");
+                 "crowds, shares, capacity, or auto); did you mean 'crowds'?\n");
 }

@@ -558,6 +558,62 @@ TEST_CASE("salus-profile --crowds: bad lists and crowds without pairs exit 2, of
   }
 }
 
+TEST_CASE("salus-profile --sweeps: bad lists exit 2, a sweep is written and drives the capacity model") {
+  const std::string base = "--device cpu --gpu-mem 256MiB --iterations 2 --min-seconds 0 --switch off --crowds off ";
+  const std::string list_msg = "is not a number of lanes from 2 to 64 (give a list such as 3,6,12, auto or off)\n";
+  for (const auto& [arg, err] : std::vector<std::pair<std::string, std::string>>{
+           {"--sweeps 1", "salus-profile: --sweeps: '1' " + list_msg},
+           {"--sweeps 2,65", "salus-profile: --sweeps: '65' " + list_msg},
+           {"--sweeps x", "salus-profile: --sweeps: 'x' " + list_msg},
+           {"--sweeps 6,3", "salus-profile: --sweeps: give the lane counts once each, increasing\n"},
+           {"--sweeps 3,", "salus-profile: --sweeps: give a list such as 3,6,12, auto or off\n"},
+           {"--sweeps 3 --pairs off", "salus-profile: --sweeps: needs --pairs on (the capacity model weighs lanes by the pairs)\n"},
+           {"--crowd-rounds 0", "salus-profile: --crowd-rounds: must be a number from 1 to 100, or auto, got '0'\n"},
+           {"--crowd-rounds x", "salus-profile: --crowd-rounds: must be a number from 1 to 100, or auto, got 'x'\n"}}) {
+    CAPTURE(arg);
+    const auto r = salus::test::run_program(SALUS_SOURCE_DIR, profile_bin(),
+                                            base + "--workloads mlp_64 --out /nonexistent/x.json " + arg);
+    CHECK(r.code == 2);
+    CHECK(r.err == err);
+  }
+  // Two copies and three of each workload, one round each; on the CPU device the model it names
+  // stays `pairs` (auto measures no sweeps there), and salus-sim's `capacity` reads the sweeps.
+  const fs::path swept = scratch() / "swept_profile.json", plain = scratch() / "unswept_profile.json";
+  const fs::path mlp_trace = scratch() / "mlp_sweep.csv";
+  std::ofstream(mlp_trace) << "job_id,workload,arrival_s,iterations\na,mlp_64,0,5\nb,mlp_64,0,5\nc,lenet_32,0,5\n";
+  const auto r = salus::test::run_program(SALUS_SOURCE_DIR, profile_bin(),
+                                          base + "--workloads lenet_32,mlp_64 --sweeps 2,3 --crowd-rounds 1 --out '" +
+                                              swept.string() + "'");
+  INFO("salus-profile stderr: ", r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("sweep lenet_32: 2 lanes ") != std::string::npos);
+  const json cat = read_json(swept);
+  CHECK(cat.at("interference") == "pairs");
+  REQUIRE(cat.at("sweeps").size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const json& sw = cat.at("sweeps").at(i);
+    CHECK(sw.at("workload") == (i == 0 ? "lenet_32" : "mlp_64"));
+    CHECK(sw.at("lanes") == json::array({2, 3}));
+    REQUIRE(sw.at("slowdowns").size() == 2);
+    for (const json& v : sw.at("slowdowns")) CHECK(v.get<double>() > 0);
+  }
+  const Result s = sim("--trace '" + mlp_trace.string() + "' --gpu-mem 256MiB --interference capacity --profiles '" +
+                       swept.string() + "'");
+  CHECK(s.code == 0);
+  CHECK(s.out.find("interference capacity, ") != std::string::npos);
+  CHECK(s.out.find("note: capacity:") == std::string::npos);
+  // The default on the CPU device measures none; `capacity` then says what it falls back to.
+  const auto p = salus::test::run_program(SALUS_SOURCE_DIR, profile_bin(),
+                                          base + "--workloads lenet_32,mlp_64 --out '" + plain.string() + "'");
+  REQUIRE(p.code == 0);
+  CHECK_FALSE(read_json(plain).contains("sweeps"));
+  const Result f = sim("--trace '" + mlp_trace.string() + "' --gpu-mem 256MiB --interference capacity --profiles '" +
+                       plain.string() + "'");
+  CHECK(f.code == 0);
+  CHECK(f.out.find("note: capacity: the catalog has no sweeps (salus-profile --sweeps measures them): C = 1 for every "
+                   "workload, which is the `shares` model\n") != std::string::npos);
+}
+
 TEST_CASE("salus-run: a failed job makes the exit status 1, the summary is still written") {
   // A catalog declaring lenet_32's P one 256-byte unit short: its jobs fail at their first dispatch.
   const fs::path catalog = scratch() / "short_p.json";

@@ -50,13 +50,14 @@ std::vector<std::int64_t> slowdowns(const salus::sim::InterferenceModel& m, cons
 }  // namespace
 
 TEST_CASE("interference models by name") {
-  CHECK(salus::sim::interference_names() == std::vector<std::string>{"none", "profiled", "pairs", "crowds", "shares"});
+  CHECK(salus::sim::interference_names() ==
+        std::vector<std::string>{"none", "profiled", "pairs", "crowds", "shares", "capacity"});
   CHECK(salus::sim::make_interference("none")->name() == "none");
   CHECK(salus::sim::make_interference("none")->ideal());
   CHECK(salus::sim::make_interference("profiled")->name() == "profiled");
   CHECK_FALSE(salus::sim::make_interference("profiled")->ideal());
   CHECK_THROWS_WITH_AS(salus::sim::make_interference("mps"),
-                       "unknown interference model 'mps' (valid: none, profiled, pairs, crowds, shares)", salus::core::InputError);
+                       "unknown interference model 'mps' (valid: none, profiled, pairs, crowds, shares, capacity)", salus::core::InputError);
 }
 
 TEST_CASE("profiled slowdown is max(1, sum u) for every running iteration") {
@@ -433,4 +434,144 @@ TEST_CASE("crowds: a schedule with three lanes runs at the pairs' rate times the
   const ScheduleOutcome out = run_schedule(jobs, *p, exec, o);
   salus::test::check_schedule(jobs, out, o, false, 0);
   CHECK(salus::test::finishes(out) == std::vector<TimeNs>{ms(360), ms(360), ms(360)});
+}
+
+// --- capacity: shares' weights, the total over the concurrency capacity C of homogeneous sweeps --
+
+namespace {
+
+using salus::sim::Capacities;
+using salus::sim::CapacityInterference;
+
+}  // namespace
+
+TEST_CASE("capacity: C(k) = k u / s(k) of each sweep point, by hand") {
+  // x: u 0.8; 3 copies measured at 2.0 -> C = 3 x 0.8 / 2 = 1.2; 6 copies at 3.2 -> 1.5.
+  // y: u 0.5, 2 copies at 1.25 -> 0.8 (two copies slower than u says: 1.25 > 2 x 0.5).
+  // z has no u (not in the catalog's pairs or sweeps): left out; so are points with k < 2 or
+  // s <= 0, and a sweep whose counts differ.
+  const std::map<std::string, std::int32_t> u = {{"x", 800'000}, {"y", 500'000}, {"w", 900'000}};
+  const std::vector<salus::sim::Sweep> sweeps = {
+      {"x", {3, 6}, {2.0, 3.2}},
+      {"y", {1, 2}, {1.0, 1.25}},
+      {"z", {3}, {2.0}},
+      {"w", {3, 4}, {2.0}},
+      {"w", {5}, {0.0}},
+  };
+  const Capacities c = salus::sim::fit_capacities(sweeps, u);
+  REQUIRE(c.size() == 2);
+  REQUIRE(c.at("x").size() == 2);
+  CHECK(c.at("x").at(3) == doctest::Approx(1.2).epsilon(1e-12));
+  CHECK(c.at("x").at(6) == doctest::Approx(1.5).epsilon(1e-12));
+  REQUIRE(c.at("y").size() == 1);
+  CHECK(c.at("y").at(2) == doctest::Approx(0.8).epsilon(1e-12));
+  CHECK(salus::sim::fit_capacities({}, u).empty());
+}
+
+TEST_CASE("capacity: C is 1 for a lane alone and two copies, as measured, linear between, flat beyond") {
+  const CapacityInterference m({{"x", 1.0}, {"y", 1.0}}, Capacities{{"x", {{3, 1.2}, {6, 1.5}}}, {"y", {{2, 0.8}, {4, 1.0}}}});
+  CHECK(m.name() == "capacity");
+  CHECK(m.capacity("x", 1) == 1.0);
+  CHECK(m.capacity("x", 2) == 1.0);
+  CHECK(m.capacity("x", 3) == doctest::Approx(1.2));
+  CHECK(m.capacity("x", 4) == doctest::Approx(1.3));  // a third of the way from 1.2 (3) to 1.5 (6)
+  CHECK(m.capacity("x", 5) == doctest::Approx(1.4));
+  CHECK(m.capacity("x", 6) == doctest::Approx(1.5));
+  CHECK(m.capacity("x", 40) == doctest::Approx(1.5));
+  // Measured at 2 lanes, that is C(2); 3 lies halfway to 4.
+  CHECK(m.capacity("y", 2) == doctest::Approx(0.8));
+  CHECK(m.capacity("y", 3) == doctest::Approx(0.9));
+  CHECK(m.capacity("y", 9) == doctest::Approx(1.0));
+  // Without a sweep: 1.
+  CHECK(m.capacity("ghost", 5) == 1.0);
+}
+
+TEST_CASE("capacity: slowdown is max(1, sum w u / (own w x C(S))), C(S) weighted by w u, by hand") {
+  // a: w 2, u 0.8, C_a(3) = 1.2; b: w 0.5, u 0.6, C_b(3) = 2.
+  const CapacityInterference m({{"wa", 2.0}, {"wb", 0.5}}, Capacities{{"wa", {{3, 1.2}}}, {"wb", {{3, 2.0}}}});
+  const JobSpec a = named("a", "wa", 800'000), b = named("b", "wb", 600'000);
+  // Two lanes: C = 1, the `shares` figures (sum w u = 1.9: a 0.95 -> 1, b 3.8).
+  CHECK(slowdowns(m, {a, b}) == std::vector<std::int64_t>{1'000'000, 3'800'000});
+  // Three lanes a, a, b: sum w u = 1.6 + 1.6 + 0.3 = 3.5; C(S) = (1.6 x 1.2 + 1.6 x 1.2 + 0.3 x 2) / 3.5
+  // = 4.44 / 3.5; sum w u / C(S) = 3.5^2 / 4.44 = 2.7590090. a: / 2 = 1.3795045, b: / 0.5 = 5.5180180.
+  CHECK(slowdowns(m, {a, a, b}) == std::vector<std::int64_t>{1'379'505, 1'379'505, 5'518'018});
+  // Three copies of a run as its sweep measured them: 3 x 0.8 / 1.2 = 2.
+  CHECK(slowdowns(m, {a, a, a}) == std::vector<std::int64_t>{2'000'000, 2'000'000, 2'000'000});
+  // A job without a workload weighs 1 and has C 1: a, b and it (u 0.5): sum w u = 1.6 + 0.3 + 0.5 = 2.4,
+  // C(S) = (1.92 + 0.6 + 0.5) / 2.4; 2.4^2 / 3.02 = 1.9072848: a 0.95 -> 1, b 3.8145695, it 1.9072848.
+  const JobSpec x = named("x", "", 500'000);
+  CHECK(slowdowns(m, {a, b, x}) == std::vector<std::int64_t>{1'000'000, 3'814'570, 1'907'285});
+  CHECK(slowdowns(m, {a}) == std::vector<std::int64_t>{1'000'000});
+  // Weights 10^18 apart: the tiny lane's slowdown (10^24 ppm) stops at 2^62 ppm, not past int64.
+  const CapacityInterference extreme({{"huge", 1e9}, {"tiny", 1e-9}}, {});
+  const JobSpec h = named("h", "huge", 1'000'000), t = named("t", "tiny", 1'000'000);
+  CHECK(slowdowns(extreme, {h, t}) == std::vector<std::int64_t>{1'000'000, std::int64_t{1} << 62});
+}
+
+TEST_CASE("capacity: without sweeps it is `shares`, and it says so") {
+  const salus::sim::ShareWeights w = {{"wa", 2.0}, {"wb", 0.5}, {"wc", 1.0}};
+  const CapacityInterference m(w, {});
+  const salus::sim::ShareInterference shares(w);
+  const JobSpec a = named("a", "wa", 800'000), b = named("b", "wb", 600'000), c = named("c", "wc", 300'000),
+                x = named("x", "", 700'000);
+  for (const std::vector<JobSpec>& set : std::vector<std::vector<JobSpec>>{{a, b}, {a, b, c}, {c, c, x, b}, {a, a, a, a, b}}) {
+    CHECK(slowdowns(m, set) == slowdowns(shares, set));
+  }
+  CHECK(m.notes() == std::vector<std::string>{"capacity: the catalog has no sweeps (salus-profile --sweeps measures "
+                                              "them): C = 1 for every workload, which is the `shares` model"});
+}
+
+TEST_CASE("capacity: notes name the workloads without a sweep and the sweeps cut short by the pool") {
+  const CapacityInterference m({{"wa", 1.0}, {"wb", 1.0}, {"wc", 1.0}, {"wd", 1.0}},
+                               Capacities{{"wa", {{3, 1.1}, {12, 1.3}}}, {"wb", {{3, 1.1}, {6, 1.2}}}, {"wc", {{3, 1.0}}}});
+  CHECK(m.notes() == std::vector<std::string>{
+                         "capacity: no sweep of wd: C = 1 for them (as their pairs say)",
+                         "capacity: beyond its largest sweep a workload keeps that sweep's C (salus-profile stops a sweep "
+                         "where the copies no longer fit its pool; the widest reached 12 lanes): wb 6, wc 3 lanes"});
+  // Every workload swept to the same width: nothing to say.
+  CHECK(CapacityInterference({{"wa", 1.0}}, Capacities{{"wa", {{3, 1.1}}}}).notes().empty());
+}
+
+TEST_CASE("capacity by name: needs the pairs' weights, with the exact message, and sweeps are optional") {
+  const salus::sim::ShareWeights w = {{"x", 1.0}};
+  const salus::sim::ShareWeights none;
+  const Capacities caps = {{"x", {{3, 1.5}}}};
+  const auto m = salus::sim::make_interference("capacity", nullptr, &w, 1.0, nullptr, &caps);
+  CHECK(m->name() == "capacity");
+  CHECK_FALSE(m->ideal());
+  CHECK(m->notes().empty());
+  CHECK(salus::sim::make_interference("capacity", nullptr, &w)->notes().size() == 1);  // no sweeps: the note
+  const char* const msg = "interference model 'capacity' needs a catalog with a \"pairs\" table (salus-profile "
+                          "measures one) and, for C, \"sweeps\" (salus-profile --sweeps)";
+  CHECK_THROWS_WITH_AS(salus::sim::make_interference("capacity", nullptr, nullptr, 1.0, nullptr, &caps), msg, InputError);
+  CHECK_THROWS_WITH_AS(salus::sim::make_interference("capacity", nullptr, &none, 1.0, nullptr, &caps), msg, InputError);
+  // The other models ignore the capacities.
+  CHECK(salus::sim::make_interference("shares", nullptr, &w, 1.0, nullptr, &caps)->name() == "shares");
+}
+
+TEST_CASE("capacity: a schedule where three lanes overlap better than two, the same twice") {
+  // PACK, three jobs of workload x (u 0.8, w 1) from 0, one iteration each: a and b 100 ms, c 50 ms.
+  // C_x(3) = 1.2: three lanes at 3 x 0.8 / 1.2 = 2. c ends at 50 x 2 = 100 ms; a and b have done
+  // 50 ms of work; two lanes (C 1) at 1.6: 50 ms more take 80 ms, ending at 180 ms.
+  auto jobs = salus::test::trace({job("a", 0, 1, ms(100), gib(1), gib(2), 800'000),
+                                  job("b", 0, 1, ms(100), gib(1), gib(2), 800'000),
+                                  job("c", 0, 1, ms(50), gib(1), gib(2), 800'000)});
+  for (JobSpec& j : jobs) j.workload = "x";
+  const salus::sim::ShareWeights w = {{"x", 1.0}};
+  const Capacities caps = {{"x", {{3, 1.2}}}};
+  const auto model = salus::sim::make_interference("capacity", nullptr, &w, 1.0, nullptr, &caps);
+  const auto p = salus::policies::make_policy("pack");
+  std::vector<ScheduleOutcome> outs;
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    salus::sim::SimExecutor exec(jobs, *model);
+    SchedulerOptions o;
+    o.capacity = gib(16);
+    o.lane_mode = p->default_lane_mode();
+    o.record_timeline = true;
+    outs.push_back(run_schedule(jobs, *p, exec, o));
+    salus::test::check_schedule(jobs, outs.back(), o, false, 0);
+  }
+  CHECK(salus::test::finishes(outs[0]) == std::vector<TimeNs>{ms(180), ms(180), ms(100)});
+  CHECK(salus::test::finishes(outs[1]) == salus::test::finishes(outs[0]));
+  CHECK(salus::test::segments(outs[1]) == salus::test::segments(outs[0]));
 }

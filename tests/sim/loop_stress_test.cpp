@@ -166,12 +166,15 @@ TEST_CASE("batched runs decide exactly as deciding at every iteration boundary, 
                                     {{"w2", "w3"}, 1'333'333}, {{"w0", "w0"}, 1'700'000}};
   const sim::ShareWeights weights = {{"w0", 0.7}, {"w1", 1.3}, {"w2", 2.1}, {"w3", 0.5}};
   const sim::CrowdFactors crowds = {{3, 1'150'000}, {6, 870'000}};
+  const sim::Capacities capacities = {{"w0", {{3, 1.25}, {6, 1.4}}}, {"w2", {{2, 0.9}, {4, 1.1}}}};
   const std::vector<std::unique_ptr<sim::InterferenceModel>> models = [&] {
     std::vector<std::unique_ptr<sim::InterferenceModel>> m;
-    for (const std::string& name : sim::interference_names()) m.push_back(sim::make_interference(name, &pairs, &weights, 0.8, &crowds));
+    for (const std::string& name : sim::interference_names()) {
+      m.push_back(sim::make_interference(name, &pairs, &weights, 0.8, &crowds, &capacities));
+    }
     return m;
   }();
-  REQUIRE(models.size() == 5);
+  REQUIRE(models.size() == 6);
   int differing_iterations = 0;  // batched runs that did cover several iterations
   for (std::uint64_t seed = 100; seed < 220; ++seed) {
     const auto jobs = random_trace(seed, 2 + static_cast<int>(seed % 12));
@@ -214,9 +217,12 @@ TEST_CASE("plans (FAIR's and LAS's rotations run in one go) give exactly the res
                                     {{"w2", "w0"}, 2'300'000}, {{"w1", "w2"}, 1'650'000}, {{"w3", "w1"}, 900'000}};
   const sim::ShareWeights weights = {{"w0", 0.7}, {"w1", 1.3}, {"w2", 2.1}, {"w3", 0.5}};
   const sim::CrowdFactors crowds = {{3, 1'150'000}, {6, 870'000}};
+  const sim::Capacities capacities = {{"w0", {{3, 1.25}, {6, 1.4}}}, {"w2", {{2, 0.9}, {4, 1.1}}}};
   std::vector<std::unique_ptr<sim::InterferenceModel>> models;
-  for (const std::string& name : sim::interference_names()) models.push_back(sim::make_interference(name, &pairs, &weights, 0.8, &crowds));
-  REQUIRE(models.size() == 5);
+  for (const std::string& name : sim::interference_names()) {
+    models.push_back(sim::make_interference(name, &pairs, &weights, 0.8, &crowds, &capacities));
+  }
+  REQUIRE(models.size() == 6);
   std::int64_t plans = 0, planned_iterations = 0, closed_form = 0;
   for (std::uint64_t seed = 300; seed < 400; ++seed) {
     // Longer jobs than above, so that rotations span many iterations between events.

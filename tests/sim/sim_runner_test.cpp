@@ -112,7 +112,7 @@ TEST_CASE("simulate reports unknown names as the user's mistake") {
                        InputError);
   SimConfig c;
   c.interference = "mps";
-  CHECK_THROWS_WITH_AS(simulate(jobs, "fifo", c), "unknown interference model 'mps' (valid: none, profiled, pairs, crowds, shares)",
+  CHECK_THROWS_WITH_AS(simulate(jobs, "fifo", c), "unknown interference model 'mps' (valid: none, profiled, pairs, crowds, shares, capacity)",
                        InputError);
 }
 

@@ -180,7 +180,7 @@ TEST_CASE("catalog: bad top-level structure") {
   check_top("no_workloads.json", R"({"format": "salus-catalog/1", "gpu": "x"})", ":1: missing \"workloads\" array");
   check_top("empty.json", R"({"format": "salus-catalog/1", "gpu": "x", "workloads": []})", ":1: no workloads");
   check_top("top_key.json", R"({"format": "salus-catalog/1", "gpu": "x", "workload": []})",
-            ":1: unknown key 'workload' (valid: crowds, format, gpu, interference, notes, pairs, switch_ms, workloads)");
+            ":1: unknown key 'workload' (valid: crowds, format, gpu, interference, notes, pairs, sweeps, switch_ms, workloads)");
 }
 
 TEST_CASE("catalog: the bad-entry fixture in tests/data") {
@@ -461,4 +461,63 @@ TEST_CASE("catalog: bad crowds name the file, the crowd's line and what is wrong
               ":10: crowd: a slowdown must be a number > 0, got \"3\"");
   const std::string obj = temp_file("crowds_object.json", catalog_with_top(R"("crowds": {"workloads": []})"));
   CHECK_THROWS_WITH_AS(Catalog::load(obj), (obj + ":1: \"crowds\" must be an array").c_str(), InputError);
+}
+
+// salus-profile --sweeps: k copies of one workload at once, for each k measured, and a copy's slowdown.
+namespace {
+
+// Workloads a_1 (line 5) and b_1 (line 6); the sweeps from line 9 on, one per line.
+std::string catalog_with_sweeps(const std::string& sweeps) {
+  return "{\n  \"format\": \"salus-catalog/1\",\n  \"gpu\": \"test\",\n  \"workloads\": [\n" + entry("a_1") + ",\n" +
+         entry("b_1") + "\n  ],\n  \"sweeps\": [\n" + sweeps + "\n  ]\n}\n";
+}
+
+const std::string kGoodSweep = R"({"workload": "a_1", "lanes": [3, 6, 12], "slowdowns": [1.3, 2.5, 4.75]})";
+
+}  // namespace
+
+TEST_CASE("catalog: sweeps are read as the file lists them, and a catalog without them has none") {
+  const Catalog c = Catalog::load(temp_file(
+      "sweeps.json", catalog_with_sweeps(kGoodSweep + ",\n" + R"({"workload": "b_1", "lanes": [2], "slowdowns": [0.9]})")));
+  REQUIRE(c.sweeps().size() == 2);
+  CHECK(c.sweeps()[0].workload == "a_1");
+  CHECK(c.sweeps()[0].lanes == std::vector<std::size_t>{3, 6, 12});
+  CHECK(c.sweeps()[0].slowdowns == std::vector<double>{1.3, 2.5, 4.75});
+  CHECK(c.sweeps()[1].workload == "b_1");
+  CHECK(c.sweeps()[1].lanes == std::vector<std::size_t>{2});
+  CHECK(c.sweeps()[1].slowdowns == std::vector<double>{0.9});
+  CHECK(Catalog::load(temp_file("no_sweeps.json", catalog_with_sweeps(""))).sweeps().empty());
+  // Older catalogs (no "sweeps" key) read as before.
+  CHECK(Catalog::load(temp_file("plain_sweeps.json", catalog_text(entry("a_1")))).sweeps().empty());
+  CHECK(Catalog::load(temp_file("crowds_only.json", catalog_with_crowds(kGoodCrowd))).sweeps().empty());
+}
+
+TEST_CASE("catalog: bad sweeps name the file, the sweep's line and what is wrong") {
+  // The bad sweep is the second one, on line 10.
+  auto check_sweep = [](const std::string& name, const std::string& bad, const std::string& expected) {
+    const std::string path = temp_file(name, catalog_with_sweeps(kGoodSweep + ",\n" + bad));
+    CHECK_THROWS_WITH_AS(Catalog::load(path), (path + expected).c_str(), InputError);
+  };
+  check_sweep("sweep_number.json", "7", ":10: sweep: must be a JSON object, got 7");
+  check_sweep("sweep_key.json", R"({"workload": "b_1", "lanes": [3], "slowdowns": [2], "rounds": 3})",
+              ":10: sweep: unknown key 'rounds' (valid: lanes, slowdowns, workload)");
+  check_sweep("sweep_no_workload.json", R"({"lanes": [3], "slowdowns": [2]})", ":10: sweep: 'workload' must name a workload");
+  check_sweep("sweep_unknown.json", R"({"workload": "c_1", "lanes": [3], "slowdowns": [2]})",
+              ":10: sweep: unknown workload 'c_1' (not an entry of this catalog)");
+  check_sweep("sweep_twice.json", R"({"workload": "a_1", "lanes": [4], "slowdowns": [2]})",
+              ":10: sweep: a_1 swept twice (first at line 9)");
+  check_sweep("sweep_no_lanes.json", R"({"workload": "b_1", "lanes": [], "slowdowns": []})",
+              ":10: sweep: 'lanes' must be an array of the numbers of lanes measured (k copies at once)");
+  check_sweep("sweep_one_lane.json", R"({"workload": "b_1", "lanes": [1, 3], "slowdowns": [1, 2]})",
+              ":10: sweep: a number of lanes must be a whole number from 2 to 1024, got 1");
+  check_sweep("sweep_fraction.json", R"({"workload": "b_1", "lanes": [2.5], "slowdowns": [2]})",
+              ":10: sweep: a number of lanes must be a whole number from 2 to 1024, got 2.5");
+  check_sweep("sweep_order.json", R"({"workload": "b_1", "lanes": [6, 3], "slowdowns": [2, 1]})",
+              ":10: sweep: 'lanes' must be increasing, got [6,3]");
+  check_sweep("sweep_short.json", R"({"workload": "b_1", "lanes": [3, 6], "slowdowns": [2]})",
+              ":10: sweep: 'slowdowns' must be an array with one slowdown per number of lanes (2)");
+  check_sweep("sweep_zero.json", R"({"workload": "b_1", "lanes": [3], "slowdowns": [0]})",
+              ":10: sweep: a slowdown must be a number > 0, got 0");
+  const std::string obj = temp_file("sweeps_object.json", catalog_with_top(R"("sweeps": {"workload": "a_1"})"));
+  CHECK_THROWS_WITH_AS(Catalog::load(obj), (obj + ":1: \"sweeps\" must be an array").c_str(), InputError);
 }
