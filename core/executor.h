@@ -140,6 +140,10 @@ class Executor {
   /// gang job waits in the cluster queue). Plans equal the runs they stand for, so the answer
   /// changes only how much work the loop does, never a result.
   virtual bool plans_now() const { return true; }
+  /// Plans rotate at least two jobs, unless the executor asks for plans of a lane that holds
+  /// one (cluster/: a GPU whose lane holds only its gang replica takes part in its gang's joint
+  /// plan). Asked where the lane holds one job, before plans_now.
+  virtual bool plans_lone_job() const { return false; }
   /// Runs the plan in the idle lane and fills `report`; the plan completes at report.end_ns with
   /// the next wait (a Completion with plan set). Returns false, and starts nothing, when fewer
   /// than two iterations of it would run. A plan is never cut: it ends at or before the deadline.
