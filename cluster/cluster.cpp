@@ -900,6 +900,8 @@ bool Cluster::plan_gang(Gang& gang) {
   result_.gang_iterations += gang_iterations;
   gang.joint_end = end;
   joint_gangs_.push_back(&gang);
+  ++result_.joint_plans;
+  result_.joint_gang_runs += rounds;
   return true;
 }
 
@@ -921,7 +923,10 @@ void Cluster::wake_joint_plans(TimeNs t) {
   for (const Gang* gang : joint_gangs_) {
     SALUS_INVARIANT(gang->joint_traced, "a joint plan beside a waiting gang job knows its instants", std::to_string(t));
     const TimeNs w = next_joint_boundary(*gang, t);
-    if (w < gang->joint_end) wakes_.push(w);
+    if (w < gang->joint_end) {
+      wakes_.push(w);
+      ++result_.joint_wakes;
+    }
   }
 }
 

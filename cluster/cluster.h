@@ -68,6 +68,9 @@ struct ClusterOutcome {
   std::int64_t gang_iterations = 0;                 ///< lock-step iterations of gang jobs (batched or not)
   std::int64_t events = 0;                          ///< instants processed
   std::int64_t rewinds = 0;                         ///< plans taken back because a job was bound to their GPU
+  std::int64_t joint_plans = 0;                     ///< joint plans of a gang job's GPUs (ClusterOptions::gang_plans)
+  std::int64_t joint_gang_runs = 0;                 ///< the gang runs they covered
+  std::int64_t joint_wakes = 0;                     ///< instants taken for a waiting gang job inside joint plans
 };
 
 /// Runs `jobs` on the cluster under the named policy (policies::make_policy) on every GPU.
