@@ -64,6 +64,8 @@ class GpuExecutor final : public core::Executor {
   }
   bool supports_plans() const override;
   bool plans_now() const override;
+  /// A lane that holds only this GPU's gang replica takes part in its gang's joint plans.
+  bool plans_lone_job() const override;
   bool start_plan(const core::PlanDispatch& p, core::PlanReport& report) override;
   void wait(TimeNs deadline, std::vector<Completion>& out) override;
 
@@ -135,6 +137,17 @@ struct Gang {
   bool running = false;
   bool cut = false;                     // some replica's GPU asked the run to end at a boundary
   bool transfer = false;                // a paging transfer was charged to a replica's lane since its sub-run began
+  TimeNs joint_at = -1;                 // the instant a joint plan was last decided for its GPUs
+  bool joint = false;                   // and whether one was computed then (Cluster::plan_gang)
+  // The joint plan in flight (Cluster::plan_gang): its end, and, when gang jobs wait in the
+  // cluster queue, the instants run by run would step its GPUs at (Cluster::wake_joint_plans):
+  // per GPU the ends of its 1-GPU runs and of its replica's first iteration of each gang run,
+  // and per gang run its first iteration's end on the slowest replica and its iterations.
+  TimeNs joint_end = -1;
+  TimeNs joint_work = 0;                // its replicas' iteration time
+  bool joint_traced = false;
+  std::vector<std::vector<TimeNs>> joint_ends;
+  std::vector<std::pair<TimeNs, std::int64_t>> joint_rounds;
 };
 
 struct Gpu {
@@ -152,6 +165,11 @@ struct Gpu {
   bool event = false;
   std::uint64_t memo_version = 0;       // the layout version `memo` holds answers for
   std::vector<std::int8_t> memo;        // per demand class: Scheduler::admit_kind (-1: not asked yet)
+  // A joint plan (Cluster::plan_gang) computed for it at `joint_at`, handed over at its start_plan.
+  TimeNs joint_at = -1;                 // -1: none waiting
+  TimeNs joint_end = -1;                // the end of the last joint plan it ran (never rewound)
+  core::PlanDispatch offer;             // what its loop offered (Scheduler::offer_plan)
+  core::PlanReport report;              // what the plan does
 };
 
 class Cluster {
@@ -247,7 +265,7 @@ class Cluster {
     raw_.clear();
     e.sim().wait(deadline, raw_);
     for (Completion& c : raw_) {
-      if (gang_of_[static_cast<std::size_t>(c.job)] < 0) {
+      if (c.plan || gang_of_[static_cast<std::size_t>(c.job)] < 0) {
         out.push_back(std::move(c));
       } else {
         gang_sub_done(c);
@@ -268,6 +286,7 @@ class Cluster {
   void gang_cut(JobIndex r) { gang_of(r).cut = true; }
   void gang_transfer(JobIndex r) { gang_of(r).transfer = true; }
   bool plans() const { return opts_.plans; }
+  bool gang_plans() const { return opts_.plans && opts_.gang_plans; }
   /// Whether GPU g has admitted the replica of the gang job bound to it (it may wait in the
   /// GPU's own queue behind jobs given to it without a choice).
   bool gang_admitted(std::int32_t g) const {
@@ -280,6 +299,10 @@ class Cluster {
     return false;
   }
   bool gang_queued() const { return queued_gangs_ > 0; }
+  /// Joint plans: whether GPU g, which hosts an admitted gang replica, has a joint plan to run
+  /// now (decided for all the gang's GPUs at the first one's asking), and hands it over.
+  bool joint_plan(std::int32_t g);
+  bool take_joint_plan(std::int32_t g, const core::PlanDispatch& p, core::PlanReport& report);
   std::size_t gpus() const { return gpus_.size(); }
   TimeNs plan_deadline(std::int32_t g);
 
@@ -299,6 +322,7 @@ class Cluster {
     touched_.push_back(g);
     const TimeNs plan_end = gpu.exec->sim().plan_end_ns();
     const bool rewound = plan_end != core::kNever && plan_end > now_;
+    SALUS_INVARIANT(!rewound || gpu.joint_end != plan_end, "a joint plan is never taken back", std::to_string(now_));
     if (rewound) rewind(g);
     collect(g, now_, gpu.completions);
     // The completions of this instant would have been taken before its arrivals (step 2, passed
@@ -333,6 +357,10 @@ class Cluster {
   }
 
   void start_sub_runs(Gang& gang, TimeNs t);
+  bool plan_gang(Gang& gang);
+  void check_joint_plans_taken();
+  void wake_joint_plans(TimeNs t);
+  TimeNs next_joint_boundary(const Gang& gang, TimeNs t) const;
   void resolve_gangs(TimeNs t);
   // Batched gang runs (ClusterOptions::gang_batches; see "Gang jobs" below).
   void note_layouts();
@@ -423,6 +451,33 @@ class Cluster {
   std::size_t gangs_arrived_ = 0;          // of gang_arrivals_, those that arrived
   std::vector<std::int32_t> waiting_gangs_;  // gangs that arrived and may still wait in the cluster queue
   std::vector<Completion> raw_, scratch_;
+  // plan_gang's scratch: every job of every GPU's plan (slots), each GPU's lane, the runs of the
+  // round being computed (to take back), and the GPUs whose joint plan waits for their start_plan.
+  struct JointSlot {
+    TimeNs level = 0, step = 1, work = 0, switch_cost = 0, extra = 0;
+    std::int64_t order = 0, left = 0;
+    std::int64_t iterations = 0;
+    TimeNs busy = 0, first_start = -1, switched = 0;
+  };
+  struct JointLane {
+    std::size_t begin = 0, end = 0, replica = 0, last = 0;  // slots [begin, end); last: a slot, or kOtherJob / kNoSlot
+    TimeNs clock = 0;
+    std::int64_t runs = 0, switches = 0;
+  };
+  struct JointRun {
+    std::size_t slot = 0;
+    std::int64_t iterations = 0;
+    TimeNs spent = 0, switched = 0, extra = 0;
+    bool first = false;
+  };
+  std::vector<JointSlot> joint_slots_;
+  std::vector<JointLane> joint_lanes_, joint_saved_;
+  std::vector<JointRun> joint_log_;
+  std::vector<std::int32_t> joint_waiting_;
+  std::vector<Gang*> joint_gangs_;  // gangs with a joint plan in flight (ended ones dropped lazily)
+  // Instants with no GPU's event where run by run would have stepped a GPU in a joint plan
+  // (wake_joint_plans): the loop takes a step there, for the cluster queue's gang jobs.
+  std::priority_queue<TimeNs, std::vector<TimeNs>, std::greater<>> wakes_;
   std::priority_queue<std::pair<TimeNs, std::int32_t>, std::vector<std::pair<TimeNs, std::int32_t>>, std::greater<>>
       heap_;
   core::PendingQueue queue_;               // the cluster queue: arrival order, class skip
@@ -475,18 +530,25 @@ void GpuExecutor::note_transfer(LaneId lane) {
   if (const JobIndex r = gang_lane(lane); r != core::kNoJob) cluster_.gang_transfer(r);
 }
 bool GpuExecutor::supports_plans() const { return cluster_.plans(); }
-// Spares the policy's plan where start_plan below would refuse it: the lane (the only one: plans
-// run alone) holds this GPU's gang replica, or, outside a replay, plan_deadline is now because a
-// gang job waits in the cluster queue.
+bool GpuExecutor::plans_lone_job() const { return cluster_.gang_plans() && cluster_.gang_admitted(gpu_); }
+// Spares the policy's plan where start_plan below would refuse it: outside a replay, plan_deadline
+// is now because a gang job waits in the cluster queue, or the lane (the only one: plans run
+// alone) holds this GPU's gang replica and no joint plan of the gang's GPUs runs from now
+// (Cluster::joint_plan decides it for all of them at the first one's asking).
 bool GpuExecutor::plans_now() const {
-  return replay_until_ != core::kNever || (!cluster_.gang_admitted(gpu_) && !cluster_.gang_queued());
+  if (replay_until_ != core::kNever) return true;
+  if (cluster_.gang_admitted(gpu_)) return cluster_.joint_plan(gpu_);
+  return !cluster_.gang_queued();
 }
 // A plan runs in the simulator as on one GPU, but must end by the first instant a job could be
 // bound to this GPU (Cluster::plan_deadline): a plan is never cut, and a job joining the lane
-// would have cut the run at the next boundary. Gang replicas run in lock-step, never in a plan.
+// would have cut the run at the next boundary. A plan with a gang replica is the GPU's part of
+// its gang's joint plan, computed with the others' (Cluster::plan_gang).
 bool GpuExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& report) {
   for (const core::PlanJob& j : p.jobs) {
-    if (gang_of_[static_cast<std::size_t>(j.job)] >= 0) return false;
+    if (gang_of_[static_cast<std::size_t>(j.job)] >= 0) {
+      return replay_until_ == core::kNever && cluster_.take_joint_plan(gpu_, p, report);
+    }
   }
   const bool replay = replay_until_ != core::kNever;
   TimeNs deadline = std::min(p.deadline, replay ? replay_until_ : cluster_.plan_deadline(gpu_));
@@ -568,6 +630,326 @@ void Cluster::resolve_gangs(TimeNs t) {
   }
 }
 
+// ---- Joint plans (ClusterOptions::gang_plans) -------------------------------------------------
+// Under FAIR and LAS a gang replica shares its GPU's one lane with 1-GPU jobs, which take their
+// turns with it one run at a time; without a plan, every such run is an instant of the loop. The
+// order of the turns on each GPU depends only on iteration counts (the policy's rotation:
+// Policy::plan, the replica one of its entries), never on timing, so from an instant where every
+// GPU of the gang decides (the end of a gang run: its replicas complete together) each GPU's
+// sequence of runs is fixed, and the only coupling between them is lock-step: a gang run starts
+// when the replica's turn has come on every GPU (S = the latest of the GPUs' R_a, each GPU's lane
+// held from its R_a), runs m iterations, m the fewest any GPU's turn holds (the GPUs whose turn
+// holds more choose the replica again at its end), and its first iteration ends when the slowest
+// replica's does (the job's first-iteration extra, and each lane's switching cost where its last
+// job was another), the later ones one solo iteration apart (each lane runs alone on its GPU).
+// That recurrence is computed here round by round, O(GPUs) per gang run plus O(jobs of a lane)
+// per 1-GPU run, into one plan per GPU (the runs, switches, lane time and first start per job,
+// exactly as the loop counts them run by run), all ending at one gang run's end E:
+//  - not speculative: E is at or before the next arrival (nothing can be bound to these GPUs
+//    before it), and there is no joint plan while a gang job waits in the cluster queue or while
+//    the queue holds a job one of these GPUs admits (plan_deadline), so nothing touches them
+//    before E: no rewind;
+//  - it stops before the round in which a 1-GPU job would finish (its finish would change the
+//    GPU's memory), or at the end of the gang run that finishes the gang (all replicas finish at
+//    E, as run by run);
+//  - every GPU of the gang takes part (touched at this instant, its lane the only one and idle,
+//    Scheduler::offer_plan gives its rotation); the plans are computed at the first of them whose
+//    loop asks plans_now (none of them has dispatched yet) and handed to each at its start_plan,
+//    checked against the offer it makes then. No plan without at least one whole gang run.
+// At E every GPU of the gang gets its plan's completion and decides, as at a gang run's end; the
+// Gang's own state is as a gang run's end leaves it (not running, nothing chosen).
+bool Cluster::joint_plan(std::int32_t g) {
+  if (!opts_.gang_plans) return false;
+  Gpu& gpu = at(g);
+  Gang& gang = gangs_[static_cast<std::size_t>(gpu.gang)];
+  if (gang.joint_at != now_) {
+    gang.joint_at = now_;
+    gang.joint = plan_gang(gang);
+  }
+  return gang.joint && gpu.joint_at == now_;
+}
+
+bool Cluster::take_joint_plan(std::int32_t g, const core::PlanDispatch& p, core::PlanReport& report) {
+  Gpu& gpu = at(g);
+  if (gpu.joint_at != now_) return false;
+  const core::PlanDispatch& o = gpu.offer;
+  bool same = p.lane == o.lane && p.last_job == o.last_job && p.jobs.size() == o.jobs.size();
+  for (std::size_t i = 0; same && i < p.jobs.size(); ++i) {
+    const core::PlanJob &a = p.jobs[i], &b = o.jobs[i];
+    same = a.job == b.job && a.level == b.level && a.step == b.step && a.order == b.order &&
+           a.remaining == b.remaining && a.extra_ns == b.extra_ns;
+  }
+  SALUS_INVARIANT(same, "a GPU starts the joint plan computed from its offer", "GPU " + std::to_string(g));
+  report = gpu.report;
+  gpu.exec->sim().start_computed_plan(p, report);
+  gpu.joint_at = -1;
+  gpu.joint_end = report.end_ns;
+  return true;
+}
+
+// Every GPU given a joint plan at this instant started it (its loop offered it, so it takes it).
+void Cluster::check_joint_plans_taken() {
+  for (const std::int32_t g : joint_waiting_) {
+    SALUS_INVARIANT(at(g).joint_at != now_, "every GPU of a joint plan starts it", "GPU " + std::to_string(g));
+  }
+  joint_waiting_.clear();
+}
+
+bool Cluster::plan_gang(Gang& gang) {
+  if (gang.running || gang.n_chosen > 0) return false;
+  const TimeNs t0 = now_;
+  TimeNs deadline = cursor_ < order_.size() ? jobs_[static_cast<std::size_t>(order_[cursor_])].arrival_ns : core::kNever;
+  constexpr std::size_t kOtherJob = ~std::size_t{0}, kNoSlot = kOtherJob - 1;
+  joint_slots_.clear();
+  joint_lanes_.clear();
+  for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
+    const std::int32_t g = gang.gpus[i];
+    Gpu& gpu = at(g);
+    sim::SimExecutor& sim = gpu.exec->sim();
+    if (!gpu.touched || sim.now() != t0 || sim.running() != 0) return false;
+    if (admits_queued_job(g)) return false;
+    if (!gpu.sched->offer_plan(t0, gpu.offer)) return false;
+    const core::PlanDispatch& o = gpu.offer;
+    SALUS_INVARIANT(sim.last_job(o.lane) == o.last_job, "a GPU's offer starts where its lane stands", std::to_string(g));
+    JointLane lane;
+    lane.begin = joint_slots_.size();
+    lane.replica = kNoSlot;
+    lane.last = o.last_job == core::kNoJob ? kNoSlot : kOtherJob;
+    lane.clock = t0;
+    for (const core::PlanJob& j : o.jobs) {
+      if (j.job == gang.replicas[i]) lane.replica = joint_slots_.size();
+      if (j.job == o.last_job) lane.last = joint_slots_.size();
+      JointSlot slot;
+      slot.level = j.level;
+      slot.step = j.step;
+      slot.order = j.order;
+      slot.left = j.remaining;
+      slot.work = sim.iter_time(j.job);
+      slot.switch_cost = sim.switch_cost(j.job);
+      slot.extra = j.extra_ns;
+      joint_slots_.push_back(slot);
+    }
+    lane.end = joint_slots_.size();
+    SALUS_INVARIANT(lane.replica != kNoSlot, "a gang GPU's rotation holds its replica", std::to_string(g));
+    joint_lanes_.push_back(lane);
+  }
+  // The replicas are one job: the same iteration time, switching cost, extra and iterations left.
+  const JointSlot& r0 = joint_slots_[joint_lanes_.front().replica];
+  const TimeNs work = r0.work, switch_cost = r0.switch_cost;
+  TimeNs extra = r0.extra;
+  std::int64_t left = r0.left;
+  for (const JointLane& lane : joint_lanes_) {
+    const JointSlot& r = joint_slots_[lane.replica];
+    SALUS_INVARIANT(r.work == work && r.switch_cost == switch_cost && r.extra == extra && r.left == left,
+                    "a gang's replicas stand alike", specs_[gang.replicas.front()].id);
+  }
+  // The run of slot h from the head of its lane: its iterations before the least other (`next`).
+  auto stretch = [&](const JointSlot& h, const JointSlot* next) {
+    if (next == nullptr) return h.left;
+    const TimeNs gap = next->level - h.level;
+    const std::int64_t k = h.order < next->order ? gap / h.step + 1 : (gap + h.step - 1) / h.step;
+    return std::min(k, h.left);
+  };
+  std::int64_t rounds = 0, gang_iterations = 0;
+  TimeNs end = t0;
+  JointSlot* const slots = joint_slots_.data();
+  // The instants run by run steps these GPUs at matter only to gang jobs waiting in the cluster
+  // queue (none can arrive before the plan's end).
+  const bool traced = queued_gangs_ > 0;
+  const std::size_t k = joint_lanes_.size();
+  gang.joint_traced = traced;
+  gang.joint_work = work;
+  gang.joint_rounds.clear();
+  if (traced) {
+    gang.joint_ends.resize(k);
+    for (auto& e : gang.joint_ends) e.clear();
+  }
+  while (left > 0) {
+    joint_log_.clear();
+    joint_saved_ = joint_lanes_;
+    bool fits = true;
+    TimeNs start = t0;  // S: when the replica's turn has come on every GPU
+    std::int64_t m = left;
+    bool switched = false;
+    for (JointLane& lane : joint_lanes_) {
+      while (true) {
+        // The head of the lane's rotation (least (level, order)) and the least of the others.
+        std::size_t h = lane.begin, nx = kNoSlot;
+        for (std::size_t q = lane.begin + 1; q < lane.end; ++q) {
+          const JointSlot& s = slots[q];
+          if (s.level < slots[h].level || (s.level == slots[h].level && s.order < slots[h].order)) {
+            nx = h;
+            h = q;
+          } else if (nx == kNoSlot || s.level < slots[nx].level || (s.level == slots[nx].level && s.order < slots[nx].order)) {
+            nx = q;
+          }
+        }
+        JointSlot& s = slots[h];
+        const std::int64_t k = stretch(s, nx == kNoSlot ? nullptr : &slots[nx]);
+        if (h == lane.replica) {
+          start = std::max(start, lane.clock);
+          m = std::min(m, k);
+          switched |= lane.last != h && lane.last != kNoSlot;
+          break;
+        }
+        if (k >= s.left) {  // it would finish: the plan ends before this round
+          fits = false;
+          break;
+        }
+        const bool switches = lane.last != h && lane.last != kNoSlot;
+        const TimeNs sw = switches ? s.switch_cost : 0;
+        const TimeNs spent = k * s.work + s.extra + sw;
+        joint_log_.push_back(JointRun{h, k, spent, sw, s.extra, s.iterations == 0});
+        if (s.iterations == 0) s.first_start = lane.clock;
+        lane.clock += spent;
+        if (traced) gang.joint_ends[static_cast<std::size_t>(&lane - joint_lanes_.data())].push_back(lane.clock);
+        s.level += k * s.step;
+        s.left -= k;
+        s.iterations += k;
+        s.busy += spent;
+        s.switched += sw;
+        s.extra = 0;
+        ++lane.runs;
+        lane.switches += switches;
+        lane.last = h;
+        if (lane.clock > deadline) {  // the gang run would end past the deadline
+          fits = false;
+          break;
+        }
+      }
+      if (!fits) break;
+    }
+    // The gang run: its first iteration ends with the slowest replica's (extra and switching
+    // cost), the later ones a solo iteration apart.
+    const TimeNs first_end = start + work + extra + (switched ? switch_cost : 0);
+    const TimeNs e = first_end + (m - 1) * work;
+    if (!fits || e > deadline) {
+      for (std::size_t q = joint_log_.size(); q-- > 0;) {  // take the round back
+        const JointRun& run = joint_log_[q];
+        JointSlot& s = slots[run.slot];
+        s.level -= run.iterations * s.step;
+        s.left += run.iterations;
+        s.iterations -= run.iterations;
+        s.busy -= run.spent;
+        s.switched -= run.switched;
+        s.extra = run.extra;
+        if (run.first) s.first_start = -1;
+      }
+      if (traced) {
+        for (std::size_t i = 0; i < k; ++i) {
+          gang.joint_ends[i].resize(gang.joint_ends[i].size() - static_cast<std::size_t>(joint_lanes_[i].runs - joint_saved_[i].runs));
+        }
+      }
+      joint_lanes_ = joint_saved_;
+      break;
+    }
+    if (traced) {
+      for (std::size_t i = 0; i < k; ++i) {
+        const JointLane& lane = joint_lanes_[i];
+        if (lane.last != lane.replica && lane.last != kNoSlot) gang.joint_ends[i].push_back(start + work + extra + switch_cost);
+        else gang.joint_ends[i].push_back(start + work + extra);
+      }
+      gang.joint_rounds.emplace_back(first_end, m);
+    }
+    for (JointLane& lane : joint_lanes_) {
+      JointSlot& s = slots[lane.replica];
+      const bool sw = lane.last != lane.replica && lane.last != kNoSlot;
+      if (s.iterations == 0) s.first_start = lane.clock;
+      s.level += m * s.step;
+      s.left -= m;
+      s.iterations += m;
+      s.busy += e - lane.clock;  // held from its dispatch
+      s.switched += sw ? switch_cost : 0;
+      s.extra = 0;
+      ++lane.runs;
+      lane.switches += sw;
+      lane.last = lane.replica;
+      lane.clock = e;
+    }
+    extra = 0;
+    left -= m;
+    end = e;
+    ++rounds;
+    gang_iterations += m;
+  }
+  if (rounds == 0) return false;
+  for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
+    const JointLane& lane = joint_lanes_[i];
+    Gpu& gpu = at(gang.gpus[i]);
+    core::PlanReport& r = gpu.report;
+    const std::size_t n = lane.end - lane.begin;
+    r.iterations.resize(n);
+    r.busy_ns.resize(n);
+    r.first_start_ns.resize(n);
+    r.switch_ns.resize(n);
+    for (std::size_t q = 0; q < n; ++q) {
+      const JointSlot& s = slots[lane.begin + q];
+      r.iterations[q] = s.iterations;
+      r.busy_ns[q] = s.busy;
+      r.first_start_ns[q] = s.first_start;
+      r.switch_ns[q] = s.switched;
+    }
+    r.runs = lane.runs;
+    r.switches = lane.switches;
+    r.closed_form = 0;
+    r.last_job = gang.replicas[i];
+    r.end_ns = end;
+    gpu.joint_at = t0;
+    joint_waiting_.push_back(gang.gpus[i]);
+  }
+  result_.gang_iterations += gang_iterations;
+  gang.joint_end = end;
+  joint_gangs_.push_back(&gang);
+  ++result_.joint_plans;
+  result_.joint_gang_runs += rounds;
+  return true;
+}
+
+// Gang jobs waiting in the cluster queue are tried on every GPU at every instant, and one that k
+// GPUs can start after an instant's `schedule` is placed at the next instant, whichever GPU it
+// is an event of: as check_batches cuts batched gang runs there, the loop takes a step at the
+// next instant where run by run would have stepped a GPU in a joint plan. Nothing else of the
+// cluster depends on those instants: the GPUs in a joint plan host a gang (no gang job is placed
+// on them) and admit nothing the queue holds (plan_gang), and no job arrives before its end.
+void Cluster::wake_joint_plans(TimeNs t) {
+  std::erase_if(joint_gangs_, [&](const Gang* g) { return g->joint_end <= t; });
+  if (joint_gangs_.empty() || queued_gangs_ == 0) return;
+  bool any_changed = false;
+  for (std::size_t k = 0; k < touched_.size() && !any_changed; ++k) {
+    const core::Scheduler& sched = *at(touched_[k]).sched;
+    any_changed = k >= layouts_.size() || layouts_[k].first != sched.layout_version() || layouts_[k].second != sched.pending();
+  }
+  if (!any_changed || !queued_gang_placeable()) return;
+  for (const Gang* gang : joint_gangs_) {
+    SALUS_INVARIANT(gang->joint_traced, "a joint plan beside a waiting gang job knows its instants", std::to_string(t));
+    const TimeNs w = next_joint_boundary(*gang, t);
+    if (w < gang->joint_end) {
+      wakes_.push(w);
+      ++result_.joint_wakes;
+    }
+  }
+}
+
+// The first instant after t at which run by run steps one of the gang's GPUs in its joint plan:
+// the end of a 1-GPU run or of a replica's first iteration of a gang run on one GPU, or an
+// iteration boundary of a gang run (a batch is cut there when a gang job waits: check_batches).
+TimeNs Cluster::next_joint_boundary(const Gang& gang, TimeNs t) const {
+  TimeNs next = gang.joint_end;
+  for (const std::vector<TimeNs>& ends : gang.joint_ends) {
+    const auto it = std::upper_bound(ends.begin(), ends.end(), t);
+    if (it != ends.end()) next = std::min(next, *it);
+  }
+  const auto& rounds = gang.joint_rounds;
+  const auto it = std::upper_bound(rounds.begin(), rounds.end(), t, [&](TimeNs x, const std::pair<TimeNs, std::int64_t>& r) {
+    return x < r.first + (r.second - 1) * gang.joint_work;
+  });
+  if (it != rounds.end()) {
+    const TimeNs e1 = it->first;
+    next = std::min(next, e1 > t ? e1 : e1 + ((t - e1) / gang.joint_work + 1) * gang.joint_work);
+  }
+  return next;
+}
+
 // Batched gang runs (ClusterOptions::gang_batches). After a gang run's first iteration, while
 // every replica's lane runs alone on its GPU (or the interference model is ideal), every
 // replica's iteration takes the job's solo iteration time, so lock-step's iterations all start
@@ -601,7 +983,7 @@ void Cluster::resolve_gangs(TimeNs t) {
 // Before the instant's schedule: what each touched GPU would answer the placement.
 void Cluster::note_layouts() {
   layouts_.clear();
-  if (batching_ == 0) return;
+  if (batching_ == 0 && (joint_gangs_.empty() || queued_gangs_ == 0)) return;
   for (std::int32_t g : touched_) layouts_.emplace_back(at(g).sched->layout_version(), at(g).sched->pending());
 }
 
@@ -1011,8 +1393,10 @@ ClusterOutcome Cluster::run() {
     while (!heap_.empty() && heap_.top().first != at(heap_.top().second).next) heap_.pop();
     const TimeNs next_arrival = cursor < n ? jobs_[order[cursor]].arrival_ns : core::kNever;
     // Every GPU takes a step at 0, as run_schedule's loop does before its first wait.
-    const TimeNs t = result_.events == 0 ? 0 : std::min(next_arrival, heap_.empty() ? core::kNever : heap_.top().first);
+    TimeNs t = result_.events == 0 ? 0 : std::min(next_arrival, heap_.empty() ? core::kNever : heap_.top().first);
+    if (!wakes_.empty()) t = std::min(t, wakes_.top());
     if (t == core::kNever) break;
+    while (!wakes_.empty() && wakes_.top() <= t) wakes_.pop();
     now_ = t;
     taken_ = false;
     if (result_.events++ == 0) {
@@ -1043,11 +1427,13 @@ ClusterOutcome Cluster::run() {
     place(t);
     note_layouts();
     for (std::int32_t g : touched_) at(g).sched->schedule(t, at(g).event);
+    if (!joint_waiting_.empty()) check_joint_plans_taken();
     // 3. Gang runs whose every replica was chosen start now; batched gang runs are cut back
     //    where lock-step could differ from them.
     for (Gang* gang : ready_gangs_) start_sub_runs(*gang, t);
     ready_gangs_.clear();
     check_batches(t);
+    if (!joint_gangs_.empty()) wake_joint_plans(t);
     SALUS_INVARIANT(gang_iteration_ends_.empty(), "a gang iteration started at t ends after t", std::to_string(t));
     // 4. When each GPU stepped needs its next step.
     auto reschedule = [&](std::int32_t g) {

@@ -33,6 +33,12 @@ struct ClusterOptions {
   /// same either way (tests/cluster/cluster_plan_test.cpp compares them); false decides at
   /// every boundary.
   bool plans = true;
+  /// With plans: where a gang job's run ends and every one of its GPUs decides at that instant,
+  /// the GPUs' rotations (the replica's turns among their 1-GPU jobs) are planned together up to
+  /// a common gang-run end before the next arrival (cluster.cpp, "Joint plans"). Results are the
+  /// same either way (tests/cluster/cluster_gang_plan_test.cpp compares them); false steps every
+  /// run of a GPU that hosts a gang replica, as before.
+  bool gang_plans = true;
   /// Run a gang job's lock-step iterations after the first as one batched run per replica while
   /// they stay in phase (each replica's lane runs alone on its GPU, or the model is ideal), cut
   /// back to one iteration at a time where lock-step could differ (cluster.cpp, "Gang jobs").
@@ -62,6 +68,9 @@ struct ClusterOutcome {
   std::int64_t gang_iterations = 0;                 ///< lock-step iterations of gang jobs (batched or not)
   std::int64_t events = 0;                          ///< instants processed
   std::int64_t rewinds = 0;                         ///< plans taken back because a job was bound to their GPU
+  std::int64_t joint_plans = 0;                     ///< joint plans of a gang job's GPUs (ClusterOptions::gang_plans)
+  std::int64_t joint_gang_runs = 0;                 ///< the gang runs they covered
+  std::int64_t joint_wakes = 0;                     ///< instants taken for a waiting gang job inside joint plans
 };
 
 /// Runs `jobs` on the cluster under the named policy (policies::make_policy) on every GPU.

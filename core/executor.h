@@ -136,10 +136,16 @@ class Executor {
   /// plans only when the lane is the only one and nothing runs, so the lane runs alone.
   virtual bool supports_plans() const { return false; }
   /// Asked before each plan, ahead of the policy's Policy::plan: false when start_plan would
-  /// refuse any plan offered now (cluster/: a GPU whose lane holds a gang replica, or while a
-  /// gang job waits in the cluster queue). Plans equal the runs they stand for, so the answer
-  /// changes only how much work the loop does, never a result.
+  /// refuse any plan offered now (cluster/: while a gang job waits in the cluster queue, or a GPU
+  /// whose lane holds a gang replica when no joint plan of its gang's GPUs starts now; the
+  /// cluster computes such a joint plan here, at the first of the gang's GPUs to ask, from every
+  /// one's Scheduler::offer_plan). Plans equal the runs they stand for, so the answer changes
+  /// only how much work the loop does, never a result.
   virtual bool plans_now() const { return true; }
+  /// Plans rotate at least two jobs, unless the executor asks for plans of a lane that holds
+  /// one (cluster/: a GPU whose lane holds only its gang replica takes part in its gang's joint
+  /// plan). Asked where the lane holds one job, before plans_now.
+  virtual bool plans_lone_job() const { return false; }
   /// Runs the plan in the idle lane and fills `report`; the plan completes at report.end_ns with
   /// the next wait (a Completion with plan set). Returns false, and starts nothing, when fewer
   /// than two iterations of it would run. A plan is never cut: it ends at or before the deadline.

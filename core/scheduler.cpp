@@ -659,28 +659,11 @@ class Loop {
   // in the timeline (a Segment per job) and one memory sample.
 
   bool try_plan(TimeNs now, const Lane& lane, LaneSchedule& ls, std::span<const JobIndex> choices) {
-    if (choices.size() < 2 || ls.paged > 0 || requests_.any() || busy_lanes_ > 0 || lanes_.lanes().size() != 1 ||
-        !exec_.plans_now()) {
+    if ((choices.size() < 2 && !exec_.plans_lone_job()) || ls.paged > 0 || requests_.any() || busy_lanes_ > 0 ||
+        lanes_.lanes().size() != 1 || !exec_.plans_now()) {
       return false;
     }
-    plan_entries_.clear();
-    if (!policy_.plan(view(now), LaneSnapshot{lane.id, choices, ls.last_job, kNoJob}, plan_entries_)) return false;
-    SALUS_INVARIANT(plan_entries_.size() == choices.size(), "a plan has one entry per job of the lane",
-                    std::string(policy_.name()));
-    plan_.lane = lane.id;
-    plan_.last_job = ls.last_job;
-    plan_.deadline = next_arrival_;
-    plan_.lane_offset = lane.offset;
-    plan_.lane_size = lane.size;
-    plan_.jobs.clear();
-    for (const RotationEntry& e : plan_entries_) {
-      SALUS_INVARIANT(e.job >= 0 && static_cast<std::size_t>(e.job) < specs_.size() && state(e.job).lane == lane.id &&
-                          state(e.job).status == JobStatus::kAdmitted && e.step > 0,
-                      "a plan rotates admitted jobs of the lane", std::string(policy_.name()));
-      const JobState& st = state(e.job);
-      plan_.jobs.push_back(PlanJob{e.job, e.level, e.step, e.order, st.remaining_iterations(spec(e.job)),
-                                   st.iterations_done == 0 ? spec(e.job).first_iter_extra_ns : 0});
-    }
+    if (!build_plan(now, lane, ls, choices)) return false;
     if (!exec_.start_plan(plan_, plan_report_)) return false;
     const PlanReport& r = plan_report_;
     // What cancel_plan puts back.
@@ -711,6 +694,42 @@ class Loop {
     out_.switches += r.switches;
     out_.plan_closed_form += r.closed_form;
     ++out_.plans;
+    return true;
+  }
+
+  /// The plan of the lane's rotation among `choices` (Policy::plan) into plan_ and plan_entries_.
+  bool build_plan(TimeNs now, const Lane& lane, const LaneSchedule& ls, std::span<const JobIndex> choices) {
+    plan_entries_.clear();
+    if (!policy_.plan(view(now), LaneSnapshot{lane.id, choices, ls.last_job, kNoJob}, plan_entries_)) return false;
+    SALUS_INVARIANT(plan_entries_.size() == choices.size(), "a plan has one entry per job of the lane",
+                    std::string(policy_.name()));
+    plan_.lane = lane.id;
+    plan_.last_job = ls.last_job;
+    plan_.deadline = next_arrival_;
+    plan_.lane_offset = lane.offset;
+    plan_.lane_size = lane.size;
+    plan_.jobs.clear();
+    for (const RotationEntry& e : plan_entries_) {
+      SALUS_INVARIANT(e.job >= 0 && static_cast<std::size_t>(e.job) < specs_.size() && state(e.job).lane == lane.id &&
+                          state(e.job).status == JobStatus::kAdmitted && e.step > 0,
+                      "a plan rotates admitted jobs of the lane", std::string(policy_.name()));
+      const JobState& st = state(e.job);
+      plan_.jobs.push_back(PlanJob{e.job, e.level, e.step, e.order, st.remaining_iterations(spec(e.job)),
+                                   st.iterations_done == 0 ? spec(e.job).first_iter_extra_ns : 0});
+    }
+    return true;
+  }
+
+  /// The plan schedule(now) would hand the executor, if it would offer one (Scheduler::offer_plan).
+  bool offer_plan(TimeNs now, PlanDispatch& out) {
+    if (!plans_ || !pending_.empty() || !paged_.empty() || lanes_.unsettled() || requests_.any() || busy_lanes_ > 0 ||
+        lanes_.lanes().size() != 1) {
+      return false;
+    }
+    const Lane& lane = lanes_.lanes().front();
+    LaneSchedule& ls = sched(lane.id);
+    if ((ls.jobs.size() < 2 && !exec_.plans_lone_job()) || ls.paged > 0 || !build_plan(now, lane, ls, ls.jobs)) return false;
+    out = plan_;
     return true;
   }
 
@@ -877,6 +896,7 @@ void Scheduler::split_at_instant(TimeNs now, bool event, std::vector<Completion>
 void Scheduler::schedule(TimeNs now, bool event) { loop_->schedule(now, event); }
 void Scheduler::admit_pending(TimeNs now) { loop_->admit_pending(now); }
 void Scheduler::replan(TimeNs now) { loop_->replan(now); }
+bool Scheduler::offer_plan(TimeNs now, PlanDispatch& out) { return loop_->offer_plan(now, out); }
 TimeNs Scheduler::next_request(TimeNs now) const { return loop_->next_request(now); }
 bool Scheduler::can_admit_now(Bytes persistent, Bytes ephemeral) const {
   return loop_->can_admit_now(persistent, ephemeral);

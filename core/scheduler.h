@@ -158,6 +158,14 @@ class Scheduler {
   /// For a driver that runs plans speculatively past instants where a job might be bound to the
   /// GPU (cluster/); afterwards the loop is exactly as if the plan had never been dispatched.
   void replan(TimeNs now);
+  /// The plan (Executor::start_plan) that schedule(now) would offer the executor next, were it
+  /// called now: false when it would offer none or might change something first (jobs pending, a
+  /// lane to settle, more than one lane, a run in flight, gated or paged jobs, fewer than two
+  /// jobs unless Executor::plans_lone_job, no Policy::plan); the executor's plans_now is not asked. Changes nothing the loop or
+  /// the policy keeps. For a driver that plans several GPUs together (cluster/: a gang job's GPUs,
+  /// whose plans it computes at the first one's Executor::plans_now and hands each at its
+  /// start_plan).
+  bool offer_plan(TimeNs now, PlanDispatch& out);
   /// The next inference request to wait for (kNever: none).
   TimeNs next_request(TimeNs now) const;
   /// True when a job of P and E bytes would be admitted now: nothing pending, and FindLane with

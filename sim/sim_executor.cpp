@@ -410,22 +410,36 @@ bool SimExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& rep)
   const core::JobIndex last = sp.jobs[lr].job;
   rep.last_job = last;
   rep.end_ns = t;
-  last_job_[lane] = last;
+  run_plan(p, total, last, t);
+  return true;
+}
+
+void SimExecutor::run_plan(const core::PlanDispatch& p, std::int64_t iterations, core::JobIndex last, TimeNs end) {
+  last_job_[lane_slot(p.lane)] = last;
   plan_last_job_ = p.last_job;
   Run run;
   run.d.job = last;
   run.d.lane = p.lane;
-  run.d.iterations = total;
+  run.d.iterations = iterations;
   run.d.lane_offset = p.lane_offset;
   run.d.lane_size = p.lane_size;
   run.start_ns = now_;
   run.sync_ns = now_;
-  run.first_end_ns = t;
-  run.end_ns = t;
+  run.first_end_ns = end;
+  run.end_ns = end;
   run.plan = true;
   runs_.push_back(run);
   dirty_ = true;
-  return true;
+}
+
+void SimExecutor::start_computed_plan(const core::PlanDispatch& p, const core::PlanReport& report) {
+  SALUS_INVARIANT(runs_.empty(), "a plan runs alone", "lane " + std::to_string(p.lane));
+  const std::size_t lane = lane_slot(p.lane);
+  SALUS_INVARIANT(last_job_[lane] == p.last_job && transfer_ns_[lane] == 0 && report.end_ns > now_,
+                  "a plan starts where the lane stands", "lane " + std::to_string(p.lane));
+  std::int64_t total = 0;
+  for (const std::int64_t k : report.iterations) total += k;
+  run_plan(p, total, report.last_job, report.end_ns);
 }
 
 // In closed form from here on. Let A be the job of least (level, order) among those of the least

@@ -51,6 +51,25 @@ class SimExecutor final : public core::Executor {
   /// Takes back the plan in flight, started at now() (the clock has not moved since): the lane is
   /// idle again and its last job the plan's PlanDispatch::last_job, as before start_plan.
   void cancel_plan(core::LaneId lane) override;
+  /// Starts a plan whose report its driver computed (cluster/: the plans of a gang job's GPUs,
+  /// computed together; cluster.cpp, "Joint plans"): the lane is busy until report.end_ns, when
+  /// it completes as start_plan's plans do, and its last job is then report.last_job. The lane
+  /// must stand where the plan starts (idle, PlanDispatch::last_job its last job, no transfer due).
+  void start_computed_plan(const core::PlanDispatch& p, const core::PlanReport& report);
+  /// What a driver computing a plan needs to time it as this executor would: job j's actual
+  /// iteration time, the switching cost its run pays after another job's, the lane's last job.
+  core::TimeNs iter_time(core::JobIndex j) const {
+    const auto k = static_cast<std::size_t>(j);
+    return iter_ns_.empty() ? jobs_[k].iter_ns : iter_ns_[k];
+  }
+  core::TimeNs switch_cost(core::JobIndex j) const {
+    const core::TimeNs own = jobs_[static_cast<std::size_t>(j)].switch_ns;
+    return own >= 0 ? own : switch_cost_ns_;
+  }
+  core::JobIndex last_job(core::LaneId lane) const {
+    const auto i = static_cast<std::size_t>(lane);
+    return i < last_job_.size() ? last_job_[i] : core::kNoJob;
+  }
   /// The end of the plan in flight (kNever: none), without moving the clock.
   core::TimeNs plan_end_ns() const;
   void page_out(core::JobIndex job, core::LaneId lane) override { charge_transfer(job, lane); }
@@ -104,19 +123,10 @@ class SimExecutor final : public core::Executor {
 
   std::span<const core::JobSpec> jobs_;
   const InterferenceModel& model_;
-  std::vector<core::TimeNs> iter_ns_;
-  /// Job j's actual iteration time: iter_ns_ when given, else the spec's.
-  core::TimeNs iter_time(core::JobIndex j) const {
-    const auto k = static_cast<std::size_t>(j);
-    return iter_ns_.empty() ? jobs_[k].iter_ns : iter_ns_[k];
-  }
+  std::vector<core::TimeNs> iter_ns_;  // iter_time: job j's actual iteration time when given, else the spec's
+  // switch_cost: what job j's first iteration after another job's pays: its own
+  // (JobSpec::switch_ns) where the catalog measured one, else the run's switch_cost_ns_.
   core::TimeNs switch_cost_ns_;
-  /// What job j's first iteration after another job's pays: its own (JobSpec::switch_ns) where
-  /// the catalog measured one, else the run's switch_cost_ns_.
-  core::TimeNs switch_cost(core::JobIndex j) const {
-    const core::TimeNs own = jobs_[static_cast<std::size_t>(j)].switch_ns;
-    return own >= 0 ? own : switch_cost_ns_;
-  }
   std::int64_t paging_bytes_per_s_;
   std::vector<core::JobIndex> last_job_;  // per lane id: the job of its last run
   std::vector<core::TimeNs> transfer_ns_;  // per lane id: paging transfers its next run waits for
@@ -147,6 +157,8 @@ class SimExecutor final : public core::Executor {
   /// many stepped iterations it is worth trying again.
   bool jump_plan(const core::PlanDispatch& p, core::PlanReport& report, core::TimeNs& t, core::JobIndex& last,
                  std::int64_t& total, std::size_t& retry);
+  /// The lane runs the plan until `end`, its last job then `last` (start_plan, start_computed_plan).
+  void run_plan(const core::PlanDispatch& p, std::int64_t iterations, core::JobIndex last, core::TimeNs end);
   std::vector<std::uint64_t> plan_gaps_;  // jump_plan: the gaps between A's iterations others fall in
 
   core::TimeNs now_ = 0;

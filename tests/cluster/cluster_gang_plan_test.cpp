@@ -1,0 +1,197 @@
+// Joint plans of a gang job's GPUs (ClusterOptions::gang_plans): where a gang run ends and every
+// GPU of the gang decides, the GPUs' rotations (the replica's turns among their 1-GPU jobs in the
+// one lane) are planned together up to a common gang-run end. The results must be exactly those
+// of deciding at every iteration boundary (ClusterOptions::plans = false), and those with plans
+// but without joint plans: on random traces where gang jobs of 2 to 8 GPUs share their GPUs'
+// lane with 1-GPU jobs (jobs of the whole GPU and smaller ones, iteration times regular and not,
+// switching costs of the run and of jobs, first-iteration extras, jobs finishing mid-rotation,
+// arrivals mid-plan, gang jobs waiting in the cluster queue), FAIR and LAS, every placement.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "cluster/placement.h"
+#include "sim/interference.h"
+#include "support/jobs.h"
+
+using namespace salus;
+
+namespace {
+
+std::string describe(const core::JobState& s) {
+  return std::string(core::to_string(s.status)) + " '" + s.reason + "' it " + std::to_string(s.iterations_done) +
+         " rank " + std::to_string(s.submit_rank) + " admitted " + std::to_string(s.admitted_ns) + " start " +
+         std::to_string(s.first_start_ns) + " finish " + std::to_string(s.finish_ns) + " busy " +
+         std::to_string(s.gpu_time_ns) + " lane " + std::to_string(s.lane);
+}
+
+struct Tally {
+  std::int64_t compared = 0, joint_plans = 0, joint_gang_runs = 0, gang_iterations = 0, wakes = 0, joint_events = 0,
+               stepped_events = 0;
+};
+
+/// a and b agree on every job's state, the placements, the busy samples and the counters the
+/// summary reports (and the gang iterations).
+void check_same(const cluster::ClusterOutcome& a, const cluster::ClusterOutcome& b) {
+  REQUIRE(a.outcome.jobs.size() == b.outcome.jobs.size());
+  for (std::size_t j = 0; j < a.outcome.jobs.size(); ++j) {
+    CAPTURE(j);
+    CHECK(describe(a.outcome.jobs[j]) == describe(b.outcome.jobs[j]));
+  }
+  CHECK(a.job_gpus == b.job_gpus);
+  CHECK(a.busy.size() == b.busy.size());
+  for (std::size_t i = 0; i < std::min(a.busy.size(), b.busy.size()); ++i) {
+    CAPTURE(i);
+    CHECK(a.busy[i].time_ns == b.busy[i].time_ns);
+    CHECK(a.busy[i].gpus == b.busy[i].gpus);
+  }
+  CHECK(a.placements == b.placements);
+  CHECK(a.gang_iterations == b.gang_iterations);
+  CHECK(a.outcome.switches == b.outcome.switches);
+  CHECK(a.outcome.iterations == b.outcome.iterations);
+  CHECK(a.outcome.lanes_opened == b.outcome.lanes_opened);
+  CHECK(a.outcome.admissions_new_lane == b.outcome.admissions_new_lane);
+  CHECK(a.outcome.admissions_existing_lane == b.outcome.admissions_existing_lane);
+  CHECK(a.outcome.admissions_grown_lane == b.outcome.admissions_grown_lane);
+  CHECK(a.outcome.max_concurrent_lanes == b.outcome.max_concurrent_lanes);
+  CHECK(a.outcome.end_ns == b.outcome.end_ns);
+}
+
+/// With joint plans (the default), with plans but no joint plans, and deciding at every boundary.
+void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, const cluster::ClusterOptions& opts,
+             Tally& tally) {
+  cluster::ClusterOptions single = opts, stepped = opts;
+  single.gang_plans = false;
+  stepped.plans = false;
+  const cluster::ClusterOutcome joint = cluster::run_cluster(jobs, policy, opts);
+  const cluster::ClusterOutcome apart = cluster::run_cluster(jobs, policy, single);
+  const cluster::ClusterOutcome each = cluster::run_cluster(jobs, policy, stepped);
+  CHECK(apart.joint_plans == 0);
+  CHECK(each.joint_plans == 0);
+  check_same(joint, each);
+  check_same(apart, each);
+  tally.joint_plans += joint.joint_plans;
+  tally.joint_gang_runs += joint.joint_gang_runs;
+  tally.gang_iterations += joint.gang_iterations;
+  tally.wakes += joint.joint_wakes;
+  tally.joint_events += joint.events;
+  tally.stepped_events += each.events;
+  ++tally.compared;
+}
+
+/// Gang jobs on 2-8 GPUs among 1-GPU jobs, long enough that rotations span many gang runs; some
+/// jobs take the whole GPU (P = 0, E = the GPU: they share one lane with every such job, as the
+/// Gavel trace's), the others are smaller (and may wait in the cluster queue behind them).
+std::vector<core::JobSpec> random_trace(std::uint64_t seed, int n, std::int32_t gpus) {
+  return test::random_jobs(seed, n, 3 + static_cast<std::int64_t>(seed % 5), [&](core::JobSpec& j, int i, auto& pick) {
+    if (seed % 3 == 0) j.iter_ns = test::ms(5) * (1 + i % 3);  // regular rotations
+    if (pick(0, 3) == 0) j.gpus = static_cast<std::int32_t>(pick(2, std::min<std::int64_t>(8, gpus)));
+    if (pick(0, 2) < (j.gpus > 1 ? 1 : 2)) {
+      j.persistent = 0;
+      j.ephemeral = test::gib(16);
+    }
+    if (pick(0, 3) == 0) j.first_iter_extra_ns = pick(0, 4'000'000);
+    if (pick(0, 5) == 0) j.switch_ns = pick(0, 3'000'000);  // its own switching cost
+    if (pick(0, 9) == 0) j.iterations = pick(1, 4);  // finishes within a rotation or two
+    if (j.gpus == 1 && pick(0, 7) == 0) {  // only the large GPU holds it (mixed memory): its own queue
+      j.persistent = test::gib(10);
+      j.ephemeral = test::gib(8);
+    }
+  });
+}
+
+}  // namespace
+
+TEST_CASE("cluster joint plans: a gang job's GPUs planned together give the results of deciding at every boundary") {
+  const std::unique_ptr<sim::InterferenceModel> profiled = sim::make_interference("profiled", nullptr, nullptr, 0.8);
+  const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
+  const std::vector<std::string> placements = cluster::placement_registry().names();
+  Tally tally;
+  for (std::uint64_t seed = 1; seed <= 160; ++seed) {
+    const auto gpus = static_cast<std::int32_t>(2 + seed % 9);
+    const auto jobs = random_trace(seed, 16 + static_cast<int>(seed % 24), gpus);
+    cluster::ClusterOptions opts;
+    opts.cluster = cluster::ClusterSpec::uniform(gpus, test::gib(16));
+    // Most traces on mixed memory: jobs only the large GPU holds wait in its own queue, and a gang
+    // job waiting in the cluster queue may find it can start there once it admitted them.
+    if (seed % 4 != 0) opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(20), gpus});
+    opts.placement = placements[seed % placements.size()];
+    opts.sched.lane_mode = core::LaneMode::kSingle;  // FAIR's and LAS's own
+    opts.model = seed % 2 == 0 ? profiled.get() : none.get();
+    opts.switch_cost_ns = seed % 3 == 1 ? 0 : test::ms(1) + 333;
+    opts.gang_batches = seed % 5 != 0;
+    if (seed % 4 == 3) {
+      std::mt19937_64 rng(seed * 11);
+      for (const core::JobSpec& j : jobs) opts.actual_iter_ns.push_back(j.iter_ns + static_cast<core::TimeNs>(rng() % 2'000'000));
+    }
+    for (const std::string policy : {"fair", "las"}) {
+      CAPTURE(seed);
+      CAPTURE(policy);
+      CAPTURE(opts.placement);
+      compare(jobs, policy, opts, tally);
+    }
+  }
+  CHECK(tally.compared == 320);
+  MESSAGE("joint plans ", tally.joint_plans, " covering ", tally.joint_gang_runs, " of ", tally.gang_iterations,
+          " gang iterations' runs, wakes ", tally.wakes, ", instants ", tally.joint_events, " with joint plans, ",
+          tally.stepped_events, " run by run");
+  // Joint plans ran, over many gang runs, beside gang jobs waiting in the queue: not vacuous.
+  CHECK(tally.joint_plans > 500);
+  CHECK(tally.joint_gang_runs > 20000);
+  CHECK(tally.wakes > 5);
+  CHECK(tally.joint_events < tally.stepped_events);
+}
+
+// A gang job waiting in the cluster queue is placed at the instant after the one where k GPUs
+// became able to start it, whichever GPU that instant is an event of: here the next boundary of
+// a run inside another gang's joint plan. Four GPUs, the last of 20 GiB. Gang A (whole GPU, 10 ms
+// iterations) takes GPUs 0 and 1, with 1-GPU jobs a0 and a1 (whole GPU, 7 ms) beside it: joint
+// plans. X and Y (P 10 GiB, E 8 GiB) only GPU 3 holds: X runs, Y waits in GPU 3's own queue. f2
+// (E 4 GiB) runs alone on GPU 2 for a long time. Gang B (P = E = 1 GiB, 2 GPUs) arrives at 0.1 s:
+// GPU 2 could start it, GPU 3 not while Y waits there, GPUs 0 and 1 host a gang; B waits. When X
+// ends (5 s), GPU 3 admits Y (in its schedule, after the placement), and B can start on GPUs 2
+// and 3: run by run, it is placed at the next instant, the next boundary on GPU 0 or 1, inside
+// the joint plan; nothing else happens on GPUs 2 and 3 before their jobs end.
+TEST_CASE("cluster joint plans: a gang job that can start while another gang's joint plan runs starts at its next boundary") {
+  const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
+  const core::Bytes g16 = test::gib(16);
+  auto jobs = test::trace({test::job("A", 0, 3000, test::ms(10), 0, g16, 100'000),
+                           test::job("X", 0, 1000, test::ms(5), test::gib(10), test::gib(8)),
+                           test::job("Y", 0, 1000, test::ms(5), test::gib(10), test::gib(8)),
+                           test::job("f2", 0, 100'000, test::ms(10), 0, test::gib(4)),
+                           test::job("a0", 0, 2000, test::ms(7), 0, g16),
+                           test::job("a1", 0, 2000, test::ms(7), 0, g16),
+                           test::job("B", test::ms(100), 50, test::ms(20), test::gib(1), test::gib(1))});
+  jobs[0].gpus = 2;
+  jobs[6].gpus = 2;
+  cluster::ClusterOptions opts;
+  opts.cluster = cluster::ClusterSpec::uniform(3, g16);
+  opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(20), 3});
+  opts.placement = "least-loaded";
+  opts.sched.lane_mode = core::LaneMode::kSingle;
+  opts.model = none.get();
+  opts.switch_cost_ns = test::ms(1);
+  for (const std::string policy : {"fair", "las"}) {
+    CAPTURE(policy);
+    Tally tally;
+    compare(jobs, policy, opts, tally);
+    const cluster::ClusterOutcome out = cluster::run_cluster(jobs, policy, opts);
+    CHECK(out.job_gpus[0] == std::vector<std::int32_t>{0, 1});
+    CHECK(out.job_gpus[4] == std::vector<std::int32_t>{0});
+    CHECK(out.job_gpus[5] == std::vector<std::int32_t>{1});
+    CHECK(out.job_gpus[6] == std::vector<std::int32_t>{2, 3});
+    CHECK(out.joint_wakes >= 1);
+    // B starts within one run of GPU 0 or 1 after X's end (5 s), long before either gang run
+    // or 1-GPU job there ends.
+    const core::TimeNs x_end = out.outcome.jobs[1].finish_ns;
+    CHECK(x_end == test::ms(5000));
+    CHECK(out.outcome.jobs[6].first_start_ns > x_end);
+    CHECK(out.outcome.jobs[6].first_start_ns <= x_end + test::ms(12));
+    CHECK(out.joint_plans >= 2);
+  }
+}
