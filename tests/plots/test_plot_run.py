@@ -349,6 +349,14 @@ def main(source):
             check(code == 2 and stderr == message, f"{options}: exit {code}, stderr {stderr!r}")
         check(not os.path.exists(out), "bad options: the output directory was created")
 
+        # Without matplotlib: exit 3 and how to get it.
+        code_text = ("import runpy, sys\nsys.modules['matplotlib'] = None\nsys.argv = sys.argv[1:]\n"
+                     "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+        proc = subprocess.run([sys.executable, "-c", code_text, script, hand, "--out", os.path.join(tmp, "nompl")],
+                              capture_output=True, text=True)
+        check(proc.returncode == 3 and proc.stderr.startswith("plot_run.py: matplotlib not found"),
+              f"without matplotlib: exit {proc.returncode}, stderr {proc.stderr!r}")
+
         # Bad input: the key path named, exit 2, nothing written.
         del summary["results"][2]["jobs"][1]["arrival_s"]
         bad = write(os.path.join(tmp, "bad.json"), summary)
