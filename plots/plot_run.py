@@ -51,9 +51,10 @@ LINESTYLE = dict(mf.POLICY_LINESTYLE, las=(0, (3, 1, 1, 1)), priority=(0, (5, 2)
 EXTRA_COLOURS = ["#F0E442", "#000000", "#999999"]
 SIZE_IN = (3.5, 2.6)
 
-# A job's colour in the lane figure says how many GPUs it holds (Paul Tol's bright, in order of
-# the counts present), so a gang job is seen on each of its GPUs.
-GPU_COUNT_COLOURS = ["#4477AA", "#CCBB44", "#EE6677", "#AA3377", "#228833", "#66CCEE", "#BBBBBB"]
+# A job's colour in the lane figure says how many GPUs it holds (Paul Tol's bright), the same
+# in every figure, so a gang job is seen on each of its GPUs; other counts are grey.
+GPU_COUNT_COLOURS = {1: "#4477AA", 2: "#CCBB44", 3: "#66CCEE", 4: "#EE6677", 8: "#AA3377", 16: "#228833"}
+OTHER_COUNT_COLOUR = "#BBBBBB"
 
 # --log-x auto: a log axis when some policy's median lies in the first 1/HEAVY_TAIL of a linear
 # axis (which then shows that half of the jobs as a vertical line at its left edge).
@@ -525,7 +526,7 @@ def draw_lane_bars(fig, run, data, entries, rows_used, row_of, gpu_range, window
     lo, hi = window
     unit, per = time_unit(hi)
     counts = sorted({e[4] for e in entries})
-    colour = {c: GPU_COUNT_COLOURS[i % len(GPU_COUNT_COLOURS)] for i, c in enumerate(counts)}
+    colour = {c: GPU_COUNT_COLOURS.get(c, OTHER_COUNT_COLOUR) for c in counts}
     spans = {}
     for (k, g, start, finish, count), r in zip(entries, row_of):
         spans.setdefault((base[g] + r, count), []).append((start / per, (finish - start) / per))
@@ -542,7 +543,11 @@ def draw_lane_bars(fig, run, data, entries, rows_used, row_of, gpu_range, window
     ax.set_xlim(lo / per, hi / per)
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel("GPU (a row per job held at once)")
-    handles = [Patch(facecolor=colour[c], label=f"{c} GPU{'s' if c > 1 else ''}") for c in counts]
+    handles = [Patch(facecolor=colour[c], label=f"{c} GPU{'s' if c > 1 else ''}") for c in counts
+               if c in GPU_COUNT_COLOURS]
+    others = [str(c) for c in counts if c not in GPU_COUNT_COLOURS]
+    if others:
+        handles.append(Patch(facecolor=OTHER_COUNT_COLOUR, label=f"{', '.join(others)} GPUs"))
     jobs = len({e[0] for e in entries})
     fig.suptitle(f"{label_of(run['policy'])}: each job from start to finish on each GPU it holds "
                  f"({jobs:,} jobs)", fontsize=7)
