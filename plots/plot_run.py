@@ -368,6 +368,8 @@ def draw_cdf(fig, data, key, what, log_x):
     else:
         ax.set_xlabel(f"{what} ({unit})")
     ax.set_ylabel("fraction of finished jobs")
+    if longest == 0 and any(values):
+        ax.text(0.5, 0.5, f"every finished job: {what} 0 s", transform=ax.transAxes, ha="center", va="center")
     ax.grid(True, linewidth=0.3, color="#dddddd")
     offset_spines(ax)
     mf._legend_above(ax, min(len(data["runs"]), 4), handlelength=2.4)
@@ -514,6 +516,14 @@ def gpu_list(entries, gpu_range, gpus):
     return sorted({e[1] for e in entries})
 
 
+def gpu_tick_step(n):
+    """A round step between labelled GPUs, so that at most about 24 are labelled."""
+    for step in (1, 2, 4, 5, 8, 10, 16, 20, 25, 32, 50, 64, 100, 128, 200, 256, 500, 1000):
+        if n / step <= 24:
+            return step
+    return math.ceil(n / 24)
+
+
 def draw_lane_bars(fig, run, data, entries, rows_used, row_of, gpu_range, window):
     from matplotlib.patches import Patch
     ax = fig.subplots()
@@ -534,8 +544,8 @@ def draw_lane_bars(fig, run, data, entries, rows_used, row_of, gpu_range, window
         ax.broken_barh(xs, (row + 0.1, 0.8), facecolors=colour[count], edgecolor="white", linewidth=0.3)
     for g in gpus[1:]:
         ax.axhline(base[g] - 0.25, color="#999999", linewidth=0.4)
-    step = max(1, math.ceil(len(gpus) / 24))
-    shown = gpus[::step]
+    step = gpu_tick_step(len(gpus))
+    shown = [g for g in gpus if g % step == 0] if step > 1 else gpus
     ax.set_yticks([base[g] + rows_used.get(g, 1) / 2 for g in shown])
     ax.set_yticklabels([str(g) for g in shown])
     ax.tick_params(axis="y", length=0)
@@ -589,9 +599,10 @@ def draw_lane_aggregate(fig, run, data, entries, gpu_range, window):
     image = ax.imshow(np.ma.masked_less_equal(grid, 0.0), cmap=cmap, aspect="auto", interpolation="nearest",
                       extent=(lo / per, hi / per, len(gpus) - 0.5, -0.5), vmin=0,
                       vmax=max(1.0, float(grid.max())))
-    step = max(1, math.ceil(len(gpus) / 24))
-    ax.set_yticks(range(0, len(gpus), step))
-    ax.set_yticklabels([str(g) for g in gpus[::step]])
+    step = gpu_tick_step(len(gpus))
+    shown = [k for k, g in enumerate(gpus) if g % step == 0] if step > 1 else range(len(gpus))
+    ax.set_yticks(list(shown))
+    ax.set_yticklabels([str(gpus[k]) for k in shown])
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel("GPU")
     bar = fig.colorbar(image, ax=ax, location="top", shrink=0.6, aspect=30, pad=0.02)
@@ -609,7 +620,7 @@ def lanes_size(view, data, entries, rows_used, gpu_range):
     if view == "bars":
         rows = sum(rows_used.get(g, 1) for g in gpus) + 0.5 * (len(gpus) - 1)
         return SIZE_IN[0], min(9.0, max(SIZE_IN[1], round((1.1 + 0.1 * rows) * 20) / 20))
-    return SIZE_IN[0], min(9.0, max(SIZE_IN[1], round((1.3 + 0.07 * len(gpus)) * 20) / 20))
+    return SIZE_IN[0], min(6.0, max(SIZE_IN[1], round((1.3 + 0.07 * len(gpus)) * 20) / 20))
 
 
 # ---------------------------------------------------------------------------------------------
