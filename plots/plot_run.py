@@ -296,6 +296,18 @@ def log_time_ticks(lo, hi):
     return [t for t, _ in inside], [n for _, n in inside], []
 
 
+def legend_rows(ax, **extra):
+    """The legend above the axes: one row of up to four, else two rows read across in policy
+    order (matplotlib fills a legend's columns first, hence the reordering)."""
+    handles, labels = ax.get_legend_handles_labels()
+    n = len(handles)
+    if n <= 4:
+        return mf._legend_above(ax, max(n, 1), handles=handles, labels=labels, **extra)
+    ncol = math.ceil(n / 2)
+    order = [r * ncol + c for c in range(ncol) for r in range(2) if r * ncol + c < n]
+    return mf._legend_above(ax, ncol, handles=[handles[k] for k in order], labels=[labels[k] for k in order], **extra)
+
+
 def offset_spines(ax):
     """Spines set off the data by a few points, so that a curve along an axis stays visible."""
     ax.spines["left"].set_position(("outward", 3))
@@ -372,7 +384,7 @@ def draw_cdf(fig, data, key, what, log_x):
         ax.text(0.5, 0.5, f"every finished job: {what} 0 s", transform=ax.transAxes, ha="center", va="center")
     ax.grid(True, linewidth=0.3, color="#dddddd")
     offset_spines(ax)
-    mf._legend_above(ax, min(len(data["runs"]), 4), handlelength=2.4)
+    legend_rows(ax, handlelength=2.4)
     return log
 
 
