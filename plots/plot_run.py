@@ -22,9 +22,10 @@ Writes to DIR, each as .png (200 dpi) and .pdf:
   run_timeline_<policy>   when <policy>_timeline.csv lies beside the summary and has rows (salus-sim
                      --out DIR on one GPU): one row per job by first start, each run a solid bar,
                      each rotation it took part in (FAIR's, LAS's) a light bar over its span; at
-                     most 100 jobs, the first by first start, the title saying so.
-Times are drawn in the unit that fits (s, min or h), or on a log axis with ticks at 1 s, 1 min,
-1 h, 1 d, ....  --gpu-range and --time-range narrow the lane and timeline figures.
+                     most 100 jobs, the first by first start, the y label saying so (a sample).
+Times are drawn in the unit that fits (s, min or h), or on a log axis with ticks at 1 ms, 1 s,
+1 min, 1 h, 1 d, 100 d. --gpu-range and --time-range narrow the lane and timeline figures.
+plots/README.md describes each figure and option.
 
 Bad input is `FILE: what is wrong` on stderr (the key path named) and exit status 2, with no
 figure written; a bad option is exit 2 too; without matplotlib the script says so and exits 3.
