@@ -191,6 +191,38 @@ def test_without_matplotlib(script, data, tmp):
     check(proc.stderr == want, f"without matplotlib: stderr is {proc.stderr!r}")
 
 
+def test_gpus_needed_axes(source, data):
+    """The gpus_needed figure counts GPUs in whole numbers and says what it shows in its title,
+    also when the search tried only two cluster sizes (where a plain locator puts ticks at 1.2)."""
+    import copy
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    sys.path.insert(0, os.path.join(source, "plots"))
+    import make_figures as mf
+    mf._style(matplotlib)
+    file = os.path.join(data, "gpus_needed.json")
+    root = mf.read_json(file, "gpus_needed")
+    with open(file) as f:
+        narrow = json.load(f)
+    for p in narrow["policies"].values():
+        p["curve"] = copy.deepcopy(p["curve"][:2])
+        p["gpus_needed"] = p["curve"][1]["gpus"]
+    for what, node in [("fixture", root), ("two sizes", mf.Node(file, narrow))]:
+        fig = Figure(figsize=mf.FIG_SIZE_IN["gpus_needed"], dpi=mf.DPI, layout="constrained")
+        FigureCanvasAgg(fig)
+        mf.draw_gpus_needed(fig, mf.load_gpus_needed(node))
+        fig.canvas.draw()
+        ax = fig.axes[0]
+        lo, hi = ax.get_xlim()
+        ticks = [t for t in ax.get_xticks() if lo <= t <= hi]
+        check(len(ticks) >= 2 and all(float(t).is_integer() for t in ticks),
+              f"gpus_needed ({what}): x ticks {ticks} are not whole GPUs")
+        title = fig._suptitle.get_text() if fig._suptitle is not None else ""
+        check(title.startswith("GPUs needed for average JCT \u2264") and "fixture.csv" in title,
+              f"gpus_needed ({what}): title {title!r}")
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: test_make_figures.py SOURCE_DIR", file=sys.stderr)
@@ -210,6 +242,7 @@ def main():
         test_only_and_absent(script, data, tmp)
         test_bad_input(script, data, tmp)
         test_without_matplotlib(script, data, tmp)
+        test_gpus_needed_axes(source, data)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:
