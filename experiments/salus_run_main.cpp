@@ -189,8 +189,8 @@ int run(int argc, char** argv) {
   for (std::size_t r = 0; r < runs.size(); ++r) {
     nlohmann::json& res = summary["results"][r];
     const nlohmann::json& measured = runs[r].measured;
-    for (const char* key : {"workers", "switch_latency", "outside_pool_bytes", "outside_pool_growth_bytes",
-                            "fatal_error"}) {
+    for (const char* key : {"workers", "workers_made_in_run", "lookahead", "switch_latency", "stop_latency",
+                            "outside_pool_bytes", "outside_pool_growth_bytes", "fatal_error"}) {
       res[key] = measured[key];
     }
     for (std::size_t i = 0; i < jobs.size(); ++i) {

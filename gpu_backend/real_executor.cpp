@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
+#include <optional>
 
 #include "core/errors.h"
 
@@ -28,7 +30,8 @@ struct RealExecutor::Worker {
   bool quit = false;
   core::Dispatch work;
   std::atomic<bool> stop{false};
-  bool busy = false;  // guarded by RealExecutor::mu_
+  bool busy = false;             // guarded by RealExecutor::mu_
+  TimeNs stop_asked_ns = -1;     // first stop_at_boundary of the current run; guarded by mu_
 };
 
 
@@ -52,11 +55,20 @@ RealExecutor::RealExecutor(Device& device, MemoryPool* pool, std::span<const cor
       admin_(device.create_ops()),
       slots_(jobs.size()),
       stats_(jobs.size()) {
+  SALUS_INVARIANT(options_.lookahead >= 0 && options_.workers >= 0, "RealOptions: lookahead and workers >= 0",
+                  "lookahead " + std::to_string(options_.lookahead) + ", workers " + std::to_string(options_.workers));
   // Contexts first: making a cuDNN handle loads its libraries and can take a while, which would
   // otherwise land in the first iteration of whichever job starts a lane first.
   device_marks_ = admin_->create_mark() != nullptr;
-  std::lock_guard<std::mutex> lk(mu_);
-  for (int i = 0; i < options_.workers; ++i) add_worker();
+  // Only a device with its own clock queues work (CUDA); the CPU device runs each operation at
+  // once on the calling thread, so enqueuing ahead would only run ahead.
+  lookahead_ = device_marks_ ? options_.lookahead : 0;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (int i = 0; i < options_.workers; ++i) add_worker();
+    workers_before_trace_ = static_cast<int>(workers_.size());
+  }
+  admitter_ = std::thread(&RealExecutor::admission_loop, this);
 }
 
 RealExecutor::Worker* RealExecutor::add_worker() {
@@ -68,6 +80,20 @@ RealExecutor::Worker* RealExecutor::add_worker() {
 }
 
 RealExecutor::~RealExecutor() {
+  {
+    // Admissions not begun are given up; one under way finishes. A worker waiting for a given-up
+    // admission then fails its run with the reason.
+    std::lock_guard<std::mutex> lk(admit_mu_);
+    admit_quit_ = true;
+    for (const PendingAdmission& a : admissions_) {
+      JobSlot& slot = slots_[static_cast<std::size_t>(a.job)];
+      slot.error = "not initialised: the executor closed before its admission";
+      slot.admission = Admission::kDone;
+    }
+    admissions_.clear();
+  }
+  admit_cv_.notify_all();
+  admitter_.join();
   for (auto& w : workers_) {
     {
       std::lock_guard<std::mutex> lk(w->m);
@@ -83,47 +109,93 @@ TimeNs RealExecutor::now() const {
 }
 
 void RealExecutor::admit(core::JobIndex job, const core::JobSpec& spec, Bytes persistent_offset) {
-  JobSlot& slot = slots_[static_cast<std::size_t>(job)];
-  RealJobStats& st = stats_[static_cast<std::size_t>(job)];
-  const std::optional<RealWorkload> w = parse_real_workload(spec.workload);
+  SALUS_INVARIANT(persistent_offset % kAlignment == 0, "a persistent block starts on a 256-byte boundary",
+                  "job " + spec.id + " at offset " + std::to_string(persistent_offset));
+  {
+    std::lock_guard<std::mutex> lk(admit_mu_);
+    JobSlot& slot = slots_[static_cast<std::size_t>(job)];
+    SALUS_INVARIANT(slot.admission != Admission::kQueued, "a job is admitted once at a time", "job " + spec.id);
+    slot.admission = Admission::kQueued;
+    admissions_.push_back(PendingAdmission{job, spec.id, spec.workload, spec.persistent, persistent_offset});
+  }
+  admit_cv_.notify_all();
+}
+
+void RealExecutor::admission_loop() {
+  for (;;) {
+    PendingAdmission a;
+    {
+      std::unique_lock<std::mutex> lk(admit_mu_);
+      admit_cv_.wait(lk, [&] { return admit_quit_ || !admissions_.empty(); });
+      if (admit_quit_) return;
+      a = std::move(admissions_.front());
+      admissions_.pop_front();
+    }
+    initialise(a);
+    {
+      std::lock_guard<std::mutex> lk(admit_mu_);
+      slots_[static_cast<std::size_t>(a.job)].admission = Admission::kDone;
+    }
+    admit_cv_.notify_all();
+  }
+}
+
+void RealExecutor::initialise(const PendingAdmission& a) {
+  JobSlot& slot = slots_[static_cast<std::size_t>(a.job)];
+  RealJobStats& st = stats_[static_cast<std::size_t>(a.job)];
+  slot.error.clear();
+  slot.lost = false;
+  const std::optional<RealWorkload> w = parse_real_workload(a.workload);
   if (!w) {
-    slot.error = "no real model for workload '" + spec.workload + "'";
+    slot.error = "no real model for workload '" + a.workload + "'";
     return;
   }
   slot.inference = w->inference;
   st.inference = w->inference;
-  SALUS_INVARIANT(persistent_offset % kAlignment == 0, "a persistent block starts on a 256-byte boundary",
-                  "job " + spec.id + " at offset " + std::to_string(persistent_offset));
   try {
     slot.net = build_model(w->model);
     const Bytes need = slot.net->persistent_bytes();
     st.persistent_used = need;
     // The loop gave it a block of P rounded up to whole 256-byte units (SchedulerOptions::alignment).
-    if (need > align_up(spec.persistent)) {
+    if (need > align_up(a.persistent)) {
       slot.error = "its persistent state needs " + exact_size(need) + " but the trace declares P = " +
-                   exact_size(spec.persistent);
+                   exact_size(a.persistent);
       slot.net.reset();
       return;
     }
-    slot.net->bind(*admin_, pool_->base() + persistent_offset, options_.seed * 1'000'003 + static_cast<std::uint64_t>(job));
+    // bind() ends with a synchronisation of admin_: when it returns, the block is initialised.
+    slot.net->bind(*admin_, pool_->base() + a.offset, options_.seed * 1'000'003 + static_cast<std::uint64_t>(a.job));
+  } catch (const DeviceError& e) {
+    slot.error = std::string("initialisation failed: ") + e.what();
+    slot.lost = e.device_lost();
+    slot.net.reset();
   } catch (const std::exception& e) {
     slot.error = std::string("initialisation failed: ") + e.what();
     slot.net.reset();
   }
 }
 
-void RealExecutor::release(core::JobIndex job) { slots_[static_cast<std::size_t>(job)].net.reset(); }
+void RealExecutor::wait_admitted(core::JobIndex job) const {
+  std::unique_lock<std::mutex> lk(admit_mu_);
+  admit_cv_.wait(lk, [&] { return slots_[static_cast<std::size_t>(job)].admission != Admission::kQueued; });
+}
+
+const RealJobStats& RealExecutor::stats(core::JobIndex job) const {
+  wait_admitted(job);
+  return stats_[static_cast<std::size_t>(job)];
+}
+
+void RealExecutor::release(core::JobIndex job) {
+  // A job is released after its last run, which waited for its admission: this waits only for a
+  // job that was admitted and never ran.
+  wait_admitted(job);
+  slots_[static_cast<std::size_t>(job)].net.reset();
+}
 
 void RealExecutor::start(const core::Dispatch& d) {
-  const JobSlot& slot = slots_[static_cast<std::size_t>(d.job)];
   if (lost_.load()) {
     const TimeNs t = now();
     complete(core::Completion{d.job, d.lane, 0, t, t, true, "the device was lost earlier in the run", true});
-    return;
-  }
-  if (!slot.net) {
-    const TimeNs t = now();
-    complete(core::Completion{d.job, d.lane, 0, t, t, true, slot.error.empty() ? "not initialised" : slot.error});
     return;
   }
   SALUS_INVARIANT(d.lane_offset % kAlignment == 0 && d.lane_size % kAlignment == 0,
@@ -142,6 +214,7 @@ void RealExecutor::start(const core::Dispatch& d) {
     }
     if (w == nullptr) w = add_worker();
     w->busy = true;
+    w->stop_asked_ns = -1;
     running_[d.lane] = w;
   }
   {
@@ -156,7 +229,9 @@ void RealExecutor::start(const core::Dispatch& d) {
 void RealExecutor::stop_at_boundary(core::LaneId lane) {
   std::lock_guard<std::mutex> lk(mu_);
   auto it = running_.find(lane);
-  if (it != running_.end()) it->second->stop = true;
+  if (it == running_.end()) return;
+  if (it->second->stop_asked_ns < 0) it->second->stop_asked_ns = now();
+  it->second->stop = true;
 }
 
 void RealExecutor::wait(TimeNs deadline, std::vector<core::Completion>& out) {
@@ -186,9 +261,19 @@ std::vector<TimeNs> RealExecutor::switch_latencies() const {
   return switch_latencies_;
 }
 
+std::vector<TimeNs> RealExecutor::stop_latencies() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return stop_latencies_;
+}
+
 int RealExecutor::workers() const {
   std::lock_guard<std::mutex> lk(mu_);
   return static_cast<int>(workers_.size());
+}
+
+int RealExecutor::workers_made_in_run() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return static_cast<int>(workers_.size()) - workers_before_trace_;
 }
 
 void RealExecutor::worker_loop(Worker* w) {
@@ -205,10 +290,37 @@ void RealExecutor::worker_loop(Worker* w) {
   }
 }
 
+void RealExecutor::finish_run(Worker& w, const core::Dispatch& d, const core::Completion& c,
+                              std::shared_ptr<DeviceMark> end_mark, bool ran) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (ran) history_[d.lane] = LaneHistory{d.job, c.end_ns, c.failed ? nullptr : std::move(end_mark)};
+    if (w.stop_asked_ns >= 0 && !c.failed) stop_latencies_.push_back(c.end_ns - w.stop_asked_ns);
+    w.busy = false;
+    running_.erase(d.lane);
+    done_.push_back(c);
+  }
+  done_cv_.notify_all();
+}
+
 void RealExecutor::run_on(Worker& w, core::Dispatch d) {
-  JobSlot& slot = slots_[static_cast<std::size_t>(d.job)];
-  RealJobStats& st = stats_[static_cast<std::size_t>(d.job)];
-  const std::int64_t total = jobs_[static_cast<std::size_t>(d.job)].iterations;
+  const auto j = static_cast<std::size_t>(d.job);
+  // The admission's kernels have all finished (it synchronised its context) before this run
+  // enqueues anything: the job's first dispatch is ordered after its admission.
+  wait_admitted(d.job);
+  JobSlot& slot = slots_[j];
+  RealJobStats& st = stats_[j];
+  if (slot.lost) lost_.store(true);
+  if (lost_.load() || !slot.net) {
+    const TimeNs t = now();
+    const bool fatal = lost_.load();
+    const std::string why = slot.net ? "the device was lost earlier in the run"
+                                     : (slot.error.empty() ? "not initialised" : slot.error);
+    finish_run(w, d, core::Completion{d.job, d.lane, 0, t, t, true, why, fatal}, nullptr, false);
+    return;
+  }
+  const std::int64_t total = jobs_[j].iterations;
+  const std::int64_t before = st.iterations;  // the job's iterations before this run
   LaneHistory prev;
   {
     std::lock_guard<std::mutex> lk(mu_);
@@ -216,55 +328,90 @@ void RealExecutor::run_on(Worker& w, core::Dispatch d) {
   }
   const bool switching = prev.last_job != core::kNoJob && prev.last_job != d.job;
   const TimeNs start = now();
-  std::int64_t done = 0;
-  bool failed = false;
-  bool lost = false;
+  // Iterations [done, committed) are enqueued and not yet waited for; at most 1 + lookahead_.
+  std::int64_t committed = 0, done = 0;
+  bool failed = false, lost = false, in_commit = false;
   std::string error;
-  std::shared_ptr<DeviceMark> end_mark;
-  try {
-    // Device clock (CUDA events): this run's end is re-recorded after every iteration's kernels;
-    // a switch is timed from the previous job's end mark to a mark just before our first kernel.
-    end_mark = w.ops->create_mark();
-    std::unique_ptr<DeviceMark> start_mark;
-    if (switching && end_mark && prev.end_mark) start_mark = w.ops->create_mark();
-    for (std::int64_t i = 0; i < d.iterations; ++i) {
-      if (i > 0 && (w.stop.load() || lost_.load())) break;
-      Arena lane = pool_->region(d.lane_offset, d.lane_size);
-      const TimeNs t_iter = now();
-      if (i == 0 && switching && !end_mark) {
-        std::lock_guard<std::mutex> lk(mu_);
-        switch_latencies_.push_back(t_iter - prev.last_end);
-      }
-      if (i == 0 && start_mark) w.ops->record_mark(*start_mark);
-      const bool first = st.iterations == 0;
-      const bool last = st.iterations + 1 == total;
+  // Device clock (CUDA events): a mark after each iteration's kernels, in a ring large enough
+  // that the mark before the iteration waited for is not re-recorded by those enqueued since, and
+  // one before the run's first kernel (a switch is timed from the previous job's end mark to it).
+  const std::size_t ring = static_cast<std::size_t>(lookahead_) + 2;
+  std::vector<std::shared_ptr<DeviceMark>> ends;
+  std::shared_ptr<DeviceMark> begin;
+  std::vector<TimeNs> enqueued_ns(ring, 0);  // host clock at each iteration's start (CPU timing)
+  const auto commit = [&](std::int64_t k) {
+    Arena lane = pool_->region(d.lane_offset, d.lane_size);
+    const TimeNs t = now();
+    enqueued_ns[static_cast<std::size_t>(k) % ring] = t;
+    if (k == 0 && switching && !device_marks_) {
+      std::lock_guard<std::mutex> lk(mu_);
+      switch_latencies_.push_back(t - prev.last_end);
+    }
+    if (k == 0 && begin) w.ops->record_mark(*begin);
+    if (slot.inference) {
+      slot.net->infer_step(*w.ops, lane);
+    } else {
+      slot.net->train_step(*w.ops, lane, options_.train, false);
+    }
+    if (device_marks_) w.ops->record_mark(*ends[static_cast<std::size_t>(k) % ring]);
+    st.ephemeral_peak = std::max(st.ephemeral_peak, lane.peak());
+    // The job's first iteration is waited for on its own (timed apart, its loss read back before
+    // the next iteration overwrites it); the last one's loss is read back at the end.
+    const std::int64_t n = before + k;
+    const bool first = n == 0, last = n + 1 == total;
+    if (first || (last && !slot.inference)) {
+      float loss = std::numeric_limits<float>::quiet_NaN();
       if (slot.inference) {
-        slot.net->infer_step(*w.ops, lane);
+        w.ops->synchronize();
       } else {
-        slot.net->train_step(*w.ops, lane, options_.train, false);
+        loss = slot.net->read_loss(*w.ops);
       }
-      if (end_mark) w.ops->record_mark(*end_mark);
-      if (!slot.inference && (first || last)) {
-        const float loss = slot.net->read_loss(*w.ops);
-        if (first) st.loss_first = loss;
-        if (last) st.loss_last = loss;
-      }
-      w.ops->synchronize();
-      ++st.iterations;
       if (first) {
-        st.first_iteration_ns = now() - t_iter;
-      } else {
-        const TimeNs took = now() - t_iter;
-        st.iteration_ns_total += took;
-        if (options_.record_iterations) st.iteration_times_ns.push_back(took);
+        st.first_iteration_ns = now() - t;
+        st.loss_first = loss;
       }
-      st.ephemeral_peak = std::max(st.ephemeral_peak, lane.peak());
-      ++done;
-      if (i == 0 && start_mark) {
-        const TimeNs gap = w.ops->mark_elapsed_ns(*prev.end_mark, *start_mark);
-        std::lock_guard<std::mutex> lk(mu_);
-        switch_latencies_.push_back(gap);
+      if (last) st.loss_last = loss;
+    }
+  };
+  const auto retire = [&](std::int64_t k) {
+    TimeNs took = 0;
+    if (device_marks_) {
+      const DeviceMark& from = k == 0 ? *begin : *ends[static_cast<std::size_t>(k - 1) % ring];
+      took = w.ops->mark_elapsed_ns(from, *ends[static_cast<std::size_t>(k) % ring]);  // waits for iteration k
+    } else {
+      w.ops->synchronize();
+      took = now() - enqueued_ns[static_cast<std::size_t>(k) % ring];
+    }
+    if (before + k > 0) {
+      st.iteration_ns_total += took;
+      if (options_.record_iterations) st.iteration_times_ns.push_back(took);
+    }
+    ++st.iterations;
+    ++done;
+    if (k == 0 && switching && begin && prev.end_mark) {
+      const TimeNs gap = w.ops->mark_elapsed_ns(*prev.end_mark, *begin);
+      std::lock_guard<std::mutex> lk(mu_);
+      switch_latencies_.push_back(gap);
+    }
+  };
+  try {
+    if (device_marks_) {
+      for (std::size_t k = 0; k < ring; ++k) ends.push_back(w.ops->create_mark());
+      begin = w.ops->create_mark();
+    }
+    for (std::int64_t i = 0; i < d.iterations; ++i) {
+      // Enqueue up to lookahead_ iterations beyond i: iteration 0 always, a later one only while
+      // no stop was asked for and the device lives. This is where the run decides whether it
+      // goes on, so a stop asked for before it ends the run after the iterations enqueued so far.
+      while (committed < d.iterations && committed <= i + lookahead_ &&
+             (committed == 0 || !(w.stop.load() || lost_.load()))) {
+        in_commit = true;
+        commit(committed);
+        in_commit = false;
+        ++committed;
       }
+      if (i >= committed) break;
+      retire(i);
     }
   } catch (const ArenaOverflow& e) {
     failed = true;
@@ -283,6 +430,11 @@ void RealExecutor::run_on(Worker& w, core::Dispatch d) {
     // error (the context is lost) shows here too, whatever failed first.
     try {
       w.ops->synchronize();
+      // The failure came while enqueuing an iteration and the device finished everything: the
+      // whole iterations enqueued before it and not yet waited for did run.
+      if (in_commit) {
+        while (done < committed) retire(done);
+      }
     } catch (const DeviceError& e) {
       lost = lost || e.device_lost();
       error += std::string("; then, waiting for its lane: ") + e.what();
@@ -292,14 +444,8 @@ void RealExecutor::run_on(Worker& w, core::Dispatch d) {
   }
   if (lost) lost_.store(true);
   const TimeNs end = now();
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    history_[d.lane] = LaneHistory{d.job, end, failed ? nullptr : end_mark};
-    w.busy = false;
-    running_.erase(d.lane);
-    done_.push_back(core::Completion{d.job, d.lane, done, start, end, failed, error, lost});
-  }
-  done_cv_.notify_all();
+  std::shared_ptr<DeviceMark> end_mark = done > 0 && !ends.empty() ? ends[static_cast<std::size_t>(done - 1) % ring] : nullptr;
+  finish_run(w, d, core::Completion{d.job, d.lane, done, start, end, failed, error, lost}, std::move(end_mark), true);
 }
 
 }  // namespace salus::gpu

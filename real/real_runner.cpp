@@ -126,6 +126,29 @@ nlohmann::json loss_or_null(float v) { return std::isnan(v) ? nlohmann::json(nul
 
 }  // namespace
 
+int contexts_before_trace(std::span<const core::JobSpec> jobs, const core::SchedulerOptions& opts) {
+  if (opts.lane_mode != core::LaneMode::kAuto) return jobs.empty() ? 0 : 1;
+  const core::Bytes a = std::max<core::Bytes>(1, opts.alignment);
+  const auto aligned = [a](core::Bytes b) { return (b + a - 1) / a * a; };
+  const core::Bytes capacity = opts.capacity / a * a;
+  std::vector<core::Bytes> need;  // P + E of each job that fits alone
+  need.reserve(jobs.size());
+  for (const core::JobSpec& s : jobs) {
+    const core::Bytes pe = aligned(s.persistent) + aligned(s.ephemeral);
+    if (pe <= capacity) need.push_back(pe);
+  }
+  std::sort(need.begin(), need.end());
+  int lanes = 0;
+  core::Bytes sum = 0;
+  for (core::Bytes pe : need) {
+    if (sum + pe > capacity) break;
+    sum += pe;
+    ++lanes;
+  }
+  if (opts.max_lanes > 0) lanes = std::min(lanes, opts.max_lanes);
+  return std::min(lanes, kMaxContexts);
+}
+
 nlohmann::json latency_json(std::vector<core::TimeNs> v) {
   std::sort(v.begin(), v.end());
   nlohmann::json j;
@@ -193,14 +216,11 @@ experiments::PolicyRun RealRunner::run(const std::vector<core::JobSpec>& jobs, c
   opts.lane_mode = experiments::lane_mode_for(*policy, cfg_.lanes);
   opts.record_timeline = record_timeline;
   opts.stop = cfg_.stop;
-  // As many execution contexts as lanes can run at once, made before the trace starts (one for
-  // the single-lane and exclusive modes; for auto lanes the lane cap, at most one per job), and
-  // the pool reserved after them.
+  // As many execution contexts as lanes can run at once, made before the trace starts (making
+  // one mid-run would take the loop thread, under the executor's lock, for as long as cuDNN and
+  // cuBLAS take to make their handles), and the pool reserved after them.
   gpu::RealOptions real_options = cfg_.options;
-  real_options.workers =
-      opts.lane_mode == core::LaneMode::kAuto
-          ? static_cast<int>(std::min<std::size_t>(jobs.size(), opts.max_lanes > 0 ? opts.max_lanes : 4))
-          : 1;
+  real_options.workers = contexts_before_trace(jobs, opts);
   gpu::RealExecutor real(*device_, opts.capacity, jobs, real_options);
   experiments::PolicyRun r;
   r.policy = name;
@@ -214,8 +234,11 @@ experiments::PolicyRun RealRunner::run(const std::vector<core::JobSpec>& jobs, c
   r.metrics = core::compute_metrics(jobs, r.outcome.jobs);
   nlohmann::json& m = r.measured;
   m["workers"] = real.workers();
+  m["workers_made_in_run"] = real.workers_made_in_run();
   m["switch_latency"] = latency_json(real.switch_latencies());
   m["switch_latency"]["clock"] = real.switch_latency_clock();
+  m["stop_latency"] = latency_json(real.stop_latencies());
+  m["lookahead"] = real.lookahead();
   // What the process holds on the device outside the pool, with every handle made and every
   // module the run used loaded (cudaMemGetInfo): null on the CPU device.
   const std::optional<core::Bytes> used_now = device_->used_memory();

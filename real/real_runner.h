@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 
 #include "core/job.h"
 #include "core/policy.h"
+#include "core/scheduler.h"
 #include "experiments/run.h"
 #include "gpu_backend/device.h"
 #include "gpu_backend/real_executor.h"
@@ -50,8 +52,10 @@ class RealRunner final : public experiments::PolicyRunner {
   /// sizes each workload's network once, takes P and E from the models with memory_from_model,
   /// rounds P and E up to 256 bytes, and warms the device up.
   std::vector<std::string> prepare(std::vector<core::JobSpec>& jobs) override;
-  /// One run in a fresh pool (reserved after the workers' contexts); `measured` holds the workers,
-  /// the switch latencies (and their clock), the device memory held outside the pool
+  /// One run in a fresh pool, reserved after the execution contexts (contexts_before_trace of
+  /// them); `measured` holds the workers (workers_made_in_run: those made during the trace because
+  /// more lanes ran at once), the switch latencies (and their clock), the stop latencies (a stop
+  /// asked of a running lane to the end of its run), the device memory held outside the pool
   /// (outside_pool_bytes, outside_pool_growth_bytes: null on the CPU), a fatal error that ended the
   /// run (the device was lost; null otherwise) and per job the losses, iteration times and memory.
   experiments::PolicyRun run(const std::vector<core::JobSpec>& jobs, const std::string& policy,
@@ -69,6 +73,22 @@ class RealRunner final : public experiments::PolicyRunner {
   /// the CPU): the baseline of outside_pool_growth_bytes.
   std::optional<core::Bytes> used_at_start_;
 };
+
+/// The hard cap on execution contexts made for one run: 32, the most hardware work queues a CUDA
+/// device feeds streams from (CUDA_DEVICE_MAX_CONNECTIONS, 8 by default, at most 32). Past it,
+/// streams share queues and more lanes cannot run more kernels at once, while each context still
+/// holds device memory outside the pool (its cuDNN and cuBLAS handles) and a host thread.
+inline constexpr int kMaxContexts = 32;
+
+/// How many execution contexts (worker threads with a stream and cuDNN/cuBLAS handles) a run of
+/// `jobs` under `opts` makes before the trace starts: the most lanes that can run at once. One in
+/// the exclusive and single-lane modes. With auto lanes, the most lanes Algorithm 1 can hold open
+/// at once: each open lane holds at least one admitted job, whose P is resident and whose E the
+/// lane's size L_j covers, and the safety condition sum P + sum L <= C holds at every instant, so
+/// k lanes need k distinct jobs whose P + E (each rounded up to opts.alignment) sum to at most C
+/// (rounded down): k is at most the count of the smallest such sums that fit. Capped by
+/// opts.max_lanes (when set) and kMaxContexts. Jobs that do not fit alone are left out (rejected).
+int contexts_before_trace(std::span<const core::JobSpec> jobs, const core::SchedulerOptions& opts);
 
 /// p50, p99 and max (ms) and the count of a list of latencies.
 nlohmann::json latency_json(std::vector<core::TimeNs> v);

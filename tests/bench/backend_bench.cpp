@@ -9,9 +9,16 @@
 // --math fp32|tf32 (default fp32, exact FP32 as the CPU device computes; tf32 on CUDA only) is
 // read before Google Benchmark's own flags and recorded in the output's context ("math").
 //
-// Reports training iterations per second (items/s) for each; the overhead is plain / service - 1.
-// The service's figure includes admitting the job (building and initialising the model) once per
-// 50 iterations.
+// Reports training iterations per second (items/s) for each; the overhead is plain / service - 1,
+// against plain_loop_sync_at_end (a framework's loop: the host runs ahead of the device and waits
+// once, at the end). The service's figure includes admitting the job (building and initialising
+// the model) once per 50 iterations, and its waits: for the admission, for the first iteration
+// (its loss is read back) and for the last. On a device that queues work (CUDA) the service
+// enqueues iteration i + 1 before it waits for iteration i (RealOptions::lookahead 1);
+// service_lockstep/ runs it with lookahead 0 (each iteration waited for before the next is
+// enqueued, the executor before issue 28), which costs what plain_loop/ costs against
+// plain_loop_sync_at_end/. On the CPU device both are the same (operations run at once), so
+// service_lockstep/ is registered only for a device that queues work.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -74,7 +81,7 @@ void plain_loop(benchmark::State& state, const std::string& model, bool sync_eve
 void BM_PlainLoop(benchmark::State& state, std::string model) { plain_loop(state, model, true); }
 void BM_PlainLoopAsync(benchmark::State& state, std::string model) { plain_loop(state, model, false); }
 
-void BM_Service(benchmark::State& state, std::string model) {
+void service(benchmark::State& state, const std::string& model, int lookahead) {
   gpu::Device& dev = device();
   auto net = gpu::build_model(model);
   auto ops = dev.create_ops();
@@ -87,7 +94,9 @@ void BM_Service(benchmark::State& state, std::string model) {
   job.ephemeral = gpu::align_up(net->ephemeral_bytes(*ops, true));
   const std::vector<core::JobSpec> jobs{job};
   const auto policy = policies::make_policy("fifo");
-  gpu::RealExecutor exec(dev, pool_bytes(), jobs, gpu::RealOptions{});  // contexts, then its pool (as salus-run)
+  gpu::RealOptions options;
+  options.lookahead = lookahead;
+  gpu::RealExecutor exec(dev, pool_bytes(), jobs, options);  // contexts, then its pool (as salus-run)
   core::SchedulerOptions opts;
   opts.capacity = pool_bytes();
   opts.lane_mode = core::LaneMode::kExclusive;
@@ -102,7 +111,11 @@ void BM_Service(benchmark::State& state, std::string model) {
   state.SetItemsProcessed(state.iterations() * kIterations);  // items = training iterations
 }
 
-int register_models() {
+void BM_Service(benchmark::State& state, std::string model) { service(state, model, 1); }
+void BM_ServiceLockstep(benchmark::State& state, std::string model) { service(state, model, 0); }
+
+/// Registered once the device exists (main): service_lockstep/ only where the device queues work.
+void register_models() {
   std::stringstream ss(env("SALUS_BENCH_MODELS", "lenet_32,mlp_64"));
   for (std::string m; std::getline(ss, m, ',');) {
     benchmark::RegisterBenchmark(("plain_loop/" + m).c_str(), BM_PlainLoop, m)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -110,10 +123,13 @@ int register_models() {
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
     benchmark::RegisterBenchmark(("service/" + m).c_str(), BM_Service, m)->Unit(benchmark::kMillisecond)->UseRealTime();
+    if (device().kind() != gpu::DeviceKind::kCpu) {
+      benchmark::RegisterBenchmark(("service_lockstep/" + m).c_str(), BM_ServiceLockstep, m)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
   }
-  return 0;
 }
-const int kRegistered = register_models();
 
 }  // namespace
 
@@ -140,6 +156,7 @@ int main(int argc, char** argv) {
   }
   benchmark::AddCustomContext("math", gpu::to_string(g_math));
   benchmark::AddCustomContext("device", device().name());
+  register_models();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   benchmark::RunSpecifiedBenchmarks();
