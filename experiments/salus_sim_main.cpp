@@ -154,6 +154,7 @@ int run(int argc, char** argv) {
   const std::vector<core::JobSpec>& jobs = loaded.jobs;
 
   std::vector<std::string> notes = trace.notes;
+  if (o.cfg.cluster) notes.insert(notes.end(), o.cfg.cluster->notes.begin(), o.cfg.cluster->notes.end());
   for (const std::string& n : experiments::model_notes(o.policies, o.cfg)) notes.push_back(n);
   if (o.cfg.cluster && o.cfg.cluster->gpus.size() > 1 && !o.out_dir.empty()) {
     notes.push_back("a cluster of several GPUs: --out writes no timeline, memory or lane moves (lane ids are per GPU); "
