@@ -203,7 +203,7 @@ ClusterSpec load_alibaba_nodes(std::ifstream& f, const std::string& path, const 
     kinds += (k == 0 ? "" : ", ") + c.kinds[k].name + " " + std::to_string(n);
   }
   c.notes.push_back("cluster: Alibaba v2023 node list: " + std::to_string(node) + " nodes, " + std::to_string(c.gpus.size()) +
-                    " GPUs, one kind per model (" + kinds + "), speed 1 for every kind");
+                    " GPUs, one kind per model (" + kinds + "), speed 1 for every kind (--kind-speed sets others)");
   if (!unknown.empty()) {
     std::string names;
     for (const std::string& m : unknown) names += (names.empty() ? "" : ", ") + m;
@@ -218,6 +218,35 @@ ClusterSpec load_alibaba_nodes(std::ifstream& f, const std::string& path, const 
 }
 
 }  // namespace
+
+void set_kind_speeds(ClusterSpec& c, const std::string& spec, const std::string& what) {
+  const Fail fail = [&](const std::string& m) { throw core::InputError(what + ": " + m); };
+  std::string names;
+  for (const GpuKind& k : c.kinds) names += (names.empty() ? "" : ", ") + k.name;
+  if (c.kinds.empty()) fail("the cluster's GPUs have no kinds (a cluster file with a kind column, or a node list)");
+  std::string note;
+  std::stringstream ss(spec);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item = trim(item);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) fail("expected KIND=SPEED, got '" + item + "'");
+    const std::string name = trim(item.substr(0, eq));
+    const std::int64_t speed = parse_speed(trim(item.substr(eq + 1)), fail);
+    std::int32_t kind = -1;
+    for (std::size_t k = 0; k < c.kinds.size(); ++k) {
+      if (c.kinds[k].name == name) kind = static_cast<std::int32_t>(k);
+    }
+    if (kind < 0) fail("unknown kind '" + name + "' (kinds: " + names + ")");
+    c.kinds[static_cast<std::size_t>(kind)].speed_ppm = speed;
+    for (GpuSpec& g : c.gpus) {
+      if (g.kind == kind) g.speed_ppm = speed;
+    }
+    note += (note.empty() ? "" : ", ") + name + " " + format_speed(speed);
+  }
+  if (note.empty()) fail("expected KIND=SPEED[,KIND=SPEED...], got '" + spec + "'");
+  c.notes.push_back("cluster: kind speeds from " + what + ": " + note + " (iterations take iter_ns / speed there)");
+}
 
 ClusterSpec load_cluster_file(const std::string& path) {
   ::close(core::open_input_file(path, "cluster file"));  // names a directory, FIFO or unreadable file

@@ -61,6 +61,11 @@ struct ClusterSpec {
 /// alibaba_model_memory. Bad input throws core::InputError "FILE:LINE: what".
 ClusterSpec load_cluster_file(const std::string& path);
 
+/// Sets kinds' speeds from `spec`, "KIND=SPEED[,KIND=SPEED...]" (SPEED as the file's speed
+/// column), on the kind and every GPU of it, and adds a note. `what` names the source in errors
+/// ("--kind-speed: unknown kind 'X' (kinds: ...)"), which throw core::InputError.
+void set_kind_speeds(ClusterSpec& cluster, const std::string& spec, const std::string& what);
+
 /// The memory of an Alibaba v2023 GPU model (P100 16 GiB, V100M16 16 GiB, V100M32 32 GiB, T4
 /// 16 GiB, A10 24 GiB); 0 for a model of no published memory (G2, G3, anything else).
 core::Bytes alibaba_model_memory(const std::string& model);

@@ -230,7 +230,7 @@ TEST_CASE("cluster file: Alibaba v2023's node list, one kind per model, nodes wi
   CHECK(c.gpus[14].node == 3);
   CHECK(c.notes == std::vector<std::string>{
                        "cluster: Alibaba v2023 node list: 5 nodes, 23 GPUs, one kind per model (P100 3, G2 8, V100M32 4, "
-                       "G3 8), speed 1 for every kind",
+                       "G3 8), speed 1 for every kind (--kind-speed sets others)",
                        "cluster: GPU models of no published memory (G2, G3): assumed 16 GiB each",
                        "cluster: skipped 1 node with no GPU (gpu 0)"});
   CHECK(cluster::alibaba_model_memory("A10") == test::gib(24));
@@ -240,4 +240,33 @@ TEST_CASE("cluster file: Alibaba v2023's node list, one kind per model, nodes wi
         "kinds_bad.csv:2: gpu: must be an integer in [0, 1024], got 'two'");
   CHECK(load_error("sn,cpu_milli,memory_mib,gpu\nn0,1,1,2\n") ==
         "kinds_bad.csv:1: an Alibaba v2023 node list (header sn, ...) needs columns 'gpu' and 'model'");
+}
+
+TEST_CASE("GPU kinds: --kind-speed sets a kind's speed on every GPU of it, with a note") {
+  cluster::ClusterSpec c = kinds_cluster({{"T4", cluster::kSpeedOne}, {"V100M32", cluster::kSpeedOne}}, {0, 1, 0});
+  cluster::set_kind_speeds(c, "T4=0.5, V100M32=2", "--kind-speed");
+  CHECK(c.kinds[0].speed_ppm == 500'000);
+  CHECK(c.gpus[0].speed_ppm == 500'000);
+  CHECK(c.gpus[2].speed_ppm == 500'000);
+  CHECK(c.gpus[1].speed_ppm == 2'000'000);
+  CHECK(c.notes.back() == "cluster: kind speeds from --kind-speed: T4 0.5, V100M32 2 (iterations take iter_ns / speed there)");
+  const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
+  const auto jobs = test::trace({test::job("a", 0, 4, test::ms(100), test::gib(1), test::gib(1))});
+  const cluster::ClusterOutcome r = cluster::run_cluster(jobs, "fifo", options("fifo", *none, c));
+  CHECK(r.job_gpus[0] == std::vector<std::int32_t>{0});
+  CHECK(r.outcome.jobs[0].finish_ns == test::ms(800));  // 4 x 100 ms at speed 0.5
+  auto error = [&](const std::string& spec) {
+    cluster::ClusterSpec d = c;
+    try {
+      cluster::set_kind_speeds(d, spec, "--kind-speed");
+    } catch (const core::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error("A100=2") == "--kind-speed: unknown kind 'A100' (kinds: T4, V100M32)");
+  CHECK(error("T4") == "--kind-speed: expected KIND=SPEED, got 'T4'");
+  CHECK(error("T4=-1") == "--kind-speed: speed: must be a decimal in (0, 1000] with at most 6 decimals, got '-1'");
+  cluster::ClusterSpec plain = cluster::ClusterSpec::uniform(2, test::gib(16));
+  CHECK_THROWS_AS(cluster::set_kind_speeds(plain, "T4=2", "--kind-speed"), core::InputError);
 }
