@@ -30,6 +30,12 @@ namespace {
 
 class Cluster;
 
+// A GPU's kind as a bit of a job's allowed kinds: bit k for ClusterSpec::kinds[k], the top bit for
+// a GPU of no named kind (any job may run there; a job limited to some kinds may not).
+constexpr std::uint64_t kUnnamedKind = std::uint64_t{1} << 63;
+constexpr std::uint64_t kAnyKind = ~std::uint64_t{0};
+static_assert(kMaxKinds < 64, "one bit per kind and one for unnamed GPUs");
+
 /// One GPU's executor as its Scheduler sees it: the simulator for ordinary jobs; for a replica of
 /// a gang job, the cluster's lock-step coordination (a dispatch holds the lane until every
 /// replica's GPU has chosen its replica; the run's iterations end together, and after the first
@@ -156,6 +162,8 @@ struct Gpu {
   std::unique_ptr<core::Scheduler> sched;
   std::vector<Completion> completions;  // taken at this instant's step
   Bytes capacity = 0;
+  std::int64_t speed_ppm = kSpeedOne;   // ClusterSpec's relative speed
+  std::uint64_t kind_bit = kUnnamedKind;  // its kind's bit in a job's allowed kinds
   TimeNs next = core::kNever;           // its entry in the heap
   std::int64_t jobs = 0;                // admitted, unfinished replicas
   std::int64_t util_ppm = 0;            // their summed u
@@ -212,21 +220,36 @@ class Cluster {
       g.switch_ns.assign(k, 0);
     }
     states_.resize(specs_.size());
+    resolve_kinds();
     const auto n = static_cast<std::int32_t>(opts.cluster.gpus.size());
     gpus_.resize(static_cast<std::size_t>(n));
+    // A GPU of speed s runs every iteration in gpu_iter_ns(t, s) (t: the actual time, else the
+    // profile's); one table per speed, copied into each executor of that speed.
+    std::map<std::int64_t, std::vector<TimeNs>> scaled;
     for (std::int32_t g = 0; g < n; ++g) {
       Gpu& gpu = at(g);
-      gpu.capacity = opts.cluster.gpus[static_cast<std::size_t>(g)].capacity;
+      const GpuSpec& spec = opts.cluster.gpus[static_cast<std::size_t>(g)];
+      gpu.capacity = spec.capacity;
+      gpu.speed_ppm = spec.speed_ppm;
+      if (!opts.cluster.kinds.empty() && spec.kind >= 0) gpu.kind_bit = std::uint64_t{1} << spec.kind;
+      if (spec.speed_ppm != kSpeedOne && !scaled.count(spec.speed_ppm)) {
+        std::vector<TimeNs>& v = scaled[spec.speed_ppm];
+        v.reserve(specs_.size());
+        for (std::size_t r = 0; r < specs_.size(); ++r) {
+          v.push_back(gpu_iter_ns(actual.empty() ? specs_[r].iter_ns : actual[r], spec.speed_ppm));
+        }
+      }
       gpu.policy = policies::make_policy(policy);
-      gpu.exec = std::make_unique<GpuExecutor>(*this, g, specs_, gang_of_, *opts.model, actual, opts.switch_cost_ns,
-                                               opts.paging_bytes_per_s);
+      gpu.exec = std::make_unique<GpuExecutor>(*this, g, specs_, gang_of_, *opts.model,
+                                               spec.speed_ppm == kSpeedOne ? actual : scaled.at(spec.speed_ppm),
+                                               opts.switch_cost_ns, opts.paging_bytes_per_s);
       core::SchedulerOptions so = opts.sched;
       so.capacity = gpu.capacity;
       so.record_timeline = opts.sched.record_timeline && n == 1;
       gpu.sched = std::make_unique<core::Scheduler>(specs_, states_, *gpu.policy, *gpu.exec, so);
-      idle_[aligned_capacity(gpu.capacity)].insert(g);
+      idle_[gpu_class(gpu)].insert(g);
     }
-    for (const Gpu& g : gpus_) ++gpus_of_capacity_[aligned_capacity(g.capacity)];
+    for (const Gpu& g : gpus_) ++gpus_of_class_[gpu_class(g)];
     newcomer_ = at(0).policy->newcomer();
     // Demand classes (P, E) for the placement's memo, when few (a catalog's workloads).
     std::map<std::pair<Bytes, Bytes>, std::int32_t> classes;
@@ -310,6 +333,13 @@ class Cluster {
   Gpu& at(std::int32_t g) { return gpus_[static_cast<std::size_t>(g)]; }
   Bytes align() const { return opts_.sched.alignment; }
   Bytes aligned_capacity(Bytes c) const { return c / align() * align(); }
+  /// GPUs of one class are interchangeable to the placement while nothing is bound to them.
+  using GpuClass = std::pair<Bytes, std::uint64_t>;  // aligned capacity, kind bit
+  GpuClass gpu_class(const Gpu& gpu) const { return {aligned_capacity(gpu.capacity), gpu.kind_bit}; }
+  /// Whether input job j may run on a GPU of this kind (JobSpec::gpu_kinds).
+  bool allowed(const Gpu& gpu, JobIndex j) const { return (allowed_[static_cast<std::size_t>(j)] & gpu.kind_bit) != 0; }
+  void resolve_kinds();
+  std::string kind_names() const;
   Bytes aligned(Bytes b) const { return (b + align() - 1) / align() * align(); }
 
   /// GPU g takes part in the instant now_: its clock is brought to now_ (nothing of it completes
@@ -338,11 +368,11 @@ class Cluster {
   }
   void bind_count(std::int32_t g) {
     Gpu& gpu = at(g);
-    if (gpu.bound++ == 0) idle_[aligned_capacity(gpu.capacity)].erase(g);
+    if (gpu.bound++ == 0) idle_[gpu_class(gpu)].erase(g);
   }
   void unbind(std::int32_t g) {
     Gpu& gpu = at(g);
-    if (--gpu.bound == 0) idle_[aligned_capacity(gpu.capacity)].insert(g);
+    if (--gpu.bound == 0) idle_[gpu_class(gpu)].insert(g);
   }
 
   Gang& gang_of(JobIndex r) { return gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r)])]; }
@@ -385,6 +415,7 @@ class Cluster {
     using Kind = core::Scheduler::AdmitKind;
     const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
     Gpu& gpu = at(g);
+    if (!allowed(gpu, j)) return Start::kNo;
     const core::Scheduler& sched = *gpu.sched;
     Kind kind = Kind::kNo;
     if (demand_of_.empty()) {
@@ -412,7 +443,7 @@ class Cluster {
     return sched.starts_at_once(first_replica_[static_cast<std::size_t>(j)], now_) ? Start::kJoins : Start::kNo;
   }
   /// GPUs whose memory could ever hold P + E bytes (aligned).
-  std::int64_t able_gpus(Bytes need) const;
+  std::int64_t able_gpus(Bytes need, std::uint64_t kinds) const;
   /// The GPU a 1-GPU job is given at its arrival without a choice (the only one that can hold
   /// it; when none can, the largest), or -1 when it goes to the cluster queue or is rejected.
   std::int32_t fixed_gpu(JobIndex j) const;
@@ -428,7 +459,9 @@ class Cluster {
   static constexpr std::size_t kMemoClasses = 256;
   std::vector<std::int32_t> demand_of_;  // input job -> its demand class (empty: more than kMemoClasses)
   bool first_candidate_ = takes_first_candidate(placement_);  // the placement takes the first (first-fit)
-  std::vector<Bytes> idle_seen_;  // try_place: memory sizes whose lowest idle GPU was asked
+  std::vector<GpuClass> idle_seen_;  // try_place: classes whose lowest idle GPU was asked
+  std::vector<std::uint64_t> allowed_;     // input job -> the kind bits it may run on (all: any)
+  std::vector<std::int32_t> kind_set_;     // input job -> index of its allowed set (0: any)
   std::vector<JobSpec> specs_;             // replicas
   std::vector<JobState> states_;           // per replica, shared by every GPU's Scheduler
   std::vector<JobIndex> owner_;            // replica -> input job
@@ -437,8 +470,8 @@ class Cluster {
   std::vector<JobIndex> first_replica_;    // input job -> its first replica
   std::vector<Gang> gangs_;
   std::vector<Gpu> gpus_;
-  std::map<Bytes, std::set<std::int32_t>> idle_;  // by aligned capacity: GPUs nothing is bound to
-  std::map<Bytes, std::int64_t> gpus_of_capacity_;  // aligned capacity -> how many GPUs have it
+  std::map<GpuClass, std::set<std::int32_t>> idle_;  // by class: GPUs nothing is bound to
+  std::map<GpuClass, std::int64_t> gpus_of_class_;    // class -> how many GPUs have it
   std::vector<std::int32_t> touched_;
   std::vector<Gang*> ready_gangs_;
   std::vector<Gang*> gang_iteration_ends_;
@@ -501,6 +534,46 @@ class Cluster {
   TimeNs now_ = 0;  // the instant being processed
   ClusterOutcome result_;
 };
+
+// JobSpec::gpu_kinds to kind bits, once per distinct text: names the cluster does not have are
+// left out (a set none of whose kinds the cluster has is rejected at arrival, with its reason).
+// A cluster with no named kinds ignores gpu_kinds.
+void Cluster::resolve_kinds() {
+  allowed_.assign(jobs_.size(), kAnyKind);
+  kind_set_.assign(jobs_.size(), 0);
+  const std::vector<GpuKind>& kinds = opts_.cluster.kinds;
+  if (kinds.empty()) return;
+  std::map<std::string_view, std::pair<std::uint64_t, std::int32_t>> seen;
+  std::map<std::uint64_t, std::int32_t> set_of;  // mask -> set index (from 1)
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    const std::string& text = jobs_[j].gpu_kinds;
+    if (text.empty()) continue;
+    auto it = seen.find(text);
+    if (it == seen.end()) {
+      std::uint64_t mask = 0;
+      std::size_t a = 0;
+      while (a <= text.size()) {
+        std::size_t b = text.find('|', a);
+        if (b == std::string::npos) b = text.size();
+        const std::string_view name = std::string_view(text).substr(a, b - a);
+        for (std::size_t k = 0; k < kinds.size(); ++k) {
+          if (kinds[k].name == name) mask |= std::uint64_t{1} << k;
+        }
+        a = b + 1;
+      }
+      const std::int32_t set = set_of.try_emplace(mask, static_cast<std::int32_t>(set_of.size()) + 1).first->second;
+      it = seen.emplace(text, std::make_pair(mask, set)).first;
+    }
+    allowed_[j] = it->second.first;
+    kind_set_[j] = it->second.second;
+  }
+}
+
+std::string Cluster::kind_names() const {
+  std::string names;
+  for (const GpuKind& k : opts_.cluster.kinds) names += (names.empty() ? "" : ", ") + k.name;
+  return names;
+}
 
 void GpuExecutor::admit(JobIndex job, const JobSpec& spec, Bytes offset) {
   sim_.admit(job, spec, offset);
@@ -581,7 +654,11 @@ void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
   // These sub-runs pay every transfer charged to the replicas' lanes so far: one paid by some
   // replicas only puts them out of phase, so that round is one iteration.
   const std::int64_t left = gang.target - gang.iterations;
-  const bool batch = !first && opts_.gang_batches && !gang.transfer && left > 1;
+  // A batch needs the replicas in phase: GPUs of one speed (else lock-step, one iteration at a
+  // time, each ending when the slowest replica's does).
+  bool one_speed = true;
+  for (const std::int32_t g : gang.gpus) one_speed &= at(g).speed_ppm == at(gang.gpus.front()).speed_ppm;
+  const bool batch = !first && opts_.gang_batches && !gang.transfer && left > 1 && one_speed;
   gang.transfer = false;
   if (batch) {
     gang.batch_start = t;
@@ -740,6 +817,7 @@ bool Cluster::plan_gang(Gang& gang) {
   std::int64_t left = r0.left;
   for (const JointLane& lane : joint_lanes_) {
     const JointSlot& r = joint_slots_[lane.replica];
+    if (r.work != work) return false;  // GPUs of different speeds: the recurrence assumes one (run by run instead)
     SALUS_INVARIANT(r.work == work && r.switch_cost == switch_cost && r.extra == extra && r.left == left,
                     "a gang's replicas stand alike", specs_[gang.replicas.front()].id);
   }
@@ -1128,17 +1206,22 @@ void Cluster::bind(JobIndex r, std::int32_t g, std::int64_t rank, TimeNs t, bool
   if (admit_now) gpu.sched->admit_pending(t);
 }
 
-std::int64_t Cluster::able_gpus(Bytes need) const {
+std::int64_t Cluster::able_gpus(Bytes need, std::uint64_t kinds) const {
   std::int64_t able = 0;
-  for (const auto& [cap, count] : gpus_of_capacity_) {
-    if (cap >= need) able += count;
+  for (const auto& [c, count] : gpus_of_class_) {
+    if (c.first >= need && (c.second & kinds) != 0) able += count;
   }
   return able;
 }
 
 std::int32_t Cluster::fixed_gpu(JobIndex j) const {
   const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
-  if (s.gpus != 1 || able_gpus(aligned(s.persistent) + aligned(s.ephemeral)) > 1) return -1;
+  // A job limited to some kinds always goes through the queue (its one able GPU need not be the
+  // largest; none able: arrive rejects it).
+  if (s.gpus != 1 || kind_set_[static_cast<std::size_t>(j)] != 0 ||
+      able_gpus(aligned(s.persistent) + aligned(s.ephemeral), kAnyKind) > 1) {
+    return -1;
+  }
   // The one GPU that can hold it is the only one of the largest memory; when none can, the
   // lowest-numbered of the largest.
   return largest_gpu_;
@@ -1202,7 +1285,7 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
   rank_[static_cast<std::size_t>(j)] = rank;
   const Bytes need = aligned(s.persistent) + aligned(s.ephemeral);
   // GPUs that could ever hold a replica.
-  const std::int64_t able = able_gpus(need);
+  const std::int64_t able = able_gpus(need, allowed_[static_cast<std::size_t>(j)]);
   const JobIndex r0 = first_replica_[static_cast<std::size_t>(j)];
   if (const std::int32_t target = fixed_gpu(j); target >= 0) {
     // No choice to defer: the one GPU that can hold it (or, when none can, the largest, whose
@@ -1211,9 +1294,13 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
     return;
   }
   if (able < s.gpus) {
-    const std::string reason = "needs " + std::to_string(s.gpus) + " GPUs with P + E = " +
-                               core::format_size(s.persistent + s.ephemeral) + " free, the cluster has " +
-                               std::to_string(able) + " that large";
+    const bool limited = kind_set_[static_cast<std::size_t>(j)] != 0;
+    std::string reason = "needs " + std::to_string(s.gpus) + " GPUs" + (limited ? " of kind " + s.gpu_kinds : "") +
+                         " with P + E = " + core::format_size(s.persistent + s.ephemeral) + " free, the cluster has " +
+                         std::to_string(able) + " that large";
+    if (limited && allowed_[static_cast<std::size_t>(j)] == 0) {
+      reason = "gpu_kinds '" + s.gpu_kinds + "': the cluster has no GPU of those kinds (kinds: " + kind_names() + ")";
+    }
     for (std::int32_t i = 0; i < s.gpus; ++i) {
       JobState& st = states_[static_cast<std::size_t>(r0 + i)];
       st.status = JobStatus::kRejected;
@@ -1233,7 +1320,9 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
   // once one of its jobs starts nowhere, which holds for equal demands because starts_at_once is
   // monotone in admission order).
   const std::int64_t key = at(0).policy->admission_key(core::SchedulerView{t, specs_, states_}, r0);
-  queue_.push(j, key, rank, s.persistent, s.ephemeral + (static_cast<Bytes>(s.gpus - 1) << 50));
+  // (The class key also keeps jobs of different allowed kinds apart.)
+  queue_.push(j, key, rank, s.persistent + (static_cast<Bytes>(kind_set_[static_cast<std::size_t>(j)]) << 52),
+              s.ephemeral + (static_cast<Bytes>(s.gpus - 1) << 50));
   ++queued_demands_[{s.persistent, s.ephemeral}];
   if (s.gpus > 1) ++queued_gangs_;
 }
@@ -1264,9 +1353,9 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
     for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()) && loads_.empty(); ++g) {
       const Gpu& gpu = at(g);
       if (gpu.bound == 0) {
-        const Bytes cap = aligned_capacity(gpu.capacity);
-        if (std::find(idle_seen_.begin(), idle_seen_.end(), cap) != idle_seen_.end()) continue;
-        idle_seen_.push_back(cap);
+        const GpuClass c = gpu_class(gpu);
+        if (std::find(idle_seen_.begin(), idle_seen_.end(), c) != idle_seen_.end()) continue;
+        idle_seen_.push_back(c);
       }
       consider(g);
     }

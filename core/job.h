@@ -38,6 +38,10 @@ struct JobSpec {
   /// GPUs the job runs on at once (a trace's num_gpu; 1 when absent): a multi-GPU job runs a
   /// replica on each, gang-scheduled by a cluster.
   std::int32_t gpus = 1;
+  /// GPU kinds the job may run on, '|'-separated kind names as a cluster names them (Alibaba
+  /// v2023's gpu_spec, e.g. "V100M16|V100M32"); empty: any GPU. Read by a cluster whose GPUs
+  /// have named kinds (cluster/README.md, "Cluster file"); ignored by a cluster with none.
+  std::string gpu_kinds;
   /// An inference job: requests_ns[i] is when request i arrives; iteration i serves it and may
   /// not start earlier. Non-decreasing, one per iteration, none before arrival_ns. Empty: a
   /// training job, whose iterations are all ready once it is admitted.

@@ -48,6 +48,7 @@ struct Options {
   double time_scale = 1;
   experiments::ModelOptions model;  ///< --lanes, --interference, --switch-cost-ms, --placement, ...
   std::string cluster_file;          ///< --cluster
+  std::string kind_speeds;           ///< --kind-speed
   bool quiet = false;                ///< --quiet: no progress on stderr
   traces::LoadOptions load;  ///< --format, --window, --sample, ...
 };
@@ -81,7 +82,11 @@ Options parse(int argc, char** argv, bool* help) {
       ("gpus", po::value(&gpus)->default_value(1),
        "a cluster of this many GPUs of --gpu-mem each, every one running the policy (1: one GPU, today's path)")
       ("cluster", po::value(&o.cluster_file),
-       "a cluster file instead of --gpus: CSV nodes,gpus_per_node,gpu_mem, one row per group of nodes (cluster/README.md)")
+       "a cluster file instead of --gpus: CSV nodes,gpus_per_node,gpu_mem[,kind,speed], one row per group of nodes, "
+       "or Alibaba v2023's openb_node_list_gpu_node.csv (cluster/README.md)")
+      ("kind-speed", po::value(&o.kind_speeds),
+       "with --cluster: KIND=SPEED[,KIND=SPEED...] sets the relative speed of GPU kinds (e.g. T4=0.5,V100M32=2; "
+       "iterations take iter_ns / SPEED)")
       ("profiles", po::value(&o.profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")
       ("summary-json", po::value(&o.summary_json), "write the summary JSON here")
       ("out", po::value(&o.out_dir), "write per-job CSVs, timelines, memory, lane moves and JCT CDFs into this directory")
@@ -128,8 +133,10 @@ Options parse(int argc, char** argv, bool* help) {
   o.cfg.seed = seed;
   if (gpus < 1 || gpus > 1'000'000) throw core::InputError("--gpus: must be an integer in [1, 1000000]");
   if (vm.count("cluster") && !vm["gpus"].defaulted()) throw core::InputError("--gpus and --cluster: give one of them");
+  if (vm.count("kind-speed") && !vm.count("cluster")) throw core::InputError("--kind-speed needs --cluster");
   if (vm.count("cluster")) {
     o.cfg.cluster = cluster::load_cluster_file(o.cluster_file);
+    if (vm.count("kind-speed")) cluster::set_kind_speeds(*o.cfg.cluster, o.kind_speeds, "--kind-speed");
   } else if (gpus > 1) {
     o.cfg.cluster = cluster::ClusterSpec::uniform(static_cast<std::int32_t>(gpus), o.cfg.capacity);
   }
@@ -154,6 +161,7 @@ int run(int argc, char** argv) {
   const std::vector<core::JobSpec>& jobs = loaded.jobs;
 
   std::vector<std::string> notes = trace.notes;
+  if (o.cfg.cluster) notes.insert(notes.end(), o.cfg.cluster->notes.begin(), o.cfg.cluster->notes.end());
   for (const std::string& n : experiments::model_notes(o.policies, o.cfg)) notes.push_back(n);
   if (o.cfg.cluster && o.cfg.cluster->gpus.size() > 1 && !o.out_dir.empty()) {
     notes.push_back("a cluster of several GPUs: --out writes no timeline, memory or lane moves (lane ids are per GPU); "

@@ -626,7 +626,7 @@ void read_alibaba(Trace& trace, std::string_view text, const Catalog&, const Loa
   std::vector<std::string> extra;
   const auto index = map_header(path, header, names, {kName, kGpus, kMilli, kCreate, kDelete, kSched}, "an Alibaba", &extra);
   FirstSeen first;
-  std::int64_t cpu_only = 0, unscheduled = 0, running = 0, zero = 0, shared = 0;
+  std::int64_t cpu_only = 0, unscheduled = 0, running = 0, zero = 0, shared = 0, limited = 0;
   for (std::size_t r = 0; rows.next(); ++r) {
     check_field_count(path, header, rows);
     const Place place{path, rows.line(), r};
@@ -657,6 +657,10 @@ void read_alibaba(Trace& trace, std::string_view text, const Catalog&, const Loa
       continue;
     }
     job.gpus = gpus;
+    if (index[kSpec] >= 0 && !cell(kSpec).empty()) {
+      job.gpu_kinds = cell(kSpec);
+      ++limited;
+    }
     set_duration_assumed(job, deleted - scheduled, options.assumed_iter_ns);
     // gpu_milli: the share of one GPU a pod sharing it asked for, its memory and at least that share
     // of its compute (the trace's README), so E = share x capacity and u = share; Algorithm 1 then
@@ -675,8 +679,13 @@ void read_alibaba(Trace& trace, std::string_view text, const Catalog&, const Loa
   }
   require_jobs(trace, header.line);
   shift_to_first_arrival(trace, "creation_time");
-  trace.notes.push_back("alibaba: duration = deletion_time - scheduled_time, GPUs = num_gpu; cpu_milli, memory_mib, "
-                        "gpu_spec, qos and pod_phase not read");
+  trace.notes.push_back("alibaba: duration = deletion_time - scheduled_time, GPUs = num_gpu, gpu_spec = the GPU kinds "
+                        "a pod may run on; cpu_milli, memory_mib, qos and pod_phase not read");
+  if (limited > 0) {
+    trace.notes.push_back(std::to_string(limited) + plural(limited, " pod names", " pods name") +
+                          " GPU models in gpu_spec: honoured on a cluster whose GPUs have kinds (--cluster with a kind "
+                          "column, or the v2023 node list), ignored elsewhere");
+  }
   if (shared > 0) {
     trace.notes.push_back(std::to_string(shared) + plural(shared, " pod shares", " pods share") +
                           " one GPU: memory E = gpu_milli / 1000 of the GPU (P = 0) and utilisation u = gpu_milli / 1000");

@@ -211,7 +211,8 @@ TEST_CASE("cluster file: groups of nodes, and bad input named by file:line") {
     }
     return std::string("no error");
   };
-  CHECK(error("nodes,gpus,gpu_mem\n") == "bad.csv:1: unknown column 'gpus' (valid: nodes, gpus_per_node, gpu_mem)");
+  CHECK(error("nodes,gpus,gpu_mem\n") == "bad.csv:1: unknown column 'gpus' (valid: nodes, gpus_per_node, gpu_mem, kind, speed; or an Alibaba v2023 "
+                                               "node list: sn, ..., gpu, model)");
   CHECK(error("nodes,gpus_per_node\n") == "bad.csv:1: missing column 'gpu_mem' (the header is nodes,gpus_per_node,gpu_mem)");
   CHECK(error("nodes,gpus_per_node,gpu_mem\n1,8,16\n") == "bad.csv:2: gpu_mem: needs a unit (e.g. 16GiB, 80GB), got '16'");
   CHECK(error("nodes,gpus_per_node,gpu_mem\n0,8,16GiB\n") ==

@@ -429,3 +429,20 @@ TEST_CASE("import: a file no reader recognises, and a pod list without times, ar
   CHECK_THROWS_WITH_AS(load_trace(pods, catalog()), doctest::Contains(":1: an Alibaba v2023 pod list without times"),
                        core::InputError);
 }
+
+TEST_CASE("import: alibaba keeps a pod's gpu_spec as the GPU kinds it may run on") {
+  const Trace t = load_trace(kDir + "alibaba.csv", catalog());
+  REQUIRE(t.jobs.size() == 3);
+  CHECK(t.jobs[0].gpu_kinds.empty());
+  CHECK(t.jobs[1].gpu_kinds.empty());
+  CHECK(t.jobs[2].gpu_kinds == "A100");
+  CHECK(has_note(t, "1 pod names GPU models in gpu_spec: honoured on a cluster whose GPUs have kinds (--cluster with a "
+                    "kind column, or the v2023 node list), ignored elsewhere"));
+  const std::string two = salus::test::temp_file(
+      "alibaba_spec.csv",
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+      "p0,1000,1024,1,1000,V100M16|V100M32,LS,Succeeded,0,100,0\n");
+  const Trace u = load_trace(two, catalog());
+  REQUIRE(u.jobs.size() == 1);
+  CHECK(u.jobs[0].gpu_kinds == "V100M16|V100M32");
+}
