@@ -20,6 +20,7 @@
 #include "core/errors.h"
 #include "core/units.h"
 #include "experiments/cli.h"
+#include "experiments/cpus.h"
 #include "experiments/output.h"
 #include "experiments/progress.h"
 #include "experiments/sim_runner.h"
@@ -154,6 +155,8 @@ int run(int argc, char** argv) {
   const std::vector<core::JobSpec>& jobs = loaded.jobs;
 
   std::vector<std::string> notes = trace.notes;
+  // A catalog measured on the cpu device predicts runs on as many CPUs as it was measured on.
+  if (std::string n = experiments::catalog_cpus_note(traces::Catalog::load(o.profiles)); !n.empty()) notes.push_back(n);
   for (const std::string& n : experiments::model_notes(o.policies, o.cfg)) notes.push_back(n);
   if (o.cfg.cluster && o.cfg.cluster->gpus.size() > 1 && !o.out_dir.empty()) {
     notes.push_back("a cluster of several GPUs: --out writes no timeline, memory or lane moves (lane ids are per GPU); "
