@@ -7,7 +7,7 @@
 #   DIR/validate.sh call1 OUT             # correctness, service overhead, the paper's figures
 #   DIR/validate.sh call2 OUT             # the measured catalog (h100.json)
 #   DIR/validate.sh call3 OUT [INPUT...]  # fidelity on two traces, with call2's catalog
-#   PHASES="fidexp" DIR/validate.sh phases OUT   # named phases, outside the plan
+#   PHASES="..." DIR/validate.sh phases OUT [INPUT...]   # named phases, outside the plan
 #
 # Each call has a deadline (DEADLINE_S, default the plan's: at most 540 s) and every phase a
 # guard sized from runs 1-4 (experiments/results/h100/run{1..4}/summary.txt; the plan cites the
@@ -57,7 +57,7 @@ call2 deadline               - 520 -
 call3 fid_catalog            1  10 copying call2's catalog (or fid_profile's guard, 240 s, without it)
 call3 fid_real_a           190 230 186 / 187 / 174 s (run2 / run3 / run4: 20 jobs, 4 policies; run1 timed out at 300 s before the fixes)
 call3 fid_sim_a              5  30 0 s per model (runs 1-4)
-call3 fid_real_b           190 230 as fid_real_a
+call3 fid_real_b           190 290 as fid_real_a; the larger guard takes what trace a left (a trace's time is about the sum of its 4 makespans, drawn by the generator)
 call3 fid_sim_b              5  30 as fid_sim_a
 call3 deadline               - 540 -
 EOF
@@ -102,7 +102,7 @@ print_plan() {
 }
 
 usage() {
-  echo "usage: validate.sh plan | validate.sh call1|call2 OUT | validate.sh call3 OUT [INPUT...] | PHASES=\"...\" validate.sh phases OUT" >&2
+  echo "usage: validate.sh plan | validate.sh call1|call2 OUT | validate.sh call3 OUT [INPUT...] | PHASES=\"...\" validate.sh phases OUT [INPUT...]" >&2
   exit 2
 }
 
@@ -114,10 +114,10 @@ case "$mode" in
     print_plan
     exit $?
     ;;
-  call1 | call2 | phases)
+  call1 | call2)
     [ "$#" -eq 2 ] || usage
     ;;
-  call3)
+  call3 | phases)
     [ "$#" -ge 2 ] || usage
     ;;
   *)
@@ -210,8 +210,8 @@ phase_env() {
 
 # Losses of every runnable network on the CPU device and on CUDA (FP32, then TF32), each a job of
 # LOSS_ITERS iterations alone in its own process (so every job is job 0 with the same seed, hence
-# the same weights and batch): the CPU runs at once, one per CPU; the CUDA runs one after another
-# meanwhile. The catalog only names the workloads: P and E come from the models (--memory model),
+# the same weights and batch): the CPU runs at once, one per CPU; meanwhile the CUDA runs, FP32 and
+# TF32 side by side, each one network after another. The catalog only names the workloads: P and E come from the models (--memory model),
 # and one FIFO job needs no iteration time.
 losses_body() {
   local d=$out/losses nets=${LOSS_NETS:-lenet_8 mlp_8 alexnet_2 overfeat_2 googlenet_2 vgg11_2 vgg16_2 vgg19_2 resnet50_2 resnet101_2 resnet152_2}
@@ -235,13 +235,18 @@ PY
     i=$((i + 1))
   done
   for m in fp32 tf32; do
-    for n in $nets; do
-      "$bin/salus-run" --device cuda --math $m --warmup off --memory model --gpu-mem 4GiB --policy fifo \
-        --profiles "$d/catalog.json" --trace "$d/$n.csv" --summary-json "$d/cuda_${m}_$n.json" >"$d/cuda_${m}_$n.log" 2>&1 ||
-        { echo "cuda $m $n failed (exit $?)"; rc=1; }
-    done
+    (
+      r=0
+      for n in $nets; do
+        "$bin/salus-run" --device cuda --math $m --warmup off --memory model --gpu-mem 4GiB --policy fifo \
+          --profiles "$d/catalog.json" --trace "$d/$n.csv" --summary-json "$d/cuda_${m}_$n.json" \
+          >"$d/cuda_${m}_$n.log" 2>&1 || { echo "cuda $m $n failed (exit $?)"; r=1; }
+      done
+      exit $r
+    ) &
+    pids+=($!)
   done
-  for p in "${pids[@]}"; do wait "$p" || { echo "a cpu run failed"; rc=1; }; done
+  for p in "${pids[@]}"; do wait "$p" || { echo "a run failed (logs in losses/)"; rc=1; }; done
   python3 "$here/tables.py" losses "$d"
   return $rc
 }
