@@ -281,7 +281,11 @@ def fidelity(d):
     for label in ("a", "b"):
         real = load(os.path.join(d, f"fid_real_{label}.json"))
         seed = re.search(rf"trace {label}: seed (\d+)", frozen or "")
-        name = f"trace {label}" + (f" seed {seed.group(1)}" if seed else "")
+        name = f"trace {label}"
+        if seed:
+            out.append(row(f"{name}: seed", seed.group(1) + (" (fixed in advance)" if label == "a" else
+                                                            " (drawn after the model was frozen: frozen.txt)"),
+                           "recorded", "PASS"))
         if not real:
             out.append(missing(name, f"fid_real_{label}.json", "the GPU run"))
             continue
@@ -294,7 +298,7 @@ def fidelity(d):
             if not f:
                 out.append(missing(f"{name} {p}", "fidelity_*_auto.json", "<= 5 % / 3 %"))
                 continue
-            out.append(row(f"{name} {p} ({default}, the default)",
+            out.append(row(f"{name} {p} ({default}: default)",
                            f"median JCT {100 * f['jct_error_median']:.1f} %, makespan {100 * f['makespan_error']:.1f} %, "
                            f"tau {f['kendall_tau_finish']:.2f}, done {f['done_both']}/{f['jobs']}",
                            "<= 5 % / <= 3 %",
@@ -335,9 +339,10 @@ def model_grid(extra):
 
 
 def print_table(rows, lines=()):
-    print(f"{'verdict':8}{'check':44}measured (target)")
+    w = max([len(r[0]) for r in rows] + [5]) + 2
+    print(f"{'verdict':8}{'check':{w}}measured (target)")
     for check, measured, target, result in rows:
-        print(f"{result:8}{check:44}{measured} ({target})")
+        print(f"{result:8}{check:{w}}{measured} ({target})")
     for line in lines:
         print(line)
     fails = sum(1 for r in rows if r[3] != "PASS")

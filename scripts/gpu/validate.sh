@@ -410,6 +410,7 @@ phase_fid_catalog() {
   if [ -z "$src" ]; then
     if [ -f "$state/call2/profiles_fidelity.json" ]; then src=$state/call2; elif [ -f "$dest/call2.tgz" ]; then src=$dest/call2.tgz; fi
   fi
+  local from=$src
   if [ -n "$src" ] && [ -f "$src" ]; then
     mkdir -p "$out/input"
     tar -xzf "$src" -C "$out/input" && src=$out/input/call2
@@ -417,7 +418,7 @@ phase_fid_catalog() {
   if [ -n "$src" ] && [ -f "$src/profiles_fidelity.json" ]; then
     cp "$src/profiles_fidelity.json" "$fid_catalog"
     [ -f "$src/h100.json" ] && cp "$src/h100.json" "$out/h100.json"
-    echo "catalog: from call2 ($src)" >"$out/fid_catalog.log"
+    echo "catalog: from call2 ($from)" >"$out/fid_catalog.log"
     printf '%-22s %-11s %5s %5s %5s\n' fid_catalog "call2" 0 1 10 >>"$summary"
   else
     echo "catalog: measured here (call2's not in: ${inputs[*]:-no input}, $state/call2, $dest/call2.tgz)" \

@@ -105,7 +105,7 @@ echo '{"interference": "shares"}' >"$t/fid_sim_a_auto.json"
 o=$(python3 "$src/scripts/gpu/tables.py" call3 "$t")
 check "tables.py: PACK ran 9 lanes at once in run4" grep -q "^PASS    trace a PACK lanes at once  *9 (>= 8)" <<<"$o"
 check "tables.py: run4's PACK misses the target under shares" \
-  grep -q "^FAIL    trace a pack (shares, the default)  *median JCT 25.5 %, makespan 14.3 %" <<<"$o"
+  grep -q "^FAIL    trace a pack (shares: default)  *median JCT 25.5 %, makespan 14.3 %" <<<"$o"
 check "tables.py: every model beside the default" grep -qE "^pack +25\.5/14\.3 % +69\.8/39\.5 %" <<<"$o"
 python3 "$src/scripts/gpu/tables.py" call7 "$t" >/dev/null 2>&1
 check "tables.py: an unknown mode exits 2" test $? -eq 2
