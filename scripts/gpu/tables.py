@@ -247,14 +247,17 @@ def fid_profile(d, name="profiles_fidelity.json"):
     pairs, crowds = len(c.get("pairs", [])), c.get("crowds", [])
     sizes = ",".join(str(len(x["workloads"])) for x in crowds)
     no_switch = [w["name"] for w in c["workloads"] if "switch_ms" not in w]
-    known = {"format", "gpu", "notes", "workloads", "pairs", "crowds", "switch_ms", "interference"}
-    extra = sorted(set(c) - known)
     out = [row(f"catalog: {n} fidelity workloads", f"{pairs}/{n * (n - 1) // 2} pairs, crowds of {sizes or 'none'}, "
                f"switch_ms for {n - len(no_switch)}/{n}, interference {c.get('interference', '-')}",
                "all pairs, crowds, switching", verdict(pairs == n * (n - 1) // 2 and crowds and not no_switch))]
-    if extra or os.environ.get("CROWD_SWEEP"):
-        out.append(row("catalog: crowd sweep (CROWD_SWEEP)", f"keys {', '.join(extra) or 'none new'}",
-                       "what the crowd model reads", verdict(bool(extra))))
+    # The homogeneous sweeps (salus-profile --sweeps, k copies of one workload) the `capacity`
+    # model reads, and the k each workload reached (the pool stops the large ones early).
+    sweeps = {s["workload"]: s["lanes"] for s in c.get("sweeps", [])}
+    reach = ", ".join(f"{w} {min(k)}-{max(k)}" for w, k in sweeps.items())
+    out.append(row("catalog: sweeps, k copies of each workload", f"{len(sweeps)}/{n} workloads" +
+                   (f" (k: {reach})" if reach else "") + (f"; CROWD_SWEEP {os.environ['CROWD_SWEEP']}"
+                                                          if os.environ.get("CROWD_SWEEP") else ""),
+                   "every workload", verdict(len(sweeps) == n)))
     return out
 
 
@@ -265,7 +268,7 @@ def h100(d):
         return [missing("h100.json", "h100.json", "written")]
     sha = hashlib.sha256(open(p, "rb").read()).hexdigest()[:12]
     return [row("h100.json (traces/profiles/h100.json)", f"{len(c['workloads'])} workloads, {len(c.get('pairs', []))} "
-                f"pairs, {len(c.get('crowds', []))} crowds, sha256 {sha}", "written", "PASS")]
+                f"pairs, {len(c.get('crowds', []))} crowds, {len(c.get('sweeps', []))} sweeps, sha256 {sha}", "written", "PASS")]
 
 
 # ---- call3 ---------------------------------------------------------------------------------
@@ -277,7 +280,7 @@ def fidelity(d):
     if source:
         out.append(row("fidelity catalog", source[:90], "from call2", verdict(source.startswith("catalog: from call2"))))
     extra = []
-    models = os.environ.get("FID_MODELS", "auto shares crowds pairs profiled none").split()
+    models = os.environ.get("FID_MODELS", "auto capacity shares crowds pairs profiled none").split()
     for label in ("a", "b"):
         real = load(os.path.join(d, f"fid_real_{label}.json"))
         seed = re.search(rf"trace {label}: seed (\d+)", frozen or "")

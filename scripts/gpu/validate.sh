@@ -24,8 +24,9 @@
 #
 # MATH (default fp32) is passed as --math to salus-run, salus-profile and backend_bench. The pool
 # is capped at GPU_MEM (default 16GiB: an emulated P100). CROWD_SWEEP (default empty) is passed to
-# call2's fidelity profile as extra salus-profile options (the homogeneous crowd sweep, k copies of
-# one workload, k = 2..12), with the crowd_sweep guard added to that phase's. Nothing here changes
+# call2's fidelity profile as extra salus-profile options (on a GPU salus-profile already measures
+# homogeneous sweeps of 3, 5, 8 and 12 copies of each workload; e.g. CROWD_SWEEP="--sweeps
+# 2,3,4,5,6,7,8,9,10,11,12" for k = 2..12), with the crowd_sweep guard added to that phase's. Nothing here changes
 # the GPU's settings.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -49,12 +50,12 @@ call1 timeslice_alone       20  45 16 s (run2)
 call1 timeslice_processes   35  75 32 s (run2)
 call1 bench                105 150 104 s (run1; run4's second bench was cut by the deadline at 51 s)
 call1 deadline               - 450 -
-call2 profile_all           90 150 82 / 86 s (run2 / run3; run1 stopped at 44 s on a workload that did not fit)
-call2 fid_profile          120 240 18-26 s (runs 1-4: pairs, one switch run); now also a switch run per workload (about 25 s) and crowds of 3, 5, 7 lanes (about 60 s: 3 rounds each, 10 solo brackets of 7 workloads)
-call2 crowd_sweep          120 150 not measured yet: the time this plan gives CROWD_SWEEP (k copies of one workload, k = 2..12), added to fid_profile's guard
-call2 h100                   1  20 merging the two catalogs
+call2 profile_all          175 230 run3 measured 86 s; a model of profiler.cpp's solo phase over run3's profiles.json gives 87 s for run3's profiler and 175 s for today's (the self pair bracketed by solo runs, then re-timed through the executor)
+call2 fid_profile          152 230 scripts/gpu/profile_cost.py on run4's profiles_fidelity.json: 152 s for today's default on a GPU (alone 20, pairs 67, crowds of 3,5,7 in one round 20, sweeps of 3,5,8,12 copies 27, switching 17 s); runs 1-4's older profile took 18-26 s
+call2 crowd_sweep           36  50 CROWD_SWEEP on top of fid_profile, e.g. --sweeps 2,3,...,12 for k = 2..12: profile_cost.py 188 - 152 s; added to fid_profile's guard when set
+call2 h100                   1  10 merging the two catalogs
 call2 deadline               - 520 -
-call3 fid_catalog            1  10 copying call2's catalog (or fid_profile's guard, 240 s, without it)
+call3 fid_catalog            1  10 copying call2's catalog (or fid_profile and its guard without it)
 call3 fid_real_a           190 230 186 / 187 / 174 s (run2 / run3 / run4: 20 jobs, 4 policies; run1 timed out at 300 s before the fixes)
 call3 fid_sim_a              5  30 0 s per model (runs 1-4)
 call3 fid_real_b           190 290 as fid_real_a; the larger guard takes what trace a left (a trace's time is about the sum of its 4 makespans, drawn by the generator)
@@ -267,7 +268,7 @@ timeslice_processes_body() {
 # compared with the GPU run by fidelity.py.
 fid_sims_body() {
   local label=$1 trace=$2 cat=$3 model rc=0
-  for model in ${FID_MODELS:-auto shares crowds pairs profiled none}; do
+  for model in ${FID_MODELS:-auto capacity shares crowds pairs profiled none}; do
     "$bin/salus-sim" --profiles "$cat" --gpu-mem "$gpu_mem" --interference "$model" --policy fifo,srtf,pack,fair \
       --trace "$trace" --out "$out/fid_sim_${label}_$model" --summary-json "$out/fid_sim_${label}_$model.json" &&
       python3 "$here/fidelity.py" "$out/fid_sim_${label}_$model" "$out/fid_real_$label" \
@@ -357,8 +358,9 @@ phase_profile_all() {
 }
 
 phase_fid_profile() {
-  # The fidelity workloads with everything the models read: pairs, crowds of 3, 5 and 7 lanes
-  # (salus-profile's default), each workload's switching cost, and CROWD_SWEEP's options.
+  # The fidelity workloads with everything the models read (salus-profile's defaults on a GPU):
+  # pairs, crowds of 3, 5 and 7 lanes, sweeps of 3, 5, 8 and 12 copies of each workload for
+  # `capacity`, each workload's switching cost; and CROWD_SWEEP's options.
   local guard
   guard=$(plan_value call2 fid_profile 4)
   local sweep=()
