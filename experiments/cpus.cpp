@@ -166,12 +166,6 @@ std::string record_caveat(const CatalogCpus& c, const std::string& cat) {
   return "";
 }
 
-/// The CPU this thread runs on now (the OS's choice for this process), if this process may use it.
-int current_cpu(const std::vector<int>& allowed) {
-  const int cpu = sched_getcpu();
-  return std::binary_search(allowed.begin(), allowed.end(), cpu) ? cpu : allowed.front();
-}
-
 }  // namespace
 
 std::string pin_for_device(const std::string& program, const std::string& value, const std::string& device,
@@ -223,10 +217,12 @@ std::string pin_for_device(const std::string& program, const std::string& value,
            cpus_phrase(*recorded) + ", which this process may not use (it may use " + cpu_list_text(allowed) + ")" +
            choose;
   }
-  const int cpu = current_cpu(allowed);
+  // The first CPU, as salus-experiment fidelity chooses: the same CPU from run to run (the CPU a
+  // process happened to start on moves, and with it the neighbours it shares a core with).
+  const int cpu = allowed.front();
   pin_to_cpus({cpu});
   std::string note = program + " runs the cpu device on CPU " + std::to_string(cpu) +
-                     " (the default: one CPU, the one it started on" +
+                     " (the default: one CPU, the first this process may use" +
                      (catalog ? std::string(", as salus-profile measures") : std::string(", recorded in the catalog")) +
                      choose + ")";
   if (const std::string caveat = record_caveat(measured, cat); !caveat.empty()) note += "; " + caveat;

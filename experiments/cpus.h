@@ -55,7 +55,7 @@ std::vector<int> provenance_cpus(const std::string& source);
 /// thread starts, and returns the note that says where it runs and why ("" when there is nothing
 /// to say). On the cpu device a run's figures depend on how many CPUs its lanes share (two lanes
 /// on two cores run side by side, on one they take turns), so:
-///   - no --cpus: one CPU, the one this process started on; salus-run takes the CPUs `catalog`'s
+///   - no --cpus: one CPU, the first this process may use; salus-run takes the CPUs `catalog`'s
 ///     cpu-device figures were measured on instead, where it names one list this process may use;
 ///   - --cpus LIST: LIST; --cpus all: every CPU this process may use, where the OS places threads;
 ///     either refused (core::InputError, exit 2, naming the fix) when it puts the lanes on another

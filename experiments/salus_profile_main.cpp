@@ -141,7 +141,7 @@ int run(int argc, char** argv) {
       ("crowd-rounds", po::value(&rounds_text)->default_value(rounds_text),
        "rounds of each crowd and sweep point, each bracketed by solo runs (the median is kept); auto: 1 on a GPU, 3 "
        "on the cpu device");
-  experiments::add_cpus_option(desc, cpus, "on the cpu device one CPU, the one it starts on, recorded in the catalog; "
+  experiments::add_cpus_option(desc, cpus, "on the cpu device one CPU, the first it may use, recorded in the catalog; "
                                           "on cuda where the OS places them");
   po::variables_map vm;
   po::store(experiments::parse_command_line(argc, argv, desc), vm);

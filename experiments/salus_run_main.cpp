@@ -83,7 +83,7 @@ Options parse(int argc, char** argv, bool* help) {
       ("summary-json", po::value(&o.summary_json), "write the summary JSON here (salus-sim's schema plus measurements)")
       ("out", po::value(&o.out_dir), "write per-job CSVs, timelines, memory and lane moves into this directory");
   experiments::add_cpus_option(desc, o.cpus, "on the cpu device the CPUs the catalog's figures were measured on, "
-                                            "else one CPU, the one it starts on; on cuda where the OS places them");
+                                            "else one CPU, the first it may use; on cuda where the OS places them");
   experiments::add_trace_options(desc, trace_options);
   po::variables_map vm;
   po::store(experiments::parse_command_line(argc, argv, desc), vm);

@@ -109,7 +109,7 @@ TEST_CASE("salus-profile without --cpus measures the cpu device on one CPU, says
   REQUIRE(cpus.single()->size() == 1);
   const std::string cpu = std::to_string(cpus.single()->front());
   CHECK(p.out.rfind("note: salus-profile runs the cpu device on CPU " + cpu +
-                        " (the default: one CPU, the one it started on, recorded in the catalog; --cpus LIST or "
+                        " (the default: one CPU, the first this process may use, recorded in the catalog; --cpus LIST or "
                         "--cpus all to choose)\n",
                     0) == 0);
 
@@ -139,14 +139,14 @@ TEST_CASE("salus-run without --cpus pins the cpu device to one CPU where its cat
   CHECK(r.out.find("note: salus-run runs the cpu device on CPU " + std::to_string(mine.front()) + ": catalog " +
                    far.string() + " was measured on CPU 1023, which this process may not use (it may use " +
                    cpu_list_text(mine) + "); --cpus LIST or --cpus all to choose\n") != std::string::npos);
-  // Not recorded: one CPU, the one it started on, and the catalog's silence is named.
+  // Not recorded: one CPU, the first this process may use, and the catalog's silence is named.
   const fs::path old = catalog_with("pin_old_run.json", {"", ""});
   const auto o = run("salus-run", run_args(old, summary));
   REQUIRE(o.code == 0);
   const std::vector<int> ran = parse_cpu_list(summary_cpus(summary));
   REQUIRE(ran.size() == 1);
   CHECK(o.out.find("note: salus-run runs the cpu device on CPU " + std::to_string(ran.front()) +
-                   " (the default: one CPU, the one it started on, as salus-profile measures; --cpus LIST or --cpus "
+                   " (the default: one CPU, the first this process may use, as salus-profile measures; --cpus LIST or --cpus "
                    "all to choose); catalog " + old.string() +
                    " does not say which CPUs lenet_32, mlp_64 were measured on\n") != std::string::npos);
   // --cpus all: where the OS places them, as a user asks.

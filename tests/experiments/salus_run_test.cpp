@@ -99,8 +99,8 @@ TEST_CASE("salus-run trains real_small.csv under the paper's four policies and w
   for (const char* row : {"\nfifo     exclusive", "\nsrtf     single", "\npack     auto", "\nfair     single"}) {
     CHECK(r.out.find(row) != std::string::npos);
   }
-  // Two notes: the CPU the cpu device ran on (the shipped catalog is estimated, so one CPU, the one
-  // salus-run started on) and the warm-up's; nothing failed or was rejected.
+  // Two notes: the CPU the cpu device ran on (the shipped catalog is estimated, so one CPU, the first
+  // salus-run may use) and the warm-up's; nothing failed or was rejected.
   CHECK(r.out.find("note: salus-run runs the cpu device on CPU ") != std::string::npos);
   CHECK(r.out.find("note: warm-up: one iteration of each of 2 workloads before the trace (") != std::string::npos);
   std::size_t notes = 0;
