@@ -67,7 +67,7 @@ EOF
 # transfers of each call, and the idle wait between calls (a warm machine goes back after 30 s).
 window_s=1800
 startup_s=120     # "a minute or more" to start; a failed start costs 1 to 2 minutes
-transfer_s=15     # per call: the working tree with the bundle (14 MiB) out, one tarball back
+transfer_s=15     # per call: the working tree with the bundle (15 MiB) out, one tarball back
 gap_s=30          # per gap between calls: at most the 30 s a machine stays warm
 
 plan_value() { plan_table | awk -v c="$1" -v p="$2" -v f="$3" '$1 == c && $2 == p { print $f; exit }'; }
