@@ -141,7 +141,8 @@ int run(int argc, char** argv) {
       ("crowd-rounds", po::value(&rounds_text)->default_value(rounds_text),
        "rounds of each crowd and sweep point, each bracketed by solo runs (the median is kept); auto: 1 on a GPU, 3 "
        "on the cpu device");
-  experiments::add_cpus_option(desc, cpus);
+  experiments::add_cpus_option(desc, cpus, "on the cpu device one CPU, the first it may use, recorded in the catalog; "
+                                          "on cuda where the OS places them");
   po::variables_map vm;
   po::store(experiments::parse_command_line(argc, argv, desc), vm);
   if (vm.count("help")) {
@@ -153,7 +154,10 @@ int run(int argc, char** argv) {
     return 0;
   }
   po::notify(vm);
-  experiments::apply_cpus_option(cpus);
+  // Before any thread: on the cpu device one CPU unless --cpus says otherwise (README, --cpus).
+  if (const std::string note = experiments::pin_for_device("salus-profile", cpus, device_name, nullptr); !note.empty()) {
+    std::printf("note: %s\n", note.c_str());
+  }
   const bool pairs = experiments::parse_on_off("--pairs", pairs_text);
   const bool measure_switch = experiments::parse_on_off("--switch", switch_text);
   std::vector<int> crowd_sizes = parse_crowd_sizes(crowds_text);

@@ -37,6 +37,7 @@ extern "C" void on_sigint(int) { g_stop.store(true); }
 
 struct Options {
   std::string trace, profiles, summary_json, out_dir, device = "cpu";
+  std::string cpus;  ///< --cpus as given ("" when not)
   std::vector<std::string> policies;
   core::Bytes capacity = 16 * core::kGiB;
   std::optional<core::LaneMode> lanes;
@@ -50,7 +51,7 @@ struct Options {
 
 Options parse(int argc, char** argv, bool* help) {
   Options o;
-  std::string policy_list, gpu_mem, lanes, memory, warmup, math, cpus;
+  std::string policy_list, gpu_mem, lanes, memory, warmup, math;
   std::uint64_t seed = 1;
   experiments::TraceOptionValues trace_options;
   po::options_description desc(
@@ -81,7 +82,8 @@ Options parse(int argc, char** argv, bool* help) {
       ("seed", po::value(&seed)->default_value(1), "seed of the synthetic data and initial weights, and of --sample")
       ("summary-json", po::value(&o.summary_json), "write the summary JSON here (salus-sim's schema plus measurements)")
       ("out", po::value(&o.out_dir), "write per-job CSVs, timelines, memory and lane moves into this directory");
-  experiments::add_cpus_option(desc, cpus);
+  experiments::add_cpus_option(desc, o.cpus, "on the cpu device the CPUs the catalog's figures were measured on, "
+                                            "else one CPU, the first it may use; on cuda where the OS places them");
   experiments::add_trace_options(desc, trace_options);
   po::variables_map vm;
   po::store(experiments::parse_command_line(argc, argv, desc), vm);
@@ -96,7 +98,6 @@ Options parse(int argc, char** argv, bool* help) {
     return o;
   }
   po::notify(vm);
-  experiments::apply_cpus_option(cpus);
   o.policies = experiments::parse_policy_list(policy_list);
   o.capacity = experiments::parse_capacity(gpu_mem);
   if (vm.count("lanes")) o.lanes = experiments::parse_lane_mode(lanes);
@@ -119,6 +120,9 @@ int run(int argc, char** argv) {
   const Options o = parse(argc, argv, &help);
   if (help) return 0;
   auto [trace, jobs, pairs, share_weights, switch_ns, interference, crowd_factors, capacities] = experiments::load_jobs(o.trace, o.profiles, o.capacity, o.time_scale, o.load);
+  // Before any thread: the CPUs, which on the cpu device follow the catalog's (README, --cpus).
+  const traces::Catalog catalog = traces::Catalog::load(o.profiles);
+  const std::string cpus_note = experiments::pin_for_device("salus-run", o.cpus, o.device, &catalog);
   try {
     real::RealRunner::check_workloads(jobs);
   } catch (const core::InputError& e) {
@@ -135,6 +139,7 @@ int run(int argc, char** argv) {
   rc.stop = &g_stop;
   real::RealRunner runner(rc);
   std::vector<std::string> notes = trace.notes;
+  if (!cpus_note.empty()) notes.push_back(cpus_note);
   for (std::string& n : runner.prepare(jobs)) notes.push_back(std::move(n));
   for (const std::string& n : experiments::lane_mode_notes(o.policies, o.lanes)) notes.push_back(n);
   const core::Bytes capacity = runner.capacity();

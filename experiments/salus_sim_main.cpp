@@ -20,6 +20,7 @@
 #include "core/errors.h"
 #include "core/units.h"
 #include "experiments/cli.h"
+#include "experiments/cpus.h"
 #include "experiments/output.h"
 #include "experiments/progress.h"
 #include "experiments/sim_runner.h"
@@ -162,6 +163,8 @@ int run(int argc, char** argv) {
 
   std::vector<std::string> notes = trace.notes;
   if (o.cfg.cluster) notes.insert(notes.end(), o.cfg.cluster->notes.begin(), o.cfg.cluster->notes.end());
+  // A catalog measured on the cpu device predicts runs on as many CPUs as it was measured on.
+  if (std::string n = experiments::catalog_cpus_note(traces::Catalog::load(o.profiles)); !n.empty()) notes.push_back(n);
   for (const std::string& n : experiments::model_notes(o.policies, o.cfg)) notes.push_back(n);
   if (o.cfg.cluster && o.cfg.cluster->gpus.size() > 1 && !o.out_dir.empty()) {
     notes.push_back("a cluster of several GPUs: --out writes no timeline, memory or lane moves (lane ids are per GPU); "

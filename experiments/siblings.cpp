@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "experiments/cpus.h"
 #include "experiments/output.h"
 #include "traces/catalog.h"
 #include "traces/trace.h"
@@ -31,7 +32,14 @@ std::string shell_quote(const std::string& s) {
 }
 
 void run_sibling(const std::string& program, const std::string& args, const std::string& log) {
-  const std::string cmd = shell_quote(own_dir() + "/" + program) + " " + args + " > " + shell_quote(log) + " 2>&1";
+  // salus-run and salus-profile pin the cpu device to one CPU unless told: they run where this
+  // process may run, pinned or not, as the user chose for it (experiments/cpus.h).
+  const std::vector<int> mine = allowed_cpus();
+  const std::string cpus = (program == "salus-run" || program == "salus-profile") && !mine.empty()
+                               ? " --cpus " + cpu_list_text(mine)
+                               : std::string();
+  const std::string cmd =
+      shell_quote(own_dir() + "/" + program) + " " + args + cpus + " > " + shell_quote(log) + " 2>&1";
   std::printf("run: %s %s\n", program.c_str(), args.c_str());
   std::fflush(stdout);
   const int rc = std::system(cmd.c_str());

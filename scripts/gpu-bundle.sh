@@ -2,7 +2,7 @@
 # Builds a self-contained bundle for a GPU machine that has only a driver, CUDA 13 and a Python
 # environment with NVIDIA's wheels (cuBLAS, cuDNN 9), no Debian packages and no network:
 #
-#   bash scripts/gpu-bundle.sh DIR        # then, on the GPU machine: DIR/validate.sh OUTDIR
+#   bash scripts/gpu-bundle.sh DIR        # then, on the GPU machine: DIR/validate.sh plan | call1 OUT | ...
 #
 # DIR/bin holds salus-run, salus-profile, salus-sim, salus-experiment, salus-trace, the CUDA test program
 # (test_gpu_cuda) and the backend benchmark (backend_bench), built Release for sm_90 with PTX
@@ -73,7 +73,7 @@ cp "$build/tests/test_gpu_cuda" "$build/tests/bench/backend_bench" "$dest/bin/"
 strip --strip-unneeded "$dest"/bin/*
 cp -r traces "$dest/traces"
 rm -f "$dest"/traces/*.cpp "$dest"/traces/*.h "$dest"/traces/CMakeLists.txt
-cp scripts/gpu/validate.sh scripts/gpu/env.sh scripts/gpu/fidelity.py "$dest/"
+cp scripts/gpu/validate.sh scripts/gpu/env.sh scripts/gpu/fidelity.py scripts/gpu/tables.py "$dest/"
 chmod +x "$dest"/validate.sh
 git -C "$root" rev-parse HEAD >"$dest/COMMIT" 2>/dev/null || echo unknown >"$dest/COMMIT"
 git -C "$root" status --porcelain | grep -q . && echo "(with uncommitted changes)" >>"$dest/COMMIT" || true
