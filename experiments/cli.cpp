@@ -1,5 +1,7 @@
 #include "experiments/cli.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -370,8 +372,18 @@ void write_streamed_outputs(const nlohmann::json& header, const std::string& sum
     }
     std::error_code ec;
     if (std::filesystem::equivalent(first, path, ec)) return;  // the same file named twice
-    std::filesystem::copy_file(first, path, std::filesystem::copy_options::overwrite_existing, ec);
-    if (ec) throw core::InputError(path + ": cannot write (" + ec.message() + ")");
+    // Copied to a temporary beside the target and renamed into place, as every output is written
+    // (a copy over the target truncates it first: a run killed then left it empty).
+    const std::filesystem::path target(path);
+    const std::filesystem::path tmp =
+        target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-copy");
+    std::filesystem::copy_file(first, tmp, std::filesystem::copy_options::overwrite_existing, ec);
+    if (!ec) std::filesystem::rename(tmp, target, ec);
+    if (ec) {
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      throw core::InputError(path + ": cannot write (" + ec.message() + ")");
+    }
   };
   if (!summary_path.empty()) write_summary(summary_path);
   if (!out_dir.empty()) {
