@@ -38,9 +38,12 @@ int switch_count(const gpu::WorkloadMeasurement& m, const gpu::ProfileOptions& o
   return static_cast<int>(std::clamp(2.0 * o.min_seconds * per_s, 20.0, 200.0));
 }
 
-/// --crowds: "off", or comma-separated lane counts from 3 to 64, each once, in increasing order.
-std::vector<int> parse_crowd_sizes(const std::string& text) {
+/// A list of lane counts from `lowest` to 64, each once, in increasing order ("3,5,7"), or "off"
+/// (none); anything else is `option`'s error, with `example` as a list that would do.
+std::vector<int> parse_lane_counts(const std::string& text, const std::string& option, int lowest,
+                                   const std::string& example) {
   if (text == "off") return {};
+  const std::string give = option + ": give a list such as " + example;
   std::vector<int> sizes;
   std::stringstream ss(text);
   for (std::string item; std::getline(ss, item, ',');) {
@@ -51,15 +54,20 @@ std::vector<int> parse_crowd_sizes(const std::string& text) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != item.size() || k < 3 || k > 64) {
-      throw core::InputError("--crowds: '" + item + "' is not a number of lanes from 3 to 64 (give a list such as "
-                             "3,5,7, or off)");
+    if (used == 0 || used != item.size() || k < lowest || k > 64) {
+      throw core::InputError(option + ": '" + item + "' is not a number of lanes from " + std::to_string(lowest) +
+                             " to 64 (give a list such as " + example + ")");
     }
-    if (!sizes.empty() && k <= sizes.back()) throw core::InputError("--crowds: give the lane counts once each, increasing");
+    if (!sizes.empty() && k <= sizes.back()) throw core::InputError(option + ": give the lane counts once each, increasing");
     sizes.push_back(k);
   }
-  if (sizes.empty() || text.back() == ',') throw core::InputError("--crowds: give a list such as 3,5,7, or off");
+  if (sizes.empty() || text.back() == ',') throw core::InputError(give);
   return sizes;
+}
+
+/// --crowds: "off", or comma-separated lane counts from 3 to 64, each once, in increasing order.
+std::vector<int> parse_crowd_sizes(const std::string& text) {
+  return parse_lane_counts(text, "--crowds", 3, "3,5,7, or off");
 }
 
 /// --sweeps: "off", "auto" (kAutoSweeps on a GPU, off on the CPU device, whose model is `crowds`),
@@ -69,26 +77,7 @@ std::vector<int> parse_crowd_sizes(const std::string& text) {
 constexpr const char* kAutoSweeps = "3,5,8,12";
 std::vector<int> parse_sweep_sizes(std::string text, const std::string& device) {
   if (text == "auto") text = device == "cpu" ? "off" : kAutoSweeps;
-  if (text == "off") return {};
-  std::vector<int> sizes;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
-    int k = 0;
-    std::size_t used = 0;
-    try {
-      k = std::stoi(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || k < 2 || k > 64) {
-      throw core::InputError("--sweeps: '" + item + "' is not a number of lanes from 2 to 64 (give a list such as "
-                             "3,6,12, auto or off)");
-    }
-    if (!sizes.empty() && k <= sizes.back()) throw core::InputError("--sweeps: give the lane counts once each, increasing");
-    sizes.push_back(k);
-  }
-  if (sizes.empty() || text.back() == ',') throw core::InputError("--sweeps: give a list such as 3,6,12, auto or off");
-  return sizes;
+  return parse_lane_counts(text, "--sweeps", 2, "3,6,12, auto or off");
 }
 
 /// --crowd-rounds: a number from 1 to 100, or auto: 1 on a GPU, whose iteration times hold still
