@@ -17,3 +17,8 @@ if [ -n "$_salus_nv" ]; then
   export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$_salus_nv"
 fi
 unset _salus_nv
+# Hardware work queues for the process's streams: the driver's default is 8, and PACK opened 9-13
+# lanes on the H100 (runs 3 and 4), so lanes shared queues and their kernels could wait for each
+# other. 32 is the most the driver gives; the profile and the runs of a validation share it, so the
+# catalog predicts what the runs see. Set by the caller, it is left as it is.
+export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
