@@ -197,6 +197,38 @@ void note_assumed(Trace& trace, std::int64_t whole, const LoadOptions& options) 
   trace.notes.push_back(text);
 }
 
+// Appends a job whose memory is a share of the GPU: `share_ppm` < 1e6 (an Alibaba pod's gpu_milli,
+// a PAI task's plan_gpu) gives E that share of the GPU and u = the share; 1e6 (whole GPUs) gives
+// the assumed memory, u as the job has it.
+void add_share_job(Trace& trace, core::JobSpec job, const Place& place, FirstSeen& first, std::int32_t share_ppm) {
+  if (share_ppm < 1'000'000) job.gpu_util_ppm = share_ppm;
+  check_solo_time(place, job);
+  add_job(trace, std::move(job), place, first);
+  trace.whole_gpu.back() = true;
+  trace.memory_share_ppm.back() = share_ppm;
+}
+
+// How many jobs gave each value of a column a reader counts but does not use (Acme's end states,
+// PAI's GPU types), for a note: at most 16 distinct values, so a broken file cannot grow it.
+class ValueCounts {
+ public:
+  void add(std::string_view value) {
+    if (value.empty()) return;
+    const std::string v(value);
+    if (counts_.size() < 16 || counts_.count(v)) ++counts_[v];
+  }
+  bool empty() const { return counts_.empty(); }
+  // "COMPLETED 2, FAILED 1"
+  std::string text() const {
+    std::vector<std::string> list;
+    for (const auto& [value, n] : counts_) list.push_back(value + " " + std::to_string(n));
+    return joined(list);
+  }
+
+ private:
+  std::map<std::string, std::int64_t> counts_;
+};
+
 CsvRow read_header(CsvReader& rows, const std::string& path) {
   if (!rows.next()) throw core::InputError(core::at(path, 1, "no jobs"));
   return CsvRow{rows.line(), {rows.fields().begin(), rows.fields().end()}};
@@ -548,7 +580,7 @@ void read_acme(Trace& trace, std::string_view text, const Catalog&, const LoadOp
       "job_id",   "gpu_num",    "submit_time", "duration", "user",           "node_num",           "cpu_num",
       "type",     "state",      "start_time",  "end_time", "queue",          "gpu_time",           "mem_per_pod_GB",
       "fail_time", "stop_time", "shared_mem_per_pod"};
-  std::map<std::string, std::int64_t> states;
+  ValueCounts states;
   read_job_log(trace, text, options,
                {"an Acme", "job_id", "gpu_num", "submit_time", "duration",
                 "acme: duration = duration (end_time - start_time), GPUs = gpu_num, times in UTC from their offsets; "
@@ -556,14 +588,11 @@ void read_acme(Trace& trace, std::string_view text, const Catalog&, const LoadOp
                 "not read (host memory, not GPU memory)",
                 true},
                names, [&](core::JobSpec&, const Place&, auto&& cell) {
-                 const std::string_view state = cell(8);
-                 if (!state.empty() && (states.size() < 16 || states.count(std::string(state)))) ++states[std::string(state)];
+                 states.add(cell(8));
                  return false;
                });
   if (!states.empty()) {
-    std::vector<std::string> list;
-    for (const auto& [state, n] : states) list.push_back(state + " " + std::to_string(n));
-    trace.notes.push_back("every GPU job is replayed for its duration whatever its end state (" + joined(list) +
+    trace.notes.push_back("every GPU job is replayed for its duration whatever its end state (" + states.text() +
                           "): a FAILED or CANCELLED job held its GPUs that long");
   }
   note_assumed(trace, static_cast<std::int64_t>(trace.jobs.size()), options);
@@ -668,14 +697,8 @@ void read_alibaba(Trace& trace, std::string_view text, const Catalog&, const Loa
     // or num_gpu > 1) gives no memory figure: LoadOptions::assumed_memory, u = 1.
     const auto share = static_cast<std::int32_t>(std::llround(milli * 1000));
     const bool partial = gpus == 1 && share > 0 && share < 1'000'000;
-    if (partial) {
-      ++shared;
-      job.gpu_util_ppm = share;
-    }
-    check_solo_time(place, job);
-    add_job(trace, std::move(job), place, first);
-    trace.whole_gpu.back() = true;
-    trace.memory_share_ppm.back() = partial ? share : 1'000'000;
+    shared += partial ? 1 : 0;
+    add_share_job(trace, std::move(job), place, first, partial ? share : 1'000'000);
   }
   require_jobs(trace, header.line);
   shift_to_first_arrival(trace, "creation_time");
@@ -743,7 +766,7 @@ void read_pai2020(Trace& trace, std::string_view text, const Catalog&, const Loa
   const CsvRow header{rows.line(), {kPaiTaskColumns.begin(), kPaiTaskColumns.end()}};
   FirstSeen first;
   std::int64_t cpu_only = 0, unfinished = 0, zero = 0, shared = 0;
-  std::map<std::string, std::int64_t> types;
+  ValueCounts types;
   bool pending = !headed;  // the first row, already read, is a task
   for (std::size_t r = 0; pending || rows.next(); ++r) {
     pending = false;
@@ -783,15 +806,9 @@ void read_pai2020(Trace& trace, std::string_view text, const Catalog&, const Loa
     // at least that share of its compute.
     const auto share = static_cast<std::int32_t>(std::llround(plan * 10'000));
     const bool partial = share < 1'000'000;
-    if (partial) {
-      ++shared;
-      job.gpu_util_ppm = share;
-    }
-    if (!f[9].empty() && (types.size() < 16 || types.count(std::string(f[9])))) ++types[std::string(f[9])];
-    check_solo_time(place, job);
-    add_job(trace, std::move(job), place, first);
-    trace.whole_gpu.back() = true;
-    trace.memory_share_ppm.back() = partial ? share : 1'000'000;
+    shared += partial ? 1 : 0;
+    types.add(f[9]);
+    add_share_job(trace, std::move(job), place, first, partial ? share : 1'000'000);
   }
   require_jobs(trace, header.line);
   shift_to_first_arrival(trace, "start_time");
@@ -805,9 +822,7 @@ void read_pai2020(Trace& trace, std::string_view text, const Catalog&, const Loa
                           "u = plan_gpu %");
   }
   if (!types.empty()) {
-    std::vector<std::string> list;
-    for (const auto& [type, n] : types) list.push_back(type + " " + std::to_string(n));
-    trace.notes.push_back("gpu_type not read, every GPU taken alike (" + joined(list) + ")");
+    trace.notes.push_back("gpu_type not read, every GPU taken alike (" + types.text() + ")");
   }
   note_skipped(trace, cpu_only, "CPU tasks (plan_gpu empty or 0)");
   note_skipped(trace, unfinished, "no start_time or end_time (never started, or running at the trace's end)");
