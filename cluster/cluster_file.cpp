@@ -34,6 +34,21 @@ std::vector<std::string> split(const std::string& line) {
   return out;
 }
 
+// The cells of the next row that is not blank or a comment ('#'), counting lines in `lineno`;
+// false at the end of the file.
+bool next_row(std::istream& f, int& lineno, std::vector<std::string>& cells) {
+  std::string line;
+  while (std::getline(f, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    cells = split(t);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string format_speed(std::int64_t speed_ppm) {
@@ -163,13 +178,8 @@ ClusterSpec load_alibaba_nodes(std::ifstream& f, const std::string& path, const 
   std::int64_t no_gpu = 0;
   std::vector<std::string> unknown;
   std::int32_t node = 0;
-  std::string line;
-  while (std::getline(f, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const std::string t = trim(line);
-    if (t.empty() || t[0] == '#') continue;
-    const std::vector<std::string> cells = split(t);
+  std::vector<std::string> cells;
+  while (next_row(f, lineno, cells)) {
     if (cells.size() != header.size()) {
       fail("expected " + std::to_string(header.size()) + " fields, got " + std::to_string(cells.size()));
     }
@@ -260,17 +270,12 @@ ClusterSpec load_cluster_file(const std::string& path) {
   bool header = false;
   ClusterSpec c;
   std::int32_t node = 0;
-  std::string line;
   int lineno = 0;
   const Fail fail = [&](const std::string& what) {
     throw core::InputError(path + ":" + std::to_string(lineno) + ": " + what);
   };
-  while (std::getline(f, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const std::string t = trim(line);
-    if (t.empty() || t[0] == '#') continue;
-    const std::vector<std::string> cells = split(t);
+  std::vector<std::string> cells;
+  while (next_row(f, lineno, cells)) {
     if (!header) {
       if (!cells.empty() && cells[0] == "sn") return load_alibaba_nodes(f, path, cells, lineno);
       for (std::size_t i = 0; i < cells.size(); ++i) {
