@@ -7,12 +7,15 @@
 #include <map>
 
 #include "core/errors.h"
-#include "experiments/cli.h"
-#include "experiments/cpus.h"
-#include "experiments/output.h"
+#include "run/cli.h"
+#include "run/cpus.h"
+#include "run/output.h"
 #include "experiments/siblings.h"
 
 namespace salus::experiments {
+
+// The experiments are configurations over the runner seam (run/).
+using namespace salus::run;
 namespace {
 
 using nlohmann::json;

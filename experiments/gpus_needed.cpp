@@ -17,14 +17,17 @@
 #include "cluster/placement.h"
 #include "core/errors.h"
 #include "core/units.h"
-#include "experiments/cli.h"
-#include "experiments/cpus.h"
-#include "experiments/output.h"
+#include "run/cli.h"
+#include "run/cpus.h"
+#include "run/output.h"
 #include "experiments/paper_experiments.h"
-#include "experiments/sim_runner.h"
+#include "run/sim_runner.h"
 #include "policies/registry.h"
 
 namespace salus::experiments {
+
+// The experiments are configurations over the runner seam (run/).
+using namespace salus::run;
 
 using nlohmann::json;
 

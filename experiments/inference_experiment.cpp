@@ -21,11 +21,14 @@
 #include "core/errors.h"
 #include "core/lanes.h"
 #include "experiments/paper_experiments.h"
-#include "experiments/sim_runner.h"
+#include "run/sim_runner.h"
 #include "traces/catalog.h"
 #include "traces/csv.h"
 
 namespace salus::experiments {
+
+// The experiments are configurations over the runner seam (run/).
+using namespace salus::run;
 namespace {
 
 using nlohmann::json;

@@ -10,12 +10,15 @@
 
 #include "core/errors.h"
 #include "core/summary.h"
-#include "experiments/cli.h"
+#include "run/cli.h"
 #include "experiments/fidelity.h"
-#include "experiments/output.h"
-#include "experiments/sim_runner.h"
+#include "run/output.h"
+#include "run/sim_runner.h"
 
 namespace salus::experiments {
+
+// The experiments are configurations over the runner seam (run/).
+using namespace salus::run;
 namespace {
 
 using nlohmann::json;

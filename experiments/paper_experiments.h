@@ -16,10 +16,10 @@
 
 #include "core/registry.h"
 #include "core/units.h"
-#include "experiments/cli.h"
-#include "experiments/progress.h"
-#include "experiments/run.h"
-#include "experiments/sim_runner.h"
+#include "run/cli.h"
+#include "run/progress.h"
+#include "run/run.h"
+#include "run/sim_runner.h"
 
 namespace salus::experiments {
 
@@ -31,7 +31,7 @@ struct ExperimentContext {
   std::ostream* log = nullptr;  ///< the paper-versus-ours report; nullptr: quiet
   /// Makes the runner of every trace the experiment runs, given the simulator settings the
   /// experiment would use. Empty: the simulator (SimRunner) with those settings.
-  std::function<std::unique_ptr<PolicyRunner>(const SimConfig&)> make_runner;
+  std::function<std::unique_ptr<run::PolicyRunner>(const run::SimConfig&)> make_runner;
   /// True when make_runner runs the real backend: the experiment takes its real variant's inputs.
   bool real = false;
   /// Arrival times and iteration counts divided by this (>= 1), as salus-run --time-scale.
@@ -62,9 +62,9 @@ struct ExperimentContext {
   traces::LoadOptions load;     ///< how to read the trace (--format, --window, --sample, ...), as salus-sim
   /// The model as salus-sim's options give it (--lanes, --switch-cost-ms, --placement, ...); its
   /// interference is `interference` above. Placement not given: each configuration's own.
-  ModelOptions model;
+  run::ModelOptions model;
   /// Progress of long runs (stderr); nullptr: none (--quiet, the tests).
-  ProgressMeter* progress = nullptr;
+  run::ProgressMeter* progress = nullptr;
 };
 
 /// One experiment: what the registry table holds besides its name and description.

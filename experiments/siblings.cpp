@@ -8,12 +8,15 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "experiments/cpus.h"
-#include "experiments/output.h"
+#include "run/cpus.h"
+#include "run/output.h"
 #include "traces/catalog.h"
 #include "traces/trace.h"
 
 namespace salus::experiments {
+
+// The experiments are configurations over the runner seam (run/).
+using namespace salus::run;
 namespace {
 
 /// The directory this program lives in.

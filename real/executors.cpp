@@ -3,10 +3,10 @@
 namespace salus::real {
 namespace {
 
-std::unique_ptr<experiments::PolicyRunner> make_sim(const ExecutorSettings& s) {
-  return std::make_unique<experiments::SimRunner>(s.sim);
+std::unique_ptr<run::PolicyRunner> make_sim(const ExecutorSettings& s) {
+  return std::make_unique<run::SimRunner>(s.sim);
 }
-std::unique_ptr<experiments::PolicyRunner> make_real(const ExecutorSettings& s) {
+std::unique_ptr<run::PolicyRunner> make_real(const ExecutorSettings& s) {
   return std::make_unique<RealRunner>(s.real);
 }
 
@@ -23,7 +23,7 @@ const ExecutorRegistry& executor_registry() {
   return kRegistry;
 }
 
-std::unique_ptr<experiments::PolicyRunner> make_runner(std::string_view name, const ExecutorSettings& settings) {
+std::unique_ptr<run::PolicyRunner> make_runner(std::string_view name, const ExecutorSettings& settings) {
   return executor_registry().at(name).factory(settings);
 }
 

@@ -208,12 +208,12 @@ std::vector<std::string> RealRunner::prepare(std::vector<core::JobSpec>& jobs) {
   return notes;
 }
 
-experiments::PolicyRun RealRunner::run(const std::vector<core::JobSpec>& jobs, const std::string& name,
+run::PolicyRun RealRunner::run(const std::vector<core::JobSpec>& jobs, const std::string& name,
                                        bool record_timeline) {
   const auto policy = policies::make_policy(name);
   core::SchedulerOptions opts;
   opts.capacity = capacity();
-  opts.lane_mode = experiments::lane_mode_for(*policy, cfg_.lanes);
+  opts.lane_mode = run::lane_mode_for(*policy, cfg_.lanes);
   opts.record_timeline = record_timeline;
   opts.stop = cfg_.stop;
   // As many execution contexts as lanes can run at once, made before the trace starts (making
@@ -222,7 +222,7 @@ experiments::PolicyRun RealRunner::run(const std::vector<core::JobSpec>& jobs, c
   gpu::RealOptions real_options = cfg_.options;
   real_options.workers = contexts_before_trace(jobs, opts);
   gpu::RealExecutor real(*device_, opts.capacity, jobs, real_options);
-  experiments::PolicyRun r;
+  run::PolicyRun r;
   r.policy = name;
   r.lane_mode = opts.lane_mode;
   if (cfg_.progress) {

@@ -16,7 +16,7 @@
 #include "core/job.h"
 #include "core/policy.h"
 #include "core/scheduler.h"
-#include "experiments/run.h"
+#include "run/run.h"
 #include "gpu_backend/device.h"
 #include "gpu_backend/real_executor.h"
 
@@ -39,7 +39,7 @@ struct RealRunConfig {
   bool progress = true;
 };
 
-class RealRunner final : public experiments::PolicyRunner {
+class RealRunner final : public run::PolicyRunner {
  public:
   /// Makes the device; throws core::InputError for an unknown or unavailable one.
   explicit RealRunner(RealRunConfig cfg);
@@ -58,7 +58,7 @@ class RealRunner final : public experiments::PolicyRunner {
   /// asked of a running lane to the end of its run), the device memory held outside the pool
   /// (outside_pool_bytes, outside_pool_growth_bytes: null on the CPU), a fatal error that ended the
   /// run (the device was lost; null otherwise) and per job the losses, iteration times and memory.
-  experiments::PolicyRun run(const std::vector<core::JobSpec>& jobs, const std::string& policy,
+  run::PolicyRun run(const std::vector<core::JobSpec>& jobs, const std::string& policy,
                              bool record_timeline) override;
   nlohmann::json config() const override;
 

@@ -22,8 +22,8 @@ BUILD=${1:-build}
 RUNS=${RUNS:-5}
 OUT_RUNS=${OUT_RUNS:-$RUNS}
 CASES=${CASES:-all}
-SIM=$BUILD/experiments/salus-sim
-TRACE_TOOL=$BUILD/experiments/salus-trace
+SIM=$BUILD/bin/salus-sim
+TRACE_TOOL=$BUILD/bin/salus-trace
 CATALOG=traces/profiles/catalog.json
 for b in "$SIM" "$TRACE_TOOL"; do
   [ -x "$b" ] || { echo "bench-process: $b not found (build it first: cmake --build $BUILD --target salus-sim salus-trace)" >&2; exit 2; }

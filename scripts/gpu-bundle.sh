@@ -68,7 +68,7 @@ cmake --build "$build" --parallel "$(nproc)" --target "${targets[@]}"
 
 rm -rf "$dest/bin" "$dest/traces"
 mkdir -p "$dest/bin"
-for t in salus-run salus-profile salus-sim salus-experiment salus-trace; do cp "$build/experiments/$t" "$dest/bin/"; done
+for t in salus-run salus-profile salus-sim salus-experiment salus-trace; do cp "$build/bin/$t" "$dest/bin/"; done
 cp "$build/tests/test_gpu_cuda" "$build/tests/bench/backend_bench" "$dest/bin/"
 strip --strip-unneeded "$dest"/bin/*
 cp -r traces "$dest/traces"

@@ -10,4 +10,4 @@ bash scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build --parallel "$(nproc)" --target salus-experiment salus-sim salus-trace
 if [ "$#" -eq 0 ]; then set -- long_trace; fi
-./build/experiments/salus-experiment "$@" --out out/main --plots on
+./build/bin/salus-experiment "$@" --out out/main --plots on

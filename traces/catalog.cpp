@@ -296,7 +296,17 @@ std::vector<SweepSlowdown> read_sweeps(const json& sweeps, const std::string& te
 }  // namespace
 
 Catalog Catalog::load(const std::string& path) {
-  const std::string text = read_text_file(path, "catalog file");
+  std::string text;
+  try {
+    text = read_text_file(path, "catalog file");
+  } catch (const core::InputError& e) {
+    // The shipped catalog not found: say where it was looked for and how to point at it.
+    if (path != default_path()) throw;
+    std::string where;
+    for (const std::string& c : data_dir_candidates()) where += (where.empty() ? "" : ", ") + c;
+    throw core::InputError(std::string(e.what()) + " (the shipped data was not found; looked in " + where +
+                           "; set SALUS_DATA_DIR to the folder holding profiles/catalog.json, or pass --profiles)");
+  }
   const json doc = parse_json(text, path);
 
   auto top_error = [&](const std::string& what) { return core::InputError(core::at(path, 1, what)); };
@@ -365,9 +375,12 @@ std::vector<std::string> data_dir_candidates() {
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec || exe.empty()) return out;
   const std::filesystem::path bin = exe.parent_path();
-  out.push_back((bin.parent_path() / "share" / "salus").lexically_normal().string());  // installed: <prefix>/bin
-  // A build tree inside the source tree (build/experiments/salus-sim, build/tests/...): its
-  // traces/ folder, up to four levels up.
+  // Installed: <prefix>/bin beside <prefix>/share/salus; a build tree has the same layout
+  // (<build>/bin, and <build>/share/salus a link to the source's traces/ made by CMake), wherever
+  // the build folder is.
+  out.push_back((bin.parent_path() / "share" / "salus").lexically_normal().string());
+  // A build tree inside the source tree whose link is missing (build/tests/...): its traces/
+  // folder, up to four levels up.
   std::filesystem::path dir = bin;
   for (int up = 0; up < 4 && dir.has_parent_path() && dir != dir.parent_path(); ++up) {
     dir = dir.parent_path();
@@ -380,9 +393,29 @@ std::string data_dir() {
   const std::vector<std::string> candidates = data_dir_candidates();
   for (const std::string& c : candidates) {
     std::error_code ec;
-    if (std::filesystem::is_regular_file(std::filesystem::path(c) / "profiles" / "catalog.json", ec)) return c;
+    if (!std::filesystem::is_regular_file(std::filesystem::path(c) / "profiles" / "catalog.json", ec)) continue;
+    // A build tree's <build>/share/salus is a link: name the folder it points at (SALUS_DATA_DIR
+    // is taken as given).
+    const char* env = std::getenv("SALUS_DATA_DIR");
+    if (env != nullptr && *env != '\0') return c;
+    const std::filesystem::path real = std::filesystem::canonical(c, ec);
+    return ec ? c : real.string();
   }
   return candidates.empty() ? std::string("share/salus") : candidates.front();
+}
+
+std::string plots_dir() {
+  std::error_code ec;
+  const std::filesystem::path data(data_dir());
+  const std::filesystem::path installed = data / "plots";  // cmake --install: <prefix>/share/salus/plots
+  if (std::filesystem::is_regular_file(installed / "make_figures.py", ec)) return installed.string();
+  // A source tree, reached directly or through a build tree's link: traces/../plots.
+  const std::filesystem::path real = std::filesystem::canonical(data, ec);
+  if (!ec) {
+    const std::filesystem::path source = real.parent_path() / "plots";
+    if (std::filesystem::is_regular_file(source / "make_figures.py", ec)) return source.string();
+  }
+  return installed.string();
 }
 
 std::string Catalog::default_path() { return data_dir() + "/profiles/catalog.json"; }

@@ -46,12 +46,16 @@ struct SweepSlowdown {
 
 /// Where the shipped data (catalog, traces, experiments' inputs) is, first found of: the
 /// SALUS_DATA_DIR environment variable (taken as given); <dir of the program>/../share/salus (an
-/// installed program); a traces/ folder up to four levels above the program's folder (a build
-/// tree inside the source tree). A folder counts when it has profiles/catalog.json; when none
+/// installed program, or a build tree anywhere: CMake links <build>/share/salus to traces/); a
+/// traces/ folder up to four levels above the program's folder (a build tree inside the source
+/// tree). A folder counts when it has profiles/catalog.json; when none
 /// does, the first candidate is returned, so that errors name where the data was looked for.
 std::string data_dir();
 /// The candidates data_dir() tries, in order.
 std::vector<std::string> data_dir_candidates();
+/// Where the plotting scripts (make_figures.py, plot_run.py) are: data_dir()/plots once installed
+/// (cmake --install puts them there), else the source tree's plots/ beside the data's real folder.
+std::string plots_dir();
 
 class Catalog {
  public:

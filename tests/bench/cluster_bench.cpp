@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "cluster/cluster.h"
-#include "experiments/output.h"
-#include "experiments/sim_runner.h"
+#include "run/output.h"
+#include "run/sim_runner.h"
 #include "policies/registry.h"
 #include "sim/interference.h"
 #include "traces/catalog.h"
@@ -44,7 +44,7 @@ const std::vector<core::JobSpec>& trace(int jobs, int gpus) {
   opt.seed = 1;
   opt.mean_interarrival_s = 300.0 / gpus;
   const std::string path = (std::filesystem::temp_directory_path() / "salus_cluster_bench.csv").string();
-  experiments::write_text_file(path, traces::to_native_csv(traces::generate_trace(catalog, opt), "cluster_bench"));
+  run::write_text_file(path, traces::to_native_csv(traces::generate_trace(catalog, opt), "cluster_bench"));
   const traces::Trace t = traces::load_trace(path, catalog);
   std::filesystem::remove(path);
   return cache.emplace(std::pair{jobs, gpus}, traces::jobs_for_capacity(t, 16 * core::kGiB)).first->second;
@@ -54,13 +54,13 @@ void BM_Cluster(benchmark::State& state, const std::string& policy, const std::s
   const int jobs = static_cast<int>(state.range(0));
   const int gpus = static_cast<int>(state.range(1));
   const auto& specs = trace(jobs, gpus);
-  experiments::SimConfig cfg;
+  run::SimConfig cfg;
   cfg.interference = "profiled";
   cfg.cluster = cluster::ClusterSpec::uniform(gpus, cfg.capacity);
   cfg.placement = placement;
   std::int64_t plans = 0, planned = 0;
   for (auto _ : state) {
-    const experiments::SimRun r = experiments::simulate(specs, policy, cfg);
+    const run::SimRun r = run::simulate(specs, policy, cfg);
     benchmark::DoNotOptimize(r.metrics.avg_jct_s);
     plans = r.outcome.plans;
     planned = r.outcome.plan_closed_form;

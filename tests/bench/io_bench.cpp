@@ -22,8 +22,8 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "experiments/output.h"
-#include "experiments/sim_runner.h"
+#include "run/output.h"
+#include "run/sim_runner.h"
 #include "traces/catalog.h"
 #include "traces/csv.h"
 #include "traces/generator.h"
@@ -59,7 +59,7 @@ const std::string& trace_path(int jobs) {
     if (jobs != 1000) opt.mean_interarrival_s = 326;  // 85 % load; 1,000 jobs: the default, overloaded
     const std::string csv = traces::to_native_csv(traces::generate_trace(catalog(), opt), "io_bench");
     path = (scratch_dir() / ("trace_" + std::to_string(jobs) + ".csv")).string();
-    experiments::write_text_file(path, csv);
+    run::write_text_file(path, csv);
   }
   return path;
 }
@@ -94,7 +94,7 @@ void BM_LoadTrace(benchmark::State& state) {
 
 struct Runs {
   std::vector<core::JobSpec> jobs;
-  std::vector<experiments::SimRun> runs;
+  std::vector<run::SimRun> runs;
 };
 
 const Runs& runs_of(const std::string& policy, int n, bool timeline) {
@@ -105,9 +105,9 @@ const Runs& runs_of(const std::string& policy, int n, bool timeline) {
   }
   Runs r;
   r.jobs = traces::jobs_for_capacity(traces::load_trace(trace_path(n), catalog()), 16 * core::kGiB);
-  experiments::SimConfig cfg;
+  run::SimConfig cfg;
   cfg.record_timeline = timeline;
-  r.runs.push_back(experiments::simulate(r.jobs, policy, cfg));
+  r.runs.push_back(run::simulate(r.jobs, policy, cfg));
   cache.emplace_back(key, std::move(r));
   return cache.back().second;
 }
@@ -122,7 +122,7 @@ nlohmann::json header() {
 void BM_WriteSummary(benchmark::State& state) {
   const Runs& r = runs_of("fifo", 200'000, false);
   const std::string path = (scratch_dir() / "summary.json").string();
-  for (auto _ : state) experiments::write_summary_json(path, header(), r.jobs, r.runs);
+  for (auto _ : state) run::write_summary_json(path, header(), r.jobs, r.runs);
   state.SetBytesProcessed(static_cast<std::int64_t>(fs::file_size(path)) * state.iterations());
 }
 
@@ -131,16 +131,16 @@ void BM_BuildSummary(benchmark::State& state) {
   const std::string path = (scratch_dir() / "summary_doc.json").string();
   for (auto _ : state) {
     nlohmann::json s = header();
-    s["results"] = experiments::results_json(r.jobs, r.runs);
-    experiments::write_text_file(path, s.dump(2) + "\n");
+    s["results"] = run::results_json(r.jobs, r.runs);
+    run::write_text_file(path, s.dump(2) + "\n");
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(fs::file_size(path)) * state.iterations());
 }
 
-void BM_WriteRunFiles(benchmark::State& state, experiments::TimelineMode mode) {
+void BM_WriteRunFiles(benchmark::State& state, run::TimelineMode mode) {
   const Runs& r = runs_of("fair", 1000, true);
   const fs::path dir = scratch_dir() / "out";
-  for (auto _ : state) experiments::write_run_files(dir.string(), r.jobs, r.runs, mode);
+  for (auto _ : state) run::write_run_files(dir.string(), r.jobs, r.runs, mode);
   std::uintmax_t bytes = 0;
   for (const auto& e : fs::directory_iterator(dir)) bytes += e.file_size();
   state.counters["MB written"] = static_cast<double>(bytes) / 1e6;
@@ -154,8 +154,8 @@ BENCHMARK(BM_CsvReader)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_LoadTrace)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WriteSummary)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildSummary)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_WriteRunFiles, timeline_off, experiments::TimelineMode::kOff)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_WriteRunFiles, timeline_runs, experiments::TimelineMode::kRuns)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WriteRunFiles, timeline_off, run::TimelineMode::kOff)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WriteRunFiles, timeline_runs, run::TimelineMode::kRuns)->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);

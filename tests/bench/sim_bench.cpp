@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/sim_runner.h"
+#include "run/sim_runner.h"
 
 namespace {
 
@@ -67,11 +67,11 @@ const std::vector<core::JobSpec>& trace(int n) {
 
 void BM_Simulate(benchmark::State& state, const char* policy) {
   const auto& jobs = trace(static_cast<int>(state.range(0)));
-  experiments::SimConfig cfg;
+  run::SimConfig cfg;
   cfg.interference = "profiled";
   std::int64_t iterations = 0, steps = 0, runs = 0, closed_form = 0;
   for (auto _ : state) {
-    const experiments::SimRun run = experiments::simulate(jobs, policy, cfg);
+    const run::SimRun run = run::simulate(jobs, policy, cfg);
     iterations = run.outcome.iterations;
     steps = run.outcome.steps;
     runs = run.outcome.dispatches;
@@ -124,11 +124,11 @@ std::vector<core::JobSpec> make_timeshare_trace(int n, std::uint64_t seed) {
 
 void BM_TimeShare(benchmark::State& state, const char* policy) {
   const auto jobs = make_timeshare_trace(static_cast<int>(state.range(0)), 7);
-  experiments::SimConfig cfg;
+  run::SimConfig cfg;
   cfg.interference = "profiled";
   std::int64_t iterations = 0, steps = 0, plans = 0, closed_form = 0;
   for (auto _ : state) {
-    const experiments::SimRun run = experiments::simulate(jobs, policy, cfg);
+    const run::SimRun run = run::simulate(jobs, policy, cfg);
     iterations = run.outcome.iterations;
     steps = run.outcome.steps;
     plans = run.outcome.plans;

@@ -15,7 +15,7 @@
 #include "cluster/cluster.h"
 #include "cluster/placement.h"
 #include "core/summary.h"
-#include "experiments/sim_runner.h"
+#include "run/sim_runner.h"
 #include "sim/interference.h"
 #include "support/jobs.h"
 
@@ -193,19 +193,19 @@ TEST_CASE("one GPU, no timeline: the cluster plans exactly as run_schedule does,
   for (std::uint64_t seed = 1; seed <= 24; ++seed) {
     auto jobs = random_trace(seed, 5 + static_cast<int>(seed % 25));
     for (core::JobSpec& j : jobs) j.gpus = 1;
-    experiments::SimConfig cfg;
+    run::SimConfig cfg;
     cfg.interference = seed % 3 == 0 ? "none" : "profiled";
     cfg.switch_cost_ns = seed % 2 == 0 ? core::kNsPerMs : 0;
     cfg.profile_noise = seed % 4 == 0 ? 0.1 : 0;
     cfg.record_timeline = false;
-    experiments::SimConfig one = cfg;
+    run::SimConfig one = cfg;
     one.cluster = cluster::ClusterSpec::uniform(1, cfg.capacity);
     one.placement = cluster::placement_registry().names()[seed % 4];
     for (const std::string policy : {"fair", "las"}) {
       CAPTURE(seed);
       CAPTURE(policy);
-      const experiments::SimRun a = experiments::simulate(jobs, policy, cfg);
-      const experiments::SimRun b = experiments::simulate(jobs, policy, one);
+      const run::SimRun a = run::simulate(jobs, policy, cfg);
+      const run::SimRun b = run::simulate(jobs, policy, one);
       REQUIRE(b.cluster);
       CHECK(core::result_json(a.policy, a.lane_mode, jobs, a.outcome, a.metrics).dump(2) ==
             core::result_json(b.policy, b.lane_mode, jobs, b.outcome, b.metrics).dump(2));

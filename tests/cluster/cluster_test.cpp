@@ -11,11 +11,11 @@
 #include "cluster/placement.h"
 #include "core/errors.h"
 #include "core/summary.h"
-#include "experiments/cli.h"
-#include "experiments/output.h"
+#include "run/cli.h"
+#include "run/output.h"
 #include "experiments/paper_experiments.h"
 #include "traces/catalog.h"
-#include "experiments/sim_runner.h"
+#include "run/sim_runner.h"
 #include "policies/registry.h"
 #include "support/jobs.h"
 #include "support/temp_files.h"
@@ -46,8 +46,8 @@ std::string timeline_text(const core::ScheduleOutcome& o) {
   return s + "end " + std::to_string(o.end_ns) + "\n";
 }
 
-experiments::SimConfig cluster_config(std::int32_t gpus, const std::string& placement, std::string interference = "none") {
-  experiments::SimConfig cfg;
+run::SimConfig cluster_config(std::int32_t gpus, const std::string& placement, std::string interference = "none") {
+  run::SimConfig cfg;
   cfg.interference = std::move(interference);
   cfg.switch_cost_ns = 0;
   cfg.cluster = cluster::ClusterSpec::uniform(gpus, 16 * core::kGiB);
@@ -61,7 +61,7 @@ TEST_CASE("one GPU: the cluster path gives run_schedule's summary and timelines 
   int compared = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     const auto jobs = random_trace(seed, 5 + static_cast<int>(seed % 25));
-    experiments::SimConfig cfg;
+    run::SimConfig cfg;
     cfg.interference = seed % 3 == 0 ? "none" : "profiled";
     cfg.switch_cost_ns = seed % 2 == 0 ? core::kNsPerMs : 0;
     cfg.profile_noise = seed % 4 == 0 ? 0.1 : 0;
@@ -69,11 +69,11 @@ TEST_CASE("one GPU: the cluster path gives run_schedule's summary and timelines 
     cfg.record_timeline = true;
     if (seed % 7 == 0) cfg.lanes = core::LaneMode::kAuto;
     for (const std::string& policy : policies::policy_names()) {
-      experiments::SimConfig one = cfg;
+      run::SimConfig one = cfg;
       one.cluster = cluster::ClusterSpec::uniform(1, cfg.capacity);
       one.placement = cluster::placement_registry().names()[seed % 4];
-      const experiments::SimRun a = experiments::simulate(jobs, policy, cfg);
-      const experiments::SimRun b = experiments::simulate(jobs, policy, one);
+      const run::SimRun a = run::simulate(jobs, policy, cfg);
+      const run::SimRun b = run::simulate(jobs, policy, one);
       CHECK(b.cluster);
       const std::string ja = core::result_json(a.policy, a.lane_mode, jobs, a.outcome, a.metrics).dump(2);
       const std::string jb = core::result_json(b.policy, b.lane_mode, jobs, b.outcome, b.metrics).dump(2);
@@ -94,7 +94,7 @@ TEST_CASE("two GPUs, fifo, first-fit: a job that fits nowhere waits in the clust
   const auto jobs = test::trace({test::job("a", 0, 10, test::ms(100), test::mib(1000), test::mib(4000)),
                                  test::job("b", 0, 2, test::ms(100), test::mib(1000), test::mib(4000)),
                                  test::job("c", test::ms(100), 3, test::ms(100), test::mib(1000), test::mib(4000))});
-  const experiments::SimRun r = experiments::simulate(jobs, "fifo", cluster_config(2, "first-fit"));
+  const run::SimRun r = run::simulate(jobs, "fifo", cluster_config(2, "first-fit"));
   CHECK(r.job_gpus == std::vector<std::vector<std::int32_t>>{{0}, {1}, {1}});
   CHECK(r.outcome.jobs[0].finish_ns == test::ms(1000));
   CHECK(r.outcome.jobs[1].finish_ns == test::ms(200));
@@ -114,7 +114,7 @@ TEST_CASE("placement policies choose as documented (pack, two GPUs)") {
                         test::job("b", test::ms(10), 2, test::ms(100), test::mib(1000), test::mib(1000), util_ppm)});
   };
   auto gpu_of_b = [&](const std::string& placement, std::int32_t util_ppm) {
-    const experiments::SimRun r = experiments::simulate(make(util_ppm), "pack", cluster_config(2, placement));
+    const run::SimRun r = run::simulate(make(util_ppm), "pack", cluster_config(2, placement));
     REQUIRE(r.job_gpus.size() == 2);
     CHECK(r.job_gpus[0] == std::vector<std::int32_t>{0});
     return r.job_gpus[1].at(0);
@@ -124,7 +124,7 @@ TEST_CASE("placement policies choose as documented (pack, two GPUs)") {
   CHECK(gpu_of_b("least-loaded", 500'000) == 1);
   CHECK(gpu_of_b("util-pack", 500'000) == 0);
   CHECK(gpu_of_b("util-pack", 600'000) == 1);
-  CHECK_THROWS_WITH_AS(experiments::simulate(make(500'000), "pack", cluster_config(2, "random")),
+  CHECK_THROWS_WITH_AS(run::simulate(make(500'000), "pack", cluster_config(2, "random")),
                        "unknown placement 'random' (valid: first-fit, best-fit, least-loaded, util-pack)",
                        core::InputError);
 }
@@ -134,7 +134,7 @@ TEST_CASE("gang job: replicas wait for k GPUs, and an iteration ends with the sl
     auto g = test::job("g", 0, 3, test::ms(100), test::mib(1000), test::mib(1000));
     g.gpus = 2;
     const auto jobs = test::trace({test::job("s", 0, 5, test::ms(100), test::mib(1000), test::mib(1000)), g});
-    const experiments::SimRun r = experiments::simulate(jobs, "fifo", cluster_config(2, "first-fit"));
+    const run::SimRun r = run::simulate(jobs, "fifo", cluster_config(2, "first-fit"));
     CHECK(r.job_gpus[1] == std::vector<std::int32_t>{0, 1});
     CHECK(r.outcome.jobs[1].first_start_ns == test::ms(500));
     CHECK(r.outcome.jobs[1].finish_ns == test::ms(800));
@@ -145,7 +145,7 @@ TEST_CASE("gang job: replicas wait for k GPUs, and an iteration ends with the sl
     auto g = test::job("g", 0, 3, test::ms(100), test::mib(1000), test::mib(1000));
     g.gpus = 2;
     const auto jobs = test::trace({test::job("s", 0, 100, test::ms(100), test::mib(1000), test::mib(1000)), g});
-    const experiments::SimRun r = experiments::simulate(jobs, "pack", cluster_config(2, "first-fit", "profiled"));
+    const run::SimRun r = run::simulate(jobs, "pack", cluster_config(2, "first-fit", "profiled"));
     CHECK(r.job_gpus[1] == std::vector<std::int32_t>{0, 1});
     CHECK(r.outcome.jobs[1].finish_ns == test::ms(600));
     // s ran at half speed while g's replica ran beside it (0.6 s: 3 iterations), then alone (97).
@@ -155,7 +155,7 @@ TEST_CASE("gang job: replicas wait for k GPUs, and an iteration ends with the sl
     auto g = test::job("g", 0, 5, test::ms(100), test::mib(1000), test::mib(1000));
     g.gpus = 2;
     const auto jobs = test::trace({test::job("s", 0, 2, test::ms(100), test::mib(1000), test::mib(1000)), g});
-    const experiments::SimRun r = experiments::simulate(jobs, "srtf", cluster_config(2, "first-fit"));
+    const run::SimRun r = run::simulate(jobs, "srtf", cluster_config(2, "first-fit"));
     CHECK(r.job_gpus[1] == std::vector<std::int32_t>{0, 1});
     CHECK(r.outcome.jobs[0].finish_ns == test::ms(200));
     CHECK(r.outcome.jobs[1].first_start_ns == test::ms(200));
@@ -164,7 +164,7 @@ TEST_CASE("gang job: replicas wait for k GPUs, and an iteration ends with the sl
   SUBCASE("more GPUs than the cluster has: rejected with the reason") {
     auto g = test::job("g", 0, 3, test::ms(100), test::mib(1000), test::mib(1000));
     g.gpus = 3;
-    const experiments::SimRun r = experiments::simulate(test::trace({g}), "fifo", cluster_config(2, "first-fit"));
+    const run::SimRun r = run::simulate(test::trace({g}), "fifo", cluster_config(2, "first-fit"));
     CHECK(r.outcome.jobs[0].status == core::JobStatus::kRejected);
     CHECK(r.outcome.jobs[0].reason == "needs 3 GPUs with P + E = 1.95 GiB free, the cluster has 2 that large");
   }
@@ -177,8 +177,8 @@ TEST_CASE("random traces on 1 to 5 GPUs: every policy and placement finishes eve
     for (auto& j : jobs) j.gpus = rng() % 5 == 0 ? 2 : 1;
     for (const std::string& policy : policies::policy_names()) {
       for (const std::string& placement : cluster::placement_registry().names()) {
-        experiments::SimConfig cfg = cluster_config(1 + static_cast<std::int32_t>(seed % 5), placement, "profiled");
-        const experiments::SimRun r = experiments::simulate(jobs, policy, cfg);
+        run::SimConfig cfg = cluster_config(1 + static_cast<std::int32_t>(seed % 5), placement, "profiled");
+        const run::SimRun r = run::simulate(jobs, policy, cfg);
         INFO("seed " << seed << " " << policy << " " << placement);
         CHECK(r.metrics.done + r.metrics.rejected == static_cast<std::int64_t>(jobs.size()));
         for (std::size_t i = 0; i < jobs.size(); ++i) {

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
-#include "experiments/cpus.h"
+#include "run/cpus.h"
 #include "experiments/fidelity.h"
 #include "support/programs.h"
 #include "traces/catalog.h"
@@ -415,7 +415,7 @@ TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and wri
   // (crowds: PACK runs up to three lanes here, and c(3) applies); the program
   // ran on one CPU.
   CHECK(j.at("interference") == "crowds");
-  CHECK(j.at("cpus") == std::to_string(salus::experiments::allowed_cpus().front()));
+  CHECK(j.at("cpus") == std::to_string(salus::run::allowed_cpus().front()));
   CHECK(fs::exists(dir / "fidelity_catalog.json"));
   for (const char* p : {"fifo", "srtf", "pack", "fair"}) {
     CAPTURE(p);

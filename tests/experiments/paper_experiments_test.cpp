@@ -15,7 +15,7 @@
 #include "traces/catalog.h"
 #include "traces/generator.h"
 #include "traces/trace.h"
-#include "experiments/sim_runner.h"
+#include "run/sim_runner.h"
 
 using nlohmann::json;
 using salus::core::InputError;
@@ -251,13 +251,13 @@ TEST_CASE("experiments: the paper's ordering holds on traces from other seeds to
     const std::string path = salus::test::temp_file("seed" + std::to_string(seed) + ".csv",
                                                     salus::traces::to_native_csv(salus::traces::generate_trace(catalog, opt), "test"));
     const auto jobs = salus::traces::jobs_for_capacity(salus::traces::load_trace(path, catalog), 16 * salus::core::kGiB);
-    ex::SimConfig cfg;  // the experiments' settings: 16 GiB, 1 ms switches, profiled interference
+    salus::run::SimConfig cfg;  // the experiments' settings: 16 GiB, 1 ms switches, profiled interference
     REQUIRE(cfg.capacity == 16 * salus::core::kGiB);
     REQUIRE(cfg.switch_cost_ns == salus::core::kNsPerMs);
     REQUIRE(cfg.interference == "profiled");
     std::map<std::string, salus::core::RunMetrics> m;
     for (const char* p : {"fifo", "srtf", "pack", "fair"}) {
-      m[p] = ex::simulate(jobs, p, cfg).metrics;
+      m[p] = salus::run::simulate(jobs, p, cfg).metrics;
       CHECK(m[p].done == 100);
     }
     CHECK(m["fifo"].avg_jct_s > 2.0 * m["srtf"].avg_jct_s);

@@ -16,7 +16,7 @@
 
 #include "core/scheduler.h"
 #include "core/units.h"
-#include "experiments/sim_runner.h"
+#include "run/sim_runner.h"
 #include "gpu_backend/device.h"
 #include "gpu_backend/memory_pool.h"
 #include "gpu_backend/model.h"
@@ -69,11 +69,11 @@ struct RealRun {
 RealRun run_real(const std::vector<JobSpec>& jobs, const std::string& policy_name,
                  std::optional<core::LaneMode> lanes = std::nullopt, const std::atomic<bool>* stop = nullptr) {
   const auto policy = policies::make_policy(policy_name);
-  experiments::SimConfig cfg;
+  run::SimConfig cfg;
   cfg.lanes = lanes;
   RealRun r;
   r.opts.capacity = kPool;
-  r.opts.lane_mode = experiments::lane_mode_for(*policy, cfg);
+  r.opts.lane_mode = run::lane_mode_for(*policy, cfg);
   r.opts.record_timeline = true;
   r.opts.stop = stop;
   auto device = gpu::make_cpu_device();

@@ -121,7 +121,7 @@ TEST_CASE("salus-run's runner makes a context for every lane before the trace an
   cfg.progress = false;
   real::RealRunner runner(cfg);
   (void)runner.prepare(jobs);
-  const experiments::PolicyRun r = runner.run(jobs, "pack", false);
+  const run::PolicyRun r = runner.run(jobs, "pack", false);
   for (const core::JobState& st : r.outcome.jobs) CHECK(st.status == core::JobStatus::kDone);
   CHECK(r.outcome.max_concurrent_lanes == 6);
   CHECK(real::contexts_before_trace(jobs, options(runner.capacity())) == 6);

@@ -31,7 +31,7 @@ ex::ExperimentContext context(bool real) {
   ctx.real = real;
   ctx.time_scale = 20;
   const std::string executor = real ? "real" : "sim";
-  ctx.make_runner = [executor, capacity = ctx.capacity](const ex::SimConfig& sim) {
+  ctx.make_runner = [executor, capacity = ctx.capacity](const salus::run::SimConfig& sim) {
     salus::real::ExecutorSettings s;
     s.sim = sim;
     s.real.device = "cpu";

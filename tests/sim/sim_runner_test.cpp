@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/errors.h"
-#include "experiments/sim_runner.h"
+#include "run/sim_runner.h"
 #include "policies/registry.h"
 #include "support/checks.h"
 #include "support/jobs.h"
@@ -13,8 +13,8 @@
 namespace {
 
 using namespace salus::core;
-using salus::experiments::SimConfig;
-using salus::experiments::simulate;
+using salus::run::SimConfig;
+using salus::run::simulate;
 using salus::test::gib;
 using salus::test::job;
 using salus::test::ms;
@@ -45,14 +45,14 @@ TEST_CASE("lane_mode_for: the configured mode when the policy supports it, else 
   const auto fifo = salus::policies::make_policy("fifo");
   const auto srtf = salus::policies::make_policy("srtf");
   const auto pack = salus::policies::make_policy("pack");
-  CHECK(salus::experiments::lane_mode_for(*fifo, c) == LaneMode::kExclusive);
-  CHECK(salus::experiments::lane_mode_for(*srtf, c) == LaneMode::kSingle);
-  CHECK(salus::experiments::lane_mode_for(*pack, c) == LaneMode::kAuto);
+  CHECK(salus::run::lane_mode_for(*fifo, c) == LaneMode::kExclusive);
+  CHECK(salus::run::lane_mode_for(*srtf, c) == LaneMode::kSingle);
+  CHECK(salus::run::lane_mode_for(*pack, c) == LaneMode::kAuto);
   c.lanes = LaneMode::kAuto;
-  CHECK(salus::experiments::lane_mode_for(*fifo, c) == LaneMode::kExclusive);  // fifo is always exclusive
-  CHECK(salus::experiments::lane_mode_for(*srtf, c) == LaneMode::kAuto);
+  CHECK(salus::run::lane_mode_for(*fifo, c) == LaneMode::kExclusive);  // fifo is always exclusive
+  CHECK(salus::run::lane_mode_for(*srtf, c) == LaneMode::kAuto);
   c.lanes = LaneMode::kSingle;
-  CHECK(salus::experiments::lane_mode_for(*pack, c) == LaneMode::kSingle);
+  CHECK(salus::run::lane_mode_for(*pack, c) == LaneMode::kSingle);
 }
 
 TEST_CASE("simulate the example on an ideal GPU: the hand-verified finish times") {
@@ -119,11 +119,11 @@ TEST_CASE("simulate reports unknown names as the user's mistake") {
 TEST_CASE("profile noise is seeded, bounded and applied per job") {
   std::vector<JobSpec> jobs;
   for (int i = 0; i < 50; ++i) jobs.push_back(job("j" + std::to_string(i), 0, 1, ms(100) + i, 0, 0));
-  const auto none = salus::experiments::actual_iteration_times(jobs, 0, 7);
+  const auto none = salus::run::actual_iteration_times(jobs, 0, 7);
   for (std::size_t i = 0; i < jobs.size(); ++i) CHECK(none[i] == jobs[i].iter_ns);
-  const auto a = salus::experiments::actual_iteration_times(jobs, 0.2, 7);
-  const auto b = salus::experiments::actual_iteration_times(jobs, 0.2, 7);
-  const auto c = salus::experiments::actual_iteration_times(jobs, 0.2, 8);
+  const auto a = salus::run::actual_iteration_times(jobs, 0.2, 7);
+  const auto b = salus::run::actual_iteration_times(jobs, 0.2, 7);
+  const auto c = salus::run::actual_iteration_times(jobs, 0.2, 8);
   CHECK(a == b);
   CHECK(a != c);
   int changed = 0;
@@ -135,7 +135,7 @@ TEST_CASE("profile noise is seeded, bounded and applied per job") {
   CHECK(changed > 40);
   // Never below 1 ns.
   const std::vector<JobSpec> tiny = {job("t", 0, 1, 1, 0, 0)};
-  CHECK(salus::experiments::actual_iteration_times(tiny, 0.99, 3)[0] >= 1);
+  CHECK(salus::run::actual_iteration_times(tiny, 0.99, 3)[0] >= 1);
 }
 
 TEST_CASE("the same trace and seed simulated twice give identical runs") {

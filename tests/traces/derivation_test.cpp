@@ -245,7 +245,7 @@ TEST_CASE("derivation: the catalog text loads and says how every figure was deri
 }
 
 TEST_CASE("derivation: the shipped catalog is exactly what salus-catalog writes now") {
-  // Regenerate with: ./build/experiments/salus-catalog --out traces/profiles/catalog.json
+  // Regenerate with: ./build/bin/salus-catalog --out traces/profiles/catalog.json
   const std::string shipped = slurp(Catalog::default_path());
   REQUIRE(!shipped.empty());
   CHECK(shipped == salus::traces::catalog_json());

@@ -1,0 +1,222 @@
+#include "run/cli.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include <cstdio>
+#include <stdexcept>
+
+#include <boost/program_options/errors.hpp>
+#include <sstream>
+
+#include "cluster/placement.h"
+#include "core/errors.h"
+#include "core/registry.h"
+#include "core/units.h"
+#include "run/output.h"
+#include "policies/registry.h"
+#include "traces/csv.h"
+
+namespace salus::run {
+
+std::vector<std::string> parse_policy_list(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto b = item.find_first_not_of(" \t");
+    const auto e = item.find_last_not_of(" \t");
+    const std::string p = b == std::string::npos ? std::string() : item.substr(b, e - b + 1);
+    policies::make_policy(p);  // throws with the valid names
+    for (const std::string& q : out) {
+      if (q == p) throw core::InputError("--policy: '" + p + "' is listed twice");
+    }
+    out.push_back(p);
+  }
+  if (out.empty()) throw core::InputError("--policy: no policy given (valid: " + policies::policy_names_joined() + ")");
+  return out;
+}
+
+core::Bytes parse_capacity(const std::string& text) {
+  std::string why;
+  const auto cap = core::parse_size(text, &why);
+  if (!cap) throw core::InputError("--gpu-mem: " + why);
+  if (*cap <= 0) throw core::InputError("--gpu-mem: must be positive");
+  return *cap;
+}
+
+core::LaneMode parse_lane_mode(const std::string& text) {
+  if (text == "single") return core::LaneMode::kSingle;
+  if (text == "auto") return core::LaneMode::kAuto;
+  if (text == "exclusive") return core::LaneMode::kExclusive;
+  throw core::InputError("--lanes: unknown lane mode '" + text + "' (valid: single, auto, exclusive)");
+}
+
+void add_trace_options(boost::program_options::options_description& desc, TraceOptionValues& v) {
+  namespace po = boost::program_options;
+  desc.add_options()
+      ("format", po::value(&v.format),
+       ("trace format, instead of recognising it by content: " + traces::trace_format_registry().names_joined() +
+        " (mappings: salus-trace formats)").c_str())
+      ("durations", po::value(&v.durations)->default_value(v.durations),
+       "trace|catalog: a Tiresias job's solo time is the trace's duration (iteration time = duration / iterations), "
+       "or the catalog's iteration time x iterations")
+      ("throughputs", po::value(&v.throughputs),
+       "Gavel traces: iteration times from this throughputs file (Gavel's JSON); default: the catalog")
+      ("worker-type", po::value(&v.worker_type), "Gavel traces: the --throughputs worker type (default: v100)")
+      ("gavel-scaling", po::value(&v.gavel_scaling)->default_value(v.gavel_scaling),
+       "Gavel traces: linear|none|refuse: a k-GPU job the --throughputs file measures only at 1 GPU runs at k times "
+       "the one-GPU steps per second (linear), at the one-GPU rate (none), or is an error (refuse)")
+      ("assumed-iter-ms", po::value(&v.assumed_iter_ms)->default_value(v.assumed_iter_ms, "1000"),
+       "iteration time assumed for traces with durations but no iteration counts (Philly, Helios, Alibaba)")
+      ("assumed-memory", po::value(&v.assumed_memory)->default_value(v.assumed_memory, "1"),
+       "FRACTION|SIZE: memory of a job the trace gives no memory figure for (Philly, Helios, Alibaba's whole-GPU "
+       "and multi-GPU pods, models missing from the catalog): P = 0, E = this fraction in (0, 1] of the GPU's "
+       "memory, or this size (8GiB, at most the GPU's), u = 1; default 1, the whole GPU")
+      ("window", po::value(&v.window),
+       "START:END: replay only jobs arriving in [START, END) of the trace's time axis, shifted to start at 0; "
+       "seconds, or with a unit: 2h:3h, 90min:120min")
+      ("sample", po::value(&v.sample)->default_value(1.0, "1"),
+       "keep each job with this probability in (0, 1], drawn from --seed and its place in the file");
+}
+
+traces::LoadOptions make_load_options(const TraceOptionValues& v, std::uint64_t seed) {
+  traces::LoadOptions o;
+  if (!v.format.empty() && !traces::trace_format_registry().find(v.format)) {
+    throw core::InputError("--format: " + traces::trace_format_registry().unknown(v.format));
+  }
+  o.format = v.format;
+  if (v.durations == "trace") o.durations = traces::DurationSource::kTrace;
+  else if (v.durations == "catalog") o.durations = traces::DurationSource::kCatalog;
+  else throw core::InputError("--durations: unknown source '" + v.durations + "' (valid: trace, catalog)");
+  o.throughputs = v.throughputs;
+  o.worker_type = v.worker_type;
+  if (v.gavel_scaling == "linear") o.gavel_scaling = traces::LoadOptions::GavelScaling::kLinear;
+  else if (v.gavel_scaling == "none") o.gavel_scaling = traces::LoadOptions::GavelScaling::kNone;
+  else if (v.gavel_scaling == "refuse") o.gavel_scaling = traces::LoadOptions::GavelScaling::kRefuse;
+  else throw core::InputError("--gavel-scaling: unknown value '" + v.gavel_scaling + "' (valid: linear, none, refuse)");
+  const std::optional<core::TimeNs> iter = core::ns_from_ms(v.assumed_iter_ms);
+  if (!(v.assumed_iter_ms > 0) || !iter || *iter <= 0) throw core::InputError("--assumed-iter-ms: must be a positive number");
+  o.assumed_iter_ns = *iter;
+  o.assumed_memory = traces::parse_assumed_memory(v.assumed_memory);
+  if (!v.window.empty()) {
+    const auto [start, end] = traces::parse_window(v.window);
+    o.window_start = start;
+    o.window_end = end;
+  }
+  if (!(v.sample > 0 && v.sample <= 1)) throw core::InputError("--sample: must be a fraction in (0, 1]");
+  o.sample = v.sample;
+  o.seed = seed;
+  return o;
+}
+
+void add_model_options(boost::program_options::options_description& desc, ModelOptionValues& v,
+                       const std::string& interference_extra, const std::string& placement_extra) {
+  namespace po = boost::program_options;
+  desc.add_options()
+      ("lanes", po::value(&v.lanes), "single|auto|exclusive: one shared lane, or lanes per Algorithm 1, or one "
+       "job at a time on the whole GPU, kept until it ends (fifo, and srtf: then the shortest waiting job "
+       "first, not preemptive) (default: single for srtf and fair, auto for pack; fifo is always exclusive)")
+      ("interference", po::value(&v.interference)->default_value(v.interference),
+       ("none: every iteration takes its solo time; profiled: concurrent lanes run at 1/max(1, sum u) speed; "
+        "pairs: the catalog's measured pair slowdowns, excess added over the other lanes (u where a pair is "
+        "missing); crowds: pairs, times the catalog's measured crowd factor with 3 or more lanes running; "
+        "shares: GPU time shared by weight x u, weights fitted to the catalog's pairs; auto: the model the "
+        "catalog names (\"interference\", which salus-profile writes for its device), else shares when the "
+        "catalog has a pair table, else profiled" + interference_extra).c_str())
+      ("share-exponent", po::value(&v.share_exponent)->default_value(v.share_exponent),
+       "shares: raise each lane's slowdown to this power, in (0, 2] (below 1: a crowd of lanes overlaps better "
+       "than its shares add up to; 0.8 fits the measured H100 traces, see the README)")
+      ("lane-shrink", po::value(&v.lane_shrink)->default_value(v.lane_shrink),
+       "on|off: a lane's size follows the largest E of its jobs down when that job finishes (the paper's "
+       "L_j = max E); off: a lane keeps the largest size it ever had until its last job finishes")
+      ("switch-cost-ms", po::value(&v.switch_ms),
+       "milliseconds added to the first iteration after a lane changes job, for every job (default: the "
+       "catalog entry's own switch_ms where it has one, else the catalog's switch_ms, else 1)")
+      ("placement", po::value(&v.placement),
+       ("on a cluster: which GPU takes a job, among those where it starts at once (valid: " +
+        cluster::placement_registry().names_joined() +
+        "; default: each policy's own, fifo first-fit, pack util-pack, the others least-loaded)" + placement_extra)
+           .c_str());
+}
+
+ModelOptions make_model_options(const ModelOptionValues& v, const boost::program_options::variables_map& vm) {
+  ModelOptions m;
+  if (vm.count("lanes")) m.lanes = parse_lane_mode(v.lanes);
+  if (v.interference != "auto" && !sim::interference_registry().find(v.interference)) {
+    throw core::InputError("--interference: " + sim::interference_registry().unknown(v.interference, ", or auto"));
+  }
+  m.interference = v.interference;
+  if (!(v.share_exponent > 0 && v.share_exponent <= 2)) throw core::InputError("--share-exponent: must be a number in (0, 2]");
+  m.share_exponent = v.share_exponent;
+  m.lane_shrink = parse_on_off("--lane-shrink", v.lane_shrink);
+  if (vm.count("switch-cost-ms")) {
+    const auto sw = core::ns_from_ms(v.switch_ms);
+    if (!sw) throw core::InputError("--switch-cost-ms: must be a non-negative number");
+    m.switch_cost_ns = *sw;
+  }
+  if (vm.count("placement")) cluster::placement_registry().at(v.placement);  // unknown: exit 2 with the valid ones
+  m.placement = v.placement;
+  return m;
+}
+
+std::string trace_formats_help(bool mappings) {
+  if (!mappings) return traces::trace_format_registry().help();
+  std::string out;
+  for (const auto& e : traces::trace_format_registry().entries()) {
+    out += std::string(e.name) + ": " + std::string(e.description) + "\n  " + std::string(e.factory.mapping) + "\n";
+  }
+  return out;
+}
+
+boost::program_options::parsed_options parse_command_line(int argc, char** argv,
+                                                          const boost::program_options::options_description& desc,
+                                                          const boost::program_options::positional_options_description* positional) {
+  namespace po = boost::program_options;
+  po::command_line_parser parser(argc, argv);
+  parser.options(desc);
+  if (positional) parser.positional(*positional);
+  try {
+    return parser.run();
+  } catch (const po::unknown_option& e) {
+    std::string name = e.get_option_name();
+    std::vector<std::string> options;
+    for (const auto& o : desc.options()) options.push_back("--" + o->long_name());
+    std::string message = "unrecognised option '" + name + "'";
+    const std::string best = core::nearest_name(name, options);
+    if (!best.empty()) message += " (did you mean " + best + "?)";
+    throw core::InputError(message + " (see --help)");
+  }
+}
+
+std::string version_text(const char* tool) { return std::string(tool) + " " + SALUS_VERSION; }
+
+bool parse_on_off(const std::string& option, const std::string& value) {
+  if (value == "on") return true;
+  if (value == "off") return false;
+  throw core::InputError(option + ": must be on or off, got '" + value + "'");
+}
+
+int guarded_main(const char* tool, int (*body)(int, char**), int argc, char** argv) {
+  try {
+    return body(argc, argv);
+  } catch (const core::InputError& e) {
+    std::fprintf(stderr, "%s: %s\n", tool, e.what());
+    return 2;
+  } catch (const boost::program_options::error& e) {
+    std::fprintf(stderr, "%s: %s (see --help)\n", tool, e.what());
+    return 2;
+  } catch (const std::logic_error& e) {
+    std::fprintf(stderr, "%s: internal error: %s\n", tool, e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", tool, e.what());
+    return 1;
+  }
+}
+
+}  // namespace salus::run

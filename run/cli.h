@@ -1,0 +1,73 @@
+#pragma once
+/// Command-line pieces shared by salus-sim and salus-run: option values, notes, and the outputs.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/job.h"
+#include "core/policy.h"
+#include "run/load.h"
+#include "run/output.h"
+#include "run/sim_runner.h"
+#include "traces/catalog.h"
+#include "traces/trace.h"
+
+namespace salus::run {
+
+/// "fifo,srtf" -> names, each checked against the registry, none twice. Throws core::InputError.
+std::vector<std::string> parse_policy_list(const std::string& list);
+/// "--gpu-mem" value with a unit, positive. Throws core::InputError.
+core::Bytes parse_capacity(const std::string& text);
+/// "--lanes" value: single, auto or exclusive. Throws core::InputError.
+core::LaneMode parse_lane_mode(const std::string& text);
+
+
+/// The trace-reading options of salus-sim, salus-run and salus-trace stats, as typed.
+struct TraceOptionValues {
+  std::string format, durations = "trace", throughputs, worker_type, window, assumed_memory = "1", gavel_scaling = "linear";
+  double sample = 1, assumed_iter_ms = 1000;
+};
+/// Adds --format, --durations, --throughputs, --worker-type, --assumed-iter-ms, --assumed-memory,
+/// --window and --sample to `desc`.
+void add_trace_options(boost::program_options::options_description& desc, TraceOptionValues& values);
+/// Checks the values; `seed` is the program's --seed. Throws core::InputError "--option: what".
+traces::LoadOptions make_load_options(const TraceOptionValues& values, std::uint64_t seed);
+/// The model options of salus-sim and salus-experiment (gpus_needed), as typed.
+struct ModelOptionValues {
+  std::string lanes, interference = "auto", lane_shrink = "on", placement;
+  double share_exponent = 1, switch_ms = 0;
+};
+/// Adds --lanes, --interference, --share-exponent, --lane-shrink, --switch-cost-ms and
+/// --placement to `desc`; `interference_extra` and `placement_extra` end those two options' help
+/// (what the program does with them beyond salus-sim's meaning).
+void add_model_options(boost::program_options::options_description& desc, ModelOptionValues& values,
+                       const std::string& interference_extra = "", const std::string& placement_extra = "");
+/// Checks the values (`vm` tells which were given). Throws core::InputError "--option: what".
+ModelOptions make_model_options(const ModelOptionValues& values, const boost::program_options::variables_map& vm);
+
+/// The trace formats and how each maps to jobs, for --help and `salus-trace formats`.
+std::string trace_formats_help(bool mappings);
+
+/// Parses a command line against `desc` (and `positional`); an unknown option is a
+/// core::InputError naming it and, when one is close, "did you mean --x?".
+boost::program_options::parsed_options parse_command_line(
+    int argc, char** argv, const boost::program_options::options_description& desc,
+    const boost::program_options::positional_options_description* positional = nullptr);
+
+/// "NAME VERSION" (the CMake project version, and `git describe` when the source was a git
+/// checkout at configure time).
+std::string version_text(const char* tool);
+
+/// "on" or "off" for an --option taking a boolean; anything else is a core::InputError.
+bool parse_on_off(const std::string& option, const std::string& value);
+
+
+/// Runs a program's body and turns errors into exit statuses: bad input (core::InputError, a
+/// command-line error) prints "<tool>: what" and returns 2; a broken invariant (std::logic_error)
+/// "<tool>: internal error: what" and 1; any other failure "<tool>: error: what" and 1.
+int guarded_main(const char* tool, int (*body)(int, char**), int argc, char** argv);
+
+}  // namespace salus::run

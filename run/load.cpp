@@ -1,0 +1,122 @@
+#include "run/load.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "cluster/placement.h"
+#include "core/errors.h"
+#include "core/registry.h"
+#include "core/units.h"
+#include "policies/registry.h"
+#include "traces/csv.h"
+
+namespace salus::run {
+
+std::vector<std::string> lane_mode_notes(const std::vector<std::string>& names, std::optional<core::LaneMode> lanes) {
+  std::vector<std::string> notes;
+  if (!lanes) return notes;
+  for (const std::string& name : names) {
+    const auto policy = policies::make_policy(name);
+    if (!policy->supports(*lanes)) {
+      notes.push_back(name + " runs in " + core::to_string(policy->default_lane_mode()) + " mode; --lanes " +
+                      core::to_string(*lanes) + " does not apply to it");
+    }
+  }
+  return notes;
+}
+
+std::string auto_interference(const std::optional<std::string>& catalog_model, const sim::ShareWeights& share_weights) {
+  if (catalog_model) return *catalog_model;
+  return share_weights.empty() ? "profiled" : "shares";
+}
+
+CatalogInterference catalog_interference(const traces::Catalog& catalog) {
+  CatalogInterference m;
+  std::map<std::string, std::int32_t> util_ppm;
+  for (const traces::PairSlowdown& p : catalog.pairs()) {
+    m.pairs[{p.a, p.b}] = std::llround(p.slowdown_a * 1e6);
+    m.pairs[{p.b, p.a}] = std::llround(p.slowdown_b * 1e6);
+    util_ppm[p.a] = catalog.find(p.a)->gpu_util_ppm;
+    util_ppm[p.b] = catalog.find(p.b)->gpu_util_ppm;
+  }
+  m.share_weights = sim::fit_share_weights(m.pairs, util_ppm);
+  std::vector<sim::Crowd> crowds;
+  for (const traces::CrowdSlowdown& c : catalog.crowds()) {
+    crowds.push_back({c.workloads, c.slowdowns});
+    for (const std::string& w : c.workloads) util_ppm[w] = catalog.find(w)->gpu_util_ppm;
+  }
+  m.crowd_factors = sim::fit_crowd_factors(m.pairs, crowds, util_ppm);
+  std::vector<sim::Sweep> sweeps;
+  for (const traces::SweepSlowdown& s : catalog.sweeps()) {
+    sweeps.push_back({s.workload, s.lanes, s.slowdowns});
+    util_ppm[s.workload] = catalog.find(s.workload)->gpu_util_ppm;
+  }
+  m.capacities = sim::fit_capacities(sweeps, util_ppm);
+  return m;
+}
+
+TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale,
+                    const traces::LoadOptions& load, int gpus) {
+  // Paths go into the summary JSON, which must be UTF-8: refused here, before any run.
+  for (const auto& [option, path] : {std::pair<const char*, const std::string&>{"--trace", trace_path}, {"--profiles", profiles}}) {
+    if (traces::first_invalid_utf8(path) != std::string::npos) throw core::InputError(std::string(option) + ": the path is not UTF-8");
+  }
+  const traces::Catalog catalog = traces::Catalog::load(profiles);
+  TraceJobs t{traces::load_trace(trace_path, catalog, load), {}, {}, {}, catalog.switch_ns(), catalog.interference(), {}, {}};
+  if (t.interference && !sim::interference_registry().find(*t.interference)) {
+    throw core::InputError(core::at(profiles, 1, "\"interference\": " + sim::interference_registry().unknown(*t.interference)));
+  }
+  CatalogInterference models = catalog_interference(catalog);
+  t.pairs = std::move(models.pairs);
+  t.share_weights = std::move(models.share_weights);
+  t.crowd_factors = std::move(models.crowd_factors);
+  t.capacities = std::move(models.capacities);
+  // The jobs move out of the trace (a copy of a 200k-job trace is 30 MB); its path, format and
+  // notes stay.
+  t.jobs = traces::jobs_for_capacity(std::move(t.trace), capacity);
+  if (gpus == 1) {
+    if (const std::int64_t n = traces::fold_onto_one_gpu(t.jobs); n > 0) {
+      t.trace.notes.push_back(std::to_string(n) + (n == 1 ? " job" : " jobs") +
+                              " with more than one GPU replayed on one GPU, iteration time x GPUs (the same GPU-time)");
+    }
+  }
+  if (time_scale != 1) t.jobs = traces::scale_time(std::move(t.jobs), time_scale);
+  return t;
+}
+
+void apply_model(const ModelOptions& m, TraceJobs& t, SimConfig& cfg) {
+  cfg.lanes = m.lanes;
+  cfg.lane_shrink = m.lane_shrink;
+  cfg.share_exponent = m.share_exponent;
+  cfg.placement = m.placement;
+  cfg.pairs = std::move(t.pairs);
+  cfg.share_weights = std::move(t.share_weights);
+  cfg.crowd_factors = std::move(t.crowd_factors);
+  cfg.capacities = std::move(t.capacities);
+  cfg.switch_cost_ns = m.switch_cost_ns.value_or(t.switch_ns.value_or(core::kNsPerMs));
+  if (m.switch_cost_ns) {
+    for (core::JobSpec& j : t.jobs) j.switch_ns = -1;  // the cost given is every job's
+  }
+  cfg.interference = m.interference == "auto" ? auto_interference(t.interference, cfg.share_weights) : m.interference;
+  // "pairs" or "shares" without a pair table, "crowds" without crowds: exit 2
+  sim::make_interference(cfg.interference, &cfg.pairs, &cfg.share_weights, cfg.share_exponent, &cfg.crowd_factors,
+                         &cfg.capacities);
+}
+
+std::vector<std::string> model_notes(const std::vector<std::string>& policies, const SimConfig& cfg) {
+  std::vector<std::string> notes = lane_mode_notes(policies, cfg.lanes);
+  if (cfg.interference == "shares" && cfg.share_exponent != 1.0) {
+    char text[96];
+    std::snprintf(text, sizeof text, "shares: slowdowns raised to the power %g (--share-exponent)", cfg.share_exponent);
+    notes.push_back(text);
+  }
+  // What the model assumes where the catalog says nothing (`capacity` without sweeps, ...).
+  for (std::string& n : sim::make_interference(cfg.interference, &cfg.pairs, &cfg.share_weights, cfg.share_exponent,
+                                               &cfg.crowd_factors, &cfg.capacities)->notes()) {
+    notes.push_back(std::move(n));
+  }
+  return notes;
+}
+
+}  // namespace salus::run

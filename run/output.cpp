@@ -1,0 +1,755 @@
+#include "run/output.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <charconv>
+#include <deque>
+#include <map>
+#include <functional>
+#include <cstdio>
+#include <stdexcept>
+#include <string_view>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "core/errors.h"
+
+namespace salus::run {
+
+namespace {
+
+// Appends the exact decimal seconds of a nanosecond count (seconds_text) without a temporary.
+void append_seconds(std::string& out, core::TimeNs ns) {
+  const bool neg = ns < 0;
+  const unsigned long long a = neg ? 0ULL - static_cast<unsigned long long>(ns) : static_cast<unsigned long long>(ns);
+  char buf[48];
+  char* p = buf;
+  if (neg) *p++ = '-';
+  p = std::to_chars(p, buf + sizeof buf, a / 1'000'000'000ULL).ptr;
+  unsigned long long frac = a % 1'000'000'000ULL;
+  if (frac != 0) {
+    *p++ = '.';
+    int digits = 9;
+    while (frac % 10 == 0) {
+      frac /= 10;
+      --digits;
+    }
+    for (int i = digits - 1; i >= 0; --i) {
+      p[i] = static_cast<char>('0' + frac % 10);
+      frac /= 10;
+    }
+    p += digits;
+  }
+  out.append(buf, p);
+}
+
+}  // namespace
+
+std::string seconds_text(core::TimeNs ns) {
+  std::string s;
+  append_seconds(s, ns);
+  return s;
+}
+
+namespace {
+
+void append_mib(std::string& out, core::Bytes b) {
+  char buf[48];
+  int n = std::snprintf(buf, sizeof buf, "%.6f", core::to_mib(b));
+  while (n > 0 && buf[n - 1] == '0') --n;
+  if (n > 0 && buf[n - 1] == '.') --n;
+  out.append(buf, static_cast<std::size_t>(n));
+}
+
+template <typename Int>
+void append_int(std::string& out, Int v) {
+  char buf[24];
+  out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
+void append_csv_field(std::string& out, std::string_view s) {
+  if (s.find_first_of(",\"\n") == std::string_view::npos) {
+    out += s;
+    return;
+  }
+  out += '"';
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+}
+
+void append_opt_seconds(std::string& out, core::TimeNs ns) {
+  if (ns >= 0) append_seconds(out, ns);
+}
+
+void create_parent(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+}
+
+// A file written through a buffer that is flushed as it fills, so an output of any size costs a
+// megabyte of memory. Callers append to line() and call row() after each line. The bytes go to a
+// temporary file beside the target (".<name>.tmp-<pid>-<n>", same folder, so same file system),
+// renamed over the target by close(): a run killed at any moment leaves the previous complete file
+// or the new complete one, never a torn one (plus, at worst, a stray temporary). Not closed (an
+// exception on the way), the temporary is removed and the target left as it was.
+class OutFile {
+ public:
+  explicit OutFile(std::string path) : path_(std::move(path)) {
+    create_parent(path_);
+    static std::atomic<unsigned> counter{0};
+    const std::filesystem::path p(path_);
+    tmp_ = (p.parent_path() / ("." + p.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
+                               std::to_string(counter++)))
+               .string();
+    f_ = std::fopen(tmp_.c_str(), "wb");
+    if (f_ == nullptr) throw core::InputError(path_ + ": cannot open for writing");
+    buf_.reserve(kFlushBytes + 4096);
+  }
+  OutFile(const OutFile&) = delete;
+  OutFile& operator=(const OutFile&) = delete;
+  ~OutFile() {
+    if (f_ != nullptr) {
+      std::fclose(f_);
+      std::remove(tmp_.c_str());
+    }
+  }
+  std::string& line() { return buf_; }
+  void row() {
+    if (buf_.size() >= kFlushBytes) flush();
+  }
+  /// Flushes, closes and renames into place; throws core::InputError when any write failed (the
+  /// target then is as it was).
+  void close() {
+    flush();
+    const bool closed = std::fclose(f_) == 0;
+    f_ = nullptr;
+    if (failed_ || !closed) {
+      std::remove(tmp_.c_str());
+      throw core::InputError(path_ + ": write failed");
+    }
+    if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+      const int e = errno;
+      std::remove(tmp_.c_str());
+      throw core::InputError(path_ + ": cannot write (" + std::strerror(e) + ")");
+    }
+  }
+  std::FILE* file() { return f_; }
+
+ private:
+  static constexpr std::size_t kFlushBytes = 1 << 20;
+  void flush() {
+    if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size()) failed_ = true;
+    buf_.clear();
+  }
+  std::string path_, tmp_;
+  std::FILE* f_ = nullptr;
+  std::string buf_;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
+  // One time unit for the whole table, so rows compare at a glance: seconds while every figure is
+  // under 100 s, minutes under 100 min, else hours. Count columns widen to their largest count.
+  double longest = 0;
+  for (const SimRun& r : runs) {
+    const core::RunMetrics& m = r.metrics;
+    if (m.done == 0) continue;
+    longest = std::max({longest, core::to_seconds(m.makespan_ns), m.avg_queuing_s, m.avg_jct_s, core::to_seconds(m.p95_jct_ns)});
+  }
+  const char* unit = longest < 100 ? "s" : longest < 6000 ? "min" : "h";
+  const double per = longest < 100 ? 1 : longest < 6000 ? 60 : 3600;
+  const int unit_width = static_cast<int>(std::strlen(unit));
+  auto digits = [](long long v) { return static_cast<int>(std::to_string(v).size()); };
+  int w_done = 6, w_rejected = 9, w_failed = 7, w_interrupted = 12;
+  for (const SimRun& r : runs) {
+    w_done = std::max(w_done, digits(r.metrics.done));
+    w_rejected = std::max(w_rejected, digits(r.metrics.rejected));
+    w_failed = std::max(w_failed, digits(r.metrics.failed));
+    w_interrupted = std::max(w_interrupted, digits(r.metrics.interrupted));
+  }
+  char line[384];
+  std::snprintf(line, sizeof line, "%-8s %-10s %12s %14s %12s %12s %*s %*s %*s %*s\n", "Policy", "Lanes", "Makespan",
+                "Avg. Queuing", "Avg. JCT", "95% JCT", w_done, "Done", w_rejected, "Rejected", w_failed, "Failed",
+                w_interrupted, "Interrupted");
+  os << line;
+  // A run in which no job finished has no makespan, queuing or JCT: a dash, not 0.00 s. The dash
+  // is three bytes of UTF-8 but one column: padded by hand.
+  auto cell = [&](double seconds, bool any, int width) {
+    char text[48];
+    if (any) {
+      std::snprintf(text, sizeof text, "%*.2f %s", width - 1 - unit_width, seconds / per, unit);
+      return std::string(text);
+    }
+    return std::string(static_cast<std::size_t>(width - 1), ' ') + "\u2014";
+  };
+  for (const SimRun& r : runs) {
+    const core::RunMetrics& m = r.metrics;
+    const bool any = m.done > 0;
+    std::snprintf(line, sizeof line, "%-8s %-10s %s %s %s %s %*lld %*lld %*lld %*lld\n", r.policy.c_str(),
+                  core::to_string(r.lane_mode), cell(core::to_seconds(m.makespan_ns), any, 12).c_str(),
+                  cell(m.avg_queuing_s, any, 14).c_str(), cell(m.avg_jct_s, any, 12).c_str(),
+                  cell(core::to_seconds(m.p95_jct_ns), any, 12).c_str(), w_done, static_cast<long long>(m.done),
+                  w_rejected, static_cast<long long>(m.rejected), w_failed, static_cast<long long>(m.failed),
+                  w_interrupted, static_cast<long long>(m.interrupted));
+    os << line;
+  }
+}
+
+nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const SimRun& r : runs) {
+    results.push_back(core::result_json(r.policy, r.lane_mode, jobs, r.outcome, r.metrics));
+    if (r.cluster) results.back()["cluster"] = cluster_result_json(jobs, r);
+  }
+  return results;
+}
+
+std::string read_text_tail(const std::string& path, std::size_t max_bytes) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return "";
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return text.size() > max_bytes ? text.substr(text.size() - max_bytes) : text;
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  OutFile f(path);  // atomic: a temporary renamed into place
+  f.line() = text;
+  f.close();
+}
+
+void write_timeline_rows(const std::vector<core::Segment>& segments, const std::function<void(const core::Segment&)>& row) {
+  // Segments come in completion order, one per dispatched run; rows go out in start order (ties:
+  // lane). A run that continues the lane's previous one (same job, starting when it ended, no
+  // switching cost: a run cut at a boundary and resumed) extends its row. A row is written once
+  // the next segment of its lane has shown it closed and every earlier row is written, so only
+  // rows still open wait in memory.
+  std::vector<std::uint32_t> order(segments.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = static_cast<std::uint32_t>(k);
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const core::Segment& x = segments[a];
+    const core::Segment& y = segments[b];
+    return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.lane < y.lane;
+  });
+  struct Pending {
+    core::Segment row;
+    bool closed;
+  };
+  std::deque<Pending> pending;
+  std::int64_t front_id = 0;      // id of pending.front()
+  std::vector<std::int64_t> open;  // per lane: id of its open row, -1 when none
+  for (const std::uint32_t k : order) {
+    const core::Segment& g = segments[k];
+    const auto lane = static_cast<std::size_t>(g.lane);
+    if (lane >= open.size()) open.resize(lane + 1, -1);
+    if (open[lane] >= front_id) {
+      Pending& p = pending[static_cast<std::size_t>(open[lane] - front_id)];
+      if (g.rotation == 0 && p.row.job == g.job && p.row.end_ns == g.start_ns && g.switch_ns == 0) {
+        p.row.end_ns = g.end_ns;
+        p.row.iterations += g.iterations;
+        continue;
+      }
+      p.closed = true;
+    }
+    // A rotation's rows are whole: nothing extends them.
+    open[lane] = g.rotation == 0 ? front_id + static_cast<std::int64_t>(pending.size()) : -1;
+    pending.push_back({g, g.rotation != 0});
+    while (!pending.empty() && pending.front().closed) {
+      row(pending.front().row);
+      pending.pop_front();
+      ++front_id;
+    }
+  }
+  for (const Pending& p : pending) row(p.row);
+}
+
+const char* to_string(TimelineMode m) {
+  switch (m) {
+    case TimelineMode::kOff: return "off";
+    case TimelineMode::kRuns: return "runs";
+    case TimelineMode::kFull: return "full";
+  }
+  return "?";
+}
+
+TimelineMode parse_timeline_mode(const std::string& text, const std::string& option) {
+  if (text == "off") return TimelineMode::kOff;
+  if (text == "runs") return TimelineMode::kRuns;
+  if (text == "full") return TimelineMode::kFull;
+  throw core::InputError(option + ": unknown timeline mode '" + text + "' (valid: off, runs, full)");
+}
+
+void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
+                     TimelineMode timeline) {
+  OutFile cdf(dir + "/jct_cdf.csv");
+  cdf.line() += "policy,jct_s,fraction\n";
+  std::vector<core::TimeNs> jcts;
+  for (const SimRun& r : runs) {
+    const core::ScheduleOutcome& o = r.outcome;
+    const std::string base = dir + "/" + r.policy;
+    OutFile jf(base + "_jobs.csv");
+    jf.line() += "id,workload,arrival_s,start_s,finish_s,jct_s,queuing_s,status,lane,iterations,reason\n";
+    jcts.clear();
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const core::JobSpec& s = jobs[i];
+      const core::JobState& st = o.jobs[i];
+      const core::TimeNs jct = st.finish_ns < 0 ? -1 : st.finish_ns - s.arrival_ns;
+      const core::TimeNs q = st.first_start_ns < 0 ? -1 : st.first_start_ns - s.arrival_ns;
+      std::string& l = jf.line();
+      append_csv_field(l, s.id);
+      l += ',';
+      append_csv_field(l, s.workload);
+      l += ',';
+      append_seconds(l, s.arrival_ns);
+      l += ',';
+      append_opt_seconds(l, st.first_start_ns);
+      l += ',';
+      append_opt_seconds(l, st.finish_ns);
+      l += ',';
+      append_opt_seconds(l, jct);
+      l += ',';
+      append_opt_seconds(l, q);
+      l += ',';
+      l += core::to_string(st.status);
+      l += ',';
+      append_int(l, st.lane);
+      l += ',';
+      append_int(l, st.iterations_done);
+      l += ',';
+      append_csv_field(l, st.reason);
+      l += '\n';
+      jf.row();
+      if (st.status == core::JobStatus::kDone) jcts.push_back(jct);
+    }
+    jf.close();
+    std::sort(jcts.begin(), jcts.end());
+    for (std::size_t k = 0; k < jcts.size(); ++k) {
+      char frac[32];
+      std::snprintf(frac, sizeof frac, "%.6f", static_cast<double>(k + 1) / static_cast<double>(jcts.size()));
+      std::string& l = cdf.line();
+      l += r.policy;
+      l += ',';
+      append_seconds(l, jcts[k]);
+      l += ',';
+      l += frac;
+      l += '\n';
+      cdf.row();
+    }
+    if (r.cluster) write_cluster_files(dir, jobs, r);
+    if (timeline != TimelineMode::kOff) {
+      OutFile tf(base + "_timeline.csv");
+      tf.line() += "lane,job_id,start_s,end_s,iterations,switch_s,rotation\n";
+      write_timeline_rows(o.segments, [&](const core::Segment& g) {
+        std::string& l = tf.line();
+        append_int(l, g.lane);
+        l += ',';
+        append_csv_field(l, jobs[static_cast<std::size_t>(g.job)].id);
+        l += ',';
+        append_seconds(l, g.start_ns);
+        l += ',';
+        append_seconds(l, g.end_ns);
+        l += ',';
+        append_int(l, g.iterations);
+        l += ',';
+        append_seconds(l, g.switch_ns);
+        l += ',';
+        if (g.rotation != 0) append_int(l, g.rotation);
+        l += '\n';
+        tf.row();
+      });
+      tf.close();
+    }
+    OutFile mf(base + "_memory.csv");
+    mf.line() += "time_s,persistent_mib,lanes_reserved_mib,ephemeral_active_mib,lanes\n";
+    for (const core::MemorySample& m : o.memory) {
+      std::string& l = mf.line();
+      append_seconds(l, m.time_ns);
+      l += ',';
+      append_mib(l, m.persistent);
+      l += ',';
+      append_mib(l, m.lanes_reserved);
+      l += ',';
+      append_mib(l, m.ephemeral_active);
+      l += ',';
+      append_int(l, m.lanes);
+      l += '\n';
+      mf.row();
+    }
+    mf.close();
+    OutFile lf(base + "_lane_moves.csv");
+    lf.line() += "time_s,lane,from_offset_mib,from_size_mib,to_offset_mib,to_size_mib\n";
+    for (const core::LaneMove& mv : o.lane_moves) {
+      std::string& l = lf.line();
+      append_seconds(l, mv.time_ns);
+      l += ',';
+      append_int(l, mv.lane);
+      l += ',';
+      if (mv.from_offset != core::kUnplaced) append_mib(l, mv.from_offset);
+      l += ',';
+      append_mib(l, mv.from_size);
+      l += ',';
+      append_mib(l, mv.to_offset);
+      l += ',';
+      append_mib(l, mv.to_size);
+      l += '\n';
+      lf.row();
+    }
+    lf.close();
+  }
+  cdf.close();
+}
+
+namespace {
+
+// One entry of "results", core::result_json's members in the order nlohmann keeps them (sorted).
+void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const SimRun& r) {
+  const core::ScheduleOutcome& o = r.outcome;
+  const core::RunMetrics& m = r.metrics;
+  w.begin_object();
+  w.key("admissions");
+  w.begin_object();
+  w.key("existing_lane");
+  w.value(o.admissions_existing_lane);
+  w.key("grown_lane");
+  w.value(o.admissions_grown_lane);
+  w.key("new_lane");
+  w.value(o.admissions_new_lane);
+  w.end_object();
+  w.key("avg_jct_s");
+  w.value(m.avg_jct_s);
+  w.key("avg_queuing_s");
+  w.value(m.avg_queuing_s);
+  if (r.cluster) {
+    w.key("cluster");
+    write_cluster_result(w, jobs, r);
+  }
+  w.key("iterations");
+  w.value(o.iterations);
+  w.key("jobs");
+  w.begin_array();
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const core::JobSpec& s = jobs[i];
+    const core::JobState& st = o.jobs[i];
+    const bool started = st.first_start_ns >= 0;
+    const bool finished = st.finish_ns >= 0;
+    w.begin_object();
+    w.key("arrival_s");
+    w.value(core::to_seconds(s.arrival_ns));
+    w.key("finish_s");
+    finished ? w.value(core::to_seconds(st.finish_ns)) : w.null();
+    w.key("id");
+    w.value(s.id);
+    w.key("iterations");
+    w.value(st.iterations_done);
+    w.key("jct_s");
+    finished ? w.value(core::to_seconds(st.finish_ns - s.arrival_ns)) : w.null();
+    w.key("lane");
+    w.value(st.lane);
+    w.key("queuing_s");
+    started ? w.value(core::to_seconds(st.first_start_ns - s.arrival_ns)) : w.null();
+    w.key("reason");
+    w.value(st.reason);
+    w.key("start_s");
+    started ? w.value(core::to_seconds(st.first_start_ns)) : w.null();
+    w.key("status");
+    w.value(core::to_string(st.status));
+    w.key("workload");
+    w.value(s.workload);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("jobs_done");
+  w.value(m.done);
+  w.key("jobs_failed");
+  w.value(m.failed);
+  w.key("jobs_interrupted");
+  w.value(m.interrupted);
+  w.key("jobs_rejected");
+  w.value(m.rejected);
+  w.key("jobs_total");
+  w.value(m.jobs);
+  w.key("lane_mode");
+  w.value(core::to_string(r.lane_mode));
+  w.key("lanes_opened");
+  w.value(o.lanes_opened);
+  w.key("makespan_s");
+  w.value(core::to_seconds(m.makespan_ns));
+  w.key("max_concurrent_lanes");
+  w.value(o.max_concurrent_lanes);
+  w.key("median_jct_s");
+  w.value(core::to_seconds(m.median_jct_ns));
+  w.key("p95_jct_s");
+  w.value(core::to_seconds(m.p95_jct_ns));
+  w.key("policy");
+  w.value(r.policy);
+  w.key("switches");
+  w.value(o.switches);
+  w.end_object();
+}
+
+}  // namespace
+
+void write_results_json(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
+  w.begin_array();
+  for (const SimRun& r : runs) write_result(w, jobs, r);
+  w.end_array();
+}
+
+void write_summary_json(const std::string& path, const nlohmann::json& header, const std::vector<core::JobSpec>& jobs,
+                        const std::vector<SimRun>& runs) {
+  if (!header.is_object()) throw std::logic_error("write_summary_json: the header must be a JSON object");
+  OutFile f(path);
+  {
+    JsonWriter w(f.file());
+    bool results_done = false;
+    auto results = [&] {
+      w.key("results");
+      write_results_json(w, jobs, runs);
+      results_done = true;
+    };
+    w.begin_object();
+    for (const auto& item : header.items()) {
+      if (item.key() == "results") continue;
+      if (!results_done && item.key() > "results") results();
+      w.key(item.key());
+      w.value(item.value());
+    }
+    if (!results_done) results();
+    w.end_object();
+    if (!w.finish()) throw core::InputError(path + ": write failed");
+  }
+  f.close();
+}
+
+// ---- Cluster runs ------------------------------------------------------------------------------
+
+nlohmann::json cluster_config_json(const cluster::ClusterSpec& cluster, const std::string& placement) {
+  nlohmann::json mem = nlohmann::json::array();
+  for (const cluster::GpuSpec& g : cluster.gpus) mem.push_back(g.capacity);
+  return {{"gpus", cluster.gpus.size()},
+          {"nodes", cluster.gpus.empty() ? 0 : cluster.gpus.back().node + 1},
+          {"gpu_mem_bytes", std::move(mem)},
+          {"placement", placement}};
+}
+
+std::vector<SizeJct> jct_by_size(const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+  std::map<std::int32_t, std::pair<std::int64_t, core::Int128>> by;  // gpus -> (count, sum of JCT)
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const core::JobState& st = run.outcome.jobs[i];
+    if (st.status != core::JobStatus::kDone) continue;
+    auto& [count, sum] = by[jobs[i].gpus];
+    ++count;
+    sum += st.finish_ns - jobs[i].arrival_ns;
+  }
+  std::vector<SizeJct> out;
+  for (const auto& [gpus, v] : by) {
+    out.push_back({gpus, v.first, static_cast<double>(v.second) / static_cast<double>(v.first) / 1e9});
+  }
+  return out;
+}
+
+void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+  w.begin_object();
+  w.key("gpus_busy");
+  w.begin_array();
+  for (const auto& [t, n] : run.gpus_busy) {
+    w.begin_array();
+    w.value(core::to_seconds(t));
+    w.value(static_cast<std::int64_t>(n));
+    w.end_array();
+  }
+  w.end_array();
+  w.key("jct_by_size");
+  w.begin_array();
+  for (const SizeJct& s : jct_by_size(jobs, run)) {
+    w.begin_object();
+    w.key("avg_jct_s");
+    w.value(s.avg_jct_s);
+    w.key("gpus");
+    w.value(static_cast<std::int64_t>(s.gpus));
+    w.key("jobs");
+    w.value(s.jobs);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("job_gpus");
+  w.begin_array();
+  for (const std::vector<std::int32_t>& g : run.job_gpus) {
+    w.begin_array();
+    for (std::int32_t x : g) w.value(static_cast<std::int64_t>(x));
+    w.end_array();
+  }
+  w.end_array();
+  w.key("placement");
+  w.value(run.placement);
+  w.end_object();
+}
+
+nlohmann::json cluster_result_json(const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+  nlohmann::json busy = nlohmann::json::array();
+  for (const auto& [t, n] : run.gpus_busy) busy.push_back({core::to_seconds(t), n});
+  nlohmann::json sizes = nlohmann::json::array();
+  for (const SizeJct& s : jct_by_size(jobs, run)) sizes.push_back({{"gpus", s.gpus}, {"jobs", s.jobs}, {"avg_jct_s", s.avg_jct_s}});
+  return {{"gpus_busy", std::move(busy)},
+          {"jct_by_size", std::move(sizes)},
+          {"job_gpus", run.job_gpus},
+          {"placement", run.placement}};
+}
+
+void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
+  char line[256];
+  for (const SimRun& r : runs) {
+    if (!r.cluster) continue;
+    std::int32_t peak = 0;
+    for (const auto& [t, n] : r.gpus_busy) peak = std::max(peak, n);
+    std::string sizes;
+    for (const SizeJct& s : jct_by_size(jobs, r)) {
+      std::snprintf(line, sizeof line, "%s%d GPU%s: %lld jobs, avg %.2f s", sizes.empty() ? "" : "; ", s.gpus,
+                    s.gpus == 1 ? "" : "s", static_cast<long long>(s.jobs), s.avg_jct_s);
+      sizes += line;
+    }
+    std::snprintf(line, sizeof line, "%-8s placement %s, GPUs busy at most %d; JCT by size: ", r.policy.c_str(),
+                  r.placement.c_str(), peak);
+    os << line << (sizes.empty() ? "no job finished" : sizes) << "\n";
+  }
+}
+
+void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+  const std::string base = dir + "/" + run.policy;
+  OutFile gf(base + "_job_gpus.csv");
+  gf.line() += "id,gpus\n";
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    std::string& l = gf.line();
+    append_csv_field(l, jobs[i].id);
+    l += ',';
+    const std::vector<std::int32_t>& g = run.job_gpus[i];
+    for (std::size_t k = 0; k < g.size(); ++k) {
+      if (k > 0) l += '+';
+      append_int(l, g[k]);
+    }
+    l += '\n';
+    gf.row();
+  }
+  gf.close();
+  OutFile bf(base + "_gpus_busy.csv");
+  bf.line() += "time_s,gpus_busy\n";
+  for (const auto& [t, n] : run.gpus_busy) {
+    std::string& l = bf.line();
+    append_seconds(l, t);
+    l += ',';
+    append_int(l, n);
+    l += '\n';
+    bf.row();
+  }
+  bf.close();
+  OutFile sf(base + "_jct_by_size.csv");
+  sf.line() += "gpus,jobs,avg_jct_s\n";
+  for (const SizeJct& s : jct_by_size(jobs, run)) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%d,%lld,%.6f\n", s.gpus, static_cast<long long>(s.jobs), s.avg_jct_s);
+    sf.line() += text;
+    sf.row();
+  }
+  sf.close();
+}
+
+void print_report(const std::vector<std::string>& notes, const std::vector<core::JobSpec>& jobs,
+                  const std::vector<SimRun>& runs) {
+  for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
+  // A job rejected or failed alike under several policies is one note naming them all ("all
+  // policies" when every run agrees); past kMaxJobNotes such notes the rest are counted, as a
+  // large trace can reject thousands of jobs (each run's <policy>_jobs.csv lists them all).
+  constexpr std::size_t kMaxJobNotes = 20;
+  std::size_t printed = 0, held_back = 0;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // "status: reason" -> policies
+    for (const SimRun& r : runs) {
+      const core::JobState& st = r.outcome.jobs[i];
+      if (st.status != core::JobStatus::kRejected && st.status != core::JobStatus::kFailed) continue;
+      const std::string what = std::string(core::to_string(st.status)) + ": " + st.reason;
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == what; });
+      if (g == groups.end()) groups.push_back({what, {r.policy}});
+      else g->second.push_back(r.policy);
+    }
+    for (const auto& [what, policies] : groups) {
+      if (printed == kMaxJobNotes) {
+        ++held_back;
+        continue;
+      }
+      ++printed;
+      std::string who;
+      if (runs.size() > 1 && policies.size() == runs.size()) {
+        who = "all policies";
+      } else {
+        for (const std::string& p : policies) who += (who.empty() ? "" : ", ") + p;
+      }
+      std::printf("note: job %s %s (%s)\n", jobs[i].id.c_str(), what.c_str(), who.c_str());
+    }
+  }
+  if (held_back > 0) {
+    std::printf("note: %zu more notes of rejected or failed jobs not shown (see <policy>_jobs.csv with --out)\n", held_back);
+  }
+  std::ostringstream table;
+  print_table(table, runs);
+  std::fputs(table.str().c_str(), stdout);
+  std::fflush(stdout);
+}
+
+void write_outputs(const nlohmann::json& summary, const std::string& summary_path, const std::string& out_dir,
+                   const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
+  const std::string text = summary.dump(2) + "\n";
+  if (!summary_path.empty()) write_text_file(summary_path, text);
+  if (!out_dir.empty()) {
+    write_run_files(out_dir, jobs, runs);
+    write_text_file(out_dir + "/summary.json", text);
+    std::printf("wrote %s/{summary.json,jct_cdf.csv,<policy>_{jobs,timeline,memory,lane_moves}.csv}\n", out_dir.c_str());
+  }
+}
+
+void write_streamed_outputs(const nlohmann::json& header, const std::string& summary_path, const std::string& out_dir,
+                            const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
+                            TimelineMode timeline) {
+  std::string first;  // the summary is streamed once, then copied
+  auto write_summary = [&](const std::string& path) {
+    if (first.empty()) {
+      write_summary_json(path, header, jobs, runs);
+      first = path;
+      return;
+    }
+    std::error_code ec;
+    if (std::filesystem::equivalent(first, path, ec)) return;  // the same file named twice
+    // Copied to a temporary beside the target and renamed into place, as every output is written
+    // (a copy over the target truncates it first: a run killed then left it empty).
+    const std::filesystem::path target(path);
+    const std::filesystem::path tmp =
+        target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-copy");
+    std::filesystem::copy_file(first, tmp, std::filesystem::copy_options::overwrite_existing, ec);
+    if (!ec) std::filesystem::rename(tmp, target, ec);
+    if (ec) {
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      throw core::InputError(path + ": cannot write (" + ec.message() + ")");
+    }
+  };
+  if (!summary_path.empty()) write_summary(summary_path);
+  if (!out_dir.empty()) {
+    write_run_files(out_dir, jobs, runs, timeline);
+    write_summary(out_dir + "/summary.json");
+    std::printf("wrote %s/{summary.json,jct_cdf.csv,<policy>_{jobs,%smemory,lane_moves}.csv}\n", out_dir.c_str(),
+                timeline == TimelineMode::kOff ? "" : "timeline,");
+  }
+}
+
+
+}  // namespace salus::run

@@ -1,0 +1,110 @@
+#pragma once
+/// Outputs shared by the programs: the Table 1 text table, the summary JSON and the per-run CSVs.
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cluster/cluster_file.h"
+#include "core/job.h"
+#include "run/json_writer.h"
+#include "run/sim_runner.h"
+
+namespace salus::run {
+
+/// Exact decimal seconds of a nanosecond count, e.g. 1500000 -> "0.0015".
+std::string seconds_text(core::TimeNs ns);
+
+/// The paper's Table 1 form: one row per run.
+void print_table(std::ostream& os, const std::vector<SimRun>& runs);
+
+/// One "results" entry per run (core::result_json), as a document (salus-run adds its own
+/// per-job fields to it). salus-sim streams the same entries with write_summary_json instead.
+nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
+
+/// Streams the "results" array (one core::result_json entry per run) without building it:
+/// byte-identical to JsonWriter::value(results_json(jobs, runs)).
+void write_results_json(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
+
+/// Writes a summary to `path` (parent directories created): the members of the object `header`
+/// in key order, with "results" streamed from the runs in its sorted place. The bytes equal
+/// `(header + {"results": results_json(jobs, runs)}).dump(2) + "\n"`. Throws core::InputError
+/// when the file cannot be written.
+void write_summary_json(const std::string& path, const nlohmann::json& header, const std::vector<core::JobSpec>& jobs,
+                        const std::vector<SimRun>& runs);
+
+/// What <policy>_timeline.csv holds: nothing (no file, kOff); one row per run, a run being
+/// consecutive iterations of one job in one lane without a switch between them, and where the
+/// simulator ran a policy's rotation in one go (a plan: FAIR, LAS) one row per job of the
+/// rotation (kRuns, SchedulerOptions::timeline_plans); or one row per run everywhere, plans off
+/// (kFull: FAIR then writes a row per iteration).
+enum class TimelineMode { kOff, kRuns, kFull };
+const char* to_string(TimelineMode m);
+/// "off", "runs" or "full"; throws core::InputError naming `option` and the valid values.
+TimelineMode parse_timeline_mode(const std::string& text, const std::string& option = "--timeline");
+
+/// The timeline's rows, in start order (ties: lane), from a run's segments (one per dispatched
+/// run, in completion order): consecutive runs of one job in one lane, each starting when the
+/// previous ended and paying no switching cost, are one row with their iterations summed. A
+/// rotation's segments (Segment::rotation > 0) are rows of their own, never merged.
+void write_timeline_rows(const std::vector<core::Segment>& segments, const std::function<void(const core::Segment&)>& row);
+
+/// Writes DIR/<policy>_jobs.csv, _timeline.csv (unless `timeline` is kOff; columns lane, job_id,
+/// start_s, end_s, iterations, switch_s, rotation: empty for a run, else the plan's number), _memory.csv,
+/// _lane_moves.csv and DIR/jct_cdf.csv, streaming each file. Throws core::InputError when a
+/// file cannot be written.
+void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
+                     TimelineMode timeline = TimelineMode::kRuns);
+
+// ---- Cluster runs (SimRun::cluster) ---------------------------------------------------------
+
+/// The summary's "cluster" header: {"gpus", "nodes", "gpu_mem_bytes": [per GPU], "placement"}.
+nlohmann::json cluster_config_json(const cluster::ClusterSpec& cluster, const std::string& placement);
+
+/// Average JCT of the finished jobs of each size (GPUs needed), by increasing size.
+struct SizeJct {
+  std::int32_t gpus = 1;
+  std::int64_t jobs = 0;  ///< finished jobs of this size
+  double avg_jct_s = 0;
+};
+std::vector<SizeJct> jct_by_size(const std::vector<core::JobSpec>& jobs, const SimRun& run);
+
+/// A cluster run's "cluster" member of its "results" entry: {"gpus_busy": [[time_s, gpus], ...],
+/// "jct_by_size": [{"gpus", "jobs", "avg_jct_s"}], "job_gpus": [[gpu, ...] per job]}.
+void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const SimRun& run);
+nlohmann::json cluster_result_json(const std::vector<core::JobSpec>& jobs, const SimRun& run);
+
+/// After the table: per policy, the peak of GPUs busy and the JCT by job size.
+void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
+
+/// DIR/<policy>_job_gpus.csv (id,gpus: the GPU of each replica, '+'-joined), _gpus_busy.csv
+/// (time_s,gpus_busy) and _jct_by_size.csv (gpus,jobs,avg_jct_s).
+void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const SimRun& run);
+
+/// The last `max_bytes` of a file ("" when it cannot be read): logs in error messages, whole
+/// small files otherwise.
+std::string read_text_tail(const std::string& path, std::size_t max_bytes);
+/// Writes text to a file, creating parent directories; throws core::InputError on failure. Like
+/// every output file of the programs, it is written to a temporary file in the same folder and
+/// renamed into place: a run killed while it writes leaves the previous complete file or the new
+/// one, never a torn one.
+void write_text_file(const std::string& path, const std::string& text);
+
+/// Prints the notes, the rejected jobs and the Table 1 form to stdout.
+void print_report(const std::vector<std::string>& notes, const std::vector<core::JobSpec>& jobs,
+                  const std::vector<SimRun>& runs);
+
+/// Writes the summary (to --summary-json and, with --out, DIR/summary.json) and the per-run CSVs.
+void write_outputs(const nlohmann::json& summary, const std::string& summary_path, const std::string& out_dir,
+                   const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
+
+/// write_outputs for runs whose summary is `header` plus the streamed "results" of `runs`
+/// (write_summary_json): the same files and bytes, built only when asked for and never held
+/// whole in memory. `timeline` says whether DIR/<policy>_timeline.csv is written.
+void write_streamed_outputs(const nlohmann::json& header, const std::string& summary_path, const std::string& out_dir,
+                            const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
+                            TimelineMode timeline);
+
+}  // namespace salus::run

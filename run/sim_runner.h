@@ -1,0 +1,74 @@
+#pragma once
+/// Runs a trace under one policy in the discrete-event simulator.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cluster/cluster_file.h"
+#include "core/job.h"
+#include "core/policy.h"
+#include "core/scheduler.h"
+#include "core/summary.h"
+#include "run/run.h"
+#include "sim/interference.h"
+
+namespace salus::run {
+
+struct SimConfig {
+  core::Bytes capacity = 16 * core::kGiB;
+  std::optional<core::LaneMode> lanes;      ///< nullopt: the policy's default
+  int max_lanes = 0;                        ///< auto lanes: at most this many (0: no cap)
+  core::TimeNs switch_cost_ns = core::kNsPerMs; ///< the simulator's switching cost (SimExecutor)
+  bool lane_shrink = true;                  ///< lane size = max E of its jobs (SchedulerOptions)
+  bool paging = false;                      ///< the paper's paging failsafe (SchedulerOptions)
+  std::int64_t paging_bytes_per_s = 12'000'000'000;  ///< host link for paging (SimExecutor)
+  std::string interference = "profiled";
+  sim::PairSlowdowns pairs;                 ///< the catalog's measured pairs (interference "pairs")
+  sim::ShareWeights share_weights;          ///< fitted to them (interference "shares")
+  sim::CrowdFactors crowd_factors;          ///< the catalog's crowds against its pairs (interference "crowds")
+  sim::Capacities capacities;               ///< the catalog's sweeps (interference "capacity")
+  double share_exponent = 1.0;              ///< the "shares" model's exponent
+  std::uint64_t seed = 1;
+  double profile_noise = 0;                 ///< actual iteration time = profile x U[1-x, 1+x]
+  bool record_timeline = false;
+  bool record_segments = true;              ///< with record_timeline (core::SchedulerOptions)
+  bool timeline_plans = false;              ///< with record_timeline (core::SchedulerOptions)
+  /// A cluster (salus-sim --gpus N, --cluster FILE): when set, every GPU runs the policy under
+  /// one clock and `capacity` is ignored (each GPU has its own); nullopt: one GPU, run_schedule.
+  std::optional<cluster::ClusterSpec> cluster;
+  /// Cluster only: a placement registry name; "": each policy's own (cluster::default_placement).
+  std::string placement;
+  /// Called now and then while the run goes (core::ProgressHook; experiments/progress.h makes
+  /// one); empty: never. It sees the run, it cannot change it.
+  core::ProgressHook progress;
+};
+
+using SimRun = PolicyRun;
+
+/// The lane mode a policy runs in under `cfg` (fifo is always exclusive).
+core::LaneMode lane_mode_for(const core::Policy& policy, const SimConfig& cfg);
+
+/// Actual iteration times: the profile, perturbed per job by the seeded noise (deterministic).
+std::vector<core::TimeNs> actual_iteration_times(const std::vector<core::JobSpec>& jobs, double noise,
+                                                 std::uint64_t seed);
+
+/// Simulates `jobs` under the named policy. Throws core::InputError for unknown names.
+SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& policy, const SimConfig& cfg);
+
+/// The simulator as a PolicyRunner: every run with `cfg` (its record_timeline is the run's).
+class SimRunner final : public PolicyRunner {
+ public:
+  explicit SimRunner(SimConfig cfg) : cfg_(std::move(cfg)) {}
+  std::string_view executor() const override { return "sim"; }
+  std::vector<std::string> prepare(std::vector<core::JobSpec>& jobs) override;
+  PolicyRun run(const std::vector<core::JobSpec>& jobs, const std::string& policy, bool record_timeline) override;
+  nlohmann::json config() const override;
+  const SimConfig& sim_config() const { return cfg_; }
+
+ private:
+  SimConfig cfg_;
+};
+
+}  // namespace salus::run

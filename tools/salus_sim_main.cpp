@@ -1,0 +1,229 @@
+// salus-sim: replays a job trace in the discrete-event simulator under one or more policies and
+// prints the paper's Table 1 (makespan, average queuing, average JCT, 95th-percentile JCT).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "cluster/cluster_file.h"
+#include "cluster/placement.h"
+#include "core/errors.h"
+#include "core/units.h"
+#include "run/cli.h"
+#include "run/cpus.h"
+#include "run/output.h"
+#include "run/progress.h"
+#include "run/sim_runner.h"
+#include "policies/registry.h"
+#include "sim/interference.h"
+#include "traces/catalog.h"
+#include "traces/trace.h"
+
+namespace po = boost::program_options;
+using namespace salus;
+
+namespace {
+
+
+/// The 100-job production-style trace of the long-running experiment (salus-experiment long_trace).
+std::string default_trace() { return traces::data_dir() + "/long_trace_100.csv"; }
+
+struct Options {
+  std::string trace;
+  std::vector<std::string> policies;
+  run::SimConfig cfg;
+  std::string profiles;
+  std::string summary_json;
+  std::string out_dir;
+  run::TimelineMode timeline = run::TimelineMode::kRuns;
+  double time_scale = 1;
+  run::ModelOptions model;  ///< --lanes, --interference, --switch-cost-ms, --placement, ...
+  std::string cluster_file;          ///< --cluster
+  std::string kind_speeds;           ///< --kind-speed
+  bool quiet = false;                ///< --quiet: no progress on stderr
+  traces::LoadOptions load;  ///< --format, --window, --sample, ...
+};
+
+Options parse(int argc, char** argv, bool* help) {
+  std::string policy_list, gpu_mem, timeline, paging;
+  double paging_gbps = 12;
+  std::int64_t gpus = 1;
+  double noise_pct = 0;
+  std::uint64_t seed = 0;
+  Options o;
+  run::TraceOptionValues trace_options;
+  run::ModelOptionValues model_options;
+  po::options_description desc(
+      "salus-sim: replay a job trace on one simulated GPU under Salus scheduling policies\n\nOptions");
+  desc.add_options()
+      ("help,h", "print this help")
+      ("version", "print the version")
+      ("trace", po::value(&o.trace)->default_value(default_trace()),
+       "trace file: native CSV, its JSON form, or a public trace (formats below, recognised by content)")
+      ("policy", po::value(&policy_list)->default_value(policies::policy_names_joined()),
+       ("comma-separated policies (valid: " + policies::policy_names_joined() + ")").c_str())
+      ("gpu-mem", po::value(&gpu_mem)->default_value("16GiB"), "GPU memory capacity, with a unit (16GiB, 512MiB, 16GB)")
+      ("paging", po::value(&paging)->default_value("off"),
+       "on|off: the paper's failsafe: when a job cannot be admitted, paused jobs of lower priority (srtf: longer "
+       "remaining time; priority: lower level) have their persistent memory paged out to the host until it fits, "
+       "and back in before they run again (needs --lane-shrink on)")
+      ("paging-gbps", po::value(&paging_gbps)->default_value(12.0),
+       "host link bandwidth for --paging, GB/s (1e9 bytes/s); each transfer of P bytes delays its lane's next run "
+       "by P / bandwidth")
+      ("gpus", po::value(&gpus)->default_value(1),
+       "a cluster of this many GPUs of --gpu-mem each, every one running the policy (1: one GPU, today's path)")
+      ("cluster", po::value(&o.cluster_file),
+       "a cluster file instead of --gpus: CSV nodes,gpus_per_node,gpu_mem[,kind,speed], one row per group of nodes, "
+       "or Alibaba v2023's openb_node_list_gpu_node.csv (cluster/README.md)")
+      ("kind-speed", po::value(&o.kind_speeds),
+       "with --cluster: KIND=SPEED[,KIND=SPEED...] sets the relative speed of GPU kinds (e.g. T4=0.5,V100M32=2; "
+       "iterations take iter_ns / SPEED)")
+      ("profiles", po::value(&o.profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")
+      ("summary-json", po::value(&o.summary_json), "write the summary JSON here")
+      ("out", po::value(&o.out_dir), "write per-job CSVs, timelines, memory, lane moves and JCT CDFs into this directory")
+      ("timeline", po::value(&timeline)->default_value("runs"),
+       "with --out: runs: <policy>_timeline.csv has a row per run of consecutive iterations of one job in one lane, "
+       "and where the simulator ran a rotation in one go (FAIR, LAS) a row per job of the rotation; "
+       "full: a row per run everywhere (no rotations: FAIR writes a row per iteration, slowly); "
+       "off: no timeline file")
+      ("time-scale", po::value(&o.time_scale)->default_value(1.0),
+       "divide arrival times and iteration counts by this (>= 1), as salus-run does")
+      ("seed", po::value(&seed)->default_value(1), "seed for --profile-noise and --sample")
+      ("profile-noise", po::value(&noise_pct)->default_value(0.0),
+       "percent: each job's actual iteration time is its profile times U[1-x%, 1+x%] (policies see the profile)")
+      ("quiet", po::bool_switch(&o.quiet), "no progress line on stderr (shown for runs longer than about a second)");
+  run::add_model_options(desc, model_options, "", " (a cluster: --gpus N > 1 or --cluster)");
+  run::add_trace_options(desc, trace_options);
+  po::variables_map vm;
+  po::store(run::parse_command_line(argc, argv, desc), vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\nPolicies:\n" << policies::policy_registry().help() << "\nInterference models (auto: the "
+              << "catalog's \"interference\", else shares with a catalog pair table, else profiled):\n" << sim::interference_registry().help()
+              << "\nPlacements (--gpus N > 1, --cluster):\n" << cluster::placement_registry().help()
+              << "\nTrace formats (--format; how each maps to jobs: salus-trace formats):\n"
+              << run::trace_formats_help(false);
+    *help = true;
+    return o;
+  }
+  if (vm.count("version")) {
+    std::cout << run::version_text("salus-sim") << "\n";
+    *help = true;
+    return o;
+  }
+  po::notify(vm);
+  o.policies = run::parse_policy_list(policy_list);
+  o.cfg.capacity = run::parse_capacity(gpu_mem);
+  o.model = run::make_model_options(model_options, vm);
+  o.cfg.lane_shrink = o.model.lane_shrink;  // --paging needs it
+  o.cfg.paging = run::parse_on_off("--paging", paging);
+  if (!(paging_gbps > 0 && paging_gbps <= 1e6)) throw core::InputError("--paging-gbps: must be a number in (0, 1e6]");
+  o.cfg.paging_bytes_per_s = static_cast<std::int64_t>(std::llround(paging_gbps * 1e9));
+  if (o.cfg.paging && !o.cfg.lane_shrink) throw core::InputError("--paging on needs --lane-shrink on");
+  if (!(noise_pct >= 0 && noise_pct < 100)) throw core::InputError("--profile-noise: must be in [0, 100)");
+  o.cfg.profile_noise = noise_pct / 100.0;
+  o.cfg.seed = seed;
+  if (gpus < 1 || gpus > 1'000'000) throw core::InputError("--gpus: must be an integer in [1, 1000000]");
+  if (vm.count("cluster") && !vm["gpus"].defaulted()) throw core::InputError("--gpus and --cluster: give one of them");
+  if (vm.count("kind-speed") && !vm.count("cluster")) throw core::InputError("--kind-speed needs --cluster");
+  if (vm.count("cluster")) {
+    o.cfg.cluster = cluster::load_cluster_file(o.cluster_file);
+    if (vm.count("kind-speed")) cluster::set_kind_speeds(*o.cfg.cluster, o.kind_speeds, "--kind-speed");
+  } else if (gpus > 1) {
+    o.cfg.cluster = cluster::ClusterSpec::uniform(static_cast<std::int32_t>(gpus), o.cfg.capacity);
+  }
+  o.load = run::make_load_options(trace_options, seed);
+  o.timeline = run::parse_timeline_mode(timeline);
+  o.cfg.record_timeline = !o.out_dir.empty();
+  o.cfg.record_segments = o.timeline != run::TimelineMode::kOff;  // no file, so nothing to keep
+  o.cfg.timeline_plans = o.timeline != run::TimelineMode::kFull;
+  return o;
+}
+
+int body(int argc, char** argv) {
+  bool help = false;
+  Options o = parse(argc, argv, &help);
+  if (help) return 0;
+  run::TraceJobs loaded =
+      run::load_jobs(o.trace, o.profiles, o.cfg.cluster ? o.cfg.cluster->largest_capacity() : o.cfg.capacity,
+                             o.time_scale, o.load,
+                             o.cfg.cluster ? static_cast<int>(o.cfg.cluster->gpus.size()) : 1);
+  run::apply_model(o.model, loaded, o.cfg);
+  const traces::Trace& trace = loaded.trace;
+  const std::vector<core::JobSpec>& jobs = loaded.jobs;
+
+  std::vector<std::string> notes = trace.notes;
+  if (o.cfg.cluster) notes.insert(notes.end(), o.cfg.cluster->notes.begin(), o.cfg.cluster->notes.end());
+  // A catalog measured on the cpu device predicts runs on as many CPUs as it was measured on.
+  if (std::string n = run::catalog_cpus_note(traces::Catalog::load(o.profiles)); !n.empty()) notes.push_back(n);
+  for (const std::string& n : run::model_notes(o.policies, o.cfg)) notes.push_back(n);
+  if (o.cfg.cluster && o.cfg.cluster->gpus.size() > 1 && !o.out_dir.empty()) {
+    notes.push_back("a cluster of several GPUs: --out writes no timeline, memory or lane moves (lane ids are per GPU); "
+                    "<policy>_job_gpus.csv, _gpus_busy.csv and _jct_by_size.csv instead");
+  }
+  std::vector<run::SimRun> runs;
+  run::ProgressMeter meter(std::cerr, isatty(STDERR_FILENO) != 0);
+  for (const std::string& name : o.policies) {
+    if (!o.quiet) o.cfg.progress = meter.hook("salus-sim: " + name, jobs);
+    runs.push_back(run::simulate(jobs, name, o.cfg));
+    meter.end_run();
+  }
+
+  // The placement each policy ran with: the one named, or each policy's default.
+  std::string placement = o.cfg.placement;
+  if (placement.empty()) {
+    for (const run::SimRun& r : runs) {
+      placement += (placement.empty() ? "per policy (" : ", ") + r.policy + " " + r.placement;
+    }
+    placement += ")";
+  }
+  if (o.cfg.cluster) {
+    std::printf("salus-sim: %s (%s, %zu jobs), cluster of %s, placement %s, interference %s, switch cost %s ms\n",
+                o.trace.c_str(), traces::to_string(trace.format), jobs.size(), o.cfg.cluster->describe().c_str(),
+                placement.c_str(), o.cfg.interference.c_str(),
+                run::seconds_text(o.cfg.switch_cost_ns * 1000).c_str());
+  } else {
+    std::printf("salus-sim: %s (%s, %zu jobs), GPU %s, interference %s, switch cost %s ms\n", o.trace.c_str(),
+                traces::to_string(trace.format), jobs.size(), core::format_size(o.cfg.capacity).c_str(),
+                o.cfg.interference.c_str(), run::seconds_text(o.cfg.switch_cost_ns * 1000).c_str());
+  }
+  run::print_report(notes, jobs, runs);
+  if (o.cfg.cluster) run::print_cluster_report(std::cout, jobs, runs);
+
+  if (o.summary_json.empty() && o.out_dir.empty()) return 0;
+  // The header is small; the per-job results are streamed (write_streamed_outputs).
+  nlohmann::json summary;
+  summary["tool"] = "salus-sim";
+  summary["trace"] = o.trace;
+  summary["trace_format"] = traces::to_string(trace.format);
+  summary["profiles"] = o.profiles;
+  summary["gpu_mem_bytes"] = o.cfg.capacity;
+  summary["interference"] = o.cfg.interference;
+  if (o.cfg.interference == "shares") summary["share_exponent"] = o.cfg.share_exponent;
+  summary["switch_cost_ms"] = static_cast<double>(o.cfg.switch_cost_ns) / 1e6;
+  summary["lane_shrink"] = o.cfg.lane_shrink;
+  summary["paging"] = o.cfg.paging;
+  if (o.cfg.paging) summary["paging_gbps"] = static_cast<double>(o.cfg.paging_bytes_per_s) / 1e9;
+  summary["seed"] = o.cfg.seed;
+  summary["profile_noise"] = o.cfg.profile_noise;
+  summary["time_scale"] = o.time_scale;
+  if (o.cfg.cluster) {
+    summary["cluster"] = run::cluster_config_json(*o.cfg.cluster, o.cfg.placement.empty() ? "per policy" : o.cfg.placement);
+  }
+  summary["notes"] = notes;
+  run::write_streamed_outputs(summary, o.summary_json, o.out_dir, jobs, runs, o.timeline);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return salus::run::guarded_main("salus-sim", body, argc, argv); }
