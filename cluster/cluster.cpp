@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "cluster/joint_plan.h"
 #include "cluster/placement.h"
 #include "core/errors.h"
 #include "core/pending_queue.h"
@@ -148,12 +149,12 @@ struct Gang {
   // The joint plan in flight (Cluster::plan_gang): its end, and, when gang jobs wait in the
   // cluster queue, the instants run by run would step its GPUs at (Cluster::wake_joint_plans):
   // per GPU the ends of its 1-GPU runs and of its replica's first iteration of each gang run,
-  // and per gang run its first iteration's end on the slowest replica and its iterations.
+  // and per gang run its first iteration's end on the slowest replica and its iterations
+  // (joint::Trace).
   TimeNs joint_end = -1;
   TimeNs joint_work = 0;                // its replicas' iteration time
   bool joint_traced = false;
-  std::vector<std::vector<TimeNs>> joint_ends;
-  std::vector<std::pair<TimeNs, std::int64_t>> joint_rounds;
+  joint::Trace joint_trace;             // those ends per GPU and those gang runs
 };
 
 struct Gpu {
@@ -388,6 +389,8 @@ class Cluster {
 
   void start_sub_runs(Gang& gang, TimeNs t);
   bool plan_gang(Gang& gang);
+  bool joint_lanes(const Gang& gang, TimeNs t0);
+  void hand_joint_plans(Gang& gang, TimeNs t0, const joint::Outcome& plan);
   void check_joint_plans_taken();
   void wake_joint_plans(TimeNs t);
   TimeNs next_joint_boundary(const Gang& gang, TimeNs t) const;
@@ -484,28 +487,11 @@ class Cluster {
   std::size_t gangs_arrived_ = 0;          // of gang_arrivals_, those that arrived
   std::vector<std::int32_t> waiting_gangs_;  // gangs that arrived and may still wait in the cluster queue
   std::vector<Completion> raw_, scratch_;
-  // plan_gang's scratch: every job of every GPU's plan (slots), each GPU's lane, the runs of the
-  // round being computed (to take back), and the GPUs whose joint plan waits for their start_plan.
-  struct JointSlot {
-    TimeNs level = 0, step = 1, work = 0, switch_cost = 0, extra = 0;
-    std::int64_t order = 0, left = 0;
-    std::int64_t iterations = 0;
-    TimeNs busy = 0, first_start = -1, switched = 0;
-  };
-  struct JointLane {
-    std::size_t begin = 0, end = 0, replica = 0, last = 0;  // slots [begin, end); last: a slot, or kOtherJob / kNoSlot
-    TimeNs clock = 0;
-    std::int64_t runs = 0, switches = 0;
-  };
-  struct JointRun {
-    std::size_t slot = 0;
-    std::int64_t iterations = 0;
-    TimeNs spent = 0, switched = 0, extra = 0;
-    bool first = false;
-  };
-  std::vector<JointSlot> joint_slots_;
-  std::vector<JointLane> joint_lanes_, joint_saved_;
-  std::vector<JointRun> joint_log_;
+  // plan_gang's scratch: every job of every GPU's plan (slots), each GPU's lane, the rounds' (to
+  // take one back), and the GPUs whose joint plan waits for their start_plan.
+  std::vector<joint::Slot> joint_slots_;
+  std::vector<joint::Lane> joint_lanes_;
+  joint::Scratch joint_scratch_;
   std::vector<std::int32_t> joint_waiting_;
   std::vector<Gang*> joint_gangs_;  // gangs with a joint plan in flight (ended ones dropped lazily)
   // Instants with no GPU's event where run by run would have stepped a GPU in a joint plan
@@ -772,215 +758,66 @@ void Cluster::check_joint_plans_taken() {
   joint_waiting_.clear();
 }
 
+// The joint plans of a gang's GPUs (cluster/README.md, "Joint plans"; the rounds: joint_plan.h),
+// computed at the end of a gang run from every GPU's offer, each handed to its GPU's start_plan.
 bool Cluster::plan_gang(Gang& gang) {
   if (gang.running || gang.n_chosen > 0) return false;
   const TimeNs t0 = now_;
-  TimeNs deadline = cursor_ < order_.size() ? jobs_[static_cast<std::size_t>(order_[cursor_])].arrival_ns : core::kNever;
-  constexpr std::size_t kOtherJob = ~std::size_t{0}, kNoSlot = kOtherJob - 1;
+  if (!joint_lanes(gang, t0)) return false;
+  joint::Replica replica;
+  if (!joint::replicas_alike(joint_slots_, joint_lanes_, specs_[gang.replicas.front()].id, replica)) return false;
+  // The instants run by run steps these GPUs at matter only to gang jobs waiting in the cluster
+  // queue (none can arrive before the plan's end).
+  const bool traced = queued_gangs_ > 0;
+  gang.joint_traced = traced;
+  gang.joint_work = replica.work;
+  gang.joint_trace.rounds.clear();
+  if (traced) {
+    gang.joint_trace.ends.resize(joint_lanes_.size());
+    for (auto& e : gang.joint_trace.ends) e.clear();
+  }
+  const TimeNs deadline = cursor_ < order_.size() ? jobs_[static_cast<std::size_t>(order_[cursor_])].arrival_ns : core::kNever;
+  const joint::Outcome plan = joint::plan_rounds(joint_slots_, joint_lanes_, replica, t0, deadline, joint_scratch_,
+                                                 traced ? &gang.joint_trace : nullptr);
+  if (plan.rounds == 0) return false;
+  hand_joint_plans(gang, t0, plan);
+  return true;
+}
+
+// Each GPU of the gang as a lane of joint_slots_, from its offer (Scheduler::offer_plan): false
+// when one cannot take part (not stepped at t0, busy, admitting a queued job, or no plan).
+bool Cluster::joint_lanes(const Gang& gang, TimeNs t0) {
   joint_slots_.clear();
   joint_lanes_.clear();
   for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
     const std::int32_t g = gang.gpus[i];
     Gpu& gpu = at(g);
-    sim::SimExecutor& sim = gpu.exec->sim();
+    const sim::SimExecutor& sim = gpu.exec->sim();
     if (!gpu.touched || sim.now() != t0 || sim.running() != 0) return false;
     if (admits_queued_job(g)) return false;
     if (!gpu.sched->offer_plan(t0, gpu.offer)) return false;
-    const core::PlanDispatch& o = gpu.offer;
-    SALUS_INVARIANT(sim.last_job(o.lane) == o.last_job, "a GPU's offer starts where its lane stands", std::to_string(g));
-    JointLane lane;
-    lane.begin = joint_slots_.size();
-    lane.replica = kNoSlot;
-    lane.last = o.last_job == core::kNoJob ? kNoSlot : kOtherJob;
-    lane.clock = t0;
-    for (const core::PlanJob& j : o.jobs) {
-      if (j.job == gang.replicas[i]) lane.replica = joint_slots_.size();
-      if (j.job == o.last_job) lane.last = joint_slots_.size();
-      JointSlot slot;
-      slot.level = j.level;
-      slot.step = j.step;
-      slot.order = j.order;
-      slot.left = j.remaining;
-      slot.work = sim.iter_time(j.job);
-      slot.switch_cost = sim.switch_cost(j.job);
-      slot.extra = j.extra_ns;
-      joint_slots_.push_back(slot);
-    }
-    lane.end = joint_slots_.size();
-    SALUS_INVARIANT(lane.replica != kNoSlot, "a gang GPU's rotation holds its replica", std::to_string(g));
-    joint_lanes_.push_back(lane);
+    SALUS_INVARIANT(sim.last_job(gpu.offer.lane) == gpu.offer.last_job, "a GPU's offer starts where its lane stands",
+                    std::to_string(g));
+    joint_lanes_.push_back(joint::add_lane(gpu.offer, sim, gang.replicas[i], t0, joint_slots_));
+    SALUS_INVARIANT(joint_lanes_.back().replica != joint::kNoSlot, "a gang GPU's rotation holds its replica",
+                    std::to_string(g));
   }
-  // The replicas are one job: the same iteration time, switching cost, extra and iterations left.
-  const JointSlot& r0 = joint_slots_[joint_lanes_.front().replica];
-  const TimeNs work = r0.work, switch_cost = r0.switch_cost;
-  TimeNs extra = r0.extra;
-  std::int64_t left = r0.left;
-  for (const JointLane& lane : joint_lanes_) {
-    const JointSlot& r = joint_slots_[lane.replica];
-    if (r.work != work) return false;  // GPUs of different speeds: the recurrence assumes one (run by run instead)
-    SALUS_INVARIANT(r.work == work && r.switch_cost == switch_cost && r.extra == extra && r.left == left,
-                    "a gang's replicas stand alike", specs_[gang.replicas.front()].id);
-  }
-  // The run of slot h from the head of its lane: its iterations before the least other (`next`).
-  auto stretch = [&](const JointSlot& h, const JointSlot* next) {
-    if (next == nullptr) return h.left;
-    const TimeNs gap = next->level - h.level;
-    const std::int64_t k = h.order < next->order ? gap / h.step + 1 : (gap + h.step - 1) / h.step;
-    return std::min(k, h.left);
-  };
-  std::int64_t rounds = 0, gang_iterations = 0;
-  TimeNs end = t0;
-  JointSlot* const slots = joint_slots_.data();
-  // The instants run by run steps these GPUs at matter only to gang jobs waiting in the cluster
-  // queue (none can arrive before the plan's end).
-  const bool traced = queued_gangs_ > 0;
-  const std::size_t k = joint_lanes_.size();
-  gang.joint_traced = traced;
-  gang.joint_work = work;
-  gang.joint_rounds.clear();
-  if (traced) {
-    gang.joint_ends.resize(k);
-    for (auto& e : gang.joint_ends) e.clear();
-  }
-  while (left > 0) {
-    joint_log_.clear();
-    joint_saved_ = joint_lanes_;
-    bool fits = true;
-    TimeNs start = t0;  // S: when the replica's turn has come on every GPU
-    std::int64_t m = left;
-    bool switched = false;
-    for (JointLane& lane : joint_lanes_) {
-      while (true) {
-        // The head of the lane's rotation (least (level, order)) and the least of the others.
-        std::size_t h = lane.begin, nx = kNoSlot;
-        for (std::size_t q = lane.begin + 1; q < lane.end; ++q) {
-          const JointSlot& s = slots[q];
-          if (s.level < slots[h].level || (s.level == slots[h].level && s.order < slots[h].order)) {
-            nx = h;
-            h = q;
-          } else if (nx == kNoSlot || s.level < slots[nx].level || (s.level == slots[nx].level && s.order < slots[nx].order)) {
-            nx = q;
-          }
-        }
-        JointSlot& s = slots[h];
-        const std::int64_t k = stretch(s, nx == kNoSlot ? nullptr : &slots[nx]);
-        if (h == lane.replica) {
-          start = std::max(start, lane.clock);
-          m = std::min(m, k);
-          switched |= lane.last != h && lane.last != kNoSlot;
-          break;
-        }
-        if (k >= s.left) {  // it would finish: the plan ends before this round
-          fits = false;
-          break;
-        }
-        const bool switches = lane.last != h && lane.last != kNoSlot;
-        const TimeNs sw = switches ? s.switch_cost : 0;
-        const TimeNs spent = k * s.work + s.extra + sw;
-        joint_log_.push_back(JointRun{h, k, spent, sw, s.extra, s.iterations == 0});
-        if (s.iterations == 0) s.first_start = lane.clock;
-        lane.clock += spent;
-        if (traced) gang.joint_ends[static_cast<std::size_t>(&lane - joint_lanes_.data())].push_back(lane.clock);
-        s.level += k * s.step;
-        s.left -= k;
-        s.iterations += k;
-        s.busy += spent;
-        s.switched += sw;
-        s.extra = 0;
-        ++lane.runs;
-        lane.switches += switches;
-        lane.last = h;
-        if (lane.clock > deadline) {  // the gang run would end past the deadline
-          fits = false;
-          break;
-        }
-      }
-      if (!fits) break;
-    }
-    // The gang run: its first iteration ends with the slowest replica's (extra and switching
-    // cost), the later ones a solo iteration apart.
-    const TimeNs first_end = start + work + extra + (switched ? switch_cost : 0);
-    const TimeNs e = first_end + (m - 1) * work;
-    if (!fits || e > deadline) {
-      for (std::size_t q = joint_log_.size(); q-- > 0;) {  // take the round back
-        const JointRun& run = joint_log_[q];
-        JointSlot& s = slots[run.slot];
-        s.level -= run.iterations * s.step;
-        s.left += run.iterations;
-        s.iterations -= run.iterations;
-        s.busy -= run.spent;
-        s.switched -= run.switched;
-        s.extra = run.extra;
-        if (run.first) s.first_start = -1;
-      }
-      if (traced) {
-        for (std::size_t i = 0; i < k; ++i) {
-          gang.joint_ends[i].resize(gang.joint_ends[i].size() - static_cast<std::size_t>(joint_lanes_[i].runs - joint_saved_[i].runs));
-        }
-      }
-      joint_lanes_ = joint_saved_;
-      break;
-    }
-    if (traced) {
-      for (std::size_t i = 0; i < k; ++i) {
-        const JointLane& lane = joint_lanes_[i];
-        if (lane.last != lane.replica && lane.last != kNoSlot) gang.joint_ends[i].push_back(start + work + extra + switch_cost);
-        else gang.joint_ends[i].push_back(start + work + extra);
-      }
-      gang.joint_rounds.emplace_back(first_end, m);
-    }
-    for (JointLane& lane : joint_lanes_) {
-      JointSlot& s = slots[lane.replica];
-      const bool sw = lane.last != lane.replica && lane.last != kNoSlot;
-      if (s.iterations == 0) s.first_start = lane.clock;
-      s.level += m * s.step;
-      s.left -= m;
-      s.iterations += m;
-      s.busy += e - lane.clock;  // held from its dispatch
-      s.switched += sw ? switch_cost : 0;
-      s.extra = 0;
-      ++lane.runs;
-      lane.switches += sw;
-      lane.last = lane.replica;
-      lane.clock = e;
-    }
-    extra = 0;
-    left -= m;
-    end = e;
-    ++rounds;
-    gang_iterations += m;
-  }
-  if (rounds == 0) return false;
+  return true;
+}
+
+// Each GPU's report, waiting for its start_plan (take_joint_plan), and the run's counters.
+void Cluster::hand_joint_plans(Gang& gang, TimeNs t0, const joint::Outcome& plan) {
   for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
-    const JointLane& lane = joint_lanes_[i];
     Gpu& gpu = at(gang.gpus[i]);
-    core::PlanReport& r = gpu.report;
-    const std::size_t n = lane.end - lane.begin;
-    r.iterations.resize(n);
-    r.busy_ns.resize(n);
-    r.first_start_ns.resize(n);
-    r.switch_ns.resize(n);
-    for (std::size_t q = 0; q < n; ++q) {
-      const JointSlot& s = slots[lane.begin + q];
-      r.iterations[q] = s.iterations;
-      r.busy_ns[q] = s.busy;
-      r.first_start_ns[q] = s.first_start;
-      r.switch_ns[q] = s.switched;
-    }
-    r.runs = lane.runs;
-    r.switches = lane.switches;
-    r.closed_form = 0;
-    r.last_job = gang.replicas[i];
-    r.end_ns = end;
+    joint::write_report(joint_slots_, joint_lanes_[i], gang.replicas[i], plan.end, gpu.report);
     gpu.joint_at = t0;
     joint_waiting_.push_back(gang.gpus[i]);
   }
-  result_.gang_iterations += gang_iterations;
-  gang.joint_end = end;
+  result_.gang_iterations += plan.gang_iterations;
+  gang.joint_end = plan.end;
   joint_gangs_.push_back(&gang);
   ++result_.joint_plans;
-  result_.joint_gang_runs += rounds;
-  return true;
+  result_.joint_gang_runs += plan.rounds;
 }
 
 // Gang jobs waiting in the cluster queue are tried on every GPU at every instant, and one that k
@@ -1013,11 +850,11 @@ void Cluster::wake_joint_plans(TimeNs t) {
 // iteration boundary of a gang run (a batch is cut there when a gang job waits: check_batches).
 TimeNs Cluster::next_joint_boundary(const Gang& gang, TimeNs t) const {
   TimeNs next = gang.joint_end;
-  for (const std::vector<TimeNs>& ends : gang.joint_ends) {
+  for (const std::vector<TimeNs>& ends : gang.joint_trace.ends) {
     const auto it = std::upper_bound(ends.begin(), ends.end(), t);
     if (it != ends.end()) next = std::min(next, *it);
   }
-  const auto& rounds = gang.joint_rounds;
+  const auto& rounds = gang.joint_trace.rounds;
   const auto it = std::upper_bound(rounds.begin(), rounds.end(), t, [&](TimeNs x, const std::pair<TimeNs, std::int64_t>& r) {
     return x < r.first + (r.second - 1) * gang.joint_work;
   });

@@ -21,6 +21,7 @@
 #include "core/executor.h"
 #include "core/job.h"
 #include "sim/interference.h"
+#include "sim/rotation.h"
 
 namespace salus::sim {
 
@@ -46,7 +47,7 @@ class SimExecutor final : public core::Executor {
   bool supports_plans() const override { return true; }
   /// Runs the plan's iterations one after the other at solo speed (the lane runs alone), each of
   /// the same work as in a run dispatched for it, in a tight loop over the plan's jobs, the
-  /// fastest job in blocks; see sim_executor.cpp for the closed form (jump_plan).
+  /// fastest job in blocks, and jumped in closed form where it can be (sim/rotation.h).
   bool start_plan(const core::PlanDispatch& p, core::PlanReport& report) override;
   /// Takes back the plan in flight, started at now() (the clock has not moved since): the lane is
   /// idle again and its last job the plan's PlanDispatch::last_job, as before start_plan.
@@ -134,32 +135,10 @@ class SimExecutor final : public core::Executor {
   bool dirty_ = false;     // the set of running lanes changed since the last resync
   std::vector<RunningIteration> scratch_running_;
   std::vector<std::int64_t> scratch_slowdown_;
-  std::vector<core::TimeNs> plan_level_;  // start_plan: each slot's next level (jump_plan)
-  std::vector<std::int64_t> plan_count_;  // jump_plan: iterations of each slot in the jump
-  std::vector<std::size_t> plan_by_order_;  // start_plan: the plan's jobs by order
-  std::vector<std::uint64_t> plan_key_;     // start_plan: by order, (level - least) << kOrderBits | place
-  core::PlanDispatch plan_sorted_;          // start_plan: the plan with its jobs by order (slots)
-  core::PlanReport plan_report_;            // start_plan: its report by slot
+  rotation::Tables rotation_;  // start_plan's tables, kept between plans (sim/rotation.h)
   core::JobIndex plan_last_job_ = core::kNoJob;  // the plan in flight's PlanDispatch::last_job (cancel_plan)
-  std::vector<core::TimeNs> plan_work_;     // start_plan: by slot, the iteration time
-  std::vector<std::uint64_t> plan_key_step_;  // start_plan: by slot, step << kOrderBits
-  std::vector<core::TimeNs> plan_extra_;    // start_plan: by slot, the extra work its next iteration pays
-  std::vector<core::TimeNs> plan_switch_;   // start_plan: by slot, its switching cost (switch_cost)
-  static constexpr int kOrderBits = 16;
-  /// start_plan: how far above the base a level's key reaches (2^46 ns, 19.5 hours); a key
-  /// there saturates, and the keys are taken again from the least level before it is reached.
-  static constexpr core::TimeNs kHorizon = core::TimeNs{1} << (62 - kOrderBits);
-  static constexpr std::size_t kHeapJobs = 24;  // start_plan: from this many jobs, a heap of the keys
-  std::vector<std::uint64_t> plan_heap_;        // start_plan: the keys of all jobs but the fastest
-  /// Within start_plan: when no job has two iterations before the least-step job's next, runs
-  /// the iterations below one level in closed form (sim_executor.cpp), up to what fits before the
-  /// deadline and before any job's last iteration. Returns whether it did; `retry`: after how
-  /// many stepped iterations it is worth trying again.
-  bool jump_plan(const core::PlanDispatch& p, core::PlanReport& report, core::TimeNs& t, core::JobIndex& last,
-                 std::int64_t& total, std::size_t& retry);
   /// The lane runs the plan until `end`, its last job then `last` (start_plan, start_computed_plan).
   void run_plan(const core::PlanDispatch& p, std::int64_t iterations, core::JobIndex last, core::TimeNs end);
-  std::vector<std::uint64_t> plan_gaps_;  // jump_plan: the gaps between A's iterations others fall in
 
   core::TimeNs now_ = 0;
 };

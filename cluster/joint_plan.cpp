@@ -1,0 +1,212 @@
+#include "cluster/joint_plan.h"
+
+#include <algorithm>
+
+#include "core/errors.h"
+
+namespace salus::cluster::joint {
+
+Lane add_lane(const core::PlanDispatch& offer, const sim::SimExecutor& sim, core::JobIndex replica, TimeNs t0,
+              std::vector<Slot>& slots) {
+  Lane lane;
+  lane.begin = slots.size();
+  lane.replica = kNoSlot;
+  lane.last = offer.last_job == core::kNoJob ? kNoSlot : kOtherJob;
+  lane.clock = t0;
+  for (const core::PlanJob& j : offer.jobs) {
+    if (j.job == replica) lane.replica = slots.size();
+    if (j.job == offer.last_job) lane.last = slots.size();
+    Slot slot;
+    slot.level = j.level;
+    slot.step = j.step;
+    slot.order = j.order;
+    slot.left = j.remaining;
+    slot.work = sim.iter_time(j.job);
+    slot.switch_cost = sim.switch_cost(j.job);
+    slot.extra = j.extra_ns;
+    slots.push_back(slot);
+  }
+  lane.end = slots.size();
+  return lane;
+}
+
+bool replicas_alike(std::span<const Slot> slots, std::span<const Lane> lanes, const std::string& id, Replica& out) {
+  const Slot& r0 = slots[lanes.front().replica];
+  out = Replica{r0.work, r0.switch_cost, r0.extra, r0.left};
+  for (const Lane& lane : lanes) {
+    const Slot& r = slots[lane.replica];
+    if (r.work != out.work) return false;
+    SALUS_INVARIANT(r.switch_cost == out.switch_cost && r.extra == out.extra && r.left == out.left,
+                    "a gang's replicas stand alike", id);
+  }
+  return true;
+}
+
+std::int64_t stretch(const Slot& h, const Slot* next) {
+  if (next == nullptr) return h.left;
+  const TimeNs gap = next->level - h.level;
+  const std::int64_t k = h.order < next->order ? gap / h.step + 1 : (gap + h.step - 1) / h.step;
+  return std::min(k, h.left);
+}
+
+std::pair<std::size_t, std::size_t> head(std::span<const Slot> slots, const Lane& lane) {
+  std::size_t h = lane.begin, nx = kNoSlot;
+  for (std::size_t q = lane.begin + 1; q < lane.end; ++q) {
+    const Slot& s = slots[q];
+    if (s.level < slots[h].level || (s.level == slots[h].level && s.order < slots[h].order)) {
+      nx = h;
+      h = q;
+    } else if (nx == kNoSlot || s.level < slots[nx].level || (s.level == slots[nx].level && s.order < slots[nx].order)) {
+      nx = q;
+    }
+  }
+  return {h, nx};
+}
+
+std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log,
+                         std::vector<TimeNs>* ends) {
+  while (true) {
+    const auto [h, nx] = head(slots, lane);
+    Slot& s = slots[h];
+    const std::int64_t k = stretch(s, nx == kNoSlot ? nullptr : &slots[nx]);
+    if (h == lane.replica) return k;
+    if (k >= s.left) return 0;  // it would finish: the plan ends before this round
+    const bool switches = lane.last != h && lane.last != kNoSlot;
+    const TimeNs sw = switches ? s.switch_cost : 0;
+    const TimeNs spent = k * s.work + s.extra + sw;
+    log.push_back(Run{h, k, spent, sw, s.extra, s.iterations == 0});
+    if (s.iterations == 0) s.first_start = lane.clock;
+    lane.clock += spent;
+    if (ends != nullptr) ends->push_back(lane.clock);
+    s.level += k * s.step;
+    s.left -= k;
+    s.iterations += k;
+    s.busy += spent;
+    s.switched += sw;
+    s.extra = 0;
+    ++lane.runs;
+    lane.switches += switches;
+    lane.last = h;
+    if (lane.clock > deadline) return 0;  // the gang run would end past the deadline
+  }
+}
+
+void take_back(std::span<Slot> slots, std::span<const Run> log) {
+  for (std::size_t q = log.size(); q-- > 0;) {
+    const Run& run = log[q];
+    Slot& s = slots[run.slot];
+    s.level -= run.iterations * s.step;
+    s.left += run.iterations;
+    s.iterations -= run.iterations;
+    s.busy -= run.spent;
+    s.switched -= run.switched;
+    s.extra = run.extra;
+    if (run.first) s.first_start = -1;
+  }
+}
+
+void run_gang(std::span<Slot> slots, std::span<Lane> lanes, TimeNs switch_cost, std::int64_t m, TimeNs e) {
+  for (Lane& lane : lanes) {
+    Slot& s = slots[lane.replica];
+    const bool sw = lane.last != lane.replica && lane.last != kNoSlot;
+    if (s.iterations == 0) s.first_start = lane.clock;
+    s.level += m * s.step;
+    s.left -= m;
+    s.iterations += m;
+    s.busy += e - lane.clock;  // held from its dispatch
+    s.switched += sw ? switch_cost : 0;
+    s.extra = 0;
+    ++lane.runs;
+    lane.switches += sw;
+    lane.last = lane.replica;
+    lane.clock = e;
+  }
+}
+
+namespace {
+
+// The round does not fit: its 1-GPU runs (and their ends in the trace) are taken back.
+void undo_round(std::span<Slot> slots, std::vector<Lane>& lanes, const Scratch& scratch, Trace* trace) {
+  take_back(slots, scratch.log);
+  if (trace != nullptr) {
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+      std::vector<TimeNs>& ends = trace->ends[i];
+      ends.resize(ends.size() - static_cast<std::size_t>(lanes[i].runs - scratch.saved[i].runs));
+    }
+  }
+  lanes = scratch.saved;
+}
+
+// Each lane's replica's first iteration of the gang run from `start` ends with its own extra and
+// switching cost; the gang run's with the slowest replica's.
+void trace_round(const std::vector<Lane>& lanes, const Replica& rep, TimeNs start, TimeNs first_end, std::int64_t m,
+                 Trace& trace) {
+  for (std::size_t i = 0; i < lanes.size(); ++i) {
+    const Lane& lane = lanes[i];
+    if (lane.last != lane.replica && lane.last != kNoSlot) trace.ends[i].push_back(start + rep.work + rep.extra + rep.switch_cost);
+    else trace.ends[i].push_back(start + rep.work + rep.extra);
+  }
+  trace.rounds.emplace_back(first_end, m);
+}
+
+}  // namespace
+
+Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep, TimeNs t0, TimeNs deadline,
+                    Scratch& scratch, Trace* trace) {
+  Outcome out{0, 0, t0};
+  while (rep.left > 0) {
+    scratch.log.clear();
+    scratch.saved = lanes;
+    bool fits = true;
+    TimeNs start = t0;  // S: when the replica's turn has come on every GPU
+    std::int64_t m = rep.left;
+    bool switched = false;
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+      Lane& lane = lanes[i];
+      const std::int64_t turn = run_to_turn(slots, lane, deadline, scratch.log, trace ? &trace->ends[i] : nullptr);
+      if (turn == 0) {
+        fits = false;
+        break;
+      }
+      start = std::max(start, lane.clock);
+      m = std::min(m, turn);
+      switched |= lane.last != lane.replica && lane.last != kNoSlot;
+    }
+    const TimeNs e = gang_end(rep, start, m, switched);
+    if (!fits || e > deadline) {
+      undo_round(slots, lanes, scratch, trace);
+      break;
+    }
+    if (trace != nullptr) trace_round(lanes, rep, start, gang_end(rep, start, 1, switched), m, *trace);
+    run_gang(slots, lanes, rep.switch_cost, m, e);
+    rep.extra = 0;
+    rep.left -= m;
+    out.end = e;
+    ++out.rounds;
+    out.gang_iterations += m;
+  }
+  return out;
+}
+
+void write_report(std::span<const Slot> slots, const Lane& lane, core::JobIndex last_job, TimeNs end,
+                  core::PlanReport& r) {
+  const std::size_t n = lane.end - lane.begin;
+  r.iterations.resize(n);
+  r.busy_ns.resize(n);
+  r.first_start_ns.resize(n);
+  r.switch_ns.resize(n);
+  for (std::size_t q = 0; q < n; ++q) {
+    const Slot& s = slots[lane.begin + q];
+    r.iterations[q] = s.iterations;
+    r.busy_ns[q] = s.busy;
+    r.first_start_ns[q] = s.first_start;
+    r.switch_ns[q] = s.switched;
+  }
+  r.runs = lane.runs;
+  r.switches = lane.switches;
+  r.closed_form = 0;
+  r.last_job = last_job;
+  r.end_ns = end;
+}
+
+}  // namespace salus::cluster::joint

@@ -1,0 +1,109 @@
+#pragma once
+/// The steps of Cluster::plan_gang: the joint plans of a gang job's GPUs, computed round by round
+/// (cluster/README.md, "Joint plans"). Internal to cluster/: cluster.cpp and tests/cluster include it.
+///
+/// Each GPU's offer (core::PlanDispatch) becomes a lane of slots, one per job of its rotation,
+/// the gang's replica among them. A round runs every lane's 1-GPU runs up to the replica's turn
+/// (the head of the lane's rotation, least (level, order)); the gang run starts when the turn has
+/// come on every GPU, at S = max over the lanes of their clocks, runs m iterations (the fewest any
+/// lane's turn holds) and ends at E = S + the iteration time + the extra + the switching cost if
+/// any lane's last job was another + (m - 1) iteration times; every lane's clock is then E.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/executor.h"
+#include "sim/sim_executor.h"
+
+namespace salus::cluster::joint {
+
+using core::TimeNs;
+
+/// A lane's last job when it is no slot of the lane: another job, or none.
+inline constexpr std::size_t kOtherJob = ~std::size_t{0}, kNoSlot = kOtherJob - 1;
+
+/// One job of a GPU's rotation, and what the joint plan has run of it.
+struct Slot {
+  TimeNs level = 0, step = 1, work = 0, switch_cost = 0, extra = 0;
+  std::int64_t order = 0, left = 0;
+  std::int64_t iterations = 0;
+  TimeNs busy = 0, first_start = -1, switched = 0;
+};
+/// One GPU's rotation: slots [begin, end), the replica's slot, the lane's last job (a slot, or
+/// kOtherJob / kNoSlot) and clock, its runs and switches.
+struct Lane {
+  std::size_t begin = 0, end = 0, replica = 0, last = 0;
+  TimeNs clock = 0;
+  std::int64_t runs = 0, switches = 0;
+};
+/// A 1-GPU run of the round being computed (to take it back).
+struct Run {
+  std::size_t slot = 0;
+  std::int64_t iterations = 0;
+  TimeNs spent = 0, switched = 0, extra = 0;
+  bool first = false;
+};
+/// The replicas' job: the same on every GPU.
+struct Replica {
+  TimeNs work = 0, switch_cost = 0, extra = 0;
+  std::int64_t left = 0;
+};
+/// What run by run steps the GPUs at (Cluster::wake_joint_plans): per lane the ends of its 1-GPU
+/// runs and of its replica's first iteration of each gang run; per gang run (first iteration's
+/// end on the slowest replica, iterations).
+struct Trace {
+  std::vector<std::vector<TimeNs>> ends;
+  std::vector<std::pair<TimeNs, std::int64_t>> rounds;
+};
+/// The joint plan: its gang runs, their iterations, and its end.
+struct Outcome {
+  std::int64_t rounds = 0, gang_iterations = 0;
+  TimeNs end = 0;
+};
+/// plan_rounds' scratch, kept between plans.
+struct Scratch {
+  std::vector<Run> log;
+  std::vector<Lane> saved;
+};
+
+/// Appends the offer's jobs as slots (timed as `sim` times them) and returns its lane at `t0`;
+/// lane.replica is kNoSlot when the offer does not hold `replica`.
+Lane add_lane(const core::PlanDispatch& offer, const sim::SimExecutor& sim, core::JobIndex replica, TimeNs t0,
+              std::vector<Slot>& slots);
+/// The replica as the first lane has it (`out`); false when the lanes' replicas differ in
+/// iteration time (GPUs of different speeds: the recurrence assumes one). The replicas must
+/// otherwise stand alike (an invariant, naming `id`).
+bool replicas_alike(std::span<const Slot> slots, std::span<const Lane> lanes, const std::string& id, Replica& out);
+/// The head's run from the head of its lane: its iterations before `next`, the least of the
+/// others (nullptr: none), at most what it has left.
+std::int64_t stretch(const Slot& h, const Slot* next);
+/// The head of the lane's rotation (least (level, order)) and the least of the others (kNoSlot: none).
+std::pair<std::size_t, std::size_t> head(std::span<const Slot> slots, const Lane& lane);
+/// Runs the lane's 1-GPU runs up to its replica's turn, logging each in `log` (and its end in
+/// `ends` when not null). Returns the turn's length (the replica's stretch), or 0 when the round
+/// does not fit: a job would finish, or a run would end past `deadline`.
+std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log,
+                         std::vector<TimeNs>* ends);
+/// Takes back the runs of `log`, last first.
+void take_back(std::span<Slot> slots, std::span<const Run> log);
+/// The end E of a gang run of m iterations started at S = `start` (its first iteration with the
+/// replicas' extra, and their switching cost when some lane's last job was another).
+inline TimeNs gang_end(const Replica& rep, TimeNs start, std::int64_t m, bool switched) {
+  return start + rep.work + rep.extra + (switched ? rep.switch_cost : 0) + (m - 1) * rep.work;
+}
+/// The gang run of m iterations ending at `e`: every lane's replica runs them (its lane held from
+/// the lane's clock, its switching cost `switch_cost` paid where the lane's last job was another),
+/// and every lane's clock moves to e.
+void run_gang(std::span<Slot> slots, std::span<Lane> lanes, TimeNs switch_cost, std::int64_t m, TimeNs e);
+/// The rounds from t0: each lane's runs to the replica's turn, then the gang run, while the round
+/// ends by `deadline` and no 1-GPU job finishes in it, or until the replicas finish. `trace`, when
+/// not null, gets what run by run steps at.
+Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep, TimeNs t0, TimeNs deadline,
+                    Scratch& scratch, Trace* trace);
+/// Lane `lane`'s report: per job of its offer (in the offer's order) what the plan ran.
+void write_report(std::span<const Slot> slots, const Lane& lane, core::JobIndex last_job, TimeNs end,
+                  core::PlanReport& r);
+
+}  // namespace salus::cluster::joint

@@ -1,0 +1,163 @@
+// The steps of Cluster::plan_gang (cluster/joint_plan.h) on a hand case worked out below: a gang
+// job R of 3 iterations on two GPUs, GPU 0's lane shared with a 1-GPU job X, GPU 1's with nothing.
+// cluster_gang_plan_test.cpp checks the whole against deciding at every boundary.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "cluster/joint_plan.h"
+#include "sim/interference.h"
+#include "sim/sim_executor.h"
+#include "support/jobs.h"
+
+namespace {
+
+using namespace salus;
+using core::TimeNs;
+namespace joint = salus::cluster::joint;
+
+// R: level 0, step 10, order 5, iteration 10, switching cost 2, extra 1, 3 left; X: level 5,
+// step 10, order 1, iteration 4, switching cost 2, 100 left. GPU 0 is fresh (no last job); GPU 1
+// last ran R.
+joint::Slot slot(TimeNs level, std::int64_t order, TimeNs work, TimeNs extra, std::int64_t left) {
+  joint::Slot s;
+  s.level = level;
+  s.step = 10;
+  s.order = order;
+  s.work = work;
+  s.switch_cost = 2;
+  s.extra = extra;
+  s.left = left;
+  return s;
+}
+
+struct Hand {
+  std::vector<joint::Slot> slots{slot(0, 5, 10, 1, 3), slot(5, 1, 4, 0, 100), slot(0, 5, 10, 1, 3)};
+  std::vector<joint::Lane> lanes{joint::Lane{0, 2, 0, joint::kNoSlot, 100, 0, 0}, joint::Lane{2, 3, 2, 2, 100, 0, 0}};
+  joint::Replica replica{10, 2, 1, 3};
+};
+
+}  // namespace
+
+TEST_CASE("joint plan: stretch and head") {
+  const joint::Slot a = slot(0, 5, 10, 0, 3), b = slot(5, 1, 4, 0, 100), a10 = slot(10, 5, 10, 0, 3);
+  CHECK(joint::stretch(a, nullptr) == 3);    // alone: all it has left
+  CHECK(joint::stretch(a, &b) == 1);         // b at 5 comes before a's 10
+  CHECK(joint::stretch(b, &a10) == 1);       // a at 10 comes before b's 15
+  CHECK(joint::stretch(slot(0, 1, 1, 0, 9), &a) == 1);   // a tie at 0: the lower order runs first, once
+  const joint::Slot far = slot(45, 9, 1, 0, 100);
+  CHECK(joint::stretch(b, &far) == 5);   // 5, 15, 25, 35, 45 (b first in order at 45)
+  CHECK(joint::stretch(a, &far) == 3);   // 0..40 would be 5: capped at what it has left
+  const std::vector<joint::Slot> slots{a, b, far};
+  const joint::Lane lane{0, 3, 0, joint::kNoSlot, 0, 0, 0};
+  CHECK(joint::head(slots, lane) == std::pair<std::size_t, std::size_t>{0, 1});
+  const joint::Lane alone{2, 3, 2, joint::kNoSlot, 0, 0, 0};
+  CHECK(joint::head(slots, alone) == std::pair<std::size_t, std::size_t>{2, joint::kNoSlot});
+}
+
+TEST_CASE("joint plan: run_to_turn runs the lane's jobs up to the replica's turn, take_back undoes them") {
+  Hand h;
+  h.slots[0].level = 10;  // R's turn comes after X's iteration at 5
+  h.lanes[0].last = 0;
+  const std::vector<joint::Slot> before = h.slots;
+  std::vector<joint::Run> log;
+  std::vector<TimeNs> ends;
+  CHECK(joint::run_to_turn(h.slots, h.lanes[0], core::kNever, log, &ends) == 1);
+  REQUIRE(log.size() == 1);
+  CHECK(log[0].slot == 1);
+  CHECK(ends == std::vector<TimeNs>{106});  // 100 + X's 4 + the switching cost 2
+  const joint::Slot& x = h.slots[1];
+  CHECK((x.level == 15 && x.left == 99 && x.iterations == 1 && x.busy == 6 && x.switched == 2 && x.first_start == 100));
+  CHECK((h.lanes[0].clock == 106 && h.lanes[0].runs == 1 && h.lanes[0].switches == 1 && h.lanes[0].last == 1));
+  joint::take_back(h.slots, log);
+  for (std::size_t q = 0; q < before.size(); ++q) {
+    CHECK(h.slots[q].level == before[q].level);
+    CHECK(h.slots[q].left == before[q].left);
+    CHECK(h.slots[q].iterations == before[q].iterations);
+    CHECK(h.slots[q].busy == before[q].busy);
+    CHECK(h.slots[q].switched == before[q].switched);
+    CHECK(h.slots[q].first_start == before[q].first_start);
+  }
+  // Past the deadline, or X finishing in the round: no turn.
+  Hand late;
+  late.slots[0].level = 10;
+  log.clear();
+  CHECK(joint::run_to_turn(late.slots, late.lanes[0], 103, log, nullptr) == 0);
+  Hand last;
+  last.slots[0].level = 10;
+  last.slots[1].left = 1;
+  log.clear();
+  CHECK(joint::run_to_turn(last.slots, last.lanes[0], core::kNever, log, nullptr) == 0);
+  CHECK(log.empty());
+}
+
+TEST_CASE("joint plan: plan_rounds computes the max-plus recurrence round by round") {
+  // Round 1: R's turn on both at 100 (GPU 0: R at 0 before X at 5: 1 iteration; GPU 1: 3); m = 1,
+  //   E = 100 + 10 + extra 1 = 111 (no lane switches: GPU 0 fresh, GPU 1 last ran R).
+  // Round 2: GPU 0 runs X (4 + switch 2) to 117; S = 117, m = 1, E = 117 + 10 + 2 = 129.
+  // Round 3: GPU 0 runs X to 135; S = 135, E = 147; R has none left.
+  Hand h;
+  joint::Scratch scratch;
+  joint::Trace trace;
+  trace.ends.resize(2);
+  const joint::Outcome out = joint::plan_rounds(h.slots, h.lanes, h.replica, 100, core::kNever, scratch, &trace);
+  CHECK(out.rounds == 3);
+  CHECK(out.gang_iterations == 3);
+  CHECK(out.end == 147);
+  CHECK(trace.ends[0] == std::vector<TimeNs>{111, 117, 129, 135, 147});
+  CHECK(trace.ends[1] == std::vector<TimeNs>{111, 127, 145});
+  CHECK(trace.rounds == std::vector<std::pair<TimeNs, std::int64_t>>{{111, 1}, {129, 1}, {147, 1}});
+  core::PlanReport r0, r1;
+  joint::write_report(h.slots, h.lanes[0], 7, out.end, r0);
+  joint::write_report(h.slots, h.lanes[1], 8, out.end, r1);
+  CHECK(r0.iterations == std::vector<std::int64_t>{3, 2});
+  CHECK(r0.busy_ns == std::vector<TimeNs>{11 + 12 + 12, 6 + 6});  // R held from each dispatch
+  CHECK(r0.first_start_ns == std::vector<TimeNs>{100, 111});
+  CHECK(r0.switch_ns == std::vector<TimeNs>{4, 4});
+  CHECK((r0.runs == 5 && r0.switches == 4 && r0.last_job == 7 && r0.end_ns == 147 && r0.closed_form == 0));
+  CHECK(r1.iterations == std::vector<std::int64_t>{3});
+  CHECK(r1.busy_ns == std::vector<TimeNs>{47});  // 11, then held from 111 to 129 and 129 to 147
+  CHECK((r1.runs == 3 && r1.switches == 0 && r1.end_ns == 147));
+
+  // A deadline at 140 takes round 3 back (X's run to 135 with it); X finishing in round 2 stops
+  // the plan after round 1.
+  Hand d;
+  trace = joint::Trace{};
+  trace.ends.resize(2);
+  const joint::Outcome cut = joint::plan_rounds(d.slots, d.lanes, d.replica, 100, 140, scratch, &trace);
+  CHECK((cut.rounds == 2 && cut.end == 129));
+  CHECK(trace.ends[0] == std::vector<TimeNs>{111, 117, 129});
+  CHECK((d.slots[1].level == 15 && d.slots[1].iterations == 1 && d.lanes[0].clock == 129 && d.lanes[0].runs == 3));
+  Hand f;
+  f.slots[1].left = 1;
+  const joint::Outcome first = joint::plan_rounds(f.slots, f.lanes, f.replica, 100, core::kNever, scratch, nullptr);
+  CHECK((first.rounds == 1 && first.end == 111 && f.slots[1].iterations == 0));
+}
+
+TEST_CASE("joint plan: add_lane times the offer's jobs as the GPU's executor does, replicas_alike") {
+  std::vector<core::JobSpec> jobs{test::job("a", 0, 10, test::ms(3), 0, test::mib(100)),
+                                  test::job("b", 0, 10, test::ms(5), 0, test::mib(100))};
+  jobs[1].switch_ns = test::ms(7);  // its own switching cost
+  const auto model = sim::make_interference("none");
+  const sim::SimExecutor sim(jobs, *model, {test::ms(4), test::ms(6)}, test::ms(1));
+  core::PlanDispatch offer;
+  offer.last_job = 1;
+  offer.jobs = {core::PlanJob{0, 100, 3, 0, 10, 55}, core::PlanJob{1, 50, 5, 1, 9, 0}};
+  std::vector<joint::Slot> slots(2);  // another GPU's lane before it
+  const joint::Lane lane = joint::add_lane(offer, sim, 0, 900, slots);
+  CHECK((lane.begin == 2 && lane.end == 4 && lane.replica == 2 && lane.last == 3 && lane.clock == 900));
+  CHECK((slots[2].work == test::ms(4) && slots[2].switch_cost == test::ms(1) && slots[2].extra == 55));
+  CHECK((slots[3].work == test::ms(6) && slots[3].switch_cost == test::ms(7) && slots[3].left == 9));
+  offer.last_job = 5;
+  CHECK(joint::add_lane(offer, sim, 3, 0, slots).last == joint::kOtherJob);
+  CHECK(joint::add_lane(offer, sim, 3, 0, slots).replica == joint::kNoSlot);
+  offer.last_job = core::kNoJob;
+  CHECK(joint::add_lane(offer, sim, 0, 0, slots).last == joint::kNoSlot);
+
+  Hand h;
+  joint::Replica r;
+  CHECK(joint::replicas_alike(h.slots, h.lanes, "R", r));
+  CHECK((r.work == 10 && r.switch_cost == 2 && r.extra == 1 && r.left == 3));
+  h.slots[2].work = 20;  // a GPU of another speed
+  CHECK_FALSE(joint::replicas_alike(h.slots, h.lanes, "R", r));
+}
