@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Figures of a GPU validation run (scripts/gpu/validate.sh), from its raw results:
 
-    /usr/bin/python3 plots/gpu_figures.py experiments/results/h100 OUTDIR
+    /usr/bin/python3 plots/gpu_figures.py docs/results/h100 OUTDIR
 
 RESULTS holds run folders (run1, run2, ...) as validate.sh wrote them. Draws, each as PNG and PDF:
 - fidelity_<run>: simulated against measured JCT of every job, a panel per policy, the y = x

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Re-predicts the PACK runs of the committed H100 fidelity runs (experiments/results/h100/run3,
+"""Re-predicts the PACK runs of the committed H100 fidelity runs (docs/results/h100/run3,
 run4) under the `shares` and `capacity` interference models, from what their data allows:
 
   shares      the catalog as measured (pairs, no crowds, no sweeps)
@@ -34,9 +34,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-RESULTS = os.path.join(ROOT, "experiments", "results", "h100")
+RESULTS = os.path.join(ROOT, "docs", "results", "h100")
 
-# run2's packing runs (experiments/results/h100/run2/packing_*.json): k copies at once, slowdown.
+# run2's packing runs (docs/results/h100/run2/packing_*.json): k copies at once, slowdown.
 RUN2_POINTS = {"alexnet_25": (8, 34.62 / 5.927), "resnet50_25": (5, 180.0 / 52.5)}
 
 

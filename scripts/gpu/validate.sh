@@ -10,7 +10,7 @@
 #   PHASES="..." DIR/validate.sh phases OUT [INPUT...]   # named phases, outside the plan
 #
 # Each call has a deadline (DEADLINE_S, default the plan's: at most 540 s) and every phase a
-# guard sized from runs 1-4 (experiments/results/h100/run{1..4}/summary.txt; the plan cites the
+# guard sized from runs 1-4 (docs/results/h100/run{1..4}/summary.txt; the plan cites the
 # seconds). A call works in STATE/callN (VALIDATE_STATE, default /tmp/salus-validate, which a
 # warm machine keeps between calls), packs it into ONE tarball OUT/callN.tgz (the device tool
 # returns at most 8 files) and prints a short table last: each phase's status and seconds, then
@@ -33,7 +33,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 valid_calls="plan, call1, call2, call3, phases"
 
 # The plan, one row per phase: call, phase, estimated seconds, guard seconds, what it is sized
-# from. A "deadline" row ends each call (its estimate is the sum of its phases'). Sources: experiments/results/h100/runN/summary.txt
+# from. A "deadline" row ends each call (its estimate is the sum of its phases'). Sources: docs/results/h100/runN/summary.txt
 # (run1..run4, 2026-11-23), and for new phases what they were sized on.
 plan_table() {
   cat <<'EOF'
@@ -78,7 +78,7 @@ print_plan() {
   local n
   n=$(echo $calls | wc -w)
   echo "validate.sh plan: a ${window_s}-s GPU window (30 minutes of device time, start-up included), calls in this order"
-  echo "(est: expected seconds; guard: a phase's time limit, a call's deadline; sources: experiments/results/h100/runN/summary.txt)"
+  echo "(est: expected seconds; guard: a phase's time limit, a call's deadline; sources: docs/results/h100/runN/summary.txt)"
   printf '%-6s %-21s %6s %6s  %s\n' call phase est guard "sized from"
   plan_table | awk '$2 != "deadline" {
       src = ""; for (i = 5; i <= NF; i++) src = src (i > 5 ? " " : "") $i

@@ -64,7 +64,7 @@ export VALIDATE_STATE=$tmp/state
 
 # call3 with call2's tarball: it takes the catalog from it, packs one tarball, and the table is last.
 mkdir -p "$tmp/c2/call2"
-cp "$src/experiments/results/h100/run4/profiles_fidelity.json" "$tmp/c2/call2/"
+cp "$src/docs/results/h100/run4/profiles_fidelity.json" "$tmp/c2/call2/"
 tar -czf "$tmp/c2/call2.tgz" -C "$tmp/c2" call2
 rm -rf "$tmp/c2/call2"
 o=$(PATH="$b/bin:$PATH" bash "$b/validate.sh" call3 "$tmp/out" "$tmp/c2/call2.tgz" 2>/dev/null)
@@ -86,7 +86,7 @@ check "call3 without call2's catalog fails the catalog check" grep -q "^FAIL    
 
 # A warm machine: call2's folder in VALIDATE_STATE is found without an input.
 mkdir -p "$VALIDATE_STATE/call2"
-cp "$src/experiments/results/h100/run4/profiles_fidelity.json" "$VALIDATE_STATE/call2/"
+cp "$src/docs/results/h100/run4/profiles_fidelity.json" "$VALIDATE_STATE/call2/"
 o=$(bash "$b/validate.sh" call3 "$tmp/out3" 2>/dev/null)
 check "call3 on a warm machine takes call2's folder" grep -q "^fid_catalog            call2 " <<<"$o"
 
@@ -97,7 +97,7 @@ check "a call past its deadline marks its phases no-time" grep -q "^bench  *no-t
 # tables.py on run4's committed measurements, laid out as call3 leaves them.
 t=$tmp/t3
 mkdir -p "$t"
-r=$src/experiments/results/h100/run4
+r=$src/docs/results/h100/run4
 cp "$r/fid_real.json" "$t/fid_real_a.json"
 cp "$r/fidelity_shares.json" "$t/fidelity_a_auto.json"
 cp "$r/fidelity_none.json" "$t/fidelity_a_none.json"
