@@ -31,7 +31,7 @@ struct Progress {
   std::span<const JobState> jobs;  ///< every job's state (a cluster: every replica's, see cluster.h)
 };
 /// Called every kProgressEvery loop steps when set. The loop reads no wall clock and prints
-/// nothing: whether and how to report is the caller's (experiments/progress.h).
+/// nothing: whether and how to report is the caller's (run/progress.h).
 using ProgressHook = std::function<void(const Progress&)>;
 inline constexpr std::int64_t kProgressEvery = 1024;
 

@@ -36,7 +36,7 @@ std::string shell_quote(const std::string& s) {
 
 void run_sibling(const std::string& program, const std::string& args, const std::string& log) {
   // salus-run and salus-profile pin the cpu device to one CPU unless told: they run where this
-  // process may run, pinned or not, as the user chose for it (experiments/cpus.h).
+  // process may run, pinned or not, as the user chose for it (run/cpus.h).
   const std::vector<int> mine = allowed_cpus();
   const std::string cpus = (program == "salus-run" || program == "salus-profile") && !mine.empty()
                                ? " --cpus " + cpu_list_text(mine)

@@ -40,7 +40,7 @@ struct SimConfig {
   std::optional<cluster::ClusterSpec> cluster;
   /// Cluster only: a placement registry name; "": each policy's own (cluster::default_placement).
   std::string placement;
-  /// Called now and then while the run goes (core::ProgressHook; experiments/progress.h makes
+  /// Called now and then while the run goes (core::ProgressHook; run/progress.h makes
   /// one); empty: never. It sees the run, it cannot change it.
   core::ProgressHook progress;
 };

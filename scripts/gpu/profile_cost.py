@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Estimates how long `salus-profile` takes on a device from a catalog of the same workloads measured
 there before (their solo iteration times, u, pair slowdowns and memory), phase by phase, following
-what gpu_backend/profiler.cpp runs: each workload alone, beside a copy of itself and through the
+what real/profiler.cpp runs: each workload alone, beside a copy of itself and through the
 executor; every pair bracketed by solo runs; the mixed crowds and the homogeneous sweeps in rounds,
 each bracketed by solo runs; each workload's switching run. An estimate, not a measurement: it
 leaves out building networks and pools and starting threads, and a crowd's or sweep's slowdown is

@@ -1,4 +1,4 @@
-// salus-profile's homogeneous sweeps (gpu_backend/profiler.h profile_sweeps) on the CPU device:
+// salus-profile's homogeneous sweeps (real/profiler.h profile_sweeps) on the CPU device:
 // k copies of one workload at once, for the `capacity` interference model's C(k) = k u / s(k).
 #include <doctest/doctest.h>
 

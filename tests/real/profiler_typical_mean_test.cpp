@@ -1,4 +1,4 @@
-// salus-profile's robust mean of a run of iteration times (gpu_backend/profiler.h typical_mean).
+// salus-profile's robust mean of a run of iteration times (real/profiler.h typical_mean).
 #include <doctest/doctest.h>
 
 #include <vector>

@@ -1,4 +1,4 @@
-// experiments/sim_runner: simulate() by policy name, lane mode selection, seeded profile noise,
+// run/sim_runner: simulate() by policy name, lane mode selection, seeded profile noise,
 // and determinism of whole runs. (test_sim links salus_experiments for this file.)
 #include <doctest/doctest.h>
 
