@@ -38,8 +38,5 @@ TimeNs nearest_rank(std::span<const TimeNs> sorted, double q);
 
 RunMetrics compute_metrics(std::span<const JobSpec> specs, std::span<const JobState> states);
 
-/// One entry of the summary's "results" array.
-nlohmann::json result_json(std::string_view policy, LaneMode mode, std::span<const JobSpec> specs,
-                           const ScheduleOutcome& outcome, const RunMetrics& m);
 
 }  // namespace salus::core

@@ -208,12 +208,17 @@ void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
 }
 
 nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
-  nlohmann::json results = nlohmann::json::array();
-  for (const SimRun& r : runs) {
-    results.push_back(core::result_json(r.policy, r.lane_mode, jobs, r.outcome, r.metrics));
-    if (r.cluster) results.back()["cluster"] = cluster_result_json(jobs, r);
-  }
-  return results;
+  // The one writer of the schema (write_result), read back: a document equal to what the
+  // streamed summary holds.
+  JsonWriter w;
+  write_results_json(w, jobs, runs);
+  return nlohmann::json::parse(w.text());
+}
+
+nlohmann::json result_json(const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+  JsonWriter w;
+  write_result(w, jobs, run);
+  return nlohmann::json::parse(w.text());
 }
 
 std::string read_text_tail(const std::string& path, std::size_t max_bytes) {
@@ -410,9 +415,7 @@ void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& j
   cdf.close();
 }
 
-namespace {
-
-// One entry of "results", core::result_json's members in the order nlohmann keeps them (sorted).
+// One entry of "results": the schema's one writer, members in sorted order (as nlohmann keeps them).
 void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const SimRun& r) {
   const core::ScheduleOutcome& o = r.outcome;
   const core::RunMetrics& m = r.metrics;
@@ -497,8 +500,6 @@ void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const S
   w.value(o.switches);
   w.end_object();
 }
-
-}  // namespace
 
 void write_results_json(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
   w.begin_array();
@@ -594,17 +595,6 @@ void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs,
   w.key("placement");
   w.value(run.placement);
   w.end_object();
-}
-
-nlohmann::json cluster_result_json(const std::vector<core::JobSpec>& jobs, const SimRun& run) {
-  nlohmann::json busy = nlohmann::json::array();
-  for (const auto& [t, n] : run.gpus_busy) busy.push_back({core::to_seconds(t), n});
-  nlohmann::json sizes = nlohmann::json::array();
-  for (const SizeJct& s : jct_by_size(jobs, run)) sizes.push_back({{"gpus", s.gpus}, {"jobs", s.jobs}, {"avg_jct_s", s.avg_jct_s}});
-  return {{"gpus_busy", std::move(busy)},
-          {"jct_by_size", std::move(sizes)},
-          {"job_gpus", run.job_gpus},
-          {"placement", run.placement}};
 }
 
 void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {

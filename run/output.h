@@ -20,13 +20,15 @@ std::string seconds_text(core::TimeNs ns);
 /// The paper's Table 1 form: one row per run.
 void print_table(std::ostream& os, const std::vector<SimRun>& runs);
 
-/// One "results" entry per run (core::result_json), as a document (salus-run adds its own
-/// per-job fields to it). salus-sim streams the same entries with write_summary_json instead.
-nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
-
-/// Streams the "results" array (one core::result_json entry per run) without building it:
-/// byte-identical to JsonWriter::value(results_json(jobs, runs)).
+/// One entry of the summary's "results" array: the policy, lane mode, metrics, the loop's counters,
+/// per job its times, status and lane, and for a cluster run its "cluster" member. The schema's
+/// one writer; everything below goes through it.
+void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const SimRun& run);
+/// The "results" array, streamed without building it (salus-sim's summary, write_summary_json).
 void write_results_json(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
+/// The same as documents (salus-run adds its own per-job fields to them; tests compare them).
+nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
+nlohmann::json result_json(const std::vector<core::JobSpec>& jobs, const SimRun& run);
 
 /// Writes a summary to `path` (parent directories created): the members of the object `header`
 /// in key order, with "results" streamed from the runs in its sorted place. The bytes equal
@@ -74,7 +76,6 @@ std::vector<SizeJct> jct_by_size(const std::vector<core::JobSpec>& jobs, const S
 /// A cluster run's "cluster" member of its "results" entry: {"gpus_busy": [[time_s, gpus], ...],
 /// "jct_by_size": [{"gpus", "jobs", "avg_jct_s"}], "job_gpus": [[gpu, ...] per job]}.
 void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const SimRun& run);
-nlohmann::json cluster_result_json(const std::vector<core::JobSpec>& jobs, const SimRun& run);
 
 /// After the table: per policy, the peak of GPUs busy and the JCT by job size.
 void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);

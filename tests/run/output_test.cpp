@@ -14,6 +14,7 @@
 #include "run/json_writer.h"
 #include "run/output.h"
 #include "run/sim_runner.h"
+#include "support/jobs.h"
 #include "support/programs.h"
 #include "traces/catalog.h"
 #include "traces/trace.h"
@@ -178,4 +179,59 @@ TEST_CASE("--timeline: a bad value is bad input listing the valid ones") {
   CHECK(run::parse_timeline_mode("full") == run::TimelineMode::kFull);
   CHECK_THROWS_WITH_AS(run::parse_timeline_mode("iterations"),
                        "--timeline: unknown timeline mode 'iterations' (valid: off, runs, full)", core::InputError);
+}
+
+TEST_CASE("a result entry: the schema's one writer, read back as a document") {
+  // FIFO on the paper's example plus a rejected and a failed job (tests/core/summary_test.cpp has
+  // the metrics by hand): the entry's fields, per job the times, status and reason.
+  std::vector<core::JobSpec> specs = test::paper_example();
+  specs.push_back(test::job("r", test::ms(100), 1, test::ms(1), test::mib(1), test::mib(1)));
+  specs.push_back(test::job("f", test::ms(2000), 1, test::ms(100), test::mib(1), test::mib(1)));
+  auto done = [](core::TimeNs start, core::TimeNs finish) {
+    core::JobState s;
+    s.status = core::JobStatus::kDone;
+    s.first_start_ns = start;
+    s.finish_ns = finish;
+    return s;
+  };
+  run::SimRun r;
+  r.policy = "fifo";
+  r.lane_mode = core::LaneMode::kExclusive;
+  r.outcome.jobs = {done(0, test::ms(1000)), done(test::ms(1000), test::ms(1200)), done(test::ms(1200), test::ms(1500))};
+  core::JobState rejected;
+  rejected.status = core::JobStatus::kRejected;
+  rejected.reason = "too big";
+  r.outcome.jobs.push_back(rejected);
+  core::JobState failed = done(test::ms(2000), test::ms(2100));
+  failed.status = core::JobStatus::kFailed;
+  failed.reason = "kernel failed";
+  r.outcome.jobs.push_back(failed);
+  r.metrics = core::compute_metrics(specs, r.outcome.jobs);
+  const nlohmann::json j = run::result_json(specs, r);
+  CHECK(j["policy"] == "fifo");
+  CHECK(j["lane_mode"] == "exclusive");
+  CHECK(j["makespan_s"].get<double>() == doctest::Approx(2.1));
+  CHECK(j["p95_jct_s"].get<double>() == doctest::Approx(1.0));
+  CHECK(j["jobs_total"] == 5);
+  CHECK(j["jobs_done"] == 3);
+  CHECK(j["jobs_rejected"] == 1);
+  CHECK(j["jobs_failed"] == 1);
+  CHECK_FALSE(j.contains("cluster"));
+  REQUIRE(j["jobs"].size() == 5);
+  CHECK(j["jobs"][1]["id"] == "b");
+  CHECK(j["jobs"][1]["arrival_s"].get<double>() == doctest::Approx(0.25));
+  CHECK(j["jobs"][1]["start_s"].get<double>() == doctest::Approx(1.0));
+  CHECK(j["jobs"][1]["queuing_s"].get<double>() == doctest::Approx(0.75));
+  CHECK(j["jobs"][1]["jct_s"].get<double>() == doctest::Approx(0.95));
+  CHECK(j["jobs"][1]["status"] == "done");
+  CHECK(j["jobs"][3]["status"] == "rejected");
+  CHECK(j["jobs"][3]["reason"] == "too big");
+  CHECK(j["jobs"][3]["start_s"].is_null());
+  CHECK(j["jobs"][3]["finish_s"].is_null());
+  CHECK(j["jobs"][3]["jct_s"].is_null());
+  CHECK(j["jobs"][4]["status"] == "failed");
+  // The document and the streamed array are the same bytes.
+  run::JsonWriter w;
+  run::write_results_json(w, specs, {r});
+  CHECK(run::results_json(specs, {r}).dump(2) == w.text());
 }

@@ -10,6 +10,7 @@
 
 #include "core/summary.h"
 #include "run/progress.h"
+#include "run/output.h"
 #include "run/sim_runner.h"
 #include "support/jobs.h"
 
@@ -25,7 +26,7 @@ std::vector<core::JobSpec> busy_trace(int gang_every) {
 }
 
 std::string outcome_text(const run::SimRun& r) {
-  return core::result_json(r.policy, r.lane_mode, {}, r.outcome, r.metrics).dump() + std::to_string(r.outcome.steps);
+  return run::result_json({}, r).dump() + std::to_string(r.outcome.steps);
 }
 
 }  // namespace
