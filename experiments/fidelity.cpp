@@ -463,6 +463,28 @@ void check_sitting_trace(const std::string& trace, const std::string& recorded, 
   }
 }
 
+/// The simulator's prediction of `policies` (comma-separated) on `trace` with the catalog at
+/// `profiles`, in this process: the jobs loaded, the model set (`interference`, else every
+/// default) and the summary written to `summary_path` exactly as `salus-sim --trace T --policy P
+/// --profiles C --gpu-mem M --time-scale S --interference I --summary-json F` does it (the same
+/// load_jobs, apply_model, simulate and writer); returns that summary.
+json predict(const std::string& trace, const std::string& policies, const std::string& profiles, core::Bytes capacity,
+             double time_scale, const std::string& interference, const std::string& summary_path) {
+  SimConfig cfg;
+  cfg.capacity = capacity;
+  TraceJobs loaded = load_jobs(trace, profiles, capacity, time_scale, make_load_options(TraceOptionValues{}, cfg.seed));
+  ModelOptions model;
+  model.interference = interference;
+  apply_model(model, loaded, cfg);
+  const std::vector<std::string> names = parse_policy_list(policies);
+  std::vector<SimRun> runs;
+  for (const std::string& name : names) runs.push_back(run::simulate(loaded.jobs, name, cfg));
+  const std::vector<std::string> notes = sim_notes(loaded.trace, profiles, names, cfg);
+  write_summary_json(summary_path, sim_summary_header(trace, loaded.trace, profiles, cfg, time_scale, notes),
+                     loaded.jobs, runs);
+  return read_json(summary_path);
+}
+
 }  // namespace
 
 /// salus-experiment fidelity: the trace's workloads profiled on the device (unless a catalog is
@@ -529,19 +551,15 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
   char scale_text[64];
   std::snprintf(scale_text, sizeof scale_text, "%.17g", time_scale);
   const std::string scale_option = time_scale == 1 ? std::string() : " --time-scale " + std::string(scale_text);
-  const std::string model_option = ctx.interference == "auto" ? std::string() : " --interference " + ctx.interference;
   const std::vector<std::string> workloads = trace_workloads({trace});
   if (catalog.empty()) {
     catalog = out_dir + "/fidelity_catalog.json";
     profile_on_device(device, workloads, gpu_mem, catalog, out_dir + "/fidelity_profile.log");
   }
   const json base_catalog = read_json(catalog);
+  const core::Bytes capacity = parse_capacity(gpu_mem);
   auto simulate = [&](const std::string& policies, const std::string& profiles, const std::string& stem) {
-    const std::string summary = out_dir + "/" + stem + ".json";
-    run_sibling("salus-sim", "--trace " + q_trace + " --policy " + policies + " --profiles " + shell_quote(profiles) +
-                                 " --gpu-mem " + q_mem + scale_option + model_option + " --summary-json " + shell_quote(summary),
-                out_dir + "/" + stem + ".log");
-    return read_json(summary);
+    return predict(trace, policies, profiles, capacity, time_scale, ctx.interference, out_dir + "/" + stem + ".json");
   };
   const json base_sim = simulate("fifo,srtf,pack,fair", catalog, "fidelity_sim");
   // The pairs and crowds (which only PACK's lanes run) are measured again only beside a PACK run

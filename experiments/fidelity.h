@@ -112,7 +112,7 @@ std::string fidelity_table(const std::vector<FidelityRow>& rows);
 /// salus-experiment fidelity: the trace's workloads profiled on ctx.device (unless the context's
 /// catalog was given), the trace (ctx.trace, default the shipped experiments/fidelity_cpu.csv) run
 /// under the four policies on the real executor ctx.repeat times (one salus-run per policy and
-/// repeat), and each run predicted by salus-sim with the catalog calibrated for it
+/// repeat), and each run predicted in process (as salus-sim would) with the catalog calibrated for it
 /// (ctx.calibrate: calibrated_catalog, from salus-profile runs between the real runs) and with
 /// the base catalog alone; both compared per policy (medians over the repeats). Writes its files
 /// to ctx.out_dir. With ctx.predict_from, the runs, calibrations, trace, pool and base catalog are

@@ -1,6 +1,6 @@
 #pragma once
-/// Running the other salus programs from salus-experiment: salus-profile, salus-sim and salus-run
-/// are built (and bundled) beside it.
+/// Running the other salus programs from salus-experiment: salus-profile and salus-run (they own the
+/// device) are built (and bundled) beside it.
 #include <string>
 #include <vector>
 

@@ -9,6 +9,7 @@
 #include "core/registry.h"
 #include "core/units.h"
 #include "policies/registry.h"
+#include "run/cpus.h"
 #include "traces/csv.h"
 
 namespace salus::run {
@@ -116,6 +117,16 @@ std::vector<std::string> model_notes(const std::vector<std::string>& policies, c
                                                &cfg.crowd_factors, &cfg.capacities)->notes()) {
     notes.push_back(std::move(n));
   }
+  return notes;
+}
+
+std::vector<std::string> sim_notes(const traces::Trace& trace, const std::string& profiles,
+                                   const std::vector<std::string>& policies, const SimConfig& cfg) {
+  std::vector<std::string> notes = trace.notes;
+  if (cfg.cluster) notes.insert(notes.end(), cfg.cluster->notes.begin(), cfg.cluster->notes.end());
+  // A catalog measured on the cpu device predicts runs on as many CPUs as it was measured on.
+  if (std::string n = catalog_cpus_note(traces::Catalog::load(profiles)); !n.empty()) notes.push_back(n);
+  for (const std::string& n : model_notes(policies, cfg)) notes.push_back(n);
   return notes;
 }
 

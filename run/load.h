@@ -69,4 +69,9 @@ void apply_model(const ModelOptions& m, TraceJobs& t, SimConfig& cfg);
 /// exponent when not 1.
 std::vector<std::string> model_notes(const std::vector<std::string>& policies, const SimConfig& cfg);
 
+/// The notes a simulator run of `trace` prints and writes: the trace's, the cluster's, the catalog's
+/// CPUs (a catalog measured on the cpu device) and model_notes.
+std::vector<std::string> sim_notes(const traces::Trace& trace, const std::string& profiles,
+                                   const std::vector<std::string>& policies, const SimConfig& cfg);
+
 }  // namespace salus::run

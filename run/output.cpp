@@ -1,6 +1,7 @@
 #include "run/output.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -159,18 +160,61 @@ class OutFile {
 
 }  // namespace
 
-void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
-  // One time unit for the whole table, so rows compare at a glance: seconds while every figure is
-  // under 100 s, minutes under 100 min, else hours. Count columns widen to their largest count.
-  double longest = 0;
-  for (const SimRun& r : runs) {
-    const core::RunMetrics& m = r.metrics;
-    if (m.done == 0) continue;
-    longest = std::max({longest, core::to_seconds(m.makespan_ns), m.avg_queuing_s, m.avg_jct_s, core::to_seconds(m.p95_jct_ns)});
+namespace {
+
+/// A time column's unit, chosen from its largest figure: seconds under 100 s, minutes under
+/// 100 min, else hours.
+struct TimeUnit {
+  const char* name = "s";
+  double seconds = 1;
+};
+TimeUnit unit_for(double longest_s) {
+  if (longest_s < 100) return {"s", 1};
+  if (longest_s < 6000) return {"min", 60};
+  return {"h", 3600};
+}
+
+/// `seconds` in `unit` with two decimals; a figure that would read 0.00 but is not zero gets three
+/// significant digits instead (0.00139 h), so that no time in a table reads as nothing.
+std::string time_text(double seconds, TimeUnit unit) {
+  const double v = seconds / unit.seconds;
+  char text[48];
+  if (v != 0 && std::abs(v) < 0.005) {
+    std::snprintf(text, sizeof text, "%.3g %s", v, unit.name);
+  } else {
+    std::snprintf(text, sizeof text, "%.2f %s", v, unit.name);
   }
-  const char* unit = longest < 100 ? "s" : longest < 6000 ? "min" : "h";
-  const double per = longest < 100 ? 1 : longest < 6000 ? 60 : 3600;
-  const int unit_width = static_cast<int>(std::strlen(unit));
+  return text;
+}
+
+/// The four time columns of the table, in order: makespan, average queuing, average JCT, p95 JCT.
+std::array<double, 4> time_columns(const core::RunMetrics& m) {
+  return {core::to_seconds(m.makespan_ns), m.avg_queuing_s, m.avg_jct_s, core::to_seconds(m.p95_jct_ns)};
+}
+std::array<TimeUnit, 4> table_units(const std::vector<SimRun>& runs) {
+  std::array<double, 4> longest{};
+  for (const SimRun& r : runs) {
+    if (r.metrics.done == 0) continue;
+    const std::array<double, 4> c = time_columns(r.metrics);
+    for (std::size_t k = 0; k < c.size(); ++k) longest[k] = std::max(longest[k], c[k]);
+  }
+  std::array<TimeUnit, 4> units;
+  for (std::size_t k = 0; k < units.size(); ++k) units[k] = unit_for(longest[k]);
+  return units;
+}
+
+/// "1 job", "2 jobs".
+std::string count_text(long long n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
+
+void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
+  // Each time column in its own unit (seconds, minutes or hours, from its largest figure), so that
+  // a short queuing time beside a long makespan does not read "0.00 h". Count columns widen to
+  // their largest count.
+  const std::array<TimeUnit, 4> units = table_units(runs);
   auto digits = [](long long v) { return static_cast<int>(std::to_string(v).size()); };
   int w_done = 6, w_rejected = 9, w_failed = 7, w_interrupted = 12;
   for (const SimRun& r : runs) {
@@ -186,11 +230,10 @@ void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
   os << line;
   // A run in which no job finished has no makespan, queuing or JCT: a dash, not 0.00 s. The dash
   // is three bytes of UTF-8 but one column: padded by hand.
-  auto cell = [&](double seconds, bool any, int width) {
-    char text[48];
+  auto cell = [&](double seconds, bool any, int width, TimeUnit unit) {
     if (any) {
-      std::snprintf(text, sizeof text, "%*.2f %s", width - 1 - unit_width, seconds / per, unit);
-      return std::string(text);
+      const std::string t = time_text(seconds, unit);
+      return std::string(static_cast<std::size_t>(std::max(0, width - static_cast<int>(t.size()))), ' ') + t;
     }
     return std::string(static_cast<std::size_t>(width - 1), ' ') + "\u2014";
   };
@@ -198,9 +241,9 @@ void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
     const core::RunMetrics& m = r.metrics;
     const bool any = m.done > 0;
     std::snprintf(line, sizeof line, "%-8s %-10s %s %s %s %s %*lld %*lld %*lld %*lld\n", r.policy.c_str(),
-                  core::to_string(r.lane_mode), cell(core::to_seconds(m.makespan_ns), any, 12).c_str(),
-                  cell(m.avg_queuing_s, any, 14).c_str(), cell(m.avg_jct_s, any, 12).c_str(),
-                  cell(core::to_seconds(m.p95_jct_ns), any, 12).c_str(), w_done, static_cast<long long>(m.done),
+                  core::to_string(r.lane_mode), cell(core::to_seconds(m.makespan_ns), any, 12, units[0]).c_str(),
+                  cell(m.avg_queuing_s, any, 14, units[1]).c_str(), cell(m.avg_jct_s, any, 12, units[2]).c_str(),
+                  cell(core::to_seconds(m.p95_jct_ns), any, 12, units[3]).c_str(), w_done, static_cast<long long>(m.done),
                   w_rejected, static_cast<long long>(m.rejected), w_failed, static_cast<long long>(m.failed),
                   w_interrupted, static_cast<long long>(m.interrupted));
     os << line;
@@ -599,15 +642,16 @@ void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs,
 
 void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
   char line[256];
+  const TimeUnit jct_unit = table_units(runs)[2];
   for (const SimRun& r : runs) {
     if (!r.cluster) continue;
     std::int32_t peak = 0;
     for (const auto& [t, n] : r.gpus_busy) peak = std::max(peak, n);
     std::string sizes;
     for (const SizeJct& s : jct_by_size(jobs, r)) {
-      std::snprintf(line, sizeof line, "%s%d GPU%s: %lld jobs, avg %.2f s", sizes.empty() ? "" : "; ", s.gpus,
-                    s.gpus == 1 ? "" : "s", static_cast<long long>(s.jobs), s.avg_jct_s);
-      sizes += line;
+      // In the unit of the table's Avg. JCT column, printed just above.
+      sizes += (sizes.empty() ? "" : "; ") + count_text(s.gpus, "GPU", "GPUs") + ": " +
+               count_text(static_cast<long long>(s.jobs), "job", "jobs") + ", avg " + time_text(s.avg_jct_s, jct_unit);
     }
     std::snprintf(line, sizeof line, "%-8s placement %s, GPUs busy at most %d; JCT by size: ", r.policy.c_str(),
                   r.placement.c_str(), peak);
@@ -688,7 +732,8 @@ void print_report(const std::vector<std::string>& notes, const std::vector<core:
     }
   }
   if (held_back > 0) {
-    std::printf("note: %zu more notes of rejected or failed jobs not shown (see <policy>_jobs.csv with --out)\n", held_back);
+    std::printf("note: %zu more %s of rejected or failed jobs not shown (see <policy>_jobs.csv with --out)\n", held_back,
+                held_back == 1 ? "note" : "notes");
   }
   std::ostringstream table;
   print_table(table, runs);
@@ -741,5 +786,30 @@ void write_streamed_outputs(const nlohmann::json& header, const std::string& sum
   }
 }
 
+
+nlohmann::json sim_summary_header(const std::string& trace_path, const traces::Trace& trace,
+                                  const std::string& profiles, const SimConfig& cfg, double time_scale,
+                                  const std::vector<std::string>& notes) {
+  nlohmann::json summary;
+  summary["tool"] = "salus-sim";
+  summary["trace"] = trace_path;
+  summary["trace_format"] = traces::to_string(trace.format);
+  summary["profiles"] = profiles;
+  summary["gpu_mem_bytes"] = cfg.capacity;
+  summary["interference"] = cfg.interference;
+  if (cfg.interference == "shares") summary["share_exponent"] = cfg.share_exponent;
+  summary["switch_cost_ms"] = static_cast<double>(cfg.switch_cost_ns) / 1e6;
+  summary["lane_shrink"] = cfg.lane_shrink;
+  summary["paging"] = cfg.paging;
+  if (cfg.paging) summary["paging_gbps"] = static_cast<double>(cfg.paging_bytes_per_s) / 1e9;
+  summary["seed"] = cfg.seed;
+  summary["profile_noise"] = cfg.profile_noise;
+  summary["time_scale"] = time_scale;
+  if (cfg.cluster) {
+    summary["cluster"] = cluster_config_json(*cfg.cluster, cfg.placement.empty() ? "per policy" : cfg.placement);
+  }
+  summary["notes"] = notes;
+  return summary;
+}
 
 }  // namespace salus::run

@@ -11,6 +11,7 @@
 #include "core/job.h"
 #include "run/json_writer.h"
 #include "run/sim_runner.h"
+#include "traces/trace.h"
 
 namespace salus::run {
 
@@ -107,5 +108,12 @@ void write_outputs(const nlohmann::json& summary, const std::string& summary_pat
 void write_streamed_outputs(const nlohmann::json& header, const std::string& summary_path, const std::string& out_dir,
                             const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
                             TimelineMode timeline);
+
+/// The header of a simulator run's summary JSON (everything but "results"), as salus-sim writes it
+/// and fidelity's predictions do: the trace, its format, the catalog, the model in `cfg`, the time
+/// scale, the cluster when there is one, and the notes.
+nlohmann::json sim_summary_header(const std::string& trace_path, const traces::Trace& trace,
+                                  const std::string& profiles, const SimConfig& cfg, double time_scale,
+                                  const std::vector<std::string>& notes);
 
 }  // namespace salus::run

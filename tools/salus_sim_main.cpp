@@ -161,11 +161,7 @@ int body(int argc, char** argv) {
   const traces::Trace& trace = loaded.trace;
   const std::vector<core::JobSpec>& jobs = loaded.jobs;
 
-  std::vector<std::string> notes = trace.notes;
-  if (o.cfg.cluster) notes.insert(notes.end(), o.cfg.cluster->notes.begin(), o.cfg.cluster->notes.end());
-  // A catalog measured on the cpu device predicts runs on as many CPUs as it was measured on.
-  if (std::string n = run::catalog_cpus_note(traces::Catalog::load(o.profiles)); !n.empty()) notes.push_back(n);
-  for (const std::string& n : run::model_notes(o.policies, o.cfg)) notes.push_back(n);
+  std::vector<std::string> notes = run::sim_notes(trace, o.profiles, o.policies, o.cfg);
   if (o.cfg.cluster && o.cfg.cluster->gpus.size() > 1 && !o.out_dir.empty()) {
     notes.push_back("a cluster of several GPUs: --out writes no timeline, memory or lane moves (lane ids are per GPU); "
                     "<policy>_job_gpus.csv, _gpus_busy.csv and _jct_by_size.csv instead");
@@ -201,25 +197,7 @@ int body(int argc, char** argv) {
 
   if (o.summary_json.empty() && o.out_dir.empty()) return 0;
   // The header is small; the per-job results are streamed (write_streamed_outputs).
-  nlohmann::json summary;
-  summary["tool"] = "salus-sim";
-  summary["trace"] = o.trace;
-  summary["trace_format"] = traces::to_string(trace.format);
-  summary["profiles"] = o.profiles;
-  summary["gpu_mem_bytes"] = o.cfg.capacity;
-  summary["interference"] = o.cfg.interference;
-  if (o.cfg.interference == "shares") summary["share_exponent"] = o.cfg.share_exponent;
-  summary["switch_cost_ms"] = static_cast<double>(o.cfg.switch_cost_ns) / 1e6;
-  summary["lane_shrink"] = o.cfg.lane_shrink;
-  summary["paging"] = o.cfg.paging;
-  if (o.cfg.paging) summary["paging_gbps"] = static_cast<double>(o.cfg.paging_bytes_per_s) / 1e9;
-  summary["seed"] = o.cfg.seed;
-  summary["profile_noise"] = o.cfg.profile_noise;
-  summary["time_scale"] = o.time_scale;
-  if (o.cfg.cluster) {
-    summary["cluster"] = run::cluster_config_json(*o.cfg.cluster, o.cfg.placement.empty() ? "per policy" : o.cfg.placement);
-  }
-  summary["notes"] = notes;
+  const nlohmann::json summary = run::sim_summary_header(o.trace, trace, o.profiles, o.cfg, o.time_scale, notes);
   run::write_streamed_outputs(summary, o.summary_json, o.out_dir, jobs, runs, o.timeline);
   return 0;
 }
