@@ -39,6 +39,7 @@ int body(int argc, char** argv) {
     return 0;
   }
   po::notify(vm);
+  run::check_output_paths({{"--out", out, run::OutputKind::kFile}});
 
   const std::string text = traces::catalog_json();
   if (out.empty()) {

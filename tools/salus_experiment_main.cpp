@@ -151,6 +151,7 @@ int body(int argc, char** argv) {
     return 0;
   }
   po::notify(vm);
+  run::check_output_paths({{"--out", out_dir, run::OutputKind::kFolder}});
   const auto& registry = experiments::experiment_registry();
   if (name.empty()) throw core::InputError("name an experiment (valid: " + registry.names_joined() + ", or all)");
   if (plots != "auto" && plots != "on" && plots != "off") {

@@ -146,6 +146,8 @@ Options parse(int argc, char** argv, bool* help) {
   o.cfg.record_timeline = !o.out_dir.empty();
   o.cfg.record_segments = o.timeline != run::TimelineMode::kOff;  // no file, so nothing to keep
   o.cfg.timeline_plans = o.timeline != run::TimelineMode::kFull;
+  run::check_output_paths({{"--summary-json", o.summary_json, run::OutputKind::kFile},
+                           {"--out", o.out_dir, run::OutputKind::kFolder}});
   return o;
 }
 
@@ -187,13 +189,13 @@ int body(int argc, char** argv) {
     placement += ")";
   }
   if (o.cfg.cluster) {
-    std::printf("salus-sim: %s (%s, %zu jobs), cluster of %s, placement %s, interference %s, switch cost %s ms\n",
-                o.trace.c_str(), traces::to_string(trace.format), jobs.size(), o.cfg.cluster->describe().c_str(),
+    std::printf("salus-sim: %s (%s, %s), cluster of %s, placement %s, interference %s, switch cost %s ms\n",
+                o.trace.c_str(), traces::to_string(trace.format), run::count_text(jobs.size(), "job").c_str(), o.cfg.cluster->describe().c_str(),
                 placement.c_str(), o.cfg.interference.c_str(),
                 run::seconds_text(o.cfg.switch_cost_ns * 1000).c_str());
   } else {
-    std::printf("salus-sim: %s (%s, %zu jobs), GPU %s, interference %s, switch cost %s ms\n", o.trace.c_str(),
-                traces::to_string(trace.format), jobs.size(), core::format_size(o.cfg.capacity).c_str(),
+    std::printf("salus-sim: %s (%s, %s), GPU %s, interference %s, switch cost %s ms\n", o.trace.c_str(),
+                traces::to_string(trace.format), run::count_text(jobs.size(), "job").c_str(), core::format_size(o.cfg.capacity).c_str(),
                 o.cfg.interference.c_str(), run::seconds_text(o.cfg.switch_cost_ns * 1000).c_str());
   }
   run::print_report(notes, jobs, runs);
