@@ -54,7 +54,8 @@ Option* OptionTable::find(const std::string& name) {
 }
 
 po::options_description OptionTable::description(Program program, const std::string& caption, bool with_hidden) const {
-  po::options_description desc(caption);
+  // 100 columns: the descriptions start after the longest "--name VALUE (=default)".
+  po::options_description desc(caption, 100, 50);
   for (const Option& o : options_) {
     if (!(o.programs & program)) continue;
     if ((o.hidden & program) && !with_hidden) continue;
