@@ -7,7 +7,11 @@
 #include <filesystem>
 #include <map>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
 #include <stdexcept>
 
 #include <boost/program_options/errors.hpp>
@@ -173,15 +177,52 @@ std::string trace_formats_help(bool mappings) {
   return out;
 }
 
+namespace {
+
+// The hint for an argument that no option takes: the option it spells ("gpus" -> --gpus), the
+// option that takes a file when it looks like one, else none.
+std::string unexpected_argument(const std::string& token, const std::string& after, unsigned positionals,
+                                const boost::program_options::options_description& desc) {
+  std::vector<std::string> options;
+  for (const auto& o : desc.options()) options.push_back("--" + o->long_name());
+  std::string message = "unexpected argument '" + token + "'";
+  std::string bare = token;
+  while (!bare.empty() && bare.front() == '-') bare.erase(0, 1);
+  const std::string best = core::nearest_name("--" + bare, options);
+  const bool has_trace = desc.find_nothrow("trace", false) != nullptr;
+  const bool has_out = desc.find_nothrow("out", false) != nullptr;
+  std::error_code ec;
+  const bool file_like = std::filesystem::exists(token, ec) || token.find('/') != std::string::npos ||
+                         std::filesystem::path(token).has_extension();
+  if (!best.empty()) {
+    message += " (did you mean " + best + "?)";
+  } else if (positionals > 0) {
+    message += " (at most " + count_text(positionals, "argument") + "; see --help)";
+  } else if (file_like && has_trace) {
+    message += " (did you mean --trace " + token + "?)";
+  } else if (file_like && has_out) {
+    message += " (did you mean --out " + token + "?)";
+  } else if (!after.empty()) {
+    message += " (--" + after + " takes one value; see --help)";
+  } else {
+    message += " (see --help)";
+  }
+  return message;
+}
+
+}  // namespace
+
 boost::program_options::parsed_options parse_command_line(int argc, char** argv,
                                                           const boost::program_options::options_description& desc,
                                                           const boost::program_options::positional_options_description* positional) {
   namespace po = boost::program_options;
+  namespace style = po::command_line_style;
   po::command_line_parser parser(argc, argv);
-  parser.options(desc);
-  if (positional) parser.positional(*positional);
+  // Exact names only: Boost's default guesses "--devic" as --device.
+  parser.options(desc).style(style::default_style & ~style::allow_guessing);
+  po::parsed_options parsed(&desc);
   try {
-    return parser.run();
+    parsed = parser.run();
   } catch (const po::unknown_option& e) {
     std::string name = e.get_option_name();
     std::vector<std::string> options;
@@ -191,6 +232,63 @@ boost::program_options::parsed_options parse_command_line(int argc, char** argv,
     if (!best.empty()) message += " (did you mean " + best + "?)";
     throw core::InputError(message + " (see --help)");
   }
+  // Without a positional description Boost hands arguments back with no name, and store() drops
+  // them: they are given their positional names here, and any beyond those are an error.
+  unsigned position = 0;
+  std::string after;  // the option just before, when it took a value
+  for (po::option& o : parsed.options) {
+    if (!o.string_key.empty()) {
+      after = o.value.empty() ? std::string() : o.string_key;
+      continue;
+    }
+    const std::string token = o.original_tokens.empty() ? std::string() : o.original_tokens.front();
+    if (positional == nullptr || position >= positional->max_total_count()) {
+      throw core::InputError(unexpected_argument(token, after, positional == nullptr ? 0 : positional->max_total_count(), desc));
+    }
+    o.string_key = positional->name_for_position(position++);
+    after.clear();
+  }
+  return parsed;
+}
+
+void check_output_paths(const std::vector<OutputPath>& outputs) {
+  namespace fs = std::filesystem;
+  for (const OutputPath& out : outputs) {
+    if (out.path.empty()) continue;
+    const std::string what = out.option + ": '" + out.path + "'";
+    std::error_code ec;
+    const fs::path p(out.path);
+    const fs::file_status st = fs::status(p, ec);
+    if (fs::exists(st)) {
+      if (out.kind == OutputKind::kFile && fs::is_directory(st)) throw core::InputError(what + " is a folder, not a file");
+      if (out.kind == OutputKind::kFolder && !fs::is_directory(st)) throw core::InputError(what + " is a file, not a folder");
+    }
+    // The folder that takes the new file (a file's own folder, or the folder itself) or, when it
+    // does not exist yet, the nearest folder above it, where it will be made.
+    fs::path holder = out.kind == OutputKind::kFolder ? p : p.parent_path();
+    if (holder.empty()) holder = ".";
+    while (!fs::exists(fs::status(holder, ec))) {
+      const fs::path up = holder.has_parent_path() && holder.parent_path() != holder ? holder.parent_path() : fs::path(".");
+      if (up == holder) break;
+      holder = up;
+    }
+    if (!fs::is_directory(fs::status(holder, ec))) {
+      throw core::InputError(what + ": '" + holder.string() + "' is a file, not a folder");
+    }
+    // Writable: make a file there and remove it (access() says yes to root on a read-only mount).
+    std::string probe = (holder / ".salus-probe-XXXXXX").string();
+    const int fd = ::mkstemp(probe.data());
+    if (fd < 0) {
+      const int e = errno;
+      throw core::InputError(what + ": cannot write in '" + holder.string() + "' (" + std::strerror(e) + ")");
+    }
+    ::close(fd);
+    ::unlink(probe.c_str());
+  }
+}
+
+std::string count_text(std::size_t n, const std::string& noun, const std::string& plural) {
+  return std::to_string(n) + " " + (n == 1 ? noun : plural.empty() ? noun + "s" : plural);
 }
 
 std::string version_text(const char* tool) { return std::string(tool) + " " + SALUS_VERSION; }
@@ -203,7 +301,16 @@ bool parse_on_off(const std::string& option, const std::string& value) {
 
 int guarded_main(const char* tool, int (*body)(int, char**), int argc, char** argv) {
   try {
-    return body(argc, argv);
+    const int status = body(argc, argv);
+    // Buffered output meets a full disk or a closed pipe only when flushed: here, not at exit,
+    // where the failure would go unseen.
+    std::cout.flush();
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout) {
+      const int e = errno;
+      std::fprintf(stderr, "%s: error: cannot write to standard output (%s)\n", tool, std::strerror(e));
+      return status != 0 ? status : 1;
+    }
+    return status;
   } catch (const core::InputError& e) {
     std::fprintf(stderr, "%s: %s\n", tool, e.what());
     return 2;

@@ -51,11 +51,29 @@ ModelOptions make_model_options(const ModelOptionValues& values, const boost::pr
 /// The trace formats and how each maps to jobs, for --help and `salus-trace formats`.
 std::string trace_formats_help(bool mappings);
 
-/// Parses a command line against `desc` (and `positional`); an unknown option is a
-/// core::InputError naming it and, when one is close, "did you mean --x?".
+/// Parses a command line against `desc` (and `positional`): exact option names only (no prefixes),
+/// and no arguments beyond those `positional` names. An unknown option or an unexpected argument is
+/// a core::InputError naming it and, when one is close, "did you mean --x?".
 boost::program_options::parsed_options parse_command_line(
     int argc, char** argv, const boost::program_options::options_description& desc,
     const boost::program_options::positional_options_description* positional = nullptr);
+
+/// What an output option writes: one file (written through a temporary beside it), or a folder
+/// that the program creates and fills.
+enum class OutputKind { kFile, kFolder };
+struct OutputPath {
+  std::string option;  ///< "--summary-json"
+  std::string path;    ///< as given; empty: not asked for, not checked
+  OutputKind kind = OutputKind::kFile;
+};
+/// Checks, before a program runs anything, that each output can be written: a file's path is not a
+/// folder and its folder exists or can be made; a folder's path is not a file; no part of either
+/// is a regular file; the folder that will hold it takes a new file. Throws core::InputError
+/// "--option: 'path': what is wrong".
+void check_output_paths(const std::vector<OutputPath>& outputs);
+
+/// "1 job", "3 jobs": `n` and the noun, plural when n != 1 (`plural` when it is not noun + "s").
+std::string count_text(std::size_t n, const std::string& noun, const std::string& plural = "");
 
 /// "NAME VERSION" (the CMake project version, and `git describe` when the source was a git
 /// checkout at configure time).
@@ -67,7 +85,9 @@ bool parse_on_off(const std::string& option, const std::string& value);
 
 /// Runs a program's body and turns errors into exit statuses: bad input (core::InputError, a
 /// command-line error) prints "<tool>: what" and returns 2; a broken invariant (std::logic_error)
-/// "<tool>: internal error: what" and 1; any other failure "<tool>: error: what" and 1.
+/// "<tool>: internal error: what" and 1; any other failure "<tool>: error: what" and 1. Standard
+/// output is flushed at the end: a failed write to it ("> /dev/full") is "<tool>: error: cannot
+/// write to standard output" and 1 (the body's own status when that is not 0).
 int guarded_main(const char* tool, int (*body)(int, char**), int argc, char** argv);
 
 }  // namespace salus::run

@@ -10,6 +10,7 @@
 
 #include "core/errors.h"
 #include "run/cli.h"
+#include "run/options.h"
 #include "run/output.h"
 #include "traces/derivation.h"
 
@@ -19,26 +20,20 @@ using namespace salus;
 namespace {
 
 int body(int argc, char** argv) {
-  std::string out;
-  po::options_description desc(
-      "salus-catalog: write the workload catalog (P, E, iteration time, GPU utilisation on a P100) derived from\n"
-      "the architectures of the paper's 15 models and the two test models\n\nOptions");
-  desc.add_options()
-      ("help,h", "print this help")
-      ("version", "print the version")
-      ("out", po::value(&out), "write the catalog to this file (default: standard output)");
-  po::positional_options_description none;
-  po::variables_map vm;
-  po::store(run::parse_command_line(argc, argv, desc, &none), vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\nRegenerate the shipped catalog with: salus-catalog --out traces/profiles/catalog.json\n";
-    return 0;
-  }
-  if (vm.count("version")) {
-    std::cout << run::version_text("salus-catalog") << "\n";
+  run::OptionValues v;
+  run::OptionTable table;
+  run::add_run_options(table, v);
+  po::variables_map vm = table.parse(run::kCatalog, argc, argv);
+  if (run::print_help_or_version(
+          table, run::kCatalog, "salus-catalog",
+          "salus-catalog: write the workload catalog (P, E, iteration time, GPU utilisation on a P100) derived from\n"
+          "the architectures of the paper's 15 models and the two test models\n\nOptions",
+          vm, "\nRegenerate the shipped catalog with: salus-catalog --out traces/profiles/catalog.json\n")) {
     return 0;
   }
   po::notify(vm);
+  const std::string& out = v.out;
+  run::check_output_paths({{"--out", out, run::OutputKind::kFile}});
 
   const std::string text = traces::catalog_json();
   if (out.empty()) {

@@ -143,6 +143,7 @@ int body(int argc, char** argv) {
     return 0;
   }
   po::notify(vm);
+  run::check_output_paths({{"--out", out, run::OutputKind::kFile}});
   // Before any thread: on the cpu device one CPU unless --cpus says otherwise (README, --cpus).
   if (const std::string note = run::pin_for_device("salus-profile", cpus, device_name, nullptr); !note.empty()) {
     std::printf("note: %s\n", note.c_str());
@@ -200,7 +201,7 @@ int body(int argc, char** argv) {
                                  ") by salus-profile (pool " +
                                  core::format_size(opts.capacity) + ", executor mean over as many iterations as the "
                                  "profiler's loop took, at least " +
-                                 std::to_string(opts.iterations) + " iterations and " +
+                                 run::count_text(static_cast<std::size_t>(opts.iterations), "iteration") + " and " +
                                  run::seconds_text(static_cast<core::TimeNs>(opts.min_seconds * 1e9)) +
                                  " s after " + std::to_string(opts.warmup) + " warm-up)";
   nlohmann::json cat;
@@ -308,7 +309,10 @@ int body(int argc, char** argv) {
       std::snprintf(one, sizeof one, "%s%d lanes %.3f (C %.3f)", text.empty() ? "" : ", ", sw.lanes[p], sw.slowdowns[p], c);
       text += one;
     }
-    if (sw.did_not_fit > 0) text += (text.empty() ? "" : ", ") + std::to_string(sw.did_not_fit) + " lanes do not fit the pool";
+    if (sw.did_not_fit > 0) {
+      text += (text.empty() ? "" : ", ") + run::count_text(static_cast<std::size_t>(sw.did_not_fit), "lane") +
+              (sw.did_not_fit == 1 ? " does" : " do") + " not fit the pool";
+    }
     std::printf("sweep %s: %s\n", sw.workload.c_str(), text.c_str());
     if (!sw.lanes.empty()) sws.push_back({{"workload", sw.workload}, {"lanes", sw.lanes}, {"slowdowns", slowdowns}});
   }

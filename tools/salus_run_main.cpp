@@ -112,6 +112,8 @@ Options parse(int argc, char** argv, bool* help) {
   o.math = gpu::parse_math_mode(math);
   o.real.seed = seed;
   o.load = run::make_load_options(trace_options, seed);
+  run::check_output_paths({{"--summary-json", o.summary_json, run::OutputKind::kFile},
+                           {"--out", o.out_dir, run::OutputKind::kFolder}});
   return o;
 }
 
@@ -143,8 +145,8 @@ int body(int argc, char** argv) {
   for (std::string& n : runner.prepare(jobs)) notes.push_back(std::move(n));
   for (const std::string& n : run::lane_mode_notes(o.policies, o.lanes)) notes.push_back(n);
   const core::Bytes capacity = runner.capacity();
-  std::printf("salus-run: %s (%s, %zu jobs), device %s, math %s, pool %s, time scale %g\n", o.trace.c_str(),
-              traces::to_string(trace.format), jobs.size(), runner.device().name().c_str(), gpu::to_string(o.math),
+  std::printf("salus-run: %s (%s, %s), device %s, math %s, pool %s, time scale %g\n", o.trace.c_str(),
+              traces::to_string(trace.format), run::count_text(jobs.size(), "job").c_str(), runner.device().name().c_str(), gpu::to_string(o.math),
               core::format_size(capacity).c_str(), o.time_scale);
   std::fflush(stdout);
 

@@ -21,6 +21,7 @@
 #include "core/units.h"
 #include "run/cli.h"
 #include "run/cpus.h"
+#include "run/options.h"
 #include "run/output.h"
 #include "run/progress.h"
 #include "run/sim_runner.h"
@@ -55,72 +56,42 @@ struct Options {
 };
 
 Options parse(int argc, char** argv, bool* help) {
-  std::string policy_list, gpu_mem, timeline, paging;
-  double paging_gbps = 12;
-  std::int64_t gpus = 1;
-  double noise_pct = 0;
-  std::uint64_t seed = 0;
   Options o;
-  run::TraceOptionValues trace_options;
-  run::ModelOptionValues model_options;
-  po::options_description desc(
-      "salus-sim: replay a job trace on one simulated GPU under Salus scheduling policies\n\nOptions");
-  desc.add_options()
-      ("help,h", "print this help")
-      ("version", "print the version")
-      ("trace", po::value(&o.trace)->default_value(default_trace()),
-       "trace file: native CSV, its JSON form, or a public trace (formats below, recognised by content)")
-      ("policy", po::value(&policy_list)->default_value(policies::policy_names_joined()),
-       ("comma-separated policies (valid: " + policies::policy_names_joined() + ")").c_str())
-      ("gpu-mem", po::value(&gpu_mem)->default_value("16GiB"), "GPU memory capacity, with a unit (16GiB, 512MiB, 16GB)")
-      ("paging", po::value(&paging)->default_value("off"),
-       "on|off: the paper's failsafe: when a job cannot be admitted, paused jobs of lower priority (srtf: longer "
-       "remaining time; priority: lower level) have their persistent memory paged out to the host until it fits, "
-       "and back in before they run again (needs --lane-shrink on)")
-      ("paging-gbps", po::value(&paging_gbps)->default_value(12.0),
-       "host link bandwidth for --paging, GB/s (1e9 bytes/s); each transfer of P bytes delays its lane's next run "
-       "by P / bandwidth")
-      ("gpus", po::value(&gpus)->default_value(1),
-       "a cluster of this many GPUs of --gpu-mem each, every one running the policy (1: one GPU, today's path)")
-      ("cluster", po::value(&o.cluster_file),
-       "a cluster file instead of --gpus: CSV nodes,gpus_per_node,gpu_mem[,kind,speed], one row per group of nodes, "
-       "or Alibaba v2023's openb_node_list_gpu_node.csv (cluster/README.md)")
-      ("kind-speed", po::value(&o.kind_speeds),
-       "with --cluster: KIND=SPEED[,KIND=SPEED...] sets the relative speed of GPU kinds (e.g. T4=0.5,V100M32=2; "
-       "iterations take iter_ns / SPEED)")
-      ("profiles", po::value(&o.profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")
-      ("summary-json", po::value(&o.summary_json), "write the summary JSON here")
-      ("out", po::value(&o.out_dir), "write per-job CSVs, timelines, memory, lane moves and JCT CDFs into this directory")
-      ("timeline", po::value(&timeline)->default_value("runs"),
-       "with --out: runs: <policy>_timeline.csv has a row per run of consecutive iterations of one job in one lane, "
-       "and where the simulator ran a rotation in one go (FAIR, LAS) a row per job of the rotation; "
-       "full: a row per run everywhere (no rotations: FAIR writes a row per iteration, slowly); "
-       "off: no timeline file")
-      ("time-scale", po::value(&o.time_scale)->default_value(1.0),
-       "divide arrival times and iteration counts by this (>= 1), as salus-run does")
-      ("seed", po::value(&seed)->default_value(1), "seed for --profile-noise and --sample")
-      ("profile-noise", po::value(&noise_pct)->default_value(0.0),
-       "percent: each job's actual iteration time is its profile times U[1-x%, 1+x%] (policies see the profile)")
-      ("quiet", po::bool_switch(&o.quiet), "no progress line on stderr (shown for runs longer than about a second)");
-  run::add_model_options(desc, model_options, "", " (a cluster: --gpus N > 1 or --cluster)");
-  run::add_trace_options(desc, trace_options);
-  po::variables_map vm;
-  po::store(run::parse_command_line(argc, argv, desc), vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\nPolicies:\n" << policies::policy_registry().help() << "\nInterference models (auto: the "
-              << "catalog's \"interference\", else shares with a catalog pair table, else profiled):\n" << sim::interference_registry().help()
-              << "\nPlacements (--gpus N > 1, --cluster):\n" << cluster::placement_registry().help()
-              << "\nTrace formats (--format; how each maps to jobs: salus-trace formats):\n"
-              << run::trace_formats_help(false);
-    *help = true;
-    return o;
-  }
-  if (vm.count("version")) {
-    std::cout << run::version_text("salus-sim") << "\n";
+  run::OptionValues v;
+  v.trace = default_trace();
+  run::OptionTable table;
+  run::add_run_options(table, v);
+  po::variables_map vm = table.parse(run::kSim, argc, argv);
+  const std::string after =
+      "\nPolicies:\n" + policies::policy_registry().help() + "\nInterference models (auto: the catalog's "
+      "\"interference\", else shares with a catalog pair table, else profiled):\n" + sim::interference_registry().help() +
+      "\nPlacements (--gpus N > 1, --cluster):\n" + cluster::placement_registry().help() +
+      "\nTrace formats (--format; how each maps to jobs: salus-trace formats):\n" + run::trace_formats_help(false);
+  if (run::print_help_or_version(table, run::kSim, "salus-sim",
+                                 "salus-sim: replay a job trace on one simulated GPU under Salus scheduling policies\n\nOptions",
+                                 vm, after)) {
     *help = true;
     return o;
   }
   po::notify(vm);
+  o.trace = v.trace;
+  o.profiles = v.profiles;
+  o.summary_json = v.summary_json;
+  o.out_dir = v.out;
+  o.time_scale = v.time_scale;
+  o.quiet = v.quiet;
+  o.cluster_file = v.cluster;
+  o.kind_speeds = v.kind_speed;
+  const std::string& policy_list = v.policy;
+  const std::string& gpu_mem = v.gpu_mem;
+  const std::string& paging = v.paging;
+  const std::string& timeline = v.timeline;
+  const double paging_gbps = v.paging_gbps;
+  const double noise_pct = v.profile_noise;
+  const std::int64_t gpus = v.gpus;
+  const std::uint64_t seed = run::parse_seed(v.seed);
+  const run::ModelOptionValues& model_options = v.model_values;
+  const run::TraceOptionValues& trace_options = v.trace_values;
   o.policies = run::parse_policy_list(policy_list);
   o.cfg.capacity = run::parse_capacity(gpu_mem);
   o.model = run::make_model_options(model_options, vm);
@@ -146,6 +117,8 @@ Options parse(int argc, char** argv, bool* help) {
   o.cfg.record_timeline = !o.out_dir.empty();
   o.cfg.record_segments = o.timeline != run::TimelineMode::kOff;  // no file, so nothing to keep
   o.cfg.timeline_plans = o.timeline != run::TimelineMode::kFull;
+  run::check_output_paths({{"--summary-json", o.summary_json, run::OutputKind::kFile},
+                           {"--out", o.out_dir, run::OutputKind::kFolder}});
   return o;
 }
 
@@ -183,13 +156,13 @@ int body(int argc, char** argv) {
     placement += ")";
   }
   if (o.cfg.cluster) {
-    std::printf("salus-sim: %s (%s, %zu jobs), cluster of %s, placement %s, interference %s, switch cost %s ms\n",
-                o.trace.c_str(), traces::to_string(trace.format), jobs.size(), o.cfg.cluster->describe().c_str(),
+    std::printf("salus-sim: %s (%s, %s), cluster of %s, placement %s, interference %s, switch cost %s ms\n",
+                o.trace.c_str(), traces::to_string(trace.format), run::count_text(jobs.size(), "job").c_str(), o.cfg.cluster->describe().c_str(),
                 placement.c_str(), o.cfg.interference.c_str(),
                 run::seconds_text(o.cfg.switch_cost_ns * 1000).c_str());
   } else {
-    std::printf("salus-sim: %s (%s, %zu jobs), GPU %s, interference %s, switch cost %s ms\n", o.trace.c_str(),
-                traces::to_string(trace.format), jobs.size(), core::format_size(o.cfg.capacity).c_str(),
+    std::printf("salus-sim: %s (%s, %s), GPU %s, interference %s, switch cost %s ms\n", o.trace.c_str(),
+                traces::to_string(trace.format), run::count_text(jobs.size(), "job").c_str(), core::format_size(o.cfg.capacity).c_str(),
                 o.cfg.interference.c_str(), run::seconds_text(o.cfg.switch_cost_ns * 1000).c_str());
   }
   run::print_report(notes, jobs, runs);

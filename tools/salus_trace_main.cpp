@@ -115,6 +115,7 @@ int generate(int argc, char** argv) {
   }
   po::notify(vm);
   opt.seed = parse_seed(seed_text);
+  run::check_output_paths({{"--out", out_path, run::OutputKind::kFile}});
   if (vm.count("workloads")) opt.workloads = split_list(workloads);
 
   const traces::Catalog catalog = traces::Catalog::load(profiles);
@@ -139,7 +140,7 @@ int generate(int argc, char** argv) {
     std::fputs(csv.c_str(), stdout);
   } else {
     run::write_text_file(out_path, csv);
-    std::printf("wrote %s (%zu jobs)\n", out_path.c_str(), trace.jobs.size());
+    std::printf("wrote %s (%s)\n", out_path.c_str(), run::count_text(trace.jobs.size(), "job").c_str());
   }
   return 0;
 }
@@ -182,7 +183,8 @@ int stats(int argc, char** argv) {
   const traces::Trace trace = traces::load_trace(path, catalog, load);
   const std::vector<core::JobSpec>& jobs = trace.jobs;
   for (const std::string& n : trace.notes) std::printf("note: %s\n", n.c_str());
-  std::printf("trace: %s (%s, %zu jobs)\n", path.c_str(), traces::to_string(trace.format), jobs.size());
+  std::printf("trace: %s (%s, %s)\n", path.c_str(), traces::to_string(trace.format),
+              run::count_text(jobs.size(), "job").c_str());
   if (jobs.empty()) return 0;
 
   core::TimeNs first = jobs[0].arrival_ns, last = jobs[0].arrival_ns;

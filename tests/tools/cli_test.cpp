@@ -548,3 +548,115 @@ TEST_CASE("the catalog's first_iter_ms lengthens each job's first dispatch in sa
   CHECK(finish_s(s, 0) == doctest::Approx(0.53).epsilon(1e-12));
   CHECK(finish_s(s, 1) == doctest::Approx(0.73).epsilon(1e-12));
 }
+
+namespace {
+
+/// Runs `tool args` from the source directory with its standard output sent to `stdout_to`.
+Result run_with_stdout(const std::string& tool, const std::string& args, const std::string& stdout_to) {
+  const fs::path d = scratch();
+  const std::string cmd = "cd '" SALUS_SOURCE_DIR "' && '" + salus::test::beside(SALUS_SIM_BIN, tool) + "' " + args +
+                          " >" + stdout_to + " 2>'" + (d / "err").string() + "' </dev/null";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = slurp(d / "err");
+  return r;
+}
+
+Result tool(const std::string& name, const std::string& args) {
+  return salus::test::run_program(SALUS_SOURCE_DIR, salus::test::beside(SALUS_SIM_BIN, name), args);
+}
+
+}  // namespace
+
+TEST_CASE("positional arguments and option prefixes are refused with a suggestion, exit 2") {
+  struct Case {
+    std::string tool, args, err;
+  };
+  const Case cases[] = {
+      // Once ignored: the shipped trace ran and the exit status was 0.
+      {"salus-sim", "mytrace.csv", "salus-sim: unexpected argument 'mytrace.csv' (did you mean --trace mytrace.csv?)\n"},
+      {"salus-sim", kHand + " gpus 4", "salus-sim: unexpected argument 'gpus' (did you mean --gpus?)\n"},
+      {"salus-sim", kHand + " --policy fifo srtf", "salus-sim: unexpected argument 'srtf' (--policy takes one value; see --help)\n"},
+      {"salus-run", "traces/examples/hand.csv", "salus-run: unexpected argument 'traces/examples/hand.csv' (did you mean --trace traces/examples/hand.csv?)\n"},
+      {"salus-catalog", "catalog.json", "salus-catalog: unexpected argument 'catalog.json' (did you mean --out catalog.json?)\n"},
+      {"salus-profile", "--workloads lenet_32 --out x.json y", "salus-profile: unexpected argument 'y' (--out takes one value; see --help)\n"},
+      {"salus-experiment", "long_trace fair_three", "salus-experiment: unexpected argument 'fair_three' (at most 1 argument; see --help)\n"},
+      // Once guessed as --device, --policy and --summary-json.
+      {"salus-run", "--trace traces/examples/hand.csv --devic cpu",
+       "salus-run: unrecognised option '--devic' (did you mean --device?) (see --help)\n"},
+      {"salus-sim", kHand + " --polic fifo", "salus-sim: unrecognised option '--polic' (did you mean --policy?) (see --help)\n"},
+      {"salus-sim", kHand + " --summary out.json", "salus-sim: unrecognised option '--summary' (see --help)\n"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.tool);
+    CAPTURE(c.args);
+    const Result r = tool(c.tool, c.args);
+    CHECK(r.code == 2);
+    CHECK(r.err == c.err);
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("every output path is checked before anything runs: exit 2 naming the option and the path") {
+  const fs::path file = write_file("plain.txt", "x\n");
+  const std::string dir = scratch().string();
+  const std::string f = file.string();
+  struct Case {
+    std::string tool, args, err;
+  };
+  const Case cases[] = {
+      {"salus-sim", kHand + " --summary-json " + dir, "salus-sim: --summary-json: '" + dir + "' is a folder, not a file\n"},
+      {"salus-sim", kHand + " --out " + f + "/out", "salus-sim: --out: '" + f + "/out': '" + f + "' is a file, not a folder\n"},
+      {"salus-sim", kHand + " --out " + f, "salus-sim: --out: '" + f + "' is a file, not a folder\n"},
+      {"salus-sim", kHand + " --summary-json " + f + "/a/s.json",
+       "salus-sim: --summary-json: '" + f + "/a/s.json': '" + f + "' is a file, not a folder\n"},
+      // A folder nobody may write in, root included (access() would say yes to root).
+      {"salus-sim", kHand + " --summary-json /proc/s.json",
+       "salus-sim: --summary-json: '/proc/s.json': cannot write in '/proc' (No such file or directory)\n"},
+      {"salus-run", "--trace traces/examples/hand.csv --summary-json " + dir,
+       "salus-run: --summary-json: '" + dir + "' is a folder, not a file\n"},
+      {"salus-trace", "generate --out " + dir, "salus-trace: --out: '" + dir + "' is a folder, not a file\n"},
+      {"salus-catalog", "--out " + f + "/c.json", "salus-catalog: --out: '" + f + "/c.json': '" + f + "' is a file, not a folder\n"},
+      {"salus-profile", "--workloads lenet_32 --out " + dir, "salus-profile: --out: '" + dir + "' is a folder, not a file\n"},
+      {"salus-experiment", "long_trace --plots off --out " + f, "salus-experiment: --out: '" + f + "' is a file, not a folder\n"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.tool);
+    CAPTURE(c.args);
+    const Result r = tool(c.tool, c.args);
+    CHECK(r.code == 2);
+    CHECK(r.err == c.err);
+    CHECK(r.out.empty());  // nothing ran: no header, no table, no progress
+  }
+  CHECK(slurp(file) == "x\n");
+}
+
+TEST_CASE("a failed write to standard output exits non-zero naming it") {
+  for (const std::string& t : {std::string("salus-sim ") + kHand + " --policy fifo", std::string("salus-catalog"),
+                               std::string("salus-trace generate --jobs 3")}) {
+    CAPTURE(t);
+    const std::string name = t.substr(0, t.find(' '));
+    const std::string args = t.find(' ') == std::string::npos ? "" : t.substr(t.find(' ') + 1);
+    const Result full = run_with_stdout(name, args, "/dev/full");
+    CHECK(full.code == 1);
+    CHECK(full.err == name + ": error: cannot write to standard output (No space left on device)\n");
+    const Result ok = run_with_stdout(name, args, "/dev/null");
+    CHECK(ok.code == 0);
+  }
+}
+
+TEST_CASE("counts in the programs' own lines are singular for one") {
+  const fs::path one = write_file("one_job.csv",
+                                  "job_id,arrival_s,iterations,persistent_mib,ephemeral_mib,iter_ms\n"
+                                  "a,0,10,100,100,10\n");
+  const Result r = sim("--trace " + one.string() + " --profiles traces/profiles/catalog.json --policy fifo");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("(native, 1 job), GPU 16 GiB") != std::string::npos);
+  const Result s = tool("salus-trace", "stats " + one.string());
+  CHECK(s.code == 0);
+  CHECK(s.out.find("(native, 1 job)\n") != std::string::npos);
+  const Result g = tool("salus-trace", "generate --jobs 1 --out " + (scratch() / "gen1.csv").string());
+  CHECK(g.code == 0);
+  CHECK(g.out == "wrote " + (scratch() / "gen1.csv").string() + " (1 job)\n");
+}

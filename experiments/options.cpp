@@ -1,0 +1,56 @@
+#include "experiments/options.h"
+
+namespace salus::experiments {
+
+void add_experiment_options(run::OptionTable& t, ExperimentContext& ctx, ExperimentOptionValues& values) {
+  using run::kExperiment;
+  const auto only = [](run::Option& o, std::vector<std::string> experiments) -> run::Option& {
+    o.experiments = std::move(experiments);
+    return o;
+  };
+
+  // fidelity
+  only(t.add(run::value_option("repeat", &ctx.repeat, "N", kExperiment,
+                               "fidelity: real runs of the trace (the medians are reported)")),
+       {"fidelity"});
+  only(t.add(run::value_option("calibrate", &ctx.calibrate, "off|before|bracket|median", kExperiment,
+                               "fidelity: how each real run is predicted: off (the catalog as profiled), before (solo "
+                               "iteration times, utilisation, switching cost and, beside PACK, the pairs re-measured by "
+                               "salus-profile just before the run), bracket (the mean of just before and just after), "
+                               "median (the median of the four nearest: two before, two after)")),
+       {"fidelity"});
+  only(t.add(run::value_option("burst-allowance", &values.burst_allowance, "on|off", kExperiment,
+                               "fidelity, with a calibration: on: each run's solo iteration times are the calibrations' "
+                               "typical means times the mean of their plain mean over typical mean (the host's bursts "
+                               "at the rate the calibrations met them); off: the typical means alone")),
+       {"fidelity"});
+  only(t.add(run::value_option("predict-from", &ctx.predict_from, "DIR", kExperiment,
+                               "fidelity: predict the real runs and calibrations of an earlier sitting (its --out "
+                               "directory) again under --calibrate, running nothing on the device; its trace, time "
+                               "scale, pool and catalog are the sitting's (--trace: where its trace is on this machine, "
+                               "for a sitting copied from another; it must hold the runs' jobs)")),
+       {"fidelity"});
+
+  // gpus_needed
+  for (const char* bound : {"bound-jct-min", "bound-queue-min"}) {
+    const bool jct = std::string(bound) == "bound-jct-min";
+    run::Option& o = only(t.add(run::value_option(bound, jct ? &ctx.bound_jct_min : &ctx.bound_queue_min, "MIN",
+                                                  kExperiment,
+                                                  jct ? "gpus_needed: the bound on average JCT, minutes (default: twice "
+                                                        "the trace's average solo time)"
+                                                      : "gpus_needed: a bound on average queuing instead, minutes")),
+                          {"gpus_needed"});
+    o.no_default = true;
+    o.scope_text = "--bound-jct-min and --bound-queue-min";
+  }
+
+  // The shared options these experiments take (salus-sim's meaning, on their simulations).
+  for (const char* name : {"trace", "interference"}) t.find(name)->experiments = {"fidelity", "gpus_needed"};
+  for (const char* name : {"lanes", "share-exponent", "lane-shrink", "switch-cost-ms", "placement", "seed", "format",
+                           "durations", "throughputs", "worker-type", "gavel-scaling", "assumed-iter-ms",
+                           "assumed-memory", "window", "sample"}) {
+    t.find(name)->experiments = {"gpus_needed"};
+  }
+}
+
+}  // namespace salus::experiments

@@ -1,0 +1,20 @@
+#pragma once
+/// salus-experiment's options that belong to some experiments only, declared with them into the
+/// programs' option table (run/options.h), each naming the experiments that take it.
+#include <string>
+
+#include "experiments/paper_experiments.h"
+#include "run/options.h"
+
+namespace salus::experiments {
+
+/// The values of those options that the context does not hold as they are typed.
+struct ExperimentOptionValues {
+  std::string burst_allowance = "on";  ///< --burst-allowance on|off (ctx.burst_allowance)
+};
+
+/// Declares fidelity's and gpus_needed's own options (stored into `ctx`, `values`) and names the
+/// experiments that take the shared trace, model and seed options of `table`.
+void add_experiment_options(run::OptionTable& table, ExperimentContext& ctx, ExperimentOptionValues& values);
+
+}  // namespace salus::experiments

@@ -1,0 +1,274 @@
+#include "run/options.h"
+
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "cluster/placement.h"
+#include "core/errors.h"
+#include "policies/registry.h"
+#include "sim/interference.h"
+#include "traces/catalog.h"
+#include "traces/trace.h"
+
+namespace salus::run {
+
+namespace po = boost::program_options;
+
+const std::string& Option::help_of(Program program) const {
+  for (const auto& [programs, text] : help_for) {
+    if (programs & program) return text;
+  }
+  return help;
+}
+
+Option switch_option(std::string name, bool* field, Programs programs, std::string help) {
+  Option o;
+  o.name = std::move(name);
+  o.programs = programs;
+  o.help = std::move(help);
+  o.make = [field](const Option&) -> po::value_semantic* { return po::bool_switch(field); };
+  return o;
+}
+
+Option flag_option(std::string name, char short_name, Programs programs, std::string help) {
+  Option o;
+  o.name = std::move(name);
+  o.short_name = short_name;
+  o.programs = programs;
+  o.help = std::move(help);
+  return o;
+}
+
+Option& OptionTable::add(Option option) {
+  if (find(option.name) != nullptr) throw std::logic_error("option --" + option.name + " declared twice");
+  options_.push_back(std::move(option));
+  return options_.back();
+}
+
+Option* OptionTable::find(const std::string& name) {
+  for (Option& o : options_) {
+    if (o.name == name) return &o;
+  }
+  return nullptr;
+}
+
+po::options_description OptionTable::description(Program program, const std::string& caption, bool with_hidden) const {
+  // 100 columns: the descriptions start after the longest "--name VALUE (=default)".
+  po::options_description desc(caption, 100, 50);
+  for (const Option& o : options_) {
+    if (!(o.programs & program)) continue;
+    if ((o.hidden & program) && !with_hidden) continue;
+    const std::string names = o.short_name ? o.name + "," + std::string(1, o.short_name) : o.name;
+    const std::string& help = o.help_of(program);
+    if (o.make) {
+      desc.add_options()(names.c_str(), o.make(o), help.c_str());
+    } else {
+      desc.add_options()(names.c_str(), help.c_str());
+    }
+  }
+  return desc;
+}
+
+po::variables_map OptionTable::parse(Program program, int argc, char** argv,
+                                     const po::positional_options_description* positional) const {
+  const po::options_description all = description(program, "", true);
+  po::variables_map vm;
+  po::store(parse_command_line(argc, argv, all, positional), vm);
+  return vm;
+}
+
+void OptionTable::check_experiments(const po::variables_map& vm, const std::vector<std::string>& experiments) const {
+  for (const Option& o : options_) {
+    if (!(o.programs & kExperiment) || o.experiments.empty()) continue;
+    if (!vm.count(o.name) || vm[o.name].defaulted()) continue;
+    bool takes_all = true;
+    for (const std::string& e : experiments) {
+      bool found = false;
+      for (const std::string& mine : o.experiments) found = found || mine == e;
+      takes_all = takes_all && found;
+    }
+    if (takes_all) continue;
+    std::string list;
+    for (std::size_t i = 0; i < o.experiments.size(); ++i) {
+      list += (i == 0 ? "" : i + 1 == o.experiments.size() ? " and " : ", ") + o.experiments[i];
+    }
+    const std::string subject = o.scope_text.empty() ? "--" + o.name + " is" : o.scope_text + " are";
+    throw core::InputError(subject + " for " + list + " only");
+  }
+}
+
+std::uint64_t parse_seed(const std::string& text) {
+  std::uint64_t v = 0;
+  bool ok = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  for (char c : text) {
+    if (!ok) break;
+    const std::uint64_t d = static_cast<std::uint64_t>(c - '0');
+    if (v > (UINT64_MAX - d) / 10) ok = false;
+    v = v * 10 + d;
+  }
+  if (!ok) throw core::InputError("--seed: must be an integer in [0, 18446744073709551615], got '" + text + "'");
+  return v;
+}
+
+bool print_help_or_version(const OptionTable& table, Program program, const char* tool, const std::string& caption,
+                           const po::variables_map& vm, const std::string& after) {
+  if (vm.count("help")) {
+    std::cout << table.description(program, caption) << after;
+    return true;
+  }
+  if (vm.count("version")) {
+    std::cout << version_text(tool) << "\n";
+    return true;
+  }
+  return false;
+}
+
+void add_run_options(OptionTable& t, OptionValues& v) {
+  const Programs all = kSim | kRun | kProfile | kTraceGenerate | kTraceStats | kExperiment | kCatalog;
+  const Programs traces_read = kSim | kRun | kTraceStats | kExperiment;
+  const Programs models = kSim | kExperiment;
+  if (v.profiles.empty()) v.profiles = traces::Catalog::default_path();
+  if (v.policy.empty()) v.policy = policies::policy_names_joined();
+
+  t.add(flag_option("help", 'h', all, "print this help")).help_in(kExperiment, "print this help and the experiments");
+  t.add(flag_option("version", 0, all & ~(kTraceGenerate | kTraceStats), "print the version"));
+  t.add(value_option("trace", &v.trace, "FILE", kSim | kRun | kTraceStats | kExperiment,
+                     "trace file: native CSV, its JSON form, or a public trace (formats below, recognised by content)"))
+      .help_in(kRun, "trace file (same formats as salus-sim)")
+      .help_in(kExperiment, "fidelity: the trace (default: the shipped traces/experiments/fidelity_cpu.csv); "
+                            "gpus_needed: the trace (default: the shipped long_trace_100.csv)")
+      .hidden = kTraceStats;
+  t.add(value_option("policy", &v.policy, "LIST", kSim | kRun,
+                     "comma-separated policies (valid: " + policies::policy_names_joined() + ")"));
+  t.add(value_option("gpu-mem", &v.gpu_mem, "SIZE", kSim | kRun | kProfile | kExperiment,
+                     "GPU memory capacity, with a unit (16GiB, 512MiB, 16GB)"))
+      .help_in(kRun, "memory pool reserved on the device, with a unit (16GiB emulates a P100); never more than it has free")
+      .help_in(kProfile, "memory pool used for the measurements")
+      .help_in(kExperiment, "GPU memory capacity (the paper's P100: 16GiB)");
+  // salus-sim's own
+  t.add(value_option("paging", &v.paging, "on|off", kSim,
+                     "on|off: the paper's failsafe: when a job cannot be admitted, paused jobs of lower priority (srtf: "
+                     "longer remaining time; priority: lower level) have their persistent memory paged out to the host "
+                     "until it fits, and back in before they run again (needs --lane-shrink on)"));
+  t.add(value_option("paging-gbps", &v.paging_gbps, "GBPS", kSim,
+                     "host link bandwidth for --paging, GB/s (1e9 bytes/s); each transfer of P bytes delays its lane's "
+                     "next run by P / bandwidth"));
+  t.add(value_option("gpus", &v.gpus, "N", kSim,
+                     "a cluster of this many GPUs of --gpu-mem each, every one running the policy (1: one GPU, today's path)"));
+  t.add(value_option("cluster", &v.cluster, "FILE", kSim,
+                     "a cluster file instead of --gpus: CSV nodes,gpus_per_node,gpu_mem[,kind,speed], one row per group "
+                     "of nodes, or Alibaba v2023's openb_node_list_gpu_node.csv (cluster/README.md)"));
+  t.add(value_option("kind-speed", &v.kind_speed, "KIND=SPEED,...", kSim,
+                     "with --cluster: KIND=SPEED[,KIND=SPEED...] sets the relative speed of GPU kinds (e.g. "
+                     "T4=0.5,V100M32=2; iterations take iter_ns / SPEED)"));
+  t.add(value_option("profiles", &v.profiles, "FILE", kSim | kRun | kTraceGenerate | kTraceStats | kExperiment,
+                     "workload catalog (JSON)"))
+      .help_in(kExperiment, "workload catalog (JSON); with --executor real the default is one measured on the device "
+                            "first by salus-profile (written to OUT/real_catalog.json)");
+  t.add(value_option("summary-json", &v.summary_json, "FILE", kSim | kRun, "write the summary JSON here"))
+      .help_in(kRun, "write the summary JSON here (salus-sim's schema plus measurements)");
+  t.add(value_option("out", &v.out, "PATH", kSim | kRun | kProfile | kTraceGenerate | kExperiment | kCatalog,
+                     "write per-job CSVs, timelines, memory, lane moves and JCT CDFs into this directory"))
+      .help_in(kRun, "write per-job CSVs, timelines, memory and lane moves into this directory")
+      .help_in(kProfile, "catalog file to write")
+      .help_in(kTraceGenerate, "write the CSV here (default: standard output)")
+      .help_in(kExperiment, "write NAME.json, its CSVs and its figures here")
+      .help_in(kCatalog, "write the catalog to this file (default: standard output)");
+  t.add(value_option("timeline", &v.timeline, "runs|full|off", kSim,
+                     "with --out: runs: <policy>_timeline.csv has a row per run of consecutive iterations of one job in "
+                     "one lane, and where the simulator ran a rotation in one go (FAIR, LAS) a row per job of the "
+                     "rotation; full: a row per run everywhere (no rotations: FAIR writes a row per iteration, slowly); "
+                     "off: no timeline file"));
+  t.add(value_option("time-scale", &v.time_scale, "X", kSim | kRun | kExperiment,
+                     "divide arrival times and iteration counts by this (>= 1), as salus-run does"))
+      .help_in(kRun, "divide arrival times and iteration counts by this (>= 1) to shorten a run")
+      .help_in(kExperiment, "divide arrival times and iteration counts by this (>= 1) to shorten a run, as salus-run does");
+  t.add(value_option("seed", &v.seed, "N", kSim | kRun | kTraceGenerate | kTraceStats | kExperiment,
+                     "seed for --profile-noise and --sample, an unsigned 64-bit integer"))
+      .help_in(kRun, "seed of the synthetic data and initial weights, and of --sample, an unsigned 64-bit integer")
+      .help_in(kTraceGenerate, "PRNG seed, an unsigned 64-bit integer")
+      .help_in(kTraceStats, "seed of --sample, an unsigned 64-bit integer")
+      .help_in(kExperiment, "gpus_needed: seed for --sample, an unsigned 64-bit integer");
+  t.add(value_option("profile-noise", &v.profile_noise, "PERCENT", kSim,
+                     "percent: each job's actual iteration time is its profile times U[1-x%, 1+x%] (policies see the "
+                     "profile)"));
+  t.add(switch_option("quiet", &v.quiet, kSim | kExperiment,
+                      "no progress line on stderr (shown for runs longer than about a second)"))
+      .help_in(kExperiment, "no progress line on stderr (shown for simulations longer than about a second)");
+
+  const auto cpus_help = [](const std::string& default_text) {
+    return "run this program's threads (and the programs it starts) on these CPUs only, e.g. 0 or 0-1 or 0,2, or all: "
+           "every CPU this process may use, where the OS places them (default: " +
+           default_text + "; the README says why the CPU device's measurements want them pinned)";
+  };
+  t.add(value_option("cpus", &v.cpus, "LIST", kRun | kProfile | kExperiment, cpus_help("where the OS places them")))
+      .help_in(kRun, cpus_help("on the cpu device the CPUs the catalog's figures were measured on, else one CPU, the "
+                               "first it may use; on cuda where the OS places them"))
+      .help_in(kProfile, cpus_help("on the cpu device one CPU, the first it may use, recorded in the catalog; on cuda "
+                                   "where the OS places them"))
+      .help_in(kExperiment, cpus_help("where the OS places them; fidelity on the cpu device: the first CPU this process "
+                                      "may use"));
+
+  // The model options (salus-sim; salus-experiment's gpus_needed and fidelity).
+  ModelOptionValues& m = v.model_values;
+  t.add(value_option("lanes", &m.lanes, "single|auto|exclusive", models,
+                     "single|auto|exclusive: one shared lane, or lanes per Algorithm 1, or one job at a time on the "
+                     "whole GPU, kept until it ends (fifo, and srtf: then the shortest waiting job first, not "
+                     "preemptive) (default: single for srtf and fair, auto for pack; fifo is always exclusive)"));
+  const std::string interference =
+      "none: every iteration takes its solo time; profiled: concurrent lanes run at 1/max(1, sum u) speed; "
+      "pairs: the catalog's measured pair slowdowns, excess added over the other lanes (u where a pair is "
+      "missing); crowds: pairs, times the catalog's measured crowd factor with 3 or more lanes running; "
+      "shares: GPU time shared by weight x u, weights fitted to the catalog's pairs; auto: the model the "
+      "catalog names (\"interference\", which salus-profile writes for its device), else shares when the "
+      "catalog has a pair table, else profiled";
+  t.add(value_option("interference", &m.interference, "MODEL", models, interference))
+      .help_in(kExperiment, interference + " (fidelity and gpus_needed; fidelity with --predict-from: an earlier "
+                                           "sitting predicted again under another model)");
+  t.add(value_option("share-exponent", &m.share_exponent, "X", models,
+                     "shares: raise each lane's slowdown to this power, in (0, 2] (below 1: a crowd of lanes overlaps "
+                     "better than its shares add up to; 0.8 fits the measured H100 traces, see the README)"));
+  t.add(value_option("lane-shrink", &m.lane_shrink, "on|off", models,
+                     "on|off: a lane's size follows the largest E of its jobs down when that job finishes (the paper's "
+                     "L_j = max E); off: a lane keeps the largest size it ever had until its last job finishes"));
+  t.add(value_option("switch-cost-ms", &m.switch_ms, "MS", models,
+                     "milliseconds added to the first iteration after a lane changes job, for every job (default: the "
+                     "catalog entry's own switch_ms where it has one, else the catalog's switch_ms, else 1)"))
+      .no_default = true;
+  const std::string placement = "on a cluster: which GPU takes a job, among those where it starts at once (valid: " +
+                                cluster::placement_registry().names_joined() +
+                                "; default: each policy's own, fifo first-fit, pack util-pack, the others least-loaded)";
+  t.add(value_option("placement", &m.placement, "NAME", models, placement + " (a cluster: --gpus N > 1 or --cluster)"))
+      .help_in(kExperiment, placement + " (gpus_needed)");
+
+  // The trace-reading options (salus-sim, salus-run, salus-trace stats; salus-experiment's gpus_needed).
+  TraceOptionValues& tr = v.trace_values;
+  t.add(value_option("format", &tr.format, "FORMAT", traces_read,
+                     "trace format, instead of recognising it by content: " +
+                         traces::trace_format_registry().names_joined() + " (mappings: salus-trace formats)"));
+  t.add(value_option("durations", &tr.durations, "trace|catalog", traces_read,
+                     "trace|catalog: a Tiresias job's solo time is the trace's duration (iteration time = duration / "
+                     "iterations), or the catalog's iteration time x iterations"));
+  t.add(value_option("throughputs", &tr.throughputs, "FILE", traces_read,
+                     "Gavel traces: iteration times from this throughputs file (Gavel's JSON); default: the catalog"));
+  t.add(value_option("worker-type", &tr.worker_type, "TYPE", traces_read,
+                     "Gavel traces: the --throughputs worker type (default: v100)"));
+  t.add(value_option("gavel-scaling", &tr.gavel_scaling, "linear|none|refuse", traces_read,
+                     "Gavel traces: linear|none|refuse: a k-GPU job the --throughputs file measures only at 1 GPU runs "
+                     "at k times the one-GPU steps per second (linear), at the one-GPU rate (none), or is an error "
+                     "(refuse)"));
+  t.add(value_option("assumed-iter-ms", &tr.assumed_iter_ms, "MS", traces_read,
+                     "iteration time assumed for traces with durations but no iteration counts (Philly, Helios, Alibaba)"));
+  t.add(value_option("assumed-memory", &tr.assumed_memory, "FRACTION|SIZE", traces_read,
+                     "FRACTION|SIZE: memory of a job the trace gives no memory figure for (Philly, Helios, Alibaba's "
+                     "whole-GPU and multi-GPU pods, models missing from the catalog): P = 0, E = this fraction in "
+                     "(0, 1] of the GPU's memory, or this size (8GiB, at most the GPU's), u = 1; default 1, the whole GPU"));
+  t.add(value_option("window", &tr.window, "START:END", traces_read,
+                     "START:END: replay only jobs arriving in [START, END) of the trace's time axis, shifted to start at "
+                     "0; seconds, or with a unit: 2h:3h, 90min:120min"));
+  t.add(value_option("sample", &tr.sample, "P", traces_read,
+                     "keep each job with this probability in (0, 1], drawn from --seed and its place in the file"));
+}
+
+}  // namespace salus::run
