@@ -680,20 +680,14 @@ Trace load_trace(const std::string& path, const Catalog& catalog, const LoadOpti
   return load_trace_text(text, path, catalog, options);
 }
 
-namespace {
-
-// The scheduler rounds every E up to its alignment (core::SchedulerOptions::alignment, 256 bytes
-// in every run) and the capacity down. A share's E is rounded down to it here, so that shares of
-// one GPU that add up to at most the whole of it (Alibaba pods of 300, 300 and 400 gpu_milli) fit
-// on it together, as they do in the cluster the trace comes from; rounded to the byte, three of
-// them would need up to 256 bytes each more than the GPU has.
-constexpr core::Bytes kShareAlignment = 256;
-
-}  // namespace
-
+// The scheduler rounds every E up to its alignment (core::kAlignment, 256 bytes in every run) and
+// the capacity down. A share's E is rounded down to it here, so that shares of one GPU that add up
+// to at most the whole of it (Alibaba pods of 300, 300 and 400 gpu_milli) fit on it together, as
+// they do in the cluster the trace comes from; rounded to the byte, three of them would need up to
+// 256 bytes each more than the GPU has.
 core::Bytes share_of(core::Bytes capacity, std::int32_t share_ppm) {
   const auto exact = static_cast<core::Bytes>(static_cast<core::Int128>(capacity) * share_ppm / 1'000'000);
-  return exact / kShareAlignment * kShareAlignment;
+  return exact / core::kAlignment * core::kAlignment;
 }
 
 std::vector<core::JobSpec> jobs_for_capacity(const Trace& trace, core::Bytes capacity) {
