@@ -64,7 +64,7 @@ struct SchedulerOptions {
   /// every persistent block and lane offset handed to the executor is a multiple of it. 256 for
   /// the simulator and the real executor alike (CUDA faults on misaligned float data), so that
   /// both take the same admission decisions on the same trace; >= 1.
-  Bytes alignment = 256;
+  Bytes alignment = kAlignment;
   /// When set (e.g. from a SIGINT handler), the loop admits and dispatches nothing more, lets
   /// running iterations reach their boundary, marks every unfinished job kInterrupted and returns.
   /// The executor's wait() must return now and then for the flag to be seen.

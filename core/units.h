@@ -23,6 +23,13 @@ inline constexpr Bytes kKiB = 1024;
 inline constexpr Bytes kMiB = 1024 * kKiB;
 inline constexpr Bytes kGiB = 1024 * kMiB;
 
+/// The alignment of every persistent block and lane, and of every buffer inside them: 256 bytes.
+/// CUDA and cuDNN fault on (or slow down with) misaligned data, and cudaMalloc hands out 256-byte
+/// aligned memory, so the scheduling loop rounds every P and E up and the capacity down to whole
+/// units of it (SchedulerOptions::alignment), in the simulator and the real backend alike, and the
+/// backend's pool, arenas and devices allocate in the same units.
+inline constexpr Bytes kAlignment = 256;
+
 /// Rounds a non-negative quantity in seconds (or milliseconds, MiB) to the nearest integer unit.
 /// Returns nullopt when the value is negative, not finite or does not fit in int64.
 std::optional<TimeNs> ns_from_seconds(double seconds);

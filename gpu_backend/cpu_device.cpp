@@ -13,7 +13,7 @@ namespace salus::gpu {
 
 namespace {
 
-constexpr Bytes kAlignment = 256;
+using core::kAlignment;
 
 class CpuDevice final : public Device {
  public:

@@ -19,7 +19,7 @@ namespace salus::gpu {
 
 namespace {
 
-constexpr Bytes kAlignment = 256;
+using core::kAlignment;
 
 class CudaDevice final : public Device {
  public:

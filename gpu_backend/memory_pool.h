@@ -69,7 +69,8 @@ class OffsetHeap {
   std::map<Bytes, Bytes> used_;  // offset -> size
 };
 
-inline constexpr Bytes kAlignment = 256;
+/// The one alignment (core/units.h): every region, arena and heap allocation is in whole units of it.
+using core::kAlignment;
 inline Bytes align_up(Bytes b) { return (b + kAlignment - 1) / kAlignment * kAlignment; }
 
 /// The pool: `capacity` bytes reserved on the device at construction (never more than it has

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/errors.h"
+#include "gpu_backend/gradient_buffers.h"
 
 namespace salus::gpu {
 
@@ -280,178 +281,183 @@ class BlasWorkspace {
 
 }  // namespace
 
+GradientBuffers::GradientBuffers(const Arena& lane, std::size_t nodes, Ops* ops)
+    : heap_(lane.available(), lane.used(), lane.size()),
+      base_(lane.next()),
+      ops_(ops),
+      g_(nodes, nullptr),
+      offset_(nodes, -1) {}
+
+float* GradientBuffers::allocate(std::int64_t count, Bytes* offset) {
+  *offset = heap_.allocate(count * static_cast<Bytes>(sizeof(float)));
+  return base_ == nullptr ? nullptr : reinterpret_cast<float*>(base_ + *offset);
+}
+
+float* GradientBuffers::create(std::size_t j, std::int64_t count) { return g_[j] = allocate(count, &offset_[j]); }
+
+float* GradientBuffers::target(std::size_t j, std::int64_t count) {
+  if (offset_[j] < 0) return create(j, count);
+  return allocate(count, &scratch_);
+}
+
+void GradientBuffers::finish(std::size_t j, std::int64_t count, float* buf) {
+  if (buf == g_[j] && scratch_ < 0) return;
+  if (ops_) ops_->accumulate(count, buf, g_[j]);
+  heap_.release(scratch_);
+  scratch_ = -1;
+}
+
 // One pass. Allocation order is identical with and without ops, so the counting run measures
 // exactly what a real iteration takes from its lane.
 void Network::pass(Ops* ops, Arena& lane, bool train, Bytes workspace) const {
   lane.reset();
-  const std::size_t count = nodes_.size();
-  std::vector<float*> y(count, nullptr);
-  std::vector<float*> save(count, nullptr);  // batch-norm saved mean, then 1/std
-  void* ws = workspace > 0 ? lane.allocate(workspace) : nullptr;
+  Activations a{std::vector<float*>(nodes_.size(), nullptr), std::vector<float*>(nodes_.size(), nullptr)};
+  const Workspace ws{workspace > 0 ? lane.allocate(workspace) : nullptr, workspace};
   const bool gemm = std::any_of(nodes_.begin(), nodes_.end(), [](const Node& n) { return n.kind == Kind::kFc; });
-  const BlasWorkspace blas(gemm ? ops : nullptr, ws, workspace);
-  for (std::size_t i = 0; i < count; ++i) {
-    const Node& n = nodes_[i];
-    if (n.kind == Kind::kInput) {
-      y[i] = batch_data_;
-      continue;
-    }
-    const float* x = y[static_cast<std::size_t>(n.in.front())];
-    // ReLU overwrites its input when nothing else reads it: no backward pass needs the output of
-    // a convolution, fully connected layer, batch norm or residual add, only their inputs.
-    y[i] = relu_in_place(static_cast<int>(i)) ? y[static_cast<std::size_t>(n.in.front())]
-                                              : lane.allocate_array<float>(n.out.count());
-    switch (n.kind) {
-      case Kind::kConv:
-        if (ops) ops->conv_forward(n.conv, x, w_ + n.w, w_ + n.b, y[i], ws, workspace);
-        break;
-      case Kind::kBatchNorm:
-        if (train) {
-          save[i] = lane.allocate_array<float>(2 * aligned_floats(n.out.c));
-          if (ops) {
-            ops->batchnorm_forward_train(n.out.n, n.out.c, n.out.h, n.out.w, x, w_ + n.w, w_ + n.b, y[i],
-                                         running_ + n.stats, running_ + n.stats + aligned_floats(n.out.c), save[i],
-                                         save[i] + aligned_floats(n.out.c), 0.1, 1e-5);
-          }
-        } else if (ops) {
-          ops->batchnorm_forward_infer(n.out.n, n.out.c, n.out.h, n.out.w, x, w_ + n.w, w_ + n.b, running_ + n.stats,
-                                       running_ + n.stats + aligned_floats(n.out.c), y[i], 1e-5);
-        }
-        break;
-      case Kind::kRelu:
-        if (ops) ops->relu_forward(n.out.count(), x, y[i]);
-        break;
-      case Kind::kPool:
-        if (ops) ops->pool_forward(n.pool, x, y[i]);
-        break;
-      case Kind::kFc:
-        if (ops) ops->fc_forward(n.out.n, n.fc_in, n.fc_out, x, w_ + n.w, w_ + n.b, y[i]);
-        break;
-      case Kind::kAdd:
-        if (ops) ops->add(n.out.count(), x, y[static_cast<std::size_t>(n.in[1])], y[i]);
-        break;
-      case Kind::kConcat: {
-        int offset = 0;
-        for (int in : n.in) {
-          const Dims& d = dims(in);
-          if (ops) {
-            ops->copy_channels(n.out.n, n.out.h * n.out.w, y[static_cast<std::size_t>(in)], d.c, 0, y[i], n.out.c, offset,
-                               d.c, false);
-          }
-          offset += d.c;
-        }
-        break;
-      }
-      case Kind::kInput: break;
-    }
-  }
+  const BlasWorkspace blas(gemm ? ops : nullptr, ws.ptr, ws.bytes);
+  for (std::size_t i = 0; i < nodes_.size(); ++i) forward_node(ops, lane, train, i, a, ws);
   float* probs = lane.allocate_array<float>(static_cast<std::int64_t>(batch_) * classes_);
-  if (ops) ops->softmax_xent_forward(batch_, classes_, y[static_cast<std::size_t>(logits_)], labels_, probs, loss_);
-  if (!train) return;
+  if (ops) ops->softmax_xent_forward(batch_, classes_, a.y[static_cast<std::size_t>(logits_)], labels_, probs, loss_);
+  if (train) backward(ops, lane, a, probs, ws);
+}
 
-  // Backward. Gradients live in a first-fit heap after the forward buffers and are freed as soon
-  // as they have been consumed, so only the gradients in flight take memory. g[i] is the
-  // gradient of node i's output; a node read twice accumulates into it.
-  OffsetHeap heap(lane.available(), lane.used(), lane.size());
-  std::byte* const heap_base = lane.next();
-  auto at = [&](Bytes off) { return heap_base == nullptr ? nullptr : reinterpret_cast<float*>(heap_base + off); };
-  std::vector<float*> g(count, nullptr);
-  std::vector<Bytes> g_off(count, -1);  // -1: no gradient yet (pointers are all null when counting)
-  auto new_buffer = [&](std::int64_t floats_count, Bytes* off) {
-    *off = heap.allocate(floats_count * static_cast<Bytes>(sizeof(float)));
-    return at(*off);
-  };
-  {
-    const auto l = static_cast<std::size_t>(logits_);
-    g[l] = new_buffer(static_cast<std::int64_t>(batch_) * classes_, &g_off[l]);
-    if (ops) ops->softmax_xent_backward(batch_, classes_, probs, labels_, g[l]);
+void Network::forward_node(Ops* ops, Arena& lane, bool train, std::size_t i, Activations& a, Workspace ws) const {
+  std::vector<float*>& y = a.y;
+  const Node& n = nodes_[i];
+  if (n.kind == Kind::kInput) {
+    y[i] = batch_data_;
+    return;
   }
-  // Where the gradient for input j goes: its own buffer if it has none yet, else a scratch buffer
-  // accumulated into it and freed (see finish()).
-  Bytes scratch_off = -1;
-  auto target = [&](int j) -> float* {
-    const auto u = static_cast<std::size_t>(j);
-    if (g_off[u] < 0) return g[u] = new_buffer(dims(j).count(), &g_off[u]);
-    return new_buffer(dims(j).count(), &scratch_off);
-  };
-  auto finish = [&](int j, float* buf) {
-    const auto u = static_cast<std::size_t>(j);
-    if (buf == g[u] && scratch_off < 0) return;
-    if (ops) ops->accumulate(dims(j).count(), buf, g[u]);
-    heap.release(scratch_off);
-    scratch_off = -1;
-  };
-  for (std::size_t r = count; r-- > 0;) {
-    const Node& n = nodes_[r];
-    if (g_off[r] < 0 || n.kind == Kind::kInput) continue;
-    const float* dy = g[r];
-    const int in0 = n.in.front();
-    const bool needs_dx = node(in0).kind != Kind::kInput;
-    const float* x = y[static_cast<std::size_t>(in0)];
-    switch (n.kind) {
-      case Kind::kConv: {
-        if (ops) ops->conv_backward_filter(n.conv, x, dy, dw_ + n.w, dw_ + n.b, ws, workspace);
-        if (needs_dx) {
-          float* dx = target(in0);
-          if (ops) ops->conv_backward_data(n.conv, w_ + n.w, dy, dx, ws, workspace);
-          finish(in0, dx);
-        }
-        break;
-      }
-      case Kind::kBatchNorm: {
-        float* dx = target(in0);
+  const float* x = y[static_cast<std::size_t>(n.in.front())];
+  // ReLU overwrites its input when nothing else reads it: no backward pass needs the output of
+  // a convolution, fully connected layer, batch norm or residual add, only their inputs.
+  y[i] = relu_in_place(static_cast<int>(i)) ? y[static_cast<std::size_t>(n.in.front())]
+                                            : lane.allocate_array<float>(n.out.count());
+  switch (n.kind) {
+    case Kind::kConv:
+      if (ops) ops->conv_forward(n.conv, x, w_ + n.w, w_ + n.b, y[i], ws.ptr, ws.bytes);
+      break;
+    case Kind::kBatchNorm: {
+      const std::int64_t c = aligned_floats(n.out.c);
+      if (train) {
+        float* save = a.save[i] = lane.allocate_array<float>(2 * c);
         if (ops) {
-          ops->batchnorm_backward(n.out.n, n.out.c, n.out.h, n.out.w, x, dy, w_ + n.w, save[r],
-                                  save[r] + aligned_floats(n.out.c), dx, dw_ + n.w, dw_ + n.b, 1e-5);
+          ops->batchnorm_forward_train(n.out.n, n.out.c, n.out.h, n.out.w, x, w_ + n.w, w_ + n.b, y[i],
+                                       running_ + n.stats, running_ + n.stats + c, save, save + c, 0.1, 1e-5);
         }
-        finish(in0, dx);
-        break;
+      } else if (ops) {
+        ops->batchnorm_forward_infer(n.out.n, n.out.c, n.out.h, n.out.w, x, w_ + n.w, w_ + n.b, running_ + n.stats,
+                                     running_ + n.stats + c, y[i], 1e-5);
       }
-      case Kind::kRelu: {
-        float* dx = target(in0);
-        if (ops) ops->relu_backward(n.out.count(), y[r], dy, dx);
-        finish(in0, dx);
-        break;
-      }
-      case Kind::kPool: {
-        float* dx = target(in0);
-        if (ops) ops->pool_backward(n.pool, x, y[r], dy, dx);
-        finish(in0, dx);
-        break;
-      }
-      case Kind::kFc: {
-        float* dx = needs_dx ? target(in0) : nullptr;
-        if (ops) ops->fc_backward(n.out.n, n.fc_in, n.fc_out, x, w_ + n.w, dy, dx, dw_ + n.w, dw_ + n.b);
-        if (needs_dx) finish(in0, dx);
-        break;
-      }
-      case Kind::kAdd: {
-        for (int in : n.in) {
-          if (node(in).kind == Kind::kInput) continue;
-          float* dx = target(in);
-          if (ops) ops->copy_channels(n.out.n, n.out.h * n.out.w, dy, n.out.c, 0, dx, n.out.c, 0, n.out.c, false);
-          finish(in, dx);
-        }
-        break;
-      }
-      case Kind::kConcat: {
-        int offset = 0;
-        for (int in : n.in) {
-          const Dims& d = dims(in);
-          if (node(in).kind != Kind::kInput) {
-            float* dx = target(in);
-            if (ops) ops->copy_channels(n.out.n, n.out.h * n.out.w, dy, n.out.c, offset, dx, d.c, 0, d.c, false);
-            finish(in, dx);
-          }
-          offset += d.c;
-        }
-        break;
-      }
-      case Kind::kInput: break;
+      break;
     }
-    heap.release(g_off[r]);  // consumed
+    case Kind::kRelu:
+      if (ops) ops->relu_forward(n.out.count(), x, y[i]);
+      break;
+    case Kind::kPool:
+      if (ops) ops->pool_forward(n.pool, x, y[i]);
+      break;
+    case Kind::kFc:
+      if (ops) ops->fc_forward(n.out.n, n.fc_in, n.fc_out, x, w_ + n.w, w_ + n.b, y[i]);
+      break;
+    case Kind::kAdd:
+      if (ops) ops->add(n.out.count(), x, y[static_cast<std::size_t>(n.in[1])], y[i]);
+      break;
+    case Kind::kConcat: {
+      int offset = 0;
+      for (int in : n.in) {
+        const Dims& d = dims(in);
+        if (ops) {
+          ops->copy_channels(n.out.n, n.out.h * n.out.w, y[static_cast<std::size_t>(in)], d.c, 0, y[i], n.out.c, offset,
+                             d.c, false);
+        }
+        offset += d.c;
+      }
+      break;
+    }
+    case Kind::kInput: break;
   }
-  lane.allocate(heap.peak());  // the heap's high-water mark belongs to the lane's peak
+}
+
+// Backward. Gradients live in a first-fit heap after the forward buffers and are freed as soon
+// as they have been consumed, so only the gradients in flight take memory.
+void Network::backward(Ops* ops, Arena& lane, const Activations& a, const float* probs, Workspace ws) const {
+  GradientBuffers g(lane, nodes_.size(), ops);
+  const auto l = static_cast<std::size_t>(logits_);
+  float* dlogits = g.create(l, static_cast<std::int64_t>(batch_) * classes_);
+  if (ops) ops->softmax_xent_backward(batch_, classes_, probs, labels_, dlogits);
+  for (std::size_t r = nodes_.size(); r-- > 0;) {
+    const Kind kind = nodes_[r].kind;
+    if (!g.has(r) || kind == Kind::kInput) continue;
+    if (kind == Kind::kAdd || kind == Kind::kConcat) {
+      backward_fan_in(ops, r, g);
+    } else {
+      backward_layer(ops, r, a, g, ws);
+    }
+    g.release(r);  // consumed
+  }
+  lane.allocate(g.peak());  // the heap's high-water mark belongs to the lane's peak
+}
+
+void Network::backward_layer(Ops* ops, std::size_t r, const Activations& a, GradientBuffers& g, Workspace ws) const {
+  const Node& n = nodes_[r];
+  const float* dy = g.of(r);
+  const auto in0 = static_cast<std::size_t>(n.in.front());
+  const std::int64_t in_count = dims(n.in.front()).count();
+  const bool needs_dx = nodes_[in0].kind != Kind::kInput;
+  const float* x = a.y[in0];
+  // Batch norm, ReLU and pooling always write a gradient for their input; a convolution or fully
+  // connected layer reading the input batch writes none.
+  const bool writes_dx = needs_dx || (n.kind != Kind::kConv && n.kind != Kind::kFc);
+  float* dx = writes_dx ? g.target(in0, in_count) : nullptr;
+  switch (n.kind) {
+    case Kind::kConv:
+      if (ops) ops->conv_backward_filter(n.conv, x, dy, dw_ + n.w, dw_ + n.b, ws.ptr, ws.bytes);
+      if (needs_dx && ops) ops->conv_backward_data(n.conv, w_ + n.w, dy, dx, ws.ptr, ws.bytes);
+      break;
+    case Kind::kBatchNorm: {
+      const std::int64_t c = aligned_floats(n.out.c);
+      if (ops) {
+        ops->batchnorm_backward(n.out.n, n.out.c, n.out.h, n.out.w, x, dy, w_ + n.w, a.save[r], a.save[r] + c, dx,
+                                dw_ + n.w, dw_ + n.b, 1e-5);
+      }
+      break;
+    }
+    case Kind::kRelu:
+      if (ops) ops->relu_backward(n.out.count(), a.y[r], dy, dx);
+      break;
+    case Kind::kPool:
+      if (ops) ops->pool_backward(n.pool, x, a.y[r], dy, dx);
+      break;
+    case Kind::kFc:
+      if (ops) ops->fc_backward(n.out.n, n.fc_in, n.fc_out, x, w_ + n.w, dy, dx, dw_ + n.w, dw_ + n.b);
+      break;
+    case Kind::kAdd:
+    case Kind::kConcat:
+    case Kind::kInput: break;  // backward_fan_in's, and nothing to do
+  }
+  if (writes_dx) g.finish(in0, in_count, dx);
+}
+
+// A residual add or a concatenation hands each of its inputs its share of the gradient.
+void Network::backward_fan_in(Ops* ops, std::size_t r, GradientBuffers& g) const {
+  const Node& n = nodes_[r];
+  const float* dy = g.of(r);
+  int offset = 0;
+  for (int in : n.in) {
+    const Dims& d = dims(in);
+    const auto u = static_cast<std::size_t>(in);
+    if (node(in).kind != Kind::kInput) {
+      float* dx = g.target(u, d.count());
+      if (n.kind == Kind::kAdd) {
+        if (ops) ops->copy_channels(n.out.n, n.out.h * n.out.w, dy, n.out.c, 0, dx, n.out.c, 0, n.out.c, false);
+      } else if (ops) {
+        ops->copy_channels(n.out.n, n.out.h * n.out.w, dy, n.out.c, offset, dx, d.c, 0, d.c, false);
+      }
+      g.finish(u, d.count(), dx);
+    }
+    offset += d.c;
+  }
 }
 
 float Network::train_step(Ops& ops, Arena& lane, const TrainConfig& cfg, bool read_loss) {

@@ -18,6 +18,8 @@
 
 namespace salus::gpu {
 
+class GradientBuffers;  // gradient_buffers.h
+
 struct Dims {
   int n = 1, c = 1, h = 1, w = 1;
   std::int64_t count() const { return static_cast<std::int64_t>(n) * c * h * w; }
@@ -103,6 +105,29 @@ class Network {
   /// The forward (and with train, backward) pass. With ops == nullptr only allocates from the
   /// (counting) arena, to size the ephemeral region exactly as a real pass would use it.
   void pass(Ops* ops, Arena& lane, bool train, Bytes workspace) const;
+  // The pass's steps (model.cpp), in the order pass() calls them; each allocates from the lane in
+  // the same order with and without ops.
+  /// Each node's output (y) and, for batch norm in training, its saved mean and 1/std (save).
+  struct Activations {
+    std::vector<float*> y;
+    std::vector<float*> save;
+  };
+  /// The convolutions' and GEMMs' workspace, at the start of the lane.
+  struct Workspace {
+    void* ptr = nullptr;
+    Bytes bytes = 0;
+  };
+  /// Node i's output from its inputs' (allocated from the lane, or its input's buffer for a ReLU
+  /// in place).
+  void forward_node(Ops* ops, Arena& lane, bool train, std::size_t i, Activations& a, Workspace ws) const;
+  /// From the loss's gradient back to the weights' (dw_), the gradients in a GradientBuffers heap
+  /// after the forward buffers; its high-water mark is then taken from the lane.
+  void backward(Ops* ops, Arena& lane, const Activations& a, const float* probs, Workspace ws) const;
+  /// Node r's backward step for a layer of one input (convolution, batch norm, ReLU, pooling,
+  /// fully connected): its weights' gradient, and its input's unless that is the input batch.
+  void backward_layer(Ops* ops, std::size_t r, const Activations& a, GradientBuffers& g, Workspace ws) const;
+  /// Node r's backward step for a residual add or a concatenation: each input's share of dy.
+  void backward_fan_in(Ops* ops, std::size_t r, GradientBuffers& g) const;
   Bytes workspace_bytes(Ops& ops) const;
   bool relu_in_place(int node) const;
 

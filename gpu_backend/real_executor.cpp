@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/errors.h"
+#include "gpu_backend/run_pipeline.h"
 
 namespace salus::gpu {
 
@@ -303,108 +304,129 @@ void RealExecutor::finish_run(Worker& w, const core::Dispatch& d, const core::Co
   done_cv_.notify_all();
 }
 
-void RealExecutor::run_on(Worker& w, core::Dispatch d) {
-  const auto j = static_cast<std::size_t>(d.job);
-  // The admission's kernels have all finished (it synchronised its context) before this run
-  // enqueues anything: the job's first dispatch is ordered after its admission.
-  wait_admitted(d.job);
-  JobSlot& slot = slots_[j];
-  RealJobStats& st = stats_[j];
-  if (slot.lost) lost_.store(true);
-  if (lost_.load() || !slot.net) {
-    const TimeNs t = now();
-    const bool fatal = lost_.load();
-    const std::string why = slot.net ? "the device was lost earlier in the run"
-                                     : (slot.error.empty() ? "not initialised" : slot.error);
-    finish_run(w, d, core::Completion{d.job, d.lane, 0, t, t, true, why, fatal}, nullptr, false);
-    return;
-  }
-  const std::int64_t total = jobs_[j].iterations;
-  const std::int64_t before = st.iterations;  // the job's iterations before this run
-  LaneHistory prev;
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    prev = history_[d.lane];
-  }
-  const bool switching = prev.last_job != core::kNoJob && prev.last_job != d.job;
-  const TimeNs start = now();
-  // Iterations [done, committed) are enqueued and not yet waited for; at most 1 + lookahead_.
+// One run of a job on a worker, from its first enqueued iteration to its completion. Iterations
+// [done, committed) are enqueued and not yet waited for; at most 1 + lookahead_.
+struct RealExecutor::Run {
+  Run(RealExecutor& ex, Worker& w, const core::Dispatch& d);
+  /// Enqueues the run's iteration k, and waits for it when it is the job's first or last.
+  void commit(std::int64_t k);
+  /// Waits for iteration k's loss (or, inferring, its end) when the job's first or last.
+  void read_back(std::int64_t k, TimeNs enqueued);
+  /// Waits for iteration k and records its time.
+  void retire(std::int64_t k);
+  /// Enqueues and waits for the dispatched iterations, or fewer (a stop, a lost device); a failure
+  /// sets failed, error and lost.
+  void iterate();
+  /// After a failure: waits for the lane's queued kernels and counts the iterations that ran.
+  void drain_after_failure();
+  /// The mark after the run's last iteration (null without one).
+  std::shared_ptr<DeviceMark> end_mark() const;
+
+  RealExecutor& ex;
+  Worker& w;
+  const core::Dispatch d;
+  JobSlot& slot;
+  RealJobStats& st;
+  const std::int64_t total;   // the job's iterations
+  const std::int64_t before;  // the job's iterations before this run
+  LaneHistory prev;           // the lane's previous run
+  bool switching = false;     // the lane last ran another job
+  TimeNs start = 0;
   std::int64_t committed = 0, done = 0;
   bool failed = false, lost = false, in_commit = false;
   std::string error;
   // Device clock (CUDA events): a mark after each iteration's kernels, in a ring large enough
   // that the mark before the iteration waited for is not re-recorded by those enqueued since, and
   // one before the run's first kernel (a switch is timed from the previous job's end mark to it).
-  const std::size_t ring = static_cast<std::size_t>(lookahead_) + 2;
+  std::size_t ring;
   std::vector<std::shared_ptr<DeviceMark>> ends;
   std::shared_ptr<DeviceMark> begin;
-  std::vector<TimeNs> enqueued_ns(ring, 0);  // host clock at each iteration's start (CPU timing)
-  const auto commit = [&](std::int64_t k) {
-    Arena lane = pool_->region(d.lane_offset, d.lane_size);
-    const TimeNs t = now();
-    enqueued_ns[static_cast<std::size_t>(k) % ring] = t;
-    if (k == 0 && switching && !device_marks_) {
-      std::lock_guard<std::mutex> lk(mu_);
-      switch_latencies_.push_back(t - prev.last_end);
-    }
-    if (k == 0 && begin) w.ops->record_mark(*begin);
-    if (slot.inference) {
-      slot.net->infer_step(*w.ops, lane);
-    } else {
-      slot.net->train_step(*w.ops, lane, options_.train, false);
-    }
-    if (device_marks_) w.ops->record_mark(*ends[static_cast<std::size_t>(k) % ring]);
-    st.ephemeral_peak = std::max(st.ephemeral_peak, lane.peak());
-    // The job's first iteration is waited for on its own (timed apart, its loss read back before
-    // the next iteration overwrites it); the last one's loss is read back at the end.
-    const std::int64_t n = before + k;
-    const bool first = n == 0, last = n + 1 == total;
-    if (first || (last && !slot.inference)) {
-      float loss = std::numeric_limits<float>::quiet_NaN();
-      if (slot.inference) {
-        w.ops->synchronize();
-      } else {
-        loss = slot.net->read_loss(*w.ops);
-      }
-      if (first) {
-        st.first_iteration_ns = now() - t;
-        st.loss_first = loss;
-      }
-      if (last) st.loss_last = loss;
-    }
-  };
-  const auto retire = [&](std::int64_t k) {
-    TimeNs took = 0;
-    if (device_marks_) {
-      const DeviceMark& from = k == 0 ? *begin : *ends[static_cast<std::size_t>(k - 1) % ring];
-      took = w.ops->mark_elapsed_ns(from, *ends[static_cast<std::size_t>(k) % ring]);  // waits for iteration k
-    } else {
-      w.ops->synchronize();
-      took = now() - enqueued_ns[static_cast<std::size_t>(k) % ring];
-    }
-    if (before + k > 0) {
-      st.iteration_ns_total += took;
-      if (options_.record_iterations) st.iteration_times_ns.push_back(took);
-    }
-    ++st.iterations;
-    ++done;
-    if (k == 0 && switching && begin && prev.end_mark) {
-      const TimeNs gap = w.ops->mark_elapsed_ns(*prev.end_mark, *begin);
-      std::lock_guard<std::mutex> lk(mu_);
-      switch_latencies_.push_back(gap);
-    }
-  };
+  std::vector<TimeNs> enqueued_ns;  // host clock at each iteration's start (CPU timing)
+};
+
+RealExecutor::Run::Run(RealExecutor& ex, Worker& w, const core::Dispatch& d)
+    : ex(ex),
+      w(w),
+      d(d),
+      slot(ex.slots_[static_cast<std::size_t>(d.job)]),
+      st(ex.stats_[static_cast<std::size_t>(d.job)]),
+      total(ex.jobs_[static_cast<std::size_t>(d.job)].iterations),
+      before(st.iterations),
+      ring(static_cast<std::size_t>(ex.lookahead_) + 2),
+      enqueued_ns(ring, 0) {
+  {
+    std::lock_guard<std::mutex> lk(ex.mu_);
+    prev = ex.history_[d.lane];
+  }
+  switching = prev.last_job != core::kNoJob && prev.last_job != d.job;
+  start = ex.now();
+}
+
+void RealExecutor::Run::commit(std::int64_t k) {
+  Arena lane = ex.pool_->region(d.lane_offset, d.lane_size);
+  const TimeNs t = ex.now();
+  enqueued_ns[pipeline::ring_slot(k, ring)] = t;
+  if (k == 0 && switching && !ex.device_marks_) {
+    std::lock_guard<std::mutex> lk(ex.mu_);
+    ex.switch_latencies_.push_back(t - prev.last_end);
+  }
+  if (k == 0 && begin) w.ops->record_mark(*begin);
+  if (slot.inference) {
+    slot.net->infer_step(*w.ops, lane);
+  } else {
+    slot.net->train_step(*w.ops, lane, ex.options_.train, false);
+  }
+  if (ex.device_marks_) w.ops->record_mark(*ends[pipeline::ring_slot(k, ring)]);
+  st.ephemeral_peak = std::max(st.ephemeral_peak, lane.peak());
+  read_back(k, t);
+}
+
+void RealExecutor::Run::read_back(std::int64_t k, TimeNs enqueued) {
+  const pipeline::Readback rb = pipeline::readback(before, k, total, slot.inference);
+  if (!rb.wait) return;
+  float loss = std::numeric_limits<float>::quiet_NaN();
+  if (slot.inference) {
+    w.ops->synchronize();
+  } else {
+    loss = slot.net->read_loss(*w.ops);
+  }
+  if (rb.first) {
+    st.first_iteration_ns = ex.now() - enqueued;
+    st.loss_first = loss;
+  }
+  if (rb.last) st.loss_last = loss;
+}
+
+void RealExecutor::Run::retire(std::int64_t k) {
+  TimeNs took = 0;
+  if (ex.device_marks_) {
+    const DeviceMark& from = k == 0 ? *begin : *ends[pipeline::ring_slot(k - 1, ring)];
+    took = w.ops->mark_elapsed_ns(from, *ends[pipeline::ring_slot(k, ring)]);  // waits for iteration k
+  } else {
+    w.ops->synchronize();
+    took = ex.now() - enqueued_ns[pipeline::ring_slot(k, ring)];
+  }
+  if (before + k > 0) {
+    st.iteration_ns_total += took;
+    if (ex.options_.record_iterations) st.iteration_times_ns.push_back(took);
+  }
+  ++st.iterations;
+  ++done;
+  if (k == 0 && switching && begin && prev.end_mark) {
+    const TimeNs gap = w.ops->mark_elapsed_ns(*prev.end_mark, *begin);
+    std::lock_guard<std::mutex> lk(ex.mu_);
+    ex.switch_latencies_.push_back(gap);
+  }
+}
+
+void RealExecutor::Run::iterate() {
   try {
-    if (device_marks_) {
+    if (ex.device_marks_) {
       for (std::size_t k = 0; k < ring; ++k) ends.push_back(w.ops->create_mark());
       begin = w.ops->create_mark();
     }
     for (std::int64_t i = 0; i < d.iterations; ++i) {
-      // Enqueue up to lookahead_ iterations beyond i: iteration 0 always, a later one only while
-      // no stop was asked for and the device lives. This is where the run decides whether it
-      // goes on, so a stop asked for before it ends the run after the iterations enqueued so far.
-      while (committed < d.iterations && committed <= i + lookahead_ &&
-             (committed == 0 || !(w.stop.load() || lost_.load()))) {
+      while (pipeline::may_enqueue(committed, i, d.iterations, ex.lookahead_, w.stop.load() || ex.lost_.load())) {
         in_commit = true;
         commit(committed);
         in_commit = false;
@@ -424,28 +446,55 @@ void RealExecutor::run_on(Worker& w, core::Dispatch d) {
     failed = true;
     error = e.what();
   }
-  if (failed) {
-    // Kernels of the failed iteration may still be queued on this lane's stream: wait for them
-    // before the scheduler hands the lane or the job's persistent block to anyone else. A sticky
-    // error (the context is lost) shows here too, whatever failed first.
-    try {
-      w.ops->synchronize();
-      // The failure came while enqueuing an iteration and the device finished everything: the
-      // whole iterations enqueued before it and not yet waited for did run.
-      if (in_commit) {
-        while (done < committed) retire(done);
-      }
-    } catch (const DeviceError& e) {
-      lost = lost || e.device_lost();
-      error += std::string("; then, waiting for its lane: ") + e.what();
-    } catch (const std::exception& e) {
-      error += std::string("; then, waiting for its lane: ") + e.what();
+}
+
+void RealExecutor::Run::drain_after_failure() {
+  // Kernels of the failed iteration may still be queued on this lane's stream: wait for them
+  // before the scheduler hands the lane or the job's persistent block to anyone else. A sticky
+  // error (the context is lost) shows here too, whatever failed first.
+  try {
+    w.ops->synchronize();
+    // The failure came while enqueuing an iteration and the device finished everything: the
+    // whole iterations enqueued before it and not yet waited for did run.
+    if (in_commit) {
+      while (done < committed) retire(done);
     }
+  } catch (const DeviceError& e) {
+    lost = lost || e.device_lost();
+    error += std::string("; then, waiting for its lane: ") + e.what();
+  } catch (const std::exception& e) {
+    error += std::string("; then, waiting for its lane: ") + e.what();
   }
-  if (lost) lost_.store(true);
+}
+
+std::shared_ptr<DeviceMark> RealExecutor::Run::end_mark() const {
+  return done > 0 && !ends.empty() ? ends[pipeline::ring_slot(done - 1, ring)] : nullptr;
+}
+
+bool RealExecutor::refuse_run(Worker& w, const core::Dispatch& d) {
+  const JobSlot& slot = slots_[static_cast<std::size_t>(d.job)];
+  if (slot.lost) lost_.store(true);
+  if (!lost_.load() && slot.net) return false;
+  const TimeNs t = now();
+  const bool fatal = lost_.load();
+  const std::string why = slot.net ? "the device was lost earlier in the run"
+                                   : (slot.error.empty() ? "not initialised" : slot.error);
+  finish_run(w, d, core::Completion{d.job, d.lane, 0, t, t, true, why, fatal}, nullptr, false);
+  return true;
+}
+
+void RealExecutor::run_on(Worker& w, core::Dispatch d) {
+  // The admission's kernels have all finished (it synchronised its context) before this run
+  // enqueues anything: the job's first dispatch is ordered after its admission.
+  wait_admitted(d.job);
+  if (refuse_run(w, d)) return;
+  Run run(*this, w, d);
+  run.iterate();
+  if (run.failed) run.drain_after_failure();
+  if (run.lost) lost_.store(true);
   const TimeNs end = now();
-  std::shared_ptr<DeviceMark> end_mark = done > 0 && !ends.empty() ? ends[static_cast<std::size_t>(done - 1) % ring] : nullptr;
-  finish_run(w, d, core::Completion{d.job, d.lane, done, start, end, failed, error, lost}, std::move(end_mark), true);
+  finish_run(w, d, core::Completion{d.job, d.lane, run.done, run.start, end, run.failed, run.error, run.lost},
+             run.end_mark(), true);
 }
 
 }  // namespace salus::gpu

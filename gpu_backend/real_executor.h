@@ -156,7 +156,13 @@ class RealExecutor final : public core::Executor {
     Bytes persistent = 0;
     Bytes offset = 0;
   };
+  /// Runs a dispatch on worker w (its thread): waits for the job's admission, then a Run.
   void run_on(Worker& w, core::Dispatch d);
+  /// One run's iterations, marks and outcome (real_executor.cpp).
+  struct Run;
+  /// Ends a dispatch that cannot run (the device lost, the job not initialised) as failed; false
+  /// when it can run.
+  bool refuse_run(Worker& w, const core::Dispatch& d);
   void worker_loop(Worker* w);
   /// A new idle worker with its execution context and thread; mu_ held by the caller.
   Worker* add_worker();

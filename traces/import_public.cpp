@@ -17,6 +17,7 @@
 
 #include "traces/csv.h"
 #include "traces/fields.h"
+#include "traces/reader_steps.h"
 #include "traces/trace.h"
 
 namespace salus::traces {
@@ -242,149 +243,171 @@ void require_jobs(const Trace& trace, long line) {
 
 // ---- Gavel ---------------------------------------------------------------------------------
 
+namespace steps {
+
+GavelThroughputs load_gavel_throughputs(const LoadOptions& options) {
+  GavelThroughputs tp;
+  if (options.throughputs.empty()) return tp;
+  const std::string tp_text = read_text_file(options.throughputs, "throughputs file");
+  const json doc = parse_json(tp_text, options.throughputs);
+  if (!doc.is_object() || doc.empty()) {
+    throw core::InputError(core::at(options.throughputs, 1, "expected an object {worker_type: {job: {\"null\": steps/s}}}"));
+  }
+  std::vector<std::string> workers;
+  for (const auto& item : doc.items()) workers.push_back(item.key());
+  tp.worker = options.worker_type;
+  if (tp.worker.empty()) tp.worker = doc.contains("v100") ? "v100" : workers.front();
+  if (!doc.contains(tp.worker)) {
+    throw core::InputError(options.throughputs + ": unknown worker type '" + tp.worker + "' (valid: " + joined(workers) + ")");
+  }
+  tp.table = doc.at(tp.worker);
+  if (!tp.table.is_object()) {
+    throw core::InputError(core::at(options.throughputs, 1, "worker type '" + tp.worker + "' must map to an object"));
+  }
+  return tp;
+}
+
+bool GavelRows::next() {
+  while (pos_ < text_.size()) {
+    ++line_;
+    std::size_t nl = text_.find('\n', pos_);
+    if (nl == std::string_view::npos) nl = text_.size();
+    std::string_view row = text_.substr(pos_, nl - pos_);
+    pos_ = nl + 1;
+    if (line_ == 1 && row.substr(0, 3) == "\xEF\xBB\xBF") row.remove_prefix(3);
+    if (!row.empty() && row.back() == '\r') row.remove_suffix(1);
+    if (row.find_first_not_of(" \t") == std::string_view::npos || row.front() == '#') continue;
+    fields_.clear();
+    for (std::size_t start = 0;;) {
+      const std::size_t tab = row.find('\t', start);
+      fields_.push_back(row.substr(start, tab == std::string_view::npos ? std::string_view::npos : tab - start));
+      if (fields_.back().size() > kMaxFieldBytes) field_too_long(path_, line_, start + 1, fields_.back().size());
+      if (tab == std::string_view::npos) break;
+      start = tab + 1;
+    }
+    return true;
+  }
+  return false;
+}
+
+namespace {
+
 constexpr const char* kGavel10 =
     "job_type, command, working_directory, num_steps_arg, needs_data_dir, total_steps, scale_factor, priority_weight, "
     "SLO, arrival_time";
 constexpr const char* kGavel7 = "job_type, command, num_steps_arg, needs_data_dir, total_steps, arrival_time, scale_factor";
 
-void read_gavel(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options) {
-  const std::string& path = trace.path;
-  // Throughputs: {worker_type: {"('<job_type>', <scale_factor>)": {"null": steps_per_s, ...}}}.
-  json throughputs;
-  std::string worker;
-  if (!options.throughputs.empty()) {
-    const std::string tp_text = read_text_file(options.throughputs, "throughputs file");
-    const json doc = parse_json(tp_text, options.throughputs);
-    if (!doc.is_object() || doc.empty()) {
-      throw core::InputError(core::at(options.throughputs, 1, "expected an object {worker_type: {job: {\"null\": steps/s}}}"));
+}  // namespace
+
+// Two layouts: the physical-cluster traces' 10 fields and the simulation traces' 7
+// (scheduler/traces/msr: no working_directory, priority_weight or SLO; arrival before
+// scale_factor). The first row decides; every row must then have as many.
+void check_gavel_layout(const Place& place, std::size_t count, std::size_t& layout) {
+  if (layout == 0) {
+    if (count != 10 && count != 7) {
+      place.fail("expected 10 tab-separated fields (" + std::string(kGavel10) + ") or 7 (" + kGavel7 + "), found " +
+                 std::to_string(count));
     }
-    std::vector<std::string> workers;
-    for (const auto& item : doc.items()) workers.push_back(item.key());
-    worker = options.worker_type;
-    if (worker.empty()) worker = doc.contains("v100") ? "v100" : workers.front();
-    if (!doc.contains(worker)) {
-      throw core::InputError(options.throughputs + ": unknown worker type '" + worker + "' (valid: " + joined(workers) + ")");
-    }
-    throughputs = doc.at(worker);
-    if (!throughputs.is_object()) {
-      throw core::InputError(core::at(options.throughputs, 1, "worker type '" + worker + "' must map to an object"));
+    layout = count;
+  } else if (count != layout) {
+    place.fail("expected " + std::to_string(layout) + " tab-separated fields (" + (layout == 10 ? kGavel10 : kGavel7) +
+               ") as on the first row, found " + std::to_string(count));
+  }
+}
+
+core::JobSpec gavel_job(const Place& place, const std::vector<std::string_view>& f, std::size_t layout, std::size_t index) {
+  const bool ten = layout == 10;
+  core::JobSpec job;
+  job.id = std::to_string(index);  // Gavel numbers jobs by their order in the trace
+  if (f[0].empty()) place.fail("job_type is missing");
+  job.iterations = count_field(place, "total_steps", f[ten ? 5 : 4]);
+  job.gpus = gpus_field(place, "scale_factor", f[6]);
+  if (ten) {
+    const double weight = decimal_field(place, "priority_weight", f[7], ">= 0", [](double v) { return v >= 0 && v < 2e9; });
+    job.priority = static_cast<std::int32_t>(std::llround(weight));
+  }
+  job.arrival_ns = seconds_field(place, "arrival_time", f[ten ? 9 : 5], false);
+  return job;
+}
+
+GavelJobType parse_gavel_job_type(const Place& place, const std::string& job_type) {
+  GavelJobType t{job_type, 0};
+  if (const std::size_t open = job_type.find(" (batch size "); open != std::string::npos && job_type.back() == ')') {
+    t.model = job_type.substr(0, open);
+    const std::string b = job_type.substr(open + 13, job_type.size() - open - 14);
+    bool too_large = false;
+    const std::optional<std::int64_t> v = parse_count(b, &too_large);
+    if (!v || *v <= 0) place.fail("job_type '" + job_type + "': batch size must be a positive integer");
+    t.batch = *v;
+  }
+  return t;
+}
+
+const WorkloadProfile* gavel_memory(core::JobSpec& job, const std::string& job_type, const GavelJobType& type,
+                                    const Catalog& catalog, const std::vector<std::string>& names, GavelCounts& counts) {
+  const WorkloadProfile* profile = find_batch(catalog, names, model_key(type.model), type.batch);
+  if (profile) {
+    use_profile(job, *profile);
+    counts.mapped[job_type] = profile->name;
+  } else {
+    job.workload = job_type;
+    ++counts.whole;
+  }
+  return profile;
+}
+
+std::optional<core::TimeNs> gavel_throughput_time(const GavelThroughputs& tp, const LoadOptions& options,
+                                                  const Place& place, const std::string& job_type, std::int32_t gpus,
+                                                  bool* scaled) {
+  *scaled = false;
+  if (tp.table.is_null()) return std::nullopt;
+  std::string key = "('" + job_type + "', " + std::to_string(gpus) + ")";
+  double scale = 1;
+  auto it = tp.table.find(key);
+  if (it == tp.table.end() && gpus > 1 && options.gavel_scaling != LoadOptions::GavelScaling::kRefuse) {
+    // Only the one-GPU rate is known: --gavel-scaling says what k GPUs make of it.
+    const std::string one = "('" + job_type + "', 1)";
+    if (const auto it1 = tp.table.find(one); it1 != tp.table.end()) {
+      it = it1;
+      key = one;
+      scale = options.gavel_scaling == LoadOptions::GavelScaling::kLinear ? gpus : 1;
+      *scaled = true;
     }
   }
-  const std::vector<std::string> names = catalog.names();
-  std::int64_t from_throughputs = 0, from_catalog = 0, whole = 0, scaled = 0;
-  std::map<std::string, std::string> mapped;  // job_type -> catalog entry
-  FirstSeen first;
-  std::size_t pos = 0;
-  long line = 0;
-  std::size_t r = 0;
-  std::size_t layout = 0;  // fields per row: 10 or 7, set by the first row
-  while (pos < text.size()) {
-    ++line;
-    std::size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view row = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    if (line == 1 && row.substr(0, 3) == "\xEF\xBB\xBF") row.remove_prefix(3);
-    if (!row.empty() && row.back() == '\r') row.remove_suffix(1);
-    if (row.find_first_not_of(" \t") == std::string_view::npos || row.front() == '#') continue;
-    std::vector<std::string_view> f;
-    for (std::size_t start = 0;;) {
-      const std::size_t tab = row.find('\t', start);
-      f.push_back(row.substr(start, tab == std::string_view::npos ? std::string_view::npos : tab - start));
-      if (f.back().size() > kMaxFieldBytes) field_too_long(path, line, start + 1, f.back().size());
-      if (tab == std::string_view::npos) break;
-      start = tab + 1;
-    }
-    const Place place{path, line, r};
-    // Two layouts: the physical-cluster traces' 10 fields and the simulation traces' 7
-    // (scheduler/traces/msr: no working_directory, priority_weight or SLO; arrival before
-    // scale_factor). The first row decides; every row must then have as many.
-    if (layout == 0) {
-      if (f.size() != 10 && f.size() != 7) {
-        place.fail("expected 10 tab-separated fields (" + std::string(kGavel10) + ") or 7 (" + kGavel7 + "), found " +
-                   std::to_string(f.size()));
-      }
-      layout = f.size();
-    } else if (f.size() != layout) {
-      place.fail("expected " + std::to_string(layout) + " tab-separated fields (" + (layout == 10 ? kGavel10 : kGavel7) +
-                 ") as on the first row, found " + std::to_string(f.size()));
-    }
-    const bool ten = layout == 10;
-    core::JobSpec job;
-    job.id = std::to_string(r);  // Gavel numbers jobs by their order in the trace
-    const std::string job_type(f[0]);
-    if (job_type.empty()) place.fail("job_type is missing");
-    job.iterations = count_field(place, "total_steps", f[ten ? 5 : 4]);
-    job.gpus = gpus_field(place, "scale_factor", f[6]);
-    if (ten) {
-      const double weight = decimal_field(place, "priority_weight", f[7], ">= 0", [](double v) { return v >= 0 && v < 2e9; });
-      job.priority = static_cast<std::int32_t>(std::llround(weight));
-    }
-    job.arrival_ns = seconds_field(place, "arrival_time", f[ten ? 9 : 5], false);
-    // "ResNet-50 (batch size 64)" -> model resnet50, batch 64.
-    std::string model = job_type;
-    std::int64_t batch = 0;
-    if (const std::size_t open = job_type.find(" (batch size "); open != std::string::npos && job_type.back() == ')') {
-      model = job_type.substr(0, open);
-      const std::string b = job_type.substr(open + 13, job_type.size() - open - 14);
-      bool too_large = false;
-      const std::optional<std::int64_t> v = parse_count(b, &too_large);
-      if (!v || *v <= 0) place.fail("job_type '" + job_type + "': batch size must be a positive integer");
-      batch = *v;
-    }
-    const WorkloadProfile* profile = find_batch(catalog, names, model_key(model), batch);
-    if (profile) {
-      use_profile(job, *profile);
-      mapped[job_type] = profile->name;
-    } else {
-      job.workload = job_type;
-      ++whole;
-    }
-    bool timed = false;
-    if (!throughputs.is_null()) {
-      std::string key = "('" + job_type + "', " + std::to_string(job.gpus) + ")";
-      double scale = 1;
-      auto it = throughputs.find(key);
-      if (it == throughputs.end() && job.gpus > 1 && options.gavel_scaling != LoadOptions::GavelScaling::kRefuse) {
-        // Only the one-GPU rate is known: --gavel-scaling says what k GPUs make of it.
-        const std::string one = "('" + job_type + "', 1)";
-        if (const auto it1 = throughputs.find(one); it1 != throughputs.end()) {
-          it = it1;
-          key = one;
-          scale = options.gavel_scaling == LoadOptions::GavelScaling::kLinear ? job.gpus : 1;
-          ++scaled;
-        }
-      }
-      if (it != throughputs.end()) {
-        const json& entry = *it;
-        if (!entry.is_object() || !entry.contains("null") || !entry.at("null").is_number() ||
-            !(entry.at("null").get<double>() > 0)) {
-          throw core::InputError(options.throughputs + ": " + worker + "/" + key + ": \"null\" must be a positive "
-                                 "number (steps per second alone)");
-        }
-        const std::optional<core::TimeNs> ns = core::ns_from_seconds(1.0 / (scale * entry.at("null").get<double>()));
-        if (!ns || *ns <= 0) place.fail("the throughput of " + key + " gives no iteration time in 64-bit nanoseconds");
-        job.iter_ns = *ns;
-        timed = true;
-        ++from_throughputs;
-      }
-    }
-    if (!timed) {
-      if (!profile) {
-        place.fail("job_type '" + job_type + "': no throughput for it" +
-                   (throughputs.is_null() ? std::string(" (no --throughputs file)") : " in " + options.throughputs) +
-                   " and no catalog entry for model '" + model_key(model) + "' (catalog: " + catalog.names_joined() + ")");
-      }
-      job.iter_ns = profile->iter_ns;
-      job.first_iter_extra_ns = profile->first_iter_extra_ns;
-      ++from_catalog;
-    }
-    check_solo_time(place, job);
-    add_job(trace, std::move(job), place, first);
-    trace.whole_gpu.back() = profile == nullptr;
-    ++r;
+  if (it == tp.table.end()) return std::nullopt;
+  const json& entry = *it;
+  if (!entry.is_object() || !entry.contains("null") || !entry.at("null").is_number() ||
+      !(entry.at("null").get<double>() > 0)) {
+    throw core::InputError(options.throughputs + ": " + tp.worker + "/" + key + ": \"null\" must be a positive "
+                           "number (steps per second alone)");
   }
-  require_jobs(trace, 1);
+  const std::optional<core::TimeNs> ns = core::ns_from_seconds(1.0 / (scale * entry.at("null").get<double>()));
+  if (!ns || *ns <= 0) place.fail("the throughput of " + key + " gives no iteration time in 64-bit nanoseconds");
+  return ns;
+}
+
+void gavel_timing(core::JobSpec& job, const Place& place, const std::string& job_type, const GavelJobType& type,
+                  const WorkloadProfile* profile, const GavelThroughputs& tp, const Catalog& catalog,
+                  const LoadOptions& options, GavelCounts& counts) {
+  bool scaled = false;
+  if (const std::optional<core::TimeNs> ns = gavel_throughput_time(tp, options, place, job_type, job.gpus, &scaled)) {
+    job.iter_ns = *ns;
+    if (scaled) ++counts.scaled;
+    ++counts.from_throughputs;
+    return;
+  }
+  if (!profile) {
+    place.fail("job_type '" + job_type + "': no throughput for it" +
+               (tp.table.is_null() ? std::string(" (no --throughputs file)") : " in " + options.throughputs) +
+               " and no catalog entry for model '" + model_key(type.model) + "' (catalog: " + catalog.names_joined() + ")");
+  }
+  job.iter_ns = profile->iter_ns;
+  job.first_iter_extra_ns = profile->first_iter_extra_ns;
+  ++counts.from_catalog;
+}
+
+void note_gavel(Trace& trace, std::size_t layout, const GavelCounts& counts, const GavelThroughputs& tp,
+                const LoadOptions& options) {
   if (layout == 10) {
     trace.notes.push_back("gavel: arrival from arrival_time, iterations from total_steps, GPUs from scale_factor, "
                           "priority from priority_weight (rounded); command, working_directory, num_steps_arg, "
@@ -394,9 +417,11 @@ void read_gavel(Trace& trace, std::string_view text, const Catalog& catalog, con
                           "GPUs from scale_factor; no priority_weight (every job priority 0); command, num_steps_arg "
                           "and needs_data_dir not read");
   }
+  const std::int64_t from_throughputs = counts.from_throughputs, scaled = counts.scaled;
+  const std::int64_t from_catalog = counts.from_catalog, whole = counts.whole;
   if (from_throughputs > 0) {
     trace.notes.push_back(std::to_string(from_throughputs) + plural(from_throughputs, " job takes", " jobs take") +
-                          " its iteration time from " + options.throughputs + " (worker type " + worker +
+                          " its iteration time from " + options.throughputs + " (worker type " + tp.worker +
                           ", 1 / steps per second alone)");
   }
   if (scaled > 0) {
@@ -411,15 +436,41 @@ void read_gavel(Trace& trace, std::string_view text, const Catalog& catalog, con
     trace.notes.push_back(std::to_string(from_catalog) + plural(from_catalog, " job takes", " jobs take") +
                           " its iteration time from the catalog");
   }
-  if (!mapped.empty()) {
+  if (!counts.mapped.empty()) {
     std::vector<std::string> list;
-    for (const auto& [type, entry] : mapped) list.push_back(type + " -> " + entry);
+    for (const auto& [type, entry] : counts.mapped) list.push_back(type + " -> " + entry);
     trace.notes.push_back("memory and utilisation from the catalog (nearest batch variant): " + joined(list));
   }
   if (whole > 0) {
     trace.notes.push_back(std::to_string(whole) + plural(whole, " job's", " jobs'") +
                           " model is not in the catalog: memory assumed " + options.assumed_memory.describe());
   }
+}
+
+}  // namespace steps
+
+void read_gavel(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options) {
+  using namespace steps;
+  const GavelThroughputs tp = load_gavel_throughputs(options);
+  const std::vector<std::string> names = catalog.names();
+  GavelCounts counts;
+  FirstSeen first;
+  GavelRows rows(text, trace.path);
+  std::size_t layout = 0;  // fields per row: 10 or 7, set by the first row
+  for (std::size_t r = 0; rows.next(); ++r) {
+    const Place place{trace.path, rows.line(), r};
+    check_gavel_layout(place, rows.fields().size(), layout);
+    core::JobSpec job = gavel_job(place, rows.fields(), layout, r);
+    const std::string job_type(rows.fields()[0]);
+    const GavelJobType type = parse_gavel_job_type(place, job_type);
+    const WorkloadProfile* profile = gavel_memory(job, job_type, type, catalog, names, counts);
+    gavel_timing(job, place, job_type, type, profile, tp, catalog, options, counts);
+    check_solo_time(place, job);
+    add_job(trace, std::move(job), place, first);
+    trace.whole_gpu.back() = profile == nullptr;
+  }
+  require_jobs(trace, 1);
+  note_gavel(trace, layout, counts, tp, options);
 }
 
 // ---- Philly --------------------------------------------------------------------------------

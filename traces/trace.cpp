@@ -18,6 +18,7 @@
 #include "core/errors.h"
 #include "traces/csv.h"
 #include "traces/fields.h"
+#include "traces/reader_steps.h"
 
 namespace salus::traces {
 namespace {
@@ -218,171 +219,26 @@ void load_json(Trace& trace, std::string_view text, const Catalog& catalog) {
 
 // ---- Tiresias -----------------------------------------------------------------------------
 
-enum TiresiasColumn { kTJobId, kTNumGpu, kTSubmit, kTIterations, kTModel, kTDuration, kTInterval, kTColumnCount };
-constexpr std::array<const char*, kTColumnCount> kTiresiasNames = {
-    "job_id", "num_gpu", "submit_time", "iterations", "model_name", "duration", "interval"};
-
 // `rows` is positioned after the header.
 void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Catalog& catalog, const LoadOptions& options) {
-  const std::string& path = trace.path;
-  std::array<int, kTColumnCount> index;
-  index.fill(-1);
-  std::vector<std::string> extra;
-  for (std::size_t i = 0; i < header.fields.size(); ++i) {
-    const std::string& name = header.fields[i];
-    const auto it = std::find(kTiresiasNames.begin(), kTiresiasNames.end(), std::string_view(name));
-    if (it == kTiresiasNames.end()) {
-      extra.push_back("'" + name + "'");
-      continue;
-    }
-    const auto c = static_cast<std::size_t>(it - kTiresiasNames.begin());
-    if (index[c] >= 0) throw core::InputError(core::at(path, header.line, "duplicate column '" + name + "'"));
-    index[c] = static_cast<int>(i);
-  }
-  // Tiresias' duration-only traces (simulator/tf_job.csv: job_id, num_gpu, submit_time,
-  // start_time, duration, model_size, aggr_interval, model_name, model_scale) have no iterations:
-  // the iteration time is then the catalog's for the model, else --assumed-iter-ms, and the job
-  // runs duration / that many iterations (the remainder on the first), so its solo time is the
-  // trace's duration.
-  const bool counted = index[kTIterations] >= 0;
-  for (std::size_t c = 0; c < kTColumnCount; ++c) {
-    if (c != kTInterval && c != kTIterations && index[c] < 0) {
-      throw core::InputError(
-          core::at(path, header.line, std::string("missing required column '") + kTiresiasNames[c] + "' in a Tiresias trace"));
-    }
-  }
-  const bool trace_durations = options.durations == DurationSource::kTrace;
-  std::int64_t from_catalog = 0;
-  std::map<std::string, std::pair<std::string, std::int64_t>> mapped;  // model -> (variant, jobs)
-  std::int64_t missing_jobs = 0;
-  std::set<std::string> missing_models;
-  std::int64_t multi_gpu = 0;
-  std::int64_t renamed_count = 0;
-  std::vector<std::string> renamed;  // the first few, for the note
+  using namespace steps;
+  const TiresiasHeader h = map_tiresias_header(trace.path, header);
+  TiresiasCounts counts;
   FirstSeen first;
   for (std::size_t r = 0; rows.next(); ++r) {
-    check_field_count(path, header, rows);
-    const Place place{path, rows.line(), r};
-    auto cell = [&](TiresiasColumn c) { return rows.fields()[static_cast<std::size_t>(index[c])]; };
-    core::JobSpec job;
-    job.id = cell(kTJobId);
-    if (job.id.empty()) place.fail("job_id is missing");
-    const std::int64_t num_gpu = count_field(place, "num_gpu", cell(kTNumGpu));
-    if (num_gpu > std::numeric_limits<std::int32_t>::max()) place.fail("num_gpu is too large, got " + quoted(cell(kTNumGpu)));
-    job.gpus = static_cast<std::int32_t>(num_gpu);
-    job.arrival_ns = seconds_field(place, "submit_time", cell(kTSubmit), false);
-    if (counted) job.iterations = count_field(place, "iterations", cell(kTIterations));
-    const std::string model(cell(kTModel));
-    if (model.empty()) place.fail("model_name is missing");
-    const core::TimeNs duration = seconds_field(place, "duration", cell(kTDuration), true);
-
-    const WorkloadProfile* profile = catalog.find(model);
-    if (!profile) {
-      profile = catalog.find_model(model);
-      if (profile) {
-        auto& m = mapped[model];
-        m.first = profile->name;
-        ++m.second;
-      }
-    }
-    bool whole_gpu = false;
-    if (profile) {
-      ++from_catalog;
-      job.workload = profile->name;
-      job.persistent = profile->persistent;
-      job.ephemeral = profile->ephemeral;
-      job.gpu_util_ppm = profile->gpu_util_ppm;
-      job.switch_ns = profile->switch_ns;
-      if (!counted) job.iterations = std::max<std::int64_t>(1, duration / profile->iter_ns);
-      if (trace_durations) {
-        set_duration(job, duration, job.iterations);
-      } else {
-        job.iter_ns = profile->iter_ns;
-        job.first_iter_extra_ns = profile->first_iter_extra_ns;
-      }
-    } else {
-      ++missing_jobs;
-      missing_models.insert(model);
-      whole_gpu = true;
-      job.workload = model;
-      job.persistent = 0;
-      job.ephemeral = 0;  // jobs_for_capacity sets E = capacity
-      job.gpu_util_ppm = 1'000'000;
-      if (counted) {
-        set_duration(job, duration, job.iterations);
-      } else {
-        set_duration_assumed(job, duration, options.assumed_iter_ns);
-      }
-    }
-    // Tiresias' simulator keeps jobs by their order, not by job_id (tf_job.csv gives both of its
-    // jobs the id 10): a repeated id is made unique as "10#2", "10#3", ... and said in a note.
-    if (const std::int64_t k = first.find(trace.jobs, job.id); k >= 0) {
-      const std::string base = job.id;
-      for (std::int64_t n = 2;; ++n) {
-        job.id = base + "#" + std::to_string(n);
-        if (first.find(trace.jobs, job.id) < 0) break;
-      }
-      if (renamed.size() < 3) renamed.push_back(base + " -> " + job.id);
-      ++renamed_count;
-    }
-    if (num_gpu > 1) ++multi_gpu;
-    check_solo_time(place, job);
-    add_job(trace, std::move(job), place, first);
+    check_field_count(trace.path, header, rows);
+    const Place place{trace.path, rows.line(), r};
+    TiresiasRow row = read_tiresias_row(place, h, rows);
+    const WorkloadProfile* profile = tiresias_profile(catalog, row.model, counts);
+    const bool whole_gpu = tiresias_times(row, profile, h.counted(), options, counts);
+    unique_tiresias_id(row.job, trace.jobs, first, counts);
+    if (row.job.gpus > 1) ++counts.multi_gpu;
+    check_solo_time(place, row.job);
+    add_job(trace, std::move(row.job), place, first);
     trace.whole_gpu.back() = whole_gpu;
   }
-  if (trace.jobs.empty()) throw core::InputError(core::at(path, header.line, "no jobs"));
-
-  if (counted) {
-    trace.notes.push_back("tiresias: arrival from submit_time, GPUs from num_gpu, iterations from iterations; " +
-                          std::string(trace_durations ? "solo time = duration (iteration time = duration / iterations, "
-                                                        "the remainder on the first iteration)"
-                                                      : "iteration time from the catalog, duration ignored "
-                                                        "(--durations catalog)"));
-  } else {
-    char assumed[64];
-    std::snprintf(assumed, sizeof assumed, "%g ms", static_cast<double>(options.assumed_iter_ns) / 1e6);
-    trace.notes.push_back(std::string("tiresias (duration-only, no iterations column): arrival from submit_time, GPUs "
-                                      "from num_gpu; iterations = duration / the catalog's iteration time of the model, "
-                                      "else duration / ") +
-                          assumed + " (--assumed-iter-ms), at least 1" +
-                          (trace_durations ? ", the remainder on the first, so each solo time equals duration"
-                                           : "; iteration time from the catalog (--durations catalog)"));
-  }
-  if (renamed_count > 0) {
-    trace.notes.push_back(std::to_string(renamed_count) + plural(renamed_count, " job repeats", " jobs repeat") +
-                          " an earlier job_id (Tiresias keeps jobs by their order): made unique with #n (" +
-                          joined(renamed) + (renamed_count > 3 ? ", ..." : "") + ")");
-  }
-  if (from_catalog > 0) {
-    trace.notes.push_back(std::to_string(from_catalog) + plural(from_catalog, " job takes", " jobs take") +
-                          (trace_durations ? " P, E and gpu_util from the catalog"
-                                           : " P, E, iteration time and gpu_util from the catalog (their duration is ignored)"));
-  }
-  if (!mapped.empty()) {
-    std::int64_t n = 0;
-    std::string list;
-    for (const auto& [model, variant] : mapped) {
-      n += variant.second;
-      list += (list.empty() ? "" : ", ") + model + " -> " + variant.first + " (" + std::to_string(variant.second) +
-              plural(variant.second, " job)", " jobs)");
-    }
-    trace.notes.push_back(std::to_string(n) + plural(n, " job names a model", " jobs name models") +
-                          " without batch size, mapped to the smallest batch variant in the catalog: " + list);
-  }
-  if (missing_jobs > 0) {
-    std::string list;
-    for (const std::string& m : missing_models) list += (list.empty() ? "" : ", ") + m;
-    trace.notes.push_back(std::to_string(missing_jobs) + plural(missing_jobs, " job names ", " jobs name ") +
-                          (missing_models.size() == 1 ? "a model" : "models") + " missing from the catalog (" + list +
-                          "): iteration time from duration/iterations, memory assumed to be " +
-                          options.assumed_memory.describe());
-  }
-  if (multi_gpu > 0) {
-    trace.notes.push_back(std::to_string(multi_gpu) + plural(multi_gpu, " job has", " jobs have") +
-                          " num_gpu > 1 (JobSpec::gpus)");
-  }
-  if (index[kTInterval] >= 0) trace.notes.push_back("the interval column is ignored");
-  if (!extra.empty()) trace.notes.push_back("columns not in the Tiresias layout, ignored: " + joined(extra));
+  if (trace.jobs.empty()) throw core::InputError(core::at(trace.path, header.line, "no jobs"));
+  note_tiresias(trace, h, counts, options);
 }
 
 // ---- readers of the table ------------------------------------------------------------------
@@ -556,6 +412,174 @@ void select_jobs(Trace& trace, const LoadOptions& options) {
 
 }  // namespace
 
+// ---- Tiresias' steps (reader_steps.h) -------------------------------------------------------
+
+namespace steps {
+
+TiresiasHeader map_tiresias_header(const std::string& path, const CsvRow& header) {
+  TiresiasHeader h;
+  h.index.fill(-1);
+  for (std::size_t i = 0; i < header.fields.size(); ++i) {
+    const std::string& name = header.fields[i];
+    const auto it = std::find(kTiresiasNames.begin(), kTiresiasNames.end(), std::string_view(name));
+    if (it == kTiresiasNames.end()) {
+      h.extra.push_back("'" + name + "'");
+      continue;
+    }
+    const auto c = static_cast<std::size_t>(it - kTiresiasNames.begin());
+    if (h.index[c] >= 0) throw core::InputError(core::at(path, header.line, "duplicate column '" + name + "'"));
+    h.index[c] = static_cast<int>(i);
+  }
+  // Tiresias' duration-only traces (simulator/tf_job.csv: job_id, num_gpu, submit_time,
+  // start_time, duration, model_size, aggr_interval, model_name, model_scale) have no iterations:
+  // the iteration time is then the catalog's for the model, else --assumed-iter-ms, and the job
+  // runs duration / that many iterations (the remainder on the first), so its solo time is the
+  // trace's duration.
+  for (std::size_t c = 0; c < kTColumnCount; ++c) {
+    if (c != kTInterval && c != kTIterations && h.index[c] < 0) {
+      throw core::InputError(
+          core::at(path, header.line, std::string("missing required column '") + kTiresiasNames[c] + "' in a Tiresias trace"));
+    }
+  }
+  return h;
+}
+
+TiresiasRow read_tiresias_row(const Place& place, const TiresiasHeader& h, const CsvReader& rows) {
+  auto cell = [&](TiresiasColumn c) { return rows.fields()[static_cast<std::size_t>(h.index[c])]; };
+  TiresiasRow row;
+  core::JobSpec& job = row.job;
+  job.id = cell(kTJobId);
+  if (job.id.empty()) place.fail("job_id is missing");
+  const std::int64_t num_gpu = count_field(place, "num_gpu", cell(kTNumGpu));
+  if (num_gpu > std::numeric_limits<std::int32_t>::max()) place.fail("num_gpu is too large, got " + quoted(cell(kTNumGpu)));
+  job.gpus = static_cast<std::int32_t>(num_gpu);
+  job.arrival_ns = seconds_field(place, "submit_time", cell(kTSubmit), false);
+  if (h.counted()) job.iterations = count_field(place, "iterations", cell(kTIterations));
+  row.model = cell(kTModel);
+  if (row.model.empty()) place.fail("model_name is missing");
+  row.duration = seconds_field(place, "duration", cell(kTDuration), true);
+  return row;
+}
+
+const WorkloadProfile* tiresias_profile(const Catalog& catalog, const std::string& model, TiresiasCounts& counts) {
+  const WorkloadProfile* profile = catalog.find(model);
+  if (!profile) {
+    profile = catalog.find_model(model);
+    if (profile) {
+      auto& m = counts.mapped[model];
+      m.first = profile->name;
+      ++m.second;
+    }
+  }
+  return profile;
+}
+
+bool tiresias_times(TiresiasRow& row, const WorkloadProfile* profile, bool counted, const LoadOptions& options,
+                    TiresiasCounts& counts) {
+  core::JobSpec& job = row.job;
+  if (profile) {
+    ++counts.from_catalog;
+    job.workload = profile->name;
+    job.persistent = profile->persistent;
+    job.ephemeral = profile->ephemeral;
+    job.gpu_util_ppm = profile->gpu_util_ppm;
+    job.switch_ns = profile->switch_ns;
+    if (!counted) job.iterations = std::max<std::int64_t>(1, row.duration / profile->iter_ns);
+    if (options.durations == DurationSource::kTrace) {
+      set_duration(job, row.duration, job.iterations);
+    } else {
+      job.iter_ns = profile->iter_ns;
+      job.first_iter_extra_ns = profile->first_iter_extra_ns;
+    }
+    return false;
+  }
+  ++counts.missing_jobs;
+  counts.missing_models.insert(row.model);
+  job.workload = row.model;
+  job.persistent = 0;
+  job.ephemeral = 0;  // jobs_for_capacity sets E = capacity
+  job.gpu_util_ppm = 1'000'000;
+  if (counted) {
+    set_duration(job, row.duration, job.iterations);
+  } else {
+    set_duration_assumed(job, row.duration, options.assumed_iter_ns);
+  }
+  return true;
+}
+
+// Tiresias' simulator keeps jobs by their order, not by job_id (tf_job.csv gives both of its
+// jobs the id 10): a repeated id is made unique as "10#2", "10#3", ... and said in a note.
+void unique_tiresias_id(core::JobSpec& job, const std::vector<core::JobSpec>& jobs, const FirstSeen& first,
+                        TiresiasCounts& counts) {
+  if (first.find(jobs, job.id) < 0) return;
+  const std::string base = job.id;
+  for (std::int64_t n = 2;; ++n) {
+    job.id = base + "#" + std::to_string(n);
+    if (first.find(jobs, job.id) < 0) break;
+  }
+  if (counts.renamed.size() < 3) counts.renamed.push_back(base + " -> " + job.id);
+  ++counts.renamed_count;
+}
+
+void note_tiresias(Trace& trace, const TiresiasHeader& h, const TiresiasCounts& counts, const LoadOptions& options) {
+  const bool trace_durations = options.durations == DurationSource::kTrace;
+  if (h.counted()) {
+    trace.notes.push_back("tiresias: arrival from submit_time, GPUs from num_gpu, iterations from iterations; " +
+                          std::string(trace_durations ? "solo time = duration (iteration time = duration / iterations, "
+                                                        "the remainder on the first iteration)"
+                                                      : "iteration time from the catalog, duration ignored "
+                                                        "(--durations catalog)"));
+  } else {
+    char assumed[64];
+    std::snprintf(assumed, sizeof assumed, "%g ms", static_cast<double>(options.assumed_iter_ns) / 1e6);
+    trace.notes.push_back(std::string("tiresias (duration-only, no iterations column): arrival from submit_time, GPUs "
+                                      "from num_gpu; iterations = duration / the catalog's iteration time of the model, "
+                                      "else duration / ") +
+                          assumed + " (--assumed-iter-ms), at least 1" +
+                          (trace_durations ? ", the remainder on the first, so each solo time equals duration"
+                                           : "; iteration time from the catalog (--durations catalog)"));
+  }
+  const std::int64_t renamed_count = counts.renamed_count, from_catalog = counts.from_catalog;
+  const std::int64_t missing_jobs = counts.missing_jobs, multi_gpu = counts.multi_gpu;
+  if (renamed_count > 0) {
+    trace.notes.push_back(std::to_string(renamed_count) + plural(renamed_count, " job repeats", " jobs repeat") +
+                          " an earlier job_id (Tiresias keeps jobs by their order): made unique with #n (" +
+                          joined(counts.renamed) + (renamed_count > 3 ? ", ..." : "") + ")");
+  }
+  if (from_catalog > 0) {
+    trace.notes.push_back(std::to_string(from_catalog) + plural(from_catalog, " job takes", " jobs take") +
+                          (trace_durations ? " P, E and gpu_util from the catalog"
+                                           : " P, E, iteration time and gpu_util from the catalog (their duration is ignored)"));
+  }
+  if (!counts.mapped.empty()) {
+    std::int64_t n = 0;
+    std::string list;
+    for (const auto& [model, variant] : counts.mapped) {
+      n += variant.second;
+      list += (list.empty() ? "" : ", ") + model + " -> " + variant.first + " (" + std::to_string(variant.second) +
+              plural(variant.second, " job)", " jobs)");
+    }
+    trace.notes.push_back(std::to_string(n) + plural(n, " job names a model", " jobs name models") +
+                          " without batch size, mapped to the smallest batch variant in the catalog: " + list);
+  }
+  if (missing_jobs > 0) {
+    std::string list;
+    for (const std::string& m : counts.missing_models) list += (list.empty() ? "" : ", ") + m;
+    trace.notes.push_back(std::to_string(missing_jobs) + plural(missing_jobs, " job names ", " jobs name ") +
+                          (counts.missing_models.size() == 1 ? "a model" : "models") + " missing from the catalog (" +
+                          list + "): iteration time from duration/iterations, memory assumed to be " +
+                          options.assumed_memory.describe());
+  }
+  if (multi_gpu > 0) {
+    trace.notes.push_back(std::to_string(multi_gpu) + plural(multi_gpu, " job has", " jobs have") +
+                          " num_gpu > 1 (JobSpec::gpus)");
+  }
+  if (h.index[kTInterval] >= 0) trace.notes.push_back("the interval column is ignored");
+  if (!h.extra.empty()) trace.notes.push_back("columns not in the Tiresias layout, ignored: " + joined(h.extra));
+}
+
+}  // namespace steps
+
 const char* to_string(TraceFormat f) {
   switch (f) {
     case TraceFormat::kNative: return "native";
@@ -680,20 +704,14 @@ Trace load_trace(const std::string& path, const Catalog& catalog, const LoadOpti
   return load_trace_text(text, path, catalog, options);
 }
 
-namespace {
-
-// The scheduler rounds every E up to its alignment (core::SchedulerOptions::alignment, 256 bytes
-// in every run) and the capacity down. A share's E is rounded down to it here, so that shares of
-// one GPU that add up to at most the whole of it (Alibaba pods of 300, 300 and 400 gpu_milli) fit
-// on it together, as they do in the cluster the trace comes from; rounded to the byte, three of
-// them would need up to 256 bytes each more than the GPU has.
-constexpr core::Bytes kShareAlignment = 256;
-
-}  // namespace
-
+// The scheduler rounds every E up to its alignment (core::kAlignment, 256 bytes in every run) and
+// the capacity down. A share's E is rounded down to it here, so that shares of one GPU that add up
+// to at most the whole of it (Alibaba pods of 300, 300 and 400 gpu_milli) fit on it together, as
+// they do in the cluster the trace comes from; rounded to the byte, three of them would need up to
+// 256 bytes each more than the GPU has.
 core::Bytes share_of(core::Bytes capacity, std::int32_t share_ppm) {
   const auto exact = static_cast<core::Bytes>(static_cast<core::Int128>(capacity) * share_ppm / 1'000'000);
-  return exact / kShareAlignment * kShareAlignment;
+  return exact / core::kAlignment * core::kAlignment;
 }
 
 std::vector<core::JobSpec> jobs_for_capacity(const Trace& trace, core::Bytes capacity) {

@@ -143,6 +143,11 @@ TEST_CASE("LaneManager with an alignment rounds P and E up and the capacity down
   CHECK_THROWS_AS(LaneManager(1000, 0, false, 0), std::logic_error);
 }
 
+TEST_CASE("the loop's default alignment is the one constant core::kAlignment, 256 bytes") {
+  static_assert(kAlignment == 256);
+  CHECK(SchedulerOptions{}.alignment == kAlignment);
+}
+
 TEST_CASE("a job that fits only before rounding is rejected, and the reason says why") {
   // C = 1000 B rounds down to 768; P + E = 300 + 400 = 700 B fits C but not 512 + 512 > 768.
   const auto jobs = trace({job("r", 0, 1, ms(1), 300, 400), job("ok", 0, 1, ms(1), 256, 512)});
