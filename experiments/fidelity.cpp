@@ -617,7 +617,7 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
     base_by_policy[policy].push_back(compare_results(sim_result, real_result));
     if (calibrating) {
       const std::string run_catalog_path = out_dir + "/fidelity_catalog_" + rep + "_" + policy + ".json";
-      write_text_file(run_catalog_path, run_catalog(k).dump(2) + "\n");
+      write_text_file(run_catalog_path, traces::catalog_text(run_catalog(k)));
       sim_result = simulate(policy, run_catalog_path, "fidelity_sim_" + rep + "_" + policy).at("results").at(0);
     }
     const FidelityRow row = compare_results(sim_result, real_result);

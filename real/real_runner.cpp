@@ -25,7 +25,7 @@ class ProgressExecutor final : public core::Executor {
   ProgressExecutor(core::Executor& inner, std::span<const core::JobSpec> jobs, std::string label, core::Bytes capacity)
       : inner_(inner), jobs_(jobs), label_(std::move(label)), state_(jobs.size(), kNotAdmitted) {
     // P + E > C in whole 256-byte units: rejected at arrival by the loop, never seen here.
-    const core::Bytes c = capacity / gpu::kAlignment * gpu::kAlignment;
+    const core::Bytes c = capacity / core::kAlignment * core::kAlignment;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       if (gpu::align_up(jobs[i].persistent) + gpu::align_up(jobs[i].ephemeral) > c) state_[i] = kRejected;
     }
@@ -162,7 +162,7 @@ nlohmann::json latency_json(std::vector<core::TimeNs> v) {
 RealRunner::RealRunner(RealRunConfig cfg)
     : cfg_(std::move(cfg)), device_(gpu::make_device(cfg_.device, cfg_.math)), used_at_start_(device_->used_memory()) {}
 
-core::Bytes RealRunner::capacity() const { return cfg_.capacity / gpu::kAlignment * gpu::kAlignment; }
+core::Bytes RealRunner::capacity() const { return cfg_.capacity / core::kAlignment * core::kAlignment; }
 
 void RealRunner::check_workloads(const std::vector<core::JobSpec>& jobs) {
   for (const core::JobSpec& s : jobs) {
@@ -199,11 +199,8 @@ std::vector<std::string> RealRunner::prepare(std::vector<core::JobSpec>& jobs) {
     }
     if (cfg_.memory_from_model) notes.push_back("P and E of every job from its model on " + device_->name() + " (--memory model)");
   }
-  // Every region the pool hands out starts on a 256-byte boundary (CUDA's kernels and cuDNN fault
-  // on misaligned float data, and that error is sticky for the whole context): the scheduling
-  // loop rounds P and E up and the capacity down to whole units (SchedulerOptions::alignment,
-  // the same in salus-sim), and the pool's base is aligned.
-  static_assert(gpu::kAlignment == 256, "the pool's alignment is the loop's default");
+  // Every region the pool hands out starts on a core::kAlignment boundary, the unit the loop rounds
+  // P and E up and the capacity down to (SchedulerOptions::alignment, the same in salus-sim).
   if (cfg_.warmup) notes.push_back(warm_up(*device_, capacity(), needs));
   return notes;
 }

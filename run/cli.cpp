@@ -287,10 +287,6 @@ void check_output_paths(const std::vector<OutputPath>& outputs) {
   }
 }
 
-std::string count_text(std::size_t n, const std::string& noun, const std::string& plural) {
-  return std::to_string(n) + " " + (n == 1 ? noun : plural.empty() ? noun + "s" : plural);
-}
-
 std::string version_text(const char* tool) { return std::string(tool) + " " + SALUS_VERSION; }
 
 bool parse_on_off(const std::string& option, const std::string& value) {

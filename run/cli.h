@@ -72,8 +72,6 @@ struct OutputPath {
 /// "--option: 'path': what is wrong".
 void check_output_paths(const std::vector<OutputPath>& outputs);
 
-/// "1 job", "3 jobs": `n` and the noun, plural when n != 1 (`plural` when it is not noun + "s").
-std::string count_text(std::size_t n, const std::string& noun, const std::string& plural = "");
 
 /// "NAME VERSION" (the CMake project version, and `git describe` when the source was a git
 /// checkout at configure time).

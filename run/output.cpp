@@ -203,12 +203,11 @@ std::array<TimeUnit, 4> table_units(const std::vector<SimRun>& runs) {
   return units;
 }
 
-/// "1 job", "2 jobs".
-std::string count_text(long long n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
 }  // namespace
+
+std::string count_text(std::size_t n, const std::string& noun, const std::string& plural) {
+  return std::to_string(n) + " " + (n == 1 ? noun : plural.empty() ? noun + "s" : plural);
+}
 
 void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
   // Each time column in its own unit (seconds, minutes or hours, from its largest figure), so that
@@ -650,8 +649,8 @@ void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jo
     std::string sizes;
     for (const SizeJct& s : jct_by_size(jobs, r)) {
       // In the unit of the table's Avg. JCT column, printed just above.
-      sizes += (sizes.empty() ? "" : "; ") + count_text(s.gpus, "GPU", "GPUs") + ": " +
-               count_text(static_cast<long long>(s.jobs), "job", "jobs") + ", avg " + time_text(s.avg_jct_s, jct_unit);
+      sizes += (sizes.empty() ? "" : "; ") + count_text(static_cast<std::size_t>(s.gpus), "GPU") + ": " +
+               count_text(static_cast<std::size_t>(s.jobs), "job") + ", avg " + time_text(s.avg_jct_s, jct_unit);
     }
     std::snprintf(line, sizeof line, "%-8s placement %s, GPUs busy at most %d; JCT by size: ", r.policy.c_str(),
                   r.placement.c_str(), peak);

@@ -15,6 +15,9 @@
 
 namespace salus::run {
 
+/// "1 job", "3 jobs": `n` and the noun, plural when n != 1 (`plural` when it is not noun + "s").
+std::string count_text(std::size_t n, const std::string& noun, const std::string& plural = "");
+
 /// Exact decimal seconds of a nanosecond count, e.g. 1500000 -> "0.0015".
 std::string seconds_text(core::TimeNs ns);
 

@@ -334,7 +334,7 @@ int body(int argc, char** argv) {
     std::printf("switching cost (%s, FAIR, one lane; the catalog's default): %.4f ms\n", fastest->name.c_str(),
                 static_cast<double>(*switch_ns) / 1e6);
   }
-  run::write_text_file(out, cat.dump(2) + "\n");
+  run::write_text_file(out, traces::catalog_text(cat));
   if (!cs.empty()) {
     // The factors the `crowds` model reads from this catalog, as salus-sim will.
     const traces::Catalog written = traces::Catalog::load(out);

@@ -307,6 +307,20 @@ Catalog Catalog::load(const std::string& path) {
     throw core::InputError(std::string(e.what()) + " (the shipped data was not found; looked in " + where +
                            "; set SALUS_DATA_DIR to the folder holding profiles/catalog.json, or pass --profiles)");
   }
+  return parse(text, path);
+}
+
+std::string catalog_text(const json& doc) {
+  std::string text = doc.dump(2) + "\n";
+  try {
+    (void)Catalog::parse(text, "<catalog being written>");
+  } catch (const core::InputError& e) {
+    throw std::logic_error(std::string("a catalog that would not read back: ") + e.what());
+  }
+  return text;
+}
+
+Catalog Catalog::parse(const std::string& text, const std::string& path) {
   const json doc = parse_json(text, path);
 
   auto top_error = [&](const std::string& what) { return core::InputError(core::at(path, 1, what)); };

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/units.h"
 
 namespace salus::traces {
@@ -57,10 +59,17 @@ std::vector<std::string> data_dir_candidates();
 /// (cmake --install puts them there), else the source tree's plots/ beside the data's real folder.
 std::string plots_dir();
 
+/// The text of a catalog document, the one writer of the format (salus-catalog, salus-profile and
+/// fidelity's calibrated catalogs): nlohmann's dump(2) and a newline, checked to read back with
+/// Catalog::parse (std::logic_error otherwise: a writer's bug, not bad input).
+std::string catalog_text(const nlohmann::json& doc);
+
 class Catalog {
  public:
   /// Reads a catalog file. Throws core::InputError "path:line: what" on bad content.
   static Catalog load(const std::string& path);
+  /// The same from its text (`path` names it in errors).
+  static Catalog parse(const std::string& text, const std::string& path);
   /// The shipped catalog: data_dir()/profiles/catalog.json.
   static Catalog load_default();
   static std::string default_path();

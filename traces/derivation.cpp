@@ -1,4 +1,5 @@
 #include "traces/derivation.h"
+#include "traces/catalog.h"
 
 #include <algorithm>
 #include <cmath>
@@ -675,25 +676,22 @@ std::string catalog_json() {
       " GB/s; these two constants are calibrated so that u = GPU / (GPU + host) is 1/1.07 for resnet50_50 and 1/2.38 "
       "for superres_128, the paper's PACK makespan gains for 300 such jobs. _infer entries are forward only at the "
       "smallest batch. MB = 1e6 B; the file stores MiB.";
-  std::string s = "{\n";
-  s += "  \"format\": \"salus-catalog/1\",\n";
-  s += "  \"gpu\": \"NVIDIA P100 16 GB (derived from the architectures, not measured)\",\n";
-  s += "  \"notes\": " + nlohmann::json(notes).dump() + ",\n";
-  s += "  \"workloads\": [\n";
-  const std::vector<DerivedWorkload> all = derive_catalog();
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const DerivedWorkload& w = all[i];
-    s += "    {\n";
-    s += "      \"name\": " + nlohmann::json(w.name).dump() + ",\n";
-    s += "      \"persistent_mib\": " + fixed(core::to_mib(w.persistent), 2) + ",\n";
-    s += "      \"ephemeral_mib\": " + fixed(core::to_mib(w.ephemeral), 2) + ",\n";
-    s += "      \"iter_ms\": " + fixed(w.iter_ms(), 3) + ",\n";
-    s += "      \"gpu_util\": " + fixed(w.gpu_util(), 3) + ",\n";
-    s += "      \"source\": " + nlohmann::json(w.source()).dump() + "\n";
-    s += i + 1 < all.size() ? "    },\n" : "    }\n";
+  // Figures rounded as the catalog shows them (MiB to 2 decimals, ms and u to 3): the double
+  // nearest the decimal, which the file then holds in its shortest form.
+  auto rounded = [](double v, int decimals) { return std::stod(fixed(v, decimals)); };
+  nlohmann::json workloads = nlohmann::json::array();
+  for (const DerivedWorkload& w : derive_catalog()) {
+    workloads.push_back({{"name", w.name},
+                         {"persistent_mib", rounded(core::to_mib(w.persistent), 2)},
+                         {"ephemeral_mib", rounded(core::to_mib(w.ephemeral), 2)},
+                         {"iter_ms", rounded(w.iter_ms(), 3)},
+                         {"gpu_util", rounded(w.gpu_util(), 3)},
+                         {"source", w.source()}});
   }
-  s += "  ]\n}\n";
-  return s;
+  return catalog_text({{"format", "salus-catalog/1"},
+                       {"gpu", "NVIDIA P100 16 GB (derived from the architectures, not measured)"},
+                       {"notes", notes},
+                       {"workloads", std::move(workloads)}});
 }
 
 }  // namespace salus::traces
