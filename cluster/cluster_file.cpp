@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/registry.h"
 
 namespace salus::cluster {
 
@@ -25,14 +26,7 @@ std::string trim(const std::string& s) {
   return s.substr(a, b - a);
 }
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream ss(line);
-  std::string cell;
-  while (std::getline(ss, cell, ',')) out.push_back(trim(cell));
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
+std::vector<std::string> split(const std::string& line) { return core::split_list(line); }
 
 // The cells of the next row that is not blank or a comment ('#'), counting lines in `lineno`;
 // false at the end of the file.
@@ -235,10 +229,7 @@ void set_kind_speeds(ClusterSpec& c, const std::string& spec, const std::string&
   for (const GpuKind& k : c.kinds) names += (names.empty() ? "" : ", ") + k.name;
   if (c.kinds.empty()) fail("the cluster's GPUs have no kinds (a cluster file with a kind column, or a node list)");
   std::string note;
-  std::stringstream ss(spec);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    item = trim(item);
+  for (const std::string& item : core::split_list(spec)) {
     const std::size_t eq = item.find('=');
     if (eq == std::string::npos) fail("expected KIND=SPEED, got '" + item + "'");
     const std::string name = trim(item.substr(0, eq));

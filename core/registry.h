@@ -13,6 +13,27 @@
 
 namespace salus::core {
 
+/// The items of a separated list ("fifo, srtf,pack"), each trimmed of spaces, tabs and CRs, empty
+/// ones kept ("a,,b," -> a, "", b, ""), so that callers say what is wrong with them; an empty text
+/// has no items. The one splitter of comma lists (policies, kinds, workloads, CSV cells).
+inline std::vector<std::string> split_list(std::string_view text, char sep = ',') {
+  std::vector<std::string> out;
+  if (text.empty()) return out;
+  auto trim = [](std::string_view v) {
+    const std::size_t a = v.find_first_not_of(" \t\r");
+    if (a == std::string_view::npos) return std::string();
+    return std::string(v.substr(a, v.find_last_not_of(" \t\r") - a + 1));
+  };
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == sep) {
+      out.push_back(trim(text.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
 /// Levenshtein distance between two names (insertions, deletions, substitutions of one byte).
 inline std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);

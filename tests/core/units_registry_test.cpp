@@ -47,3 +47,13 @@ TEST_CASE("registry: edit distance and the nearest name") {
   CHECK(core::did_you_mean("zzzz", names).empty());
   CHECK(core::nearest_name("--polcy", std::vector<std::string>{"--policy", "--profiles"}) == "--policy");
 }
+
+TEST_CASE("split_list: every item between separators, trimmed, empty ones kept") {
+  using salus::core::split_list;
+  CHECK(split_list("").empty());
+  CHECK(split_list("fifo") == std::vector<std::string>{"fifo"});
+  CHECK(split_list(" fifo , srtf,pack ") == std::vector<std::string>{"fifo", "srtf", "pack"});
+  CHECK(split_list("a,,b,") == std::vector<std::string>{"a", "", "b", ""});
+  CHECK(split_list(",") == std::vector<std::string>{"", ""});
+  CHECK(split_list("x\t;y\r", ';') == std::vector<std::string>{"x", "y"});
+}
