@@ -60,34 +60,6 @@ core::LaneMode parse_lane_mode(const std::string& text) {
   throw core::InputError("--lanes: unknown lane mode '" + text + "' (valid: single, auto, exclusive)");
 }
 
-void add_trace_options(boost::program_options::options_description& desc, TraceOptionValues& v) {
-  namespace po = boost::program_options;
-  desc.add_options()
-      ("format", po::value(&v.format),
-       ("trace format, instead of recognising it by content: " + traces::trace_format_registry().names_joined() +
-        " (mappings: salus-trace formats)").c_str())
-      ("durations", po::value(&v.durations)->default_value(v.durations),
-       "trace|catalog: a Tiresias job's solo time is the trace's duration (iteration time = duration / iterations), "
-       "or the catalog's iteration time x iterations")
-      ("throughputs", po::value(&v.throughputs),
-       "Gavel traces: iteration times from this throughputs file (Gavel's JSON); default: the catalog")
-      ("worker-type", po::value(&v.worker_type), "Gavel traces: the --throughputs worker type (default: v100)")
-      ("gavel-scaling", po::value(&v.gavel_scaling)->default_value(v.gavel_scaling),
-       "Gavel traces: linear|none|refuse: a k-GPU job the --throughputs file measures only at 1 GPU runs at k times "
-       "the one-GPU steps per second (linear), at the one-GPU rate (none), or is an error (refuse)")
-      ("assumed-iter-ms", po::value(&v.assumed_iter_ms)->default_value(v.assumed_iter_ms, "1000"),
-       "iteration time assumed for traces with durations but no iteration counts (Philly, Helios, Alibaba)")
-      ("assumed-memory", po::value(&v.assumed_memory)->default_value(v.assumed_memory, "1"),
-       "FRACTION|SIZE: memory of a job the trace gives no memory figure for (Philly, Helios, Alibaba's whole-GPU "
-       "and multi-GPU pods, models missing from the catalog): P = 0, E = this fraction in (0, 1] of the GPU's "
-       "memory, or this size (8GiB, at most the GPU's), u = 1; default 1, the whole GPU")
-      ("window", po::value(&v.window),
-       "START:END: replay only jobs arriving in [START, END) of the trace's time axis, shifted to start at 0; "
-       "seconds, or with a unit: 2h:3h, 90min:120min")
-      ("sample", po::value(&v.sample)->default_value(1.0, "1"),
-       "keep each job with this probability in (0, 1], drawn from --seed and its place in the file");
-}
-
 traces::LoadOptions make_load_options(const TraceOptionValues& v, std::uint64_t seed) {
   traces::LoadOptions o;
   if (!v.format.empty() && !traces::trace_format_registry().find(v.format)) {
@@ -116,36 +88,6 @@ traces::LoadOptions make_load_options(const TraceOptionValues& v, std::uint64_t 
   o.sample = v.sample;
   o.seed = seed;
   return o;
-}
-
-void add_model_options(boost::program_options::options_description& desc, ModelOptionValues& v,
-                       const std::string& interference_extra, const std::string& placement_extra) {
-  namespace po = boost::program_options;
-  desc.add_options()
-      ("lanes", po::value(&v.lanes), "single|auto|exclusive: one shared lane, or lanes per Algorithm 1, or one "
-       "job at a time on the whole GPU, kept until it ends (fifo, and srtf: then the shortest waiting job "
-       "first, not preemptive) (default: single for srtf and fair, auto for pack; fifo is always exclusive)")
-      ("interference", po::value(&v.interference)->default_value(v.interference),
-       ("none: every iteration takes its solo time; profiled: concurrent lanes run at 1/max(1, sum u) speed; "
-        "pairs: the catalog's measured pair slowdowns, excess added over the other lanes (u where a pair is "
-        "missing); crowds: pairs, times the catalog's measured crowd factor with 3 or more lanes running; "
-        "shares: GPU time shared by weight x u, weights fitted to the catalog's pairs; auto: the model the "
-        "catalog names (\"interference\", which salus-profile writes for its device), else shares when the "
-        "catalog has a pair table, else profiled" + interference_extra).c_str())
-      ("share-exponent", po::value(&v.share_exponent)->default_value(v.share_exponent),
-       "shares: raise each lane's slowdown to this power, in (0, 2] (below 1: a crowd of lanes overlaps better "
-       "than its shares add up to; 0.8 fits the measured H100 traces, see the README)")
-      ("lane-shrink", po::value(&v.lane_shrink)->default_value(v.lane_shrink),
-       "on|off: a lane's size follows the largest E of its jobs down when that job finishes (the paper's "
-       "L_j = max E); off: a lane keeps the largest size it ever had until its last job finishes")
-      ("switch-cost-ms", po::value(&v.switch_ms),
-       "milliseconds added to the first iteration after a lane changes job, for every job (default: the "
-       "catalog entry's own switch_ms where it has one, else the catalog's switch_ms, else 1)")
-      ("placement", po::value(&v.placement),
-       ("on a cluster: which GPU takes a job, among those where it starts at once (valid: " +
-        cluster::placement_registry().names_joined() +
-        "; default: each policy's own, fifo first-fit, pack util-pack, the others least-loaded)" + placement_extra)
-           .c_str());
 }
 
 ModelOptions make_model_options(const ModelOptionValues& v, const boost::program_options::variables_map& vm) {

@@ -30,9 +30,6 @@ struct TraceOptionValues {
   std::string format, durations = "trace", throughputs, worker_type, window, assumed_memory = "1", gavel_scaling = "linear";
   double sample = 1, assumed_iter_ms = 1000;
 };
-/// Adds --format, --durations, --throughputs, --worker-type, --assumed-iter-ms, --assumed-memory,
-/// --window and --sample to `desc`.
-void add_trace_options(boost::program_options::options_description& desc, TraceOptionValues& values);
 /// Checks the values; `seed` is the program's --seed. Throws core::InputError "--option: what".
 traces::LoadOptions make_load_options(const TraceOptionValues& values, std::uint64_t seed);
 /// The model options of salus-sim and salus-experiment (gpus_needed), as typed.
@@ -40,11 +37,6 @@ struct ModelOptionValues {
   std::string lanes, interference = "auto", lane_shrink = "on", placement;
   double share_exponent = 1, switch_ms = 0;
 };
-/// Adds --lanes, --interference, --share-exponent, --lane-shrink, --switch-cost-ms and
-/// --placement to `desc`; `interference_extra` and `placement_extra` end those two options' help
-/// (what the program does with them beyond salus-sim's meaning).
-void add_model_options(boost::program_options::options_description& desc, ModelOptionValues& values,
-                       const std::string& interference_extra = "", const std::string& placement_extra = "");
 /// Checks the values (`vm` tells which were given). Throws core::InputError "--option: what".
 ModelOptions make_model_options(const ModelOptionValues& values, const boost::program_options::variables_map& vm);
 

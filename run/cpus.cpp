@@ -92,14 +92,6 @@ void pin_to_cpus(const std::vector<int>& cpus) {
   }
 }
 
-void add_cpus_option(boost::program_options::options_description& desc, std::string& value,
-                     const std::string& default_text) {
-  const std::string help = "run this program's threads (and the programs it starts) on these CPUs only, e.g. 0 or 0-1 "
-                           "or 0,2, or all: every CPU this process may use, where the OS places them (default: " +
-                           default_text + "; the README says why the CPU device's measurements want them pinned)";
-  desc.add_options()("cpus", boost::program_options::value(&value), help.c_str());
-}
-
 void apply_cpus_option(const std::string& value) {
   if (!value.empty()) pin_to_cpus(parse_cpu_list(value));
 }

@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <boost/program_options.hpp>
-
 namespace salus::traces {
 class Catalog;
 }
@@ -28,11 +26,6 @@ std::string cpu_list_text(const std::vector<int>& cpus);
 /// Restricts this thread, and so every thread and program it starts afterwards, to `cpus`. Throws
 /// core::InputError naming the CPUs this process may use when one of them is not among them.
 void pin_to_cpus(const std::vector<int>& cpus);
-
-/// Adds --cpus LIST to `desc`; `value` stays empty when it is not given. `default_text` says
-/// what happens then.
-void add_cpus_option(boost::program_options::options_description& desc, std::string& value,
-                     const std::string& default_text = "where the OS places them");
 
 /// Pins to the --cpus value (nothing when it is empty or "all"); call before any thread is started.
 void apply_cpus_option(const std::string& value);

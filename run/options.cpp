@@ -22,12 +22,19 @@ const std::string& Option::help_of(Program program) const {
   return help;
 }
 
+const std::string* Option::default_of(Program program) const {
+  for (const auto& [programs, text] : default_for) {
+    if (programs & program) return &text;
+  }
+  return nullptr;
+}
+
 Option switch_option(std::string name, bool* field, Programs programs, std::string help) {
   Option o;
   o.name = std::move(name);
   o.programs = programs;
   o.help = std::move(help);
-  o.make = [field](const Option&) -> po::value_semantic* { return po::bool_switch(field); };
+  o.make = [field](const Option&, Program) -> po::value_semantic* { return po::bool_switch(field); };
   return o;
 }
 
@@ -62,7 +69,7 @@ po::options_description OptionTable::description(Program program, const std::str
     const std::string names = o.short_name ? o.name + "," + std::string(1, o.short_name) : o.name;
     const std::string& help = o.help_of(program);
     if (o.make) {
-      desc.add_options()(names.c_str(), o.make(o), help.c_str());
+      desc.add_options()(names.c_str(), o.make(o, program), help.c_str());
     } else {
       desc.add_options()(names.c_str(), help.c_str());
     }
@@ -138,6 +145,7 @@ void add_run_options(OptionTable& t, OptionValues& v) {
       .help_in(kRun, "trace file (same formats as salus-sim)")
       .help_in(kExperiment, "fidelity: the trace (default: the shipped traces/experiments/fidelity_cpu.csv); "
                             "gpus_needed: the trace (default: the shipped long_trace_100.csv)")
+      .required_in(kRun)
       .hidden = kTraceStats;
   t.add(value_option("policy", &v.policy, "LIST", kSim | kRun,
                      "comma-separated policies (valid: " + policies::policy_names_joined() + ")"));
@@ -170,6 +178,7 @@ void add_run_options(OptionTable& t, OptionValues& v) {
       .help_in(kRun, "write the summary JSON here (salus-sim's schema plus measurements)");
   t.add(value_option("out", &v.out, "PATH", kSim | kRun | kProfile | kTraceGenerate | kExperiment | kCatalog,
                      "write per-job CSVs, timelines, memory, lane moves and JCT CDFs into this directory"))
+      .required_in(kProfile)
       .help_in(kRun, "write per-job CSVs, timelines, memory and lane moves into this directory")
       .help_in(kProfile, "catalog file to write")
       .help_in(kTraceGenerate, "write the CSV here (default: standard output)")
@@ -212,10 +221,11 @@ void add_run_options(OptionTable& t, OptionValues& v) {
 
   // The model options (salus-sim; salus-experiment's gpus_needed and fidelity).
   ModelOptionValues& m = v.model_values;
-  t.add(value_option("lanes", &m.lanes, "single|auto|exclusive", models,
+  t.add(value_option("lanes", &m.lanes, "single|auto|exclusive", models | kRun,
                      "single|auto|exclusive: one shared lane, or lanes per Algorithm 1, or one job at a time on the "
                      "whole GPU, kept until it ends (fifo, and srtf: then the shortest waiting job first, not "
-                     "preemptive) (default: single for srtf and fair, auto for pack; fifo is always exclusive)"));
+                     "preemptive) (default: single for srtf and fair, auto for pack; fifo is always exclusive)"))
+      .help_in(kRun, "single|auto|exclusive (as in salus-sim)");
   const std::string interference =
       "none: every iteration takes its solo time; profiled: concurrent lanes run at 1/max(1, sum u) speed; "
       "pairs: the catalog's measured pair slowdowns, excess added over the other lanes (u where a pair is "
@@ -241,6 +251,30 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                                 "; default: each policy's own, fifo first-fit, pack util-pack, the others least-loaded)";
   t.add(value_option("placement", &m.placement, "NAME", models, placement + " (a cluster: --gpus N > 1 or --cluster)"))
       .help_in(kExperiment, placement + " (gpus_needed)");
+
+  // salus-trace generate's own; --workloads is salus-profile's too.
+  traces::GeneratorOptions& g = v.generator;
+  const auto num = [](double x) { return traces::format_number(x); };
+  t.add(value_option("jobs", &g.jobs, "N", kTraceGenerate, "number of jobs"));
+  t.add(value_option("mean-interarrival-s", &g.mean_interarrival_s, "S", kTraceGenerate,
+                     "mean of the exponential gaps between arrivals, seconds (first job at 0)"))
+      .default_text = num(g.mean_interarrival_s);
+  t.add(value_option("median-duration-s", &g.median_duration_s, "S", kTraceGenerate,
+                     "median solo duration, seconds (log-normal)"))
+      .default_text = num(g.median_duration_s);
+  t.add(value_option("duration-sigma", &g.duration_sigma, "X", kTraceGenerate, "sigma of ln(duration)"))
+      .default_text = num(g.duration_sigma);
+  t.add(value_option("min-duration-s", &g.min_duration_s, "S", kTraceGenerate,
+                     "shorter drawn durations are raised to this, seconds"))
+      .default_text = num(g.min_duration_s);
+  t.add(value_option("max-duration-s", &g.max_duration_s, "S", kTraceGenerate,
+                     "longer drawn durations are lowered to this, seconds"))
+      .default_text = num(g.max_duration_s);
+  t.add(value_option("workloads", &v.workloads, "LIST", kTraceGenerate | kProfile,
+                     "comma-separated catalog names to draw from (default: every entry not ending in _infer, except "
+                     "lenet_32 and mlp_64)"))
+      .help_in(kProfile, "comma-separated workloads, e.g. lenet_32,mlp_64,resnet50_25")
+      .required_in(kProfile);
 
   // The trace-reading options (salus-sim, salus-run, salus-trace stats; salus-experiment's gpus_needed).
   TraceOptionValues& tr = v.trace_values;

@@ -11,9 +11,11 @@
 #include <utility>
 #include <vector>
 
+#include <boost/lexical_cast.hpp>
 #include <boost/program_options.hpp>
 
 #include "run/cli.h"
+#include "traces/generator.h"
 
 namespace salus::run {
 
@@ -38,6 +40,11 @@ struct Option {
   /// that is not empty, any number), unless `no_default`.
   std::string default_text;
   bool no_default = false;  ///< given or not, never defaulted (the program reads vm.count)
+  /// A program's own default, where it differs (--warmup: "on" in salus-run, "2" in salus-profile):
+  /// the value stored when the option is not given, as text parsed by the field's type.
+  std::vector<std::pair<Programs, std::string>> default_for;
+  Programs required = 0;  ///< programs that refuse to run without it
+  std::vector<std::pair<Programs, std::string>> value_name_for;  ///< a program's own value name
   Programs programs = 0;
   Programs hidden = 0;  ///< programs that take it without listing it in --help (a positional's name)
   /// salus-experiment: the only experiments that take it (empty: every one), and how its refusal
@@ -47,13 +54,30 @@ struct Option {
   std::vector<std::pair<Programs, std::string>> help_for;  ///< a program's own help, where it says more
   /// How the value is stored (a Boost value semantic writing into the field); null: a flag that is
   /// only looked up in the variables map (--help, --version).
-  std::function<boost::program_options::value_semantic*(const Option&)> make;
+  std::function<boost::program_options::value_semantic*(const Option&, Program)> make;
 
   /// The help `program` shows.
   const std::string& help_of(Program program) const;
   /// Sets `program`'s own help.
   Option& help_in(Programs programs, std::string text) {
     help_for.emplace_back(programs, std::move(text));
+    return *this;
+  }
+  /// Sets `programs`' own default (see default_for).
+  Option& default_in(Programs programs, std::string value) {
+    default_for.emplace_back(programs, std::move(value));
+    return *this;
+  }
+  /// `program`'s own default; nullptr when it has none.
+  const std::string* default_of(Program program) const;
+  /// Sets `programs`' own value name (--warmup: N in salus-profile).
+  Option& value_name_in(Programs programs, std::string name) {
+    value_name_for.emplace_back(programs, std::move(name));
+    return *this;
+  }
+  /// Marks the option required in `programs`.
+  Option& required_in(Programs programs) {
+    required |= programs;
     return *this;
   }
 };
@@ -67,10 +91,17 @@ Option value_option(std::string name, T* field, std::string value_name, Programs
   o.value_name = std::move(value_name);
   o.programs = programs;
   o.help = std::move(help);
-  o.make = [field](const Option& self) -> boost::program_options::value_semantic* {
+  o.make = [field](const Option& self, Program program) -> boost::program_options::value_semantic* {
     auto* v = boost::program_options::value(field);
     v->value_name(self.value_name);
-    if (!self.no_default) {
+    for (const auto& [programs, name] : self.value_name_for) {
+      if (programs & program) v->value_name(name);
+    }
+    if (self.required & program) v->required();
+    if (const std::string* own = self.default_of(program)) {
+      // Parsed as the command line's text would be (a number's default is given as text).
+      v->default_value(boost::lexical_cast<T>(*own), *own);
+    } else if (!self.no_default) {
       if (!self.default_text.empty()) {
         v->default_value(*field, self.default_text);
       } else if constexpr (std::is_same_v<T, std::string>) {
@@ -130,6 +161,9 @@ struct OptionValues {
   std::string paging = "off", timeline = "runs", cluster, kind_speed;
   double paging_gbps = 12, profile_noise = 0;
   std::int64_t gpus = 1;
+  // salus-trace generate (its --seed is `seed`); --workloads is salus-profile's too
+  traces::GeneratorOptions generator;
+  std::string workloads;
 };
 
 /// Declares the options of run/ (the trace, the catalog, the policies, the GPU, the model, the

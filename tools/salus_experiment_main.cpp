@@ -30,6 +30,7 @@
 #include "traces/trace.h"
 #include "gpu_backend/device.h"
 #include "real/executors.h"
+#include "real/options.h"
 #include "sim/interference.h"
 
 namespace po = boost::program_options;
@@ -79,7 +80,7 @@ std::string tables() {
 }
 
 int body(int argc, char** argv) {
-  std::string name, inputs = traces::data_dir(), executor = "sim", device = "cpu", plots = "auto";
+  std::string name, inputs = traces::data_dir(), executor = "sim", plots = "auto";
   experiments::ExperimentContext ctx;
   experiments::ExperimentOptionValues own;
   run::OptionValues v;
@@ -94,11 +95,12 @@ int body(int argc, char** argv) {
   table.add(run::value_option("executor", &executor, "NAME", run::kExperiment,
                               "what runs the iterations: " + real::executor_registry().names_joined() +
                                   " (real runs each experiment's documented real variant: see below)"));
-  table.add(run::value_option("device", &device, "NAME", run::kExperiment,
-                              "with --executor real: " + gpu::device_registry().names_joined()));
   table.add(run::value_option("plots", &plots, "auto|on|off", run::kExperiment,
                               "auto: draw the figures when matplotlib is there, else say how to get it; on: failing to "
                               "draw is an error; off"));
+  real::RealOptionValues r;  // --device
+  real::add_real_options(table, r);
+  const std::string& device = r.run.device;
   experiments::add_experiment_options(table, ctx, own);
   po::positional_options_description pos;
   pos.add("name", 1);

@@ -20,7 +20,9 @@
 #include "run/output.h"
 #include "gpu_backend/device.h"
 #include "gpu_backend/model.h"
+#include "real/options.h"
 #include "real/profiler.h"
+#include "run/options.h"
 #include "sim/interference.h"
 #include "traces/catalog.h"
 
@@ -99,53 +101,30 @@ int parse_crowd_rounds(const std::string& text, const std::string& device) {
 }
 
 int body(int argc, char** argv) {
-  std::string device_name, list, out, gpu_mem, math, cpus;
-  std::string pairs_text = "on", switch_text = "on", crowds_text = "3,5,7", sweeps_text = "auto",
-              rounds_text = "auto";
-  gpu::ProfileOptions opts;
-  po::options_description desc("salus-profile: measure workloads on a device and write a catalog\n\nOptions");
-  desc.add_options()
-      ("help,h", "print this help")
-      ("version", "print the version")
-      ("device", po::value(&device_name)->default_value("cpu"), "cpu or cuda")
-      ("math", po::value(&math)->default_value("fp32"),
-       "fp32: exact FP32 convolutions and GEMMs; tf32: TF32 tensor cores for them (cuda only)")
-      ("workloads", po::value(&list)->required(), "comma-separated workloads, e.g. lenet_32,mlp_64,resnet50_25")
-      ("out", po::value(&out)->required(), "catalog file to write")
-      ("gpu-mem", po::value(&gpu_mem)->default_value("16GiB"), "memory pool used for the measurements")
-      ("warmup", po::value(&opts.warmup)->default_value(2), "iterations run before measuring")
-      ("iterations", po::value(&opts.iterations)->default_value(10), "iterations measured, at least")
-      ("min-seconds", po::value(&opts.min_seconds)->default_value(0.5),
-       "and measured for at least this long per workload (the mean and median are written)")
-      ("switch", po::value(&switch_text)->default_value(switch_text),
-       "on|off: also measure the executor's switching cost (switch_ms) of every workload, two copies taking turns "
-       "in one lane (the catalog's own switch_ms: the fastest workload's)")
-      ("pairs", po::value(&pairs_text)->default_value(pairs_text), "on|off: also measure every pair in two lanes")
-      ("crowds", po::value(&crowds_text)->default_value(crowds_text),
-       "with --pairs on: also measure crowds of this many lanes at once (the workloads in turn, lane by lane), "
-       "for the `crowds` interference model; off: none")
-      ("sweeps", po::value(&sweeps_text)->default_value(sweeps_text),
-       "with --pairs on: also measure k copies of each workload at once, for each k of this list (2 to 64), for the "
-       "`capacity` interference model's C(k); auto: 3,5,8,12 on a GPU, off on the cpu device; off: none")
-      ("crowd-rounds", po::value(&rounds_text)->default_value(rounds_text),
-       "rounds of each crowd and sweep point, each bracketed by solo runs (the median is kept); auto: 1 on a GPU, 3 "
-       "on the cpu device");
-  run::add_cpus_option(desc, cpus, "on the cpu device one CPU, the first it may use, recorded in the catalog; "
-                                          "on cuda where the OS places them");
-  po::variables_map vm;
-  po::store(run::parse_command_line(argc, argv, desc), vm);
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
-  if (vm.count("version")) {
-    std::cout << run::version_text("salus-profile") << "\n";
+  run::OptionValues v;
+  real::RealOptionValues r;
+  run::OptionTable table;
+  run::add_run_options(table, v);
+  real::add_real_options(table, r);
+  po::variables_map vm = table.parse(run::kProfile, argc, argv);
+  if (run::print_help_or_version(table, run::kProfile, "salus-profile",
+                                 "salus-profile: measure workloads on a device and write a catalog\n\nOptions", vm)) {
     return 0;
   }
   po::notify(vm);
+  const std::string& device_name = r.run.device;
+  const std::string& out = v.out;
+  const std::string& list = v.workloads;
+  const std::string& pairs_text = r.pairs;
+  const std::string& switch_text = r.switch_cost;
+  const std::string& crowds_text = r.crowds;
+  const std::string& sweeps_text = r.sweeps;
+  const std::string& rounds_text = r.crowd_rounds;
+  const std::string& math = r.math;
+  gpu::ProfileOptions opts = r.profile;
   run::check_output_paths({{"--out", out, run::OutputKind::kFile}});
   // Before any thread: on the cpu device one CPU unless --cpus says otherwise (README, --cpus).
-  if (const std::string note = run::pin_for_device("salus-profile", cpus, device_name, nullptr); !note.empty()) {
+  if (const std::string note = run::pin_for_device("salus-profile", v.cpus, device_name, nullptr); !note.empty()) {
     std::printf("note: %s\n", note.c_str());
   }
   const bool pairs = run::parse_on_off("--pairs", pairs_text);
@@ -163,9 +142,9 @@ int body(int argc, char** argv) {
     sweep_sizes.clear();
   }
   opts.crowd_rounds = parse_crowd_rounds(rounds_text, device_name);
-  opts.capacity = run::parse_capacity(gpu_mem);
+  opts.capacity = run::parse_capacity(v.gpu_mem);
+  opts.warmup = real::parse_profile_warmup(r.warmup);
   if (opts.iterations < 1) throw core::InputError("--iterations: must be at least 1");
-  if (opts.warmup < 0) throw core::InputError("--warmup: must not be negative");
   if (!(opts.min_seconds >= 0 && opts.min_seconds <= 600)) throw core::InputError("--min-seconds: must be in [0, 600]");
   std::vector<std::string> workloads;
   std::stringstream ss(list);

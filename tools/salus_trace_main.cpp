@@ -15,6 +15,7 @@
 #include "core/registry.h"
 #include "core/units.h"
 #include "run/cli.h"
+#include "run/options.h"
 #include "run/output.h"
 #include "traces/catalog.h"
 #include "traces/generator.h"
@@ -61,60 +62,30 @@ std::vector<std::string> split_list(const std::string& list) {
   return out;
 }
 
-std::uint64_t parse_seed(const std::string& text) {
-  std::uint64_t v = 0;
-  bool ok = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-  for (char c : text) {
-    if (!ok) break;
-    const std::uint64_t d = static_cast<std::uint64_t>(c - '0');
-    if (v > (UINT64_MAX - d) / 10) ok = false;
-    v = v * 10 + d;
-  }
-  if (!ok) throw core::InputError("--seed: must be an integer in [0, 18446744073709551615], got '" + text + "'");
-  return v;
-}
-
 // ---- generate ------------------------------------------------------------------------------
 
 int generate(int argc, char** argv) {
-  traces::GeneratorOptions opt;
-  std::string seed_text = "1", out_path, profiles, workloads;
-  po::options_description desc(
-      "salus-trace generate: draw a synthetic trace for the long-running training experiment (paper 5.1)\n"
-      "Poisson arrivals, log-normal solo durations clipped to [min, max], workloads uniform over the catalog's\n"
-      "training entries; iterations = max(1, round(duration / iteration time)). Same options -> same bytes.\n"
-      "\nOptions");
-  auto num = [](double v) { return traces::format_number(v); };
-  desc.add_options()
-      ("help,h", "print this help")
-      ("jobs", po::value(&opt.jobs)->default_value(opt.jobs), "number of jobs")
-      ("seed", po::value(&seed_text)->default_value(seed_text), "PRNG seed, an unsigned 64-bit integer")
-      ("out", po::value(&out_path), "write the CSV here (default: standard output)")
-      ("profiles", po::value(&profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")
-      ("mean-interarrival-s", po::value(&opt.mean_interarrival_s)->default_value(opt.mean_interarrival_s,
-                                                                              num(opt.mean_interarrival_s)),
-       "mean of the exponential gaps between arrivals, seconds (first job at 0)")
-      ("median-duration-s", po::value(&opt.median_duration_s)->default_value(opt.median_duration_s,
-                                                                          num(opt.median_duration_s)),
-       "median solo duration, seconds (log-normal)")
-      ("duration-sigma", po::value(&opt.duration_sigma)->default_value(opt.duration_sigma, num(opt.duration_sigma)),
-       "sigma of ln(duration)")
-      ("min-duration-s", po::value(&opt.min_duration_s)->default_value(opt.min_duration_s, num(opt.min_duration_s)),
-       "shorter drawn durations are raised to this, seconds")
-      ("max-duration-s", po::value(&opt.max_duration_s)->default_value(opt.max_duration_s, num(opt.max_duration_s)),
-       "longer drawn durations are lowered to this, seconds")
-      ("workloads", po::value(&workloads),
-       "comma-separated catalog names to draw from (default: every entry not ending in _infer, "
-       "except lenet_32 and mlp_64)");
-  po::variables_map vm;
+  run::OptionValues v;
+  run::OptionTable table;
+  run::add_run_options(table, v);
   const po::positional_options_description none;  // generate takes no file arguments
-  po::store(run::parse_command_line(argc, argv, desc, &none), vm);
-  if (vm.count("help")) {
-    std::cout << desc;
+  po::variables_map vm = table.parse(run::kTraceGenerate, argc, argv, &none);
+  if (run::print_help_or_version(
+          table, run::kTraceGenerate, "salus-trace",
+          "salus-trace generate: draw a synthetic trace for the long-running training experiment (paper 5.1)\n"
+          "Poisson arrivals, log-normal solo durations clipped to [min, max], workloads uniform over the catalog's\n"
+          "training entries; iterations = max(1, round(duration / iteration time)). Same options -> same bytes.\n"
+          "\nOptions",
+          vm)) {
     return 0;
   }
   po::notify(vm);
-  opt.seed = parse_seed(seed_text);
+  traces::GeneratorOptions& opt = v.generator;
+  const std::string& out_path = v.out;
+  const std::string& profiles = v.profiles;
+  const std::string& workloads = v.workloads;
+  const auto num = [](double x) { return traces::format_number(x); };
+  opt.seed = run::parse_seed(v.seed);
   run::check_output_paths({{"--out", out_path, run::OutputKind::kFile}});
   if (vm.count("workloads")) opt.workloads = split_list(workloads);
 
@@ -154,30 +125,21 @@ std::string seconds_and_minutes(core::TimeNs ns) {
 }
 
 int stats(int argc, char** argv) {
-  std::string path, profiles, seed_text = "1";
-  run::TraceOptionValues trace_options;
-  po::options_description desc(
-      "salus-trace stats FILE: count, arrival span, solo durations and workload mix\n\nOptions");
-  desc.add_options()
-      ("help,h", "print this help")
-      ("profiles", po::value(&profiles)->default_value(traces::Catalog::default_path()), "workload catalog (JSON)")
-      ("seed", po::value(&seed_text)->default_value(seed_text), "seed of --sample, an unsigned 64-bit integer");
-  run::add_trace_options(desc, trace_options);
-  po::options_description hidden;
-  hidden.add_options()("trace", po::value(&path));
-  po::options_description all;
-  all.add(desc).add(hidden);
+  run::OptionValues v;
+  run::OptionTable table;
+  run::add_run_options(table, v);
   po::positional_options_description positional;
   positional.add("trace", 1);
-  po::variables_map vm;
-  po::store(run::parse_command_line(argc, argv, all, &positional), vm);
-  if (vm.count("help")) {
-    std::cout << desc;
+  po::variables_map vm = table.parse(run::kTraceStats, argc, argv, &positional);
+  if (run::print_help_or_version(table, run::kTraceStats, "salus-trace",
+                                 "salus-trace stats FILE: count, arrival span, solo durations and workload mix\n\nOptions", vm)) {
     return 0;
   }
   po::notify(vm);
+  const std::string& path = v.trace;
+  const std::string& profiles = v.profiles;
   if (path.empty()) throw core::InputError("stats: no trace file given (usage: salus-trace stats FILE [--profiles P])");
-  const traces::LoadOptions load = run::make_load_options(trace_options, parse_seed(seed_text));
+  const traces::LoadOptions load = run::make_load_options(v.trace_values, run::parse_seed(v.seed));
 
   const traces::Catalog catalog = traces::Catalog::load(profiles);
   const traces::Trace trace = traces::load_trace(path, catalog, load);

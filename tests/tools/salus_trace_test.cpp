@@ -39,8 +39,8 @@ TEST_CASE("salus-trace: help, and a missing or unknown subcommand lists the vali
 
   r = trace_tool("generate --help");
   CHECK(r.code == 0);
-  CHECK(r.out.find("--mean-interarrival-s arg (=60)") != std::string::npos);
-  CHECK(r.out.find("--duration-sigma arg (=1.8)") != std::string::npos);
+  CHECK(r.out.find("--mean-interarrival-s S (=60)") != std::string::npos);
+  CHECK(r.out.find("--duration-sigma X (=1.8)") != std::string::npos);
 
   r = trace_tool("");
   CHECK(r.code == 2);
