@@ -3,11 +3,20 @@
 /// peak ephemeral memory, solo iteration time, utilisation, and the slowdown of pairs running in
 /// two lanes at once.
 #include <cstddef>
+#include <cstdio>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/units.h"
 #include "gpu_backend/device.h"
+
+namespace salus::traces {
+class Catalog;
+}
 
 namespace salus::gpu {
 
@@ -129,5 +138,52 @@ std::vector<SweepMeasurement> profile_sweeps(Device& device, const std::vector<W
 /// between the two is as large as the cost.
 core::TimeNs profile_switch(Device& device, const WorkloadMeasurement& m, const ProfileOptions& options,
                             int switches = 200);
+
+// ---- salus-profile: from its options to a catalog --------------------------------------------
+
+/// What salus-profile measures, as its options ask.
+struct ProfileRequest {
+  std::vector<std::string> workloads;  ///< real workloads, each once checked (parse_profile_workloads)
+  ProfileOptions options;
+  bool pairs = true;           ///< every pair in two lanes
+  bool measure_switch = true;  ///< each workload's switching cost
+  std::vector<int> crowd_sizes, sweep_sizes;  ///< lane counts (empty: none)
+};
+
+/// A list of lane counts from `lowest` to 64, each once, in increasing order ("3,5,7"), or "off"
+/// (none); anything else is `option`'s core::InputError, with `example` as a list that would do.
+std::vector<int> parse_lane_counts(const std::string& text, const std::string& option, int lowest,
+                                   const std::string& example);
+/// --crowds: "off", or comma-separated lane counts from 3 to 64, each once, in increasing order.
+std::vector<int> parse_crowd_sizes(const std::string& text);
+/// --sweeps: "off", "auto" (3,5,8,12 on a GPU, off on the CPU device, whose model is `crowds`), or
+/// comma-separated lane counts from 2 to 64, each once, in increasing order.
+std::vector<int> parse_sweep_sizes(std::string text, const std::string& device);
+/// --crowd-rounds: a number from 1 to 100, or auto: 1 on a GPU, kCrowdRounds on the CPU device.
+int parse_crowd_rounds(const std::string& text, const std::string& device);
+/// --workloads: comma-separated real workloads. Throws core::InputError naming the valid ones.
+std::vector<std::string> parse_profile_workloads(const std::string& list);
+
+/// Switches measured for `m`: 200, fewer for a slow workload, so that its switching run takes
+/// about twice options.min_seconds, never fewer than 20.
+int switch_count(const WorkloadMeasurement& m, const ProfileOptions& options);
+/// The interference model that fits a measured catalog (salus-sim's `auto`): none without pairs;
+/// on the cpu device `pairs`, or `crowds` with crowds measured; on a GPU `shares`, or `capacity`
+/// with sweeps measured.
+std::optional<std::string> fitting_interference(const std::string& device, bool pairs, bool crowds, bool sweeps);
+/// A measured workload's catalog entry (figures rounded as the catalog keeps them; `switch_ns`
+/// its switching cost, when measured).
+nlohmann::json workload_entry(const WorkloadMeasurement& m, std::optional<core::TimeNs> switch_ns,
+                              const std::string& provenance);
+
+/// Measures `request` on `device` and returns the catalog (salus-catalog/1, for
+/// traces::catalog_text), printing each figure to `out` as it is measured. Throws
+/// core::InputError when no workload fits the pool.
+nlohmann::json measure_catalog(Device& device, const std::string& device_name, const ProfileRequest& request,
+                               std::FILE* out);
+
+/// What a written catalog's crowds say, printed to `out`: the crowd factors the `crowds` model
+/// reads, and, with sweeps, how the `capacity` model predicts each measured crowd.
+void print_crowd_checks(const traces::Catalog& written, std::FILE* out);
 
 }  // namespace salus::gpu
