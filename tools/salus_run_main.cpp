@@ -1,30 +1,23 @@
 // salus-run: runs a trace for real, in one process that owns the device, under Salus scheduling
 // policies: the same core loop and policies as salus-sim, the real executor, real training.
-#include <chrono>
+#include <atomic>
 #include <csignal>
 #include <cstdio>
-#include <exception>
-#include <iostream>
-#include <map>
-#include <utility>
 #include <string>
 #include <vector>
 
 #include <boost/program_options.hpp>
 
 #include "core/errors.h"
-#include "core/summary.h"
-#include "run/cli.h"
-#include "run/cpus.h"
-#include "run/output.h"
-#include "run/run.h"
 #include "gpu_backend/device.h"
-#include "gpu_backend/memory_pool.h"
-#include "gpu_backend/real_executor.h"
+#include "gpu_backend/model.h"
 #include "real/options.h"
 #include "real/real_runner.h"
+#include "real/run_report.h"
+#include "run/cli.h"
+#include "run/cpus.h"
 #include "run/options.h"
-#include "policies/registry.h"
+#include "run/output.h"
 #include "traces/catalog.h"
 #include "traces/trace.h"
 
@@ -92,7 +85,9 @@ int body(int argc, char** argv) {
   bool help = false;
   const Options o = parse(argc, argv, &help);
   if (help) return 0;
-  auto [trace, jobs, pairs, share_weights, switch_ns, interference, crowd_factors, capacities] = run::load_jobs(o.trace, o.profiles, o.rc.capacity, o.time_scale, o.load);
+  run::TraceJobs loaded = run::load_jobs(o.trace, o.profiles, o.rc.capacity, o.time_scale, o.load);
+  const traces::Trace& trace = loaded.trace;
+  std::vector<core::JobSpec>& jobs = loaded.jobs;
   // Before any thread: the CPUs, which on the cpu device follow the catalog's (README, --cpus).
   const traces::Catalog catalog = traces::Catalog::load(o.profiles);
   const std::string cpus_note = run::pin_for_device("salus-run", o.cpus, o.rc.device, &catalog);
@@ -115,69 +110,17 @@ int body(int argc, char** argv) {
   std::fflush(stdout);
 
   std::signal(SIGINT, on_sigint);
-  std::vector<run::PolicyRun> runs;
-  for (const std::string& name : o.policies) {
-    if (g_stop.load()) break;
-    runs.push_back(runner.run(jobs, name, !o.out_dir.empty()));
-    if (const std::string& fatal = runs.back().outcome.fatal_error; !fatal.empty()) {
-      // The device's context is gone: no later policy can run on it.
-      notes.push_back("the device was lost during the " + name + " run (" + fatal +
-                      "): every unfinished job failed and no later policy ran");
-      break;
-    }
-  }
-  if (g_stop.load()) notes.push_back("interrupted (Ctrl-C): the summary covers what ran");
+  const std::vector<run::PolicyRun> runs = real::run_policies(runner, jobs, o.policies, !o.out_dir.empty(), g_stop, notes);
   run::print_report(notes, jobs, runs);
-  // The measured switch latency of each run: end of one job's last kernel to the start of the
-  // next job's first kernel in the same lane (CUDA events; on the CPU device the host clock, end
-  // of one job's iteration to the start of the next job's first iteration).
-  for (std::size_t r = 0; r < runs.size(); ++r) {
-    const nlohmann::json& sw = runs[r].measured["switch_latency"];
-    if (sw["count"].get<std::size_t>() == 0) {
-      std::printf("switch latency, %s: no switch\n", runs[r].policy.c_str());
-    } else {
-      std::printf("switch latency, %s: %zu switches, p50 %.3f ms, p99 %.3f ms, max %.3f ms (%s)\n",
-                  runs[r].policy.c_str(), sw["count"].get<std::size_t>(), sw["p50_ms"].get<double>(),
-                  sw["p99_ms"].get<double>(), sw["max_ms"].get<double>(), sw["clock"].get<std::string>().c_str());
-    }
-  }
-
-  nlohmann::json summary;
-  summary["tool"] = "salus-run";
-  summary["trace"] = o.trace;
-  summary["trace_format"] = traces::to_string(trace.format);
-  summary["profiles"] = o.profiles;
-  summary["device"] = runner.device().name();
-  summary["math"] = gpu::to_string(o.rc.math);
-  summary["cpus"] = run::cpu_list_text(run::allowed_cpus());
-  summary["gpu_mem_bytes"] = capacity;
-  summary["time_scale"] = o.time_scale;
-  summary["seed"] = o.rc.options.seed;
-  summary["notes"] = notes;
-  summary["results"] = run::results_json(jobs, runs);
-  // Measurements go into each result and each job entry, so readers of the common schema can
-  // ignore them.
-  for (std::size_t r = 0; r < runs.size(); ++r) {
-    nlohmann::json& res = summary["results"][r];
-    const nlohmann::json& measured = runs[r].measured;
-    for (const char* key : {"workers", "workers_made_in_run", "lookahead", "switch_latency", "stop_latency",
-                            "outside_pool_bytes", "outside_pool_growth_bytes", "fatal_error"}) {
-      res[key] = measured[key];
-    }
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-      for (auto& [k, v] : measured["jobs"][i].items()) {
-        if (k != "id") res["jobs"][i][k] = v;
-      }
-    }
-  }
+  real::print_switch_latencies(stdout, runs);
+  const nlohmann::json summary =
+      real::run_summary({o.trace, traces::to_string(trace.format), o.profiles, runner.device().name(),
+                         gpu::to_string(o.rc.math), capacity, o.time_scale, o.rc.options.seed, notes},
+                        jobs, runs);
   run::write_outputs(summary, o.summary_json, o.out_dir, jobs, runs);
-  if (g_stop.load()) return 130;
   // A failed job (its kernels failed, its lane overflowed, ...) fails the run; the summary is
   // written all the same.
-  for (const run::PolicyRun& r : runs) {
-    if (r.metrics.failed > 0) return 1;
-  }
-  return 0;
+  return real::run_exit_status(runs, g_stop.load());
 }
 
 }  // namespace
