@@ -528,11 +528,11 @@ TEST_CASE("salus-profile --crowds: bad lists and crowds without pairs exit 2, of
            {"--crowds 2", "salus-profile: --crowds: '2' " + list_msg},
            {"--crowds 3,65", "salus-profile: --crowds: '65' " + list_msg},
            {"--crowds 3,x", "salus-profile: --crowds: 'x' " + list_msg},
-           {"--crowds 3,,5", "salus-profile: --crowds: '' " + list_msg},
+           {"--crowds 3,,5", "salus-profile: --crowds: an empty item in '3,,5' (give a list such as 3,5,7, or off)\n"},
            {"--crowds 4.5", "salus-profile: --crowds: '4.5' " + list_msg},
            {"--crowds 5,3", "salus-profile: --crowds: give the lane counts once each, increasing\n"},
            {"--crowds 3,3", "salus-profile: --crowds: give the lane counts once each, increasing\n"},
-           {"--crowds 3,", "salus-profile: --crowds: give a list such as 3,5,7, or off\n"},
+           {"--crowds 3,", "salus-profile: --crowds: an empty item in '3,' (give a list such as 3,5,7, or off)\n"},
            {"--crowds 4 --pairs off", "salus-profile: --crowds: needs --pairs on (a crowd is read against the pairs)\n"}}) {
     CAPTURE(arg);
     const auto r = salus::test::run_program(SALUS_SOURCE_DIR, profile_bin(),
@@ -570,7 +570,7 @@ TEST_CASE("salus-profile --sweeps: bad lists exit 2, a sweep is written and driv
            {"--sweeps 2,65", "salus-profile: --sweeps: '65' " + list_msg},
            {"--sweeps x", "salus-profile: --sweeps: 'x' " + list_msg},
            {"--sweeps 6,3", "salus-profile: --sweeps: give the lane counts once each, increasing\n"},
-           {"--sweeps 3,", "salus-profile: --sweeps: give a list such as 3,6,12, auto or off\n"},
+           {"--sweeps 3,", "salus-profile: --sweeps: an empty item in '3,' (give a list such as 3,6,12, auto or off)\n"},
            {"--sweeps 3 --pairs off", "salus-profile: --sweeps: needs --pairs on (the capacity model weighs lanes by the pairs)\n"},
            {"--crowd-rounds 0", "salus-profile: --crowd-rounds: must be a number from 1 to 100, or auto, got '0'\n"},
            {"--crowd-rounds x", "salus-profile: --crowd-rounds: must be a number from 1 to 100, or auto, got 'x'\n"}}) {
