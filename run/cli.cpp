@@ -15,7 +15,6 @@
 #include <stdexcept>
 
 #include <boost/program_options/errors.hpp>
-#include <sstream>
 
 #include "cluster/placement.h"
 #include "core/errors.h"
@@ -29,12 +28,10 @@ namespace salus::run {
 
 std::vector<std::string> parse_policy_list(const std::string& list) {
   std::vector<std::string> out;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const auto b = item.find_first_not_of(" \t");
-    const auto e = item.find_last_not_of(" \t");
-    const std::string p = b == std::string::npos ? std::string() : item.substr(b, e - b + 1);
+  for (const std::string& p : core::split_list(list)) {
+    if (p.empty()) {
+      throw core::InputError("--policy: an empty item in '" + list + "' (valid: " + policies::policy_names_joined() + ")");
+    }
     policies::make_policy(p);  // throws with the valid names
     for (const std::string& q : out) {
       if (q == p) throw core::InputError("--policy: '" + p + "' is listed twice");

@@ -65,6 +65,8 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
       {kHand + " --sample 0", "salus-sim: --sample: must be a fraction in (0, 1]\n"},
       {kHand + " --assumed-iter-ms 0", "salus-sim: --assumed-iter-ms: must be a positive number\n"},
       {kHand + " --policy fifo,fifo", "salus-sim: --policy: 'fifo' is listed twice\n"},
+      {kHand + " --policy fifo,,pack",
+       "salus-sim: --policy: an empty item in 'fifo,,pack' (valid: fifo, srtf, pack, fair, las, priority)\n"},
       {kHand + " --gpu-mem 16XB",
        "salus-sim: --gpu-mem: unknown size unit 'XB' (valid: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)\n"},
       {kHand + " --gpu-mem 0GiB", "salus-sim: --gpu-mem: must be positive\n"},
