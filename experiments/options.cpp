@@ -1,5 +1,8 @@
 #include "experiments/options.h"
 
+#include "core/errors.h"
+#include "experiments/fidelity.h"
+
 namespace salus::experiments {
 
 void add_experiment_options(run::OptionTable& t, ExperimentContext& ctx, ExperimentOptionValues& values) {
@@ -50,6 +53,35 @@ void add_experiment_options(run::OptionTable& t, ExperimentContext& ctx, Experim
                            "durations", "throughputs", "worker-type", "gavel-scaling", "assumed-iter-ms",
                            "assumed-memory", "window", "sample"}) {
     t.find(name)->experiments = {"gpus_needed"};
+  }
+}
+
+void check_experiment_values(const boost::program_options::variables_map& vm, ExperimentContext& ctx,
+                             const ExperimentOptionValues& own) {
+  check_calibration_mode(ctx.calibrate);
+  if (own.burst_allowance != "on" && own.burst_allowance != "off") {
+    throw core::InputError("--burst-allowance: unknown value '" + own.burst_allowance + "' (valid: on, off)");
+  }
+  if (ctx.calibrate == "off" && !vm["burst-allowance"].defaulted()) {
+    throw core::InputError("--burst-allowance: needs a calibration to take the bursts from (--calibrate before, "
+                           "bracket or median)");
+  }
+  ctx.burst_allowance = own.burst_allowance == "on";
+  if (vm.count("predict-from")) {
+    for (const char* mine : {"repeat", "profiles", "gpu-mem", "device", "time-scale"}) {
+      if (vm.count(mine) && !vm[mine].defaulted()) {
+        throw core::InputError(
+            std::string("--predict-from takes the sitting's runs, trace, time scale, pool, catalog and device: drop --") + mine +
+            " (--trace only says where the sitting's trace is on this machine)");
+      }
+    }
+  }
+  if (vm.count("bound-jct-min") && vm.count("bound-queue-min")) {
+    throw core::InputError("--bound-jct-min and --bound-queue-min: give one of them");
+  }
+  if (vm.count("bound-jct-min") && !(ctx.bound_jct_min > 0)) throw core::InputError("--bound-jct-min: must be a number > 0");
+  if (vm.count("bound-queue-min") && !(ctx.bound_queue_min > 0)) {
+    throw core::InputError("--bound-queue-min: must be a number > 0");
   }
 }
 

@@ -17,4 +17,10 @@ struct ExperimentOptionValues {
 /// experiments that take the shared trace, model and seed options of `table`.
 void add_experiment_options(run::OptionTable& table, ExperimentContext& ctx, ExperimentOptionValues& values);
 
+/// Checks fidelity's and gpus_needed's own options together (`vm` tells which were given):
+/// --calibrate, --burst-allowance (sets ctx.burst_allowance), what --predict-from takes from the
+/// sitting, --bound-jct-min or --bound-queue-min. Throws core::InputError.
+void check_experiment_values(const boost::program_options::variables_map& vm, ExperimentContext& ctx,
+                             const ExperimentOptionValues& values);
+
 }  // namespace salus::experiments

@@ -1,15 +1,9 @@
 // salus-experiment: runs the paper's experiments (§5) in the simulator or on the real backend by name, writes
 // DIR/NAME.json with their figures, prints the paper's numbers beside ours, and draws the
 // figures with plots/make_figures.py.
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <map>
-#include <stdexcept>
-#include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -17,51 +11,23 @@
 #include <boost/program_options.hpp>
 
 #include "core/errors.h"
-#include "run/cli.h"
-#include "run/cpus.h"
-#include "experiments/fidelity.h"
 #include "experiments/options.h"
-#include "run/options.h"
-#include "run/progress.h"
-#include "run/output.h"
 #include "experiments/paper_experiments.h"
-#include "experiments/siblings.h"
-#include "traces/catalog.h"
-#include "traces/trace.h"
+#include "experiments/program.h"
 #include "gpu_backend/device.h"
 #include "real/executors.h"
 #include "real/options.h"
-#include "sim/interference.h"
+#include "run/cli.h"
+#include "run/cpus.h"
+#include "run/options.h"
+#include "run/output.h"
+#include "run/progress.h"
+#include "traces/catalog.h"
 
 namespace po = boost::program_options;
 using namespace salus;
 
 namespace {
-
-using experiments::shell_quote;
-
-/// Debian's interpreter first: it is the one that sees python3-matplotlib.
-std::string python() { return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3"; }
-
-/// Draws the figures of `names`; returns false (and says why) when they could not be drawn.
-bool draw(const std::string& dir, const std::vector<std::string>& names) {
-  std::string only;
-  for (const std::string& n : names) only += (only.empty() ? "" : ",") + n;
-  const std::string script = traces::plots_dir() + "/make_figures.py";
-  const std::string cmd =
-      python() + " " + shell_quote(script) + " --in " + shell_quote(dir) + " --out " + shell_quote(dir) + " --only " + only;
-  std::fflush(stdout);
-  const int rc = std::system(cmd.c_str());
-  if (rc == -1 || !WIFEXITED(rc)) {
-    std::fprintf(stderr, "salus-experiment: could not run %s\n", cmd.c_str());
-    return false;
-  }
-  if (WEXITSTATUS(rc) != 0) {
-    std::fprintf(stderr, "salus-experiment: figures not drawn (%s exited with %d)\n", cmd.c_str(), WEXITSTATUS(rc));
-    return false;
-  }
-  return true;
-}
 
 /// The help's tables: experiments (with their inputs on either executor), executors, devices.
 std::string tables() {
@@ -80,8 +46,9 @@ std::string tables() {
 }
 
 int body(int argc, char** argv) {
-  std::string name, inputs = traces::data_dir(), executor = "sim", plots = "auto";
+  std::string name, executor = "sim", plots = "auto";
   experiments::ExperimentContext ctx;
+  ctx.data_dir = traces::data_dir();
   experiments::ExperimentOptionValues own;
   run::OptionValues v;
   v.out = "out/experiments";
@@ -90,7 +57,7 @@ int body(int argc, char** argv) {
   // salus-experiment's own, for every experiment.
   table.add(run::value_option("name", &name, "NAME", run::kExperiment,
                               "experiment: " + experiments::experiment_names_joined() + ", or all"));
-  table.add(run::value_option("inputs", &inputs, "DIR", run::kExperiment,
+  table.add(run::value_option("inputs", &ctx.data_dir, "DIR", run::kExperiment,
                               "directory with the experiments' inputs (long_trace_100.csv, experiments/...)"));
   table.add(run::value_option("executor", &executor, "NAME", run::kExperiment,
                               "what runs the iterations: " + real::executor_registry().names_joined() +
@@ -114,11 +81,8 @@ int body(int argc, char** argv) {
   po::variables_map stored = vm;
   po::notify(stored);
   const std::string& out_dir = v.out;
-  const std::string& data_dir = inputs;
   std::string cpus = v.cpus;
   run::check_output_paths({{"--out", out_dir, run::OutputKind::kFolder}});
-  const auto& registry = experiments::experiment_registry();
-  if (name.empty()) throw core::InputError("name an experiment (valid: " + registry.names_joined() + ", or all)");
   if (plots != "auto" && plots != "on" && plots != "off") {
     throw core::InputError("--plots: unknown value '" + plots + "' (valid: auto, on, off)");
   }
@@ -127,37 +91,12 @@ int body(int argc, char** argv) {
   if (!(v.time_scale >= 1)) throw core::InputError("--time-scale: must be a number >= 1");
   const bool real_executor = executor == "real";
   if (!real_executor && !vm["device"].defaulted()) throw core::InputError("--device is for --executor real");
-  std::vector<std::string> names;
-  if (name == "all") {
-    for (const auto& e : registry.entries()) {
-      const bool runs_here = real_executor ? !e.factory.real_variant.empty() : !e.factory.inputs.empty();
-      if (e.factory.in_all && runs_here) names.emplace_back(e.name);
-    }
-  } else {
-    if (!registry.find(name)) throw core::InputError(registry.unknown(name, ", or all"));
-    names.push_back(name);
-  }
+  const std::vector<std::string> names = experiments::select_experiments(name, real_executor);
   // An option of some experiments only, given with another: "--calibrate is for fidelity only".
   table.check_experiments(vm, names);
   const bool fidelity_only = names.size() == 1 && names.front() == "fidelity";
-  experiments::check_calibration_mode(ctx.calibrate);
-  if (own.burst_allowance != "on" && own.burst_allowance != "off") {
-    throw core::InputError("--burst-allowance: unknown value '" + own.burst_allowance + "' (valid: on, off)");
-  }
-  if (ctx.calibrate == "off" && !vm["burst-allowance"].defaulted()) {
-    throw core::InputError("--burst-allowance: needs a calibration to take the bursts from (--calibrate before, "
-                           "bracket or median)");
-  }
-  const run::ModelOptions model = run::make_model_options(v.model_values, vm);
-  if (vm.count("predict-from")) {
-    for (const char* mine : {"repeat", "profiles", "gpu-mem", "device", "time-scale"}) {
-      if (vm.count(mine) && !vm[mine].defaulted()) {
-        throw core::InputError(
-            std::string("--predict-from takes the sitting's runs, trace, time scale, pool, catalog and device: drop --") + mine +
-            " (--trace only says where the sitting's trace is on this machine)");
-      }
-    }
-  }
+  ctx.model = run::make_model_options(v.model_values, vm);
+  experiments::check_experiment_values(vm, ctx, own);
   if (const std::vector<int> mine = run::allowed_cpus();
       fidelity_only && real_executor && device == "cpu" && cpus.empty() && ctx.predict_from.empty() && !mine.empty()) {
     // The profile and every run on one CPU: on a cloud machine the virtual CPUs need not run at
@@ -169,14 +108,6 @@ int body(int argc, char** argv) {
               << " (the first this process may use; --cpus to choose others)\n";
   }
   run::apply_cpus_option(cpus);
-  if (vm.count("bound-jct-min") && vm.count("bound-queue-min")) {
-    throw core::InputError("--bound-jct-min and --bound-queue-min: give one of them");
-  }
-  if (vm.count("bound-jct-min") && !(ctx.bound_jct_min > 0)) throw core::InputError("--bound-jct-min: must be a number > 0");
-  if (vm.count("bound-queue-min") && !(ctx.bound_queue_min > 0)) {
-    throw core::InputError("--bound-queue-min: must be a number > 0");
-  }
-  ctx.data_dir = data_dir;
   ctx.profiles = v.profiles;
   ctx.profiles_given = !vm["profiles"].defaulted();
   ctx.out_dir = out_dir;
@@ -187,26 +118,11 @@ int body(int argc, char** argv) {
   ctx.time_scale = v.time_scale;
   ctx.device = device;
   ctx.trace = v.trace;
-  ctx.burst_allowance = own.burst_allowance == "on";
-  ctx.interference = model.interference;
-  ctx.model = model;
+  ctx.interference = ctx.model.interference;
   ctx.load = run::make_load_options(v.trace_values, run::parse_seed(v.seed));
   run::ProgressMeter meter(std::cerr, isatty(STDERR_FILENO) != 0);
   if (!v.quiet) ctx.progress = &meter;
-  if (real_executor && !fidelity_only) {
-    std::vector<std::string> traces;
-    for (const std::string& n : names) {
-      for (const std::string& t : experiments::real_inputs(n, data_dir)) traces.push_back(t);
-    }
-    if (!ctx.profiles_given && !traces.empty()) {
-      // The real variants' workloads measured on this device: the catalog gives the policies
-      // (SRTF's remaining time) and the memory admission what this device does.
-      std::filesystem::create_directories(out_dir);
-      ctx.profiles = out_dir + "/real_catalog.json";
-      experiments::profile_on_device(device, experiments::trace_workloads(traces), v.gpu_mem, ctx.profiles,
-                                     out_dir + "/real_profile.log");
-    }
-  }
+  if (real_executor && !fidelity_only) experiments::profile_real_inputs(names, ctx);
   ctx.make_runner = [&](const run::SimConfig& sim) {
     real::ExecutorSettings settings;
     settings.sim = sim;
@@ -214,18 +130,13 @@ int body(int argc, char** argv) {
     settings.real.capacity = ctx.capacity;
     return real::make_runner(executor, settings);
   };
-  for (const std::string& n : names) {
-    const nlohmann::json j = experiments::run_experiment(n, ctx);
-    const std::string path = out_dir + "/" + n + ".json";
-    run::write_text_file(path, j.dump(2) + "\n");
-    std::cout << "wrote " << path << "\n\n";
-  }
+  experiments::run_and_write(names, ctx);
   std::cout.flush();
   if (plots == "off") return 0;
-  if (!draw(out_dir, names)) {
+  if (!experiments::draw_figures(out_dir, names)) {
     if (plots == "on") return 1;
-    std::fprintf(stderr, "salus-experiment: the JSON is written; draw later with: %s %s/make_figures.py --in %s --out %s\n",
-                 python().c_str(), traces::plots_dir().c_str(), out_dir.c_str(), out_dir.c_str());
+    std::fprintf(stderr, "salus-experiment: the JSON is written; draw later with: %s\n",
+                 experiments::draw_later_command(out_dir).c_str());
   }
   return 0;
 }
