@@ -31,7 +31,8 @@ void add_real_options(run::OptionTable& t, RealOptionValues& v) {
       .help_in(kProfile, "iterations run before measuring")
       .value_name_in(kProfile, "N")
       .programs |= kProfile;
-  t.add(value_option("learning-rate", &v.run.options.train.learning_rate, "RATE", kRun, "SGD learning rate"));
+  t.add(value_option("learning-rate", &v.run.options.train.learning_rate, "RATE", kRun, "SGD learning rate"))
+      .default_text = "0.01";
 
   // salus-profile's own
   t.add(value_option("iterations", &v.profile.iterations, "N", kProfile, "iterations measured, at least"));
