@@ -6,6 +6,7 @@
 /// others. Boost.Program_options parses underneath, exact names only (parse_command_line).
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -43,7 +44,7 @@ struct Option {
   /// A program's own default, where it differs (--warmup: "on" in salus-run, "2" in salus-profile):
   /// the value stored when the option is not given, as text parsed by the field's type.
   std::vector<std::pair<Programs, std::string>> default_for;
-  Programs required = 0;  ///< programs that refuse to run without it
+  Programs required = 0;  ///< programs that refuse to run without it (no default there)
   std::vector<std::pair<Programs, std::string>> value_name_for;  ///< a program's own value name
   Programs programs = 0;
   Programs hidden = 0;  ///< programs that take it without listing it in --help (a positional's name)
@@ -82,23 +83,18 @@ struct Option {
   }
 };
 
-/// An option stored into `field` (a string, a number); its default is the field's value when the
-/// table is built (see Option::default_text).
+/// How an option's value is stored into `field` (a string, a number): Option::make for it.
 template <typename T>
-Option value_option(std::string name, T* field, std::string value_name, Programs programs, std::string help) {
-  Option o;
-  o.name = std::move(name);
-  o.value_name = std::move(value_name);
-  o.programs = programs;
-  o.help = std::move(help);
-  o.make = [field](const Option& self, Program program) -> boost::program_options::value_semantic* {
+std::function<boost::program_options::value_semantic*(const Option&, Program)> store_into(T* field) {
+  return [field](const Option& self, Program program) -> boost::program_options::value_semantic* {
     auto* v = boost::program_options::value(field);
     v->value_name(self.value_name);
     for (const auto& [programs, name] : self.value_name_for) {
       if (programs & program) v->value_name(name);
     }
-    if (self.required & program) v->required();
-    if (const std::string* own = self.default_of(program)) {
+    if (self.required & program) {
+      v->required();  // and no default, which would stand for it
+    } else if (const std::string* own = self.default_of(program)) {
       // Parsed as the command line's text would be (a number's default is given as text).
       v->default_value(boost::lexical_cast<T>(*own), *own);
     } else if (!self.no_default) {
@@ -112,6 +108,18 @@ Option value_option(std::string name, T* field, std::string value_name, Programs
     }
     return v;
   };
+}
+
+/// An option stored into `field` (a string, a number); its default is the field's value when the
+/// table is built (see Option::default_text).
+template <typename T>
+Option value_option(std::string name, T* field, std::string value_name, Programs programs, std::string help) {
+  Option o;
+  o.name = std::move(name);
+  o.value_name = std::move(value_name);
+  o.programs = programs;
+  o.help = std::move(help);
+  o.make = store_into(field);
   return o;
 }
 
@@ -127,6 +135,17 @@ class OptionTable {
   /// The option named `name` (no "--"); nullptr when none is.
   Option* find(const std::string& name);
   const std::vector<Option>& options() const { return options_; }
+
+  /// Stores the option `name` (declared by a lower layer) straight into `field` of the struct a
+  /// program's run takes, instead of the declaring layer's value (ExperimentContext::profiles for
+  /// --profiles). The field's value when the table is built is the default shown.
+  template <typename T>
+  Option& store_in(const std::string& name, T* field) {
+    Option* o = find(name);
+    if (o == nullptr) throw std::logic_error("option --" + name + " is not declared");
+    o->make = store_into(field);
+    return *o;
+  }
 
   /// `program`'s options: those it lists in --help, or all it takes (`with_hidden`).
   boost::program_options::options_description description(Program program, const std::string& caption,

@@ -47,13 +47,20 @@ std::string tables() {
 
 int body(int argc, char** argv) {
   std::string name, executor = "sim", plots = "auto";
+  // The options this program runs with are stored straight into the experiments' context.
   experiments::ExperimentContext ctx;
   ctx.data_dir = traces::data_dir();
+  ctx.profiles = traces::Catalog::default_path();
+  ctx.out_dir = "out/experiments";
   experiments::ExperimentOptionValues own;
   run::OptionValues v;
-  v.out = "out/experiments";
   run::OptionTable table;
   run::add_run_options(table, v);
+  table.store_in("profiles", &ctx.profiles);
+  table.store_in("out", &ctx.out_dir);
+  table.store_in("gpu-mem", &ctx.gpu_mem);
+  table.store_in("time-scale", &ctx.time_scale);
+  table.store_in("trace", &ctx.trace);
   // salus-experiment's own, for every experiment.
   table.add(run::value_option("name", &name, "NAME", run::kExperiment,
                               "experiment: " + experiments::experiment_names_joined() + ", or all"));
@@ -62,12 +69,13 @@ int body(int argc, char** argv) {
   table.add(run::value_option("executor", &executor, "NAME", run::kExperiment,
                               "what runs the iterations: " + real::executor_registry().names_joined() +
                                   " (real runs each experiment's documented real variant: see below)"));
+  real::RealOptionValues r;
+  real::add_real_options(table, r);
+  table.store_in("device", &ctx.device);
+  const std::string& device = ctx.device;
   table.add(run::value_option("plots", &plots, "auto|on|off", run::kExperiment,
                               "auto: draw the figures when matplotlib is there, else say how to get it; on: failing to "
                               "draw is an error; off"));
-  real::RealOptionValues r;  // --device
-  real::add_real_options(table, r);
-  const std::string& device = r.run.device;
   experiments::add_experiment_options(table, ctx, own);
   po::positional_options_description pos;
   pos.add("name", 1);
@@ -80,7 +88,7 @@ int body(int argc, char** argv) {
   }
   po::variables_map stored = vm;
   po::notify(stored);
-  const std::string& out_dir = v.out;
+  const std::string& out_dir = ctx.out_dir;
   std::string cpus = v.cpus;
   run::check_output_paths({{"--out", out_dir, run::OutputKind::kFolder}});
   if (plots != "auto" && plots != "on" && plots != "off") {
@@ -88,7 +96,7 @@ int body(int argc, char** argv) {
   }
   if (!real::executor_registry().find(executor)) throw core::InputError("--executor: " + real::executor_registry().unknown(executor));
   if (!gpu::device_registry().find(device)) throw core::InputError("--device: " + gpu::device_registry().unknown(device));
-  if (!(v.time_scale >= 1)) throw core::InputError("--time-scale: must be a number >= 1");
+  if (!(ctx.time_scale >= 1)) throw core::InputError("--time-scale: must be a number >= 1");
   const bool real_executor = executor == "real";
   if (!real_executor && !vm["device"].defaulted()) throw core::InputError("--device is for --executor real");
   const std::vector<std::string> names = experiments::select_experiments(name, real_executor);
@@ -108,16 +116,10 @@ int body(int argc, char** argv) {
               << " (the first this process may use; --cpus to choose others)\n";
   }
   run::apply_cpus_option(cpus);
-  ctx.profiles = v.profiles;
   ctx.profiles_given = !vm["profiles"].defaulted();
-  ctx.out_dir = out_dir;
-  ctx.capacity = run::parse_capacity(v.gpu_mem);
-  ctx.gpu_mem = v.gpu_mem;
+  ctx.capacity = run::parse_capacity(ctx.gpu_mem);
   ctx.log = &std::cout;
   ctx.real = real_executor;
-  ctx.time_scale = v.time_scale;
-  ctx.device = device;
-  ctx.trace = v.trace;
   ctx.interference = ctx.model.interference;
   ctx.load = run::make_load_options(v.trace_values, run::parse_seed(v.seed));
   run::ProgressMeter meter(std::cerr, isatty(STDERR_FILENO) != 0);
