@@ -31,17 +31,14 @@ std::atomic<bool> g_stop{false};
 extern "C" void on_sigint(int) { g_stop.store(true); }
 
 struct Options {
-  std::string trace, profiles, summary_json, out_dir;
-  std::string cpus;  ///< --cpus as given ("" when not)
+  run::OptionValues v;  ///< as typed: the paths, --time-scale, --cpus, ...
   std::vector<std::string> policies;
-  double time_scale = 1;
   real::RealRunConfig rc;    ///< the run's configuration, all but `stop`
   traces::LoadOptions load;  ///< --format, --window, --sample, ...
 };
 
-Options parse(int argc, char** argv, bool* help) {
-  Options o;
-  run::OptionValues v;
+void parse(int argc, char** argv, Options& o, bool* help) {
+  run::OptionValues& v = o.v;
   real::RealOptionValues r;
   run::OptionTable table;
   run::add_run_options(table, v);
@@ -51,20 +48,14 @@ Options parse(int argc, char** argv, bool* help) {
                                  "salus-run: run a job trace for real on one device under Salus scheduling policies\n\nOptions",
                                  vm, "\nWorkloads run for real: " + gpu::real_workload_help() + "\n")) {
     *help = true;
-    return o;
+    return;
   }
   po::notify(vm);
-  o.trace = v.trace;
-  o.profiles = v.profiles;
-  o.summary_json = v.summary_json;
-  o.out_dir = v.out;
-  o.cpus = v.cpus;
-  o.time_scale = v.time_scale;
   o.policies = run::parse_policy_list(v.policy);
   o.rc = r.run;
   o.rc.capacity = run::parse_capacity(v.gpu_mem);
   if (vm.count("lanes")) o.rc.lanes = run::parse_lane_mode(v.model_values.lanes);
-  if (!(o.time_scale >= 1)) throw core::InputError("--time-scale: must be a number >= 1");
+  if (!(v.time_scale >= 1)) throw core::InputError("--time-scale: must be a number >= 1");
   if (!(o.rc.options.train.learning_rate > 0)) throw core::InputError("--learning-rate: must be positive");
   if (!gpu::device_registry().find(o.rc.device)) throw core::InputError("--device: " + gpu::device_registry().unknown(o.rc.device));
   if (r.memory != "trace" && r.memory != "model") {
@@ -76,25 +67,26 @@ Options parse(int argc, char** argv, bool* help) {
   const std::uint64_t seed = run::parse_seed(v.seed);
   o.rc.options.seed = seed;
   o.load = run::make_load_options(v.trace_values, seed);
-  run::check_output_paths({{"--summary-json", o.summary_json, run::OutputKind::kFile},
-                           {"--out", o.out_dir, run::OutputKind::kFolder}});
-  return o;
+  run::check_output_paths({{"--summary-json", v.summary_json, run::OutputKind::kFile},
+                           {"--out", v.out, run::OutputKind::kFolder}});
 }
 
 int body(int argc, char** argv) {
   bool help = false;
-  const Options o = parse(argc, argv, &help);
+  Options o;
+  parse(argc, argv, o, &help);
   if (help) return 0;
-  run::TraceJobs loaded = run::load_jobs(o.trace, o.profiles, o.rc.capacity, o.time_scale, o.load);
+  const run::OptionValues& v = o.v;
+  run::TraceJobs loaded = run::load_jobs(v.trace, v.profiles, o.rc.capacity, v.time_scale, o.load);
   const traces::Trace& trace = loaded.trace;
   std::vector<core::JobSpec>& jobs = loaded.jobs;
   // Before any thread: the CPUs, which on the cpu device follow the catalog's (README, --cpus).
-  const traces::Catalog catalog = traces::Catalog::load(o.profiles);
-  const std::string cpus_note = run::pin_for_device("salus-run", o.cpus, o.rc.device, &catalog);
+  const traces::Catalog catalog = traces::Catalog::load(v.profiles);
+  const std::string cpus_note = run::pin_for_device("salus-run", v.cpus, o.rc.device, &catalog);
   try {
     real::RealRunner::check_workloads(jobs);
   } catch (const core::InputError& e) {
-    throw core::InputError(o.trace + ": " + e.what());
+    throw core::InputError(v.trace + ": " + e.what());
   }
   real::RealRunConfig rc = o.rc;
   rc.stop = &g_stop;
@@ -104,20 +96,20 @@ int body(int argc, char** argv) {
   for (std::string& n : runner.prepare(jobs)) notes.push_back(std::move(n));
   for (const std::string& n : run::lane_mode_notes(o.policies, o.rc.lanes)) notes.push_back(n);
   const core::Bytes capacity = runner.capacity();
-  std::printf("salus-run: %s (%s, %s), device %s, math %s, pool %s, time scale %g\n", o.trace.c_str(),
+  std::printf("salus-run: %s (%s, %s), device %s, math %s, pool %s, time scale %g\n", v.trace.c_str(),
               traces::to_string(trace.format), run::count_text(jobs.size(), "job").c_str(), runner.device().name().c_str(), gpu::to_string(o.rc.math),
-              core::format_size(capacity).c_str(), o.time_scale);
+              core::format_size(capacity).c_str(), v.time_scale);
   std::fflush(stdout);
 
   std::signal(SIGINT, on_sigint);
-  const std::vector<run::PolicyRun> runs = real::run_policies(runner, jobs, o.policies, !o.out_dir.empty(), g_stop, notes);
+  const std::vector<run::PolicyRun> runs = real::run_policies(runner, jobs, o.policies, !v.out.empty(), g_stop, notes);
   run::print_report(notes, jobs, runs);
   real::print_switch_latencies(stdout, runs);
   const nlohmann::json summary =
-      real::run_summary({o.trace, traces::to_string(trace.format), o.profiles, runner.device().name(),
-                         gpu::to_string(o.rc.math), capacity, o.time_scale, o.rc.options.seed, notes},
+      real::run_summary({v.trace, traces::to_string(trace.format), v.profiles, runner.device().name(),
+                         gpu::to_string(o.rc.math), capacity, v.time_scale, o.rc.options.seed, notes},
                         jobs, runs);
-  run::write_outputs(summary, o.summary_json, o.out_dir, jobs, runs);
+  run::write_outputs(summary, v.summary_json, v.out, jobs, runs);
   // A failed job (its kernels failed, its lane overflowed, ...) fails the run; the summary is
   // written all the same.
   return real::run_exit_status(runs, g_stop.load());
