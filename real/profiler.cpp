@@ -635,6 +635,108 @@ nlohmann::json workload_entry(const WorkloadMeasurement& m, std::optional<core::
   return w;
 }
 
+namespace {
+
+// What the catalog's "notes" say each figure is.
+const char* const kMeasuredCatalogNotes =
+    "P = the model's persistent state in the pool; E = the peak lane memory of one iteration; "
+    "iter_ms = the typical mean of the solo iterations after the first (the median of the means of up to 9 "
+    "consecutive blocks; iter_exec_mean_ms their plain mean, iter_exec_median_ms their median) and first_iter_ms the first, both measured through the real "
+    "executor (one job alone, as salus-run runs it); iter_median_ms = the median of the profiler's own "
+    "loop; gpu_util from the slowdown s of two copies in two lanes, u = clamp(s / 2, 0.05, 1); pairs: "
+    "the typical mean iteration time together (over a window of at least the profile's minimum seconds) "
+    "over the solo typical mean in the same loop and pool (the mean of one just before and one just "
+    "after the pair; a copy beside itself is u's measurement, relative to its solo time just before and "
+    "after too); switch_ms (each workload's, and the catalog's: that of the workload with the shortest "
+    "iter_ms): the real executor's switching cost in one lane under FAIR, two copies taking turns (the "
+    "mean gap between two jobs' iterations plus the median of their iterations over the median of its "
+    "iterations alone through the executor just before and after); crowds: k lanes at once, the workloads in "
+    "turn, in three rounds of at least k / 6 times the minimum seconds, each bracketed by every workload "
+    "alone (half the minimum seconds); a lane's slowdown is the median over the rounds of its typical mean "
+    "over its workload's solo typical means just before and after the round; sweeps: k copies of one "
+    "workload at once, in rounds of at least the minimum seconds over the rounds, each bracketed by the "
+    "workload alone; a point is the median over the rounds of the copies' mean slowdown";
+
+// Every entry's "source": the device, its math, the CPUs, and how the figures were taken.
+std::string measured_provenance(const Device& device, const ProfileOptions& opts) {
+  return "measured on " + device.name() + " (math " + to_string(device.math()) +
+         ", CPUs " + run::cpu_list_text(run::allowed_cpus()) +
+         ") by salus-profile (pool " +
+         core::format_size(opts.capacity) + ", executor mean over as many iterations as the "
+         "profiler's loop took, at least " +
+         run::count_text(static_cast<std::size_t>(opts.iterations), "iteration") + " and " +
+         run::seconds_text(static_cast<core::TimeNs>(opts.min_seconds * 1e9)) +
+         " s after " + std::to_string(opts.warmup) + " warm-up)";
+}
+
+// The pairs' entries (each also printed), and each workload beside itself printed.
+nlohmann::json pairs_json(const std::vector<PairMeasurement>& pair_results, const std::vector<WorkloadMeasurement>& solo,
+                          std::FILE* out) {
+  nlohmann::json ps = nlohmann::json::array();
+  for (const auto& p : pair_results) {
+    ps.push_back({{"a", p.a}, {"b", p.b}, {"slowdown_a", round_to(p.slowdown_a, 0.001)},
+                  {"slowdown_b", round_to(p.slowdown_b, 0.001)}});
+    std::fprintf(out, "pair %s + %s: slowdown %.3f, %.3f\n", p.a.c_str(), p.b.c_str(), p.slowdown_a, p.slowdown_b);
+  }
+  // A workload beside a copy of itself is not written as a pair, though the catalog may carry one:
+  // pinned to one CPU two copies read 1.9-2.3x (u holds 2), and the `pairs` model's sum over a
+  // crowd of lanes with those figures put PACK's makespan 5-15 % over three measured runs, where
+  // u's 2 put it -0.3 to 12.5 % (the 12.5 in a run whose calibrations read a slow phase).
+  for (const auto& m : solo) {
+    if (m.error.empty() && m.self_slowdown > 0) std::fprintf(out, "%s beside itself: slowdown %.3f\n", m.name.c_str(), m.self_slowdown);
+  }
+  return ps;
+}
+
+// The crowds' entries, each also printed with its mean slowdown.
+nlohmann::json crowds_json(const std::vector<CrowdMeasurement>& crowd_results, std::FILE* out) {
+  nlohmann::json cs = nlohmann::json::array();
+  for (const auto& c : crowd_results) {
+    nlohmann::json slowdowns = nlohmann::json::array();
+    std::string text;
+    double sum = 0;
+    for (double s : c.slowdowns) {
+      slowdowns.push_back(round_to(s, 0.001));
+      sum += s;
+      char one[32];
+      std::snprintf(one, sizeof one, "%s%.3f", text.empty() ? "" : ", ", s);
+      text += one;
+    }
+    cs.push_back({{"workloads", c.workloads}, {"slowdowns", slowdowns}});
+    std::fprintf(out, "crowd of %zu lanes: slowdowns %s (mean %.3f)\n", c.workloads.size(), text.c_str(),
+                sum / static_cast<double>(c.slowdowns.size()));
+  }
+  return cs;
+}
+
+// The sweeps' entries, each also printed with the C(k) the `capacity` model will read.
+nlohmann::json sweeps_json(const std::vector<SweepMeasurement>& sweep_results, const std::vector<WorkloadMeasurement>& solo,
+                           std::FILE* out) {
+  nlohmann::json sws = nlohmann::json::array();
+  for (const auto& sw : sweep_results) {
+    const auto m = std::find_if(solo.begin(), solo.end(), [&](const WorkloadMeasurement& x) { return x.name == sw.workload; });
+    std::string text;
+    nlohmann::json slowdowns = nlohmann::json::array();
+    for (std::size_t p = 0; p < sw.lanes.size(); ++p) {
+      slowdowns.push_back(round_to(sw.slowdowns[p], 0.001));
+      // C(k) = k u / s(k), what the `capacity` model will read (u rounded as the catalog has it).
+      const double c = sw.lanes[p] * round_to(m->gpu_util, 0.001) / round_to(sw.slowdowns[p], 0.001);
+      char one[64];
+      std::snprintf(one, sizeof one, "%s%d lanes %.3f (C %.3f)", text.empty() ? "" : ", ", sw.lanes[p], sw.slowdowns[p], c);
+      text += one;
+    }
+    if (sw.did_not_fit > 0) {
+      text += (text.empty() ? "" : ", ") + run::count_text(static_cast<std::size_t>(sw.did_not_fit), "lane") +
+              (sw.did_not_fit == 1 ? " does" : " do") + " not fit the pool";
+    }
+    std::fprintf(out, "sweep %s: %s\n", sw.workload.c_str(), text.c_str());
+    if (!sw.lanes.empty()) sws.push_back({{"workload", sw.workload}, {"lanes", sw.lanes}, {"slowdowns", slowdowns}});
+  }
+  return sws;
+}
+
+}  // namespace
+
 nlohmann::json measure_catalog(Device& device_ref, const std::string& device_name, const ProfileRequest& request,
                                std::FILE* out) {
   Device* const device = &device_ref;
@@ -659,34 +761,11 @@ nlohmann::json measure_catalog(Device& device_ref, const std::string& device_nam
   std::optional<core::TimeNs> switch_ns;
   if (measure_switch && fastest != nullptr) switch_ns = switch_by_workload.at(fastest->name);
 
-  const std::string provenance = "measured on " + device->name() + " (math " + to_string(device->math()) +
-                                 ", CPUs " + run::cpu_list_text(run::allowed_cpus()) +
-                                 ") by salus-profile (pool " +
-                                 core::format_size(opts.capacity) + ", executor mean over as many iterations as the "
-                                 "profiler's loop took, at least " +
-                                 run::count_text(static_cast<std::size_t>(opts.iterations), "iteration") + " and " +
-                                 run::seconds_text(static_cast<core::TimeNs>(opts.min_seconds * 1e9)) +
-                                 " s after " + std::to_string(opts.warmup) + " warm-up)";
+  const std::string provenance = measured_provenance(*device, opts);
   nlohmann::json cat;
   cat["format"] = "salus-catalog/1";
   cat["gpu"] = device->name();  // the math mode is in every entry's source (the catalog has no key for it)
-  cat["notes"] = "P = the model's persistent state in the pool; E = the peak lane memory of one iteration; "
-                 "iter_ms = the typical mean of the solo iterations after the first (the median of the means of up to 9 "
-                 "consecutive blocks; iter_exec_mean_ms their plain mean, iter_exec_median_ms their median) and first_iter_ms the first, both measured through the real "
-                 "executor (one job alone, as salus-run runs it); iter_median_ms = the median of the profiler's own "
-                 "loop; gpu_util from the slowdown s of two copies in two lanes, u = clamp(s / 2, 0.05, 1); pairs: "
-                 "the typical mean iteration time together (over a window of at least the profile's minimum seconds) "
-                 "over the solo typical mean in the same loop and pool (the mean of one just before and one just "
-                 "after the pair; a copy beside itself is u's measurement, relative to its solo time just before and "
-                 "after too); switch_ms (each workload's, and the catalog's: that of the workload with the shortest "
-                 "iter_ms): the real executor's switching cost in one lane under FAIR, two copies taking turns (the "
-                 "mean gap between two jobs' iterations plus the median of their iterations over the median of its "
-                 "iterations alone through the executor just before and after); crowds: k lanes at once, the workloads in "
-                 "turn, in three rounds of at least k / 6 times the minimum seconds, each bracketed by every workload "
-                 "alone (half the minimum seconds); a lane's slowdown is the median over the rounds of its typical mean "
-                 "over its workload's solo typical means just before and after the round; sweeps: k copies of one "
-                 "workload at once, in rounds of at least the minimum seconds over the rounds, each bracketed by the "
-                 "workload alone; a point is the median over the rounds of the copies' mean slowdown";
+  cat["notes"] = kMeasuredCatalogNotes;
   if (switch_ns) cat["switch_ms"] = round_to(static_cast<double>(*switch_ns) / 1e6, 0.0001);
   nlohmann::json ws = nlohmann::json::array();
   std::string not_measured;
@@ -714,57 +793,11 @@ nlohmann::json measure_catalog(Device& device_ref, const std::string& device_nam
     cat["notes"] = cat["notes"].get<std::string>() + ". Not measured (they do not fit the pool): " + not_measured;
   }
   cat["workloads"] = ws;
-  nlohmann::json ps = nlohmann::json::array();
-  for (const auto& p : pair_results) {
-    ps.push_back({{"a", p.a}, {"b", p.b}, {"slowdown_a", round_to(p.slowdown_a, 0.001)},
-                  {"slowdown_b", round_to(p.slowdown_b, 0.001)}});
-    std::fprintf(out, "pair %s + %s: slowdown %.3f, %.3f\n", p.a.c_str(), p.b.c_str(), p.slowdown_a, p.slowdown_b);
-  }
-  // A workload beside a copy of itself is not written as a pair, though the catalog may carry one:
-  // pinned to one CPU two copies read 1.9-2.3x (u holds 2), and the `pairs` model's sum over a
-  // crowd of lanes with those figures put PACK's makespan 5-15 % over three measured runs, where
-  // u's 2 put it -0.3 to 12.5 % (the 12.5 in a run whose calibrations read a slow phase).
-  for (const auto& m : solo) {
-    if (m.error.empty() && m.self_slowdown > 0) std::fprintf(out, "%s beside itself: slowdown %.3f\n", m.name.c_str(), m.self_slowdown);
-  }
+  const nlohmann::json ps = pairs_json(pair_results, solo, out);
   cat["pairs"] = ps;
-  nlohmann::json cs = nlohmann::json::array();
-  for (const auto& c : crowd_results) {
-    nlohmann::json slowdowns = nlohmann::json::array();
-    std::string text;
-    double sum = 0;
-    for (double s : c.slowdowns) {
-      slowdowns.push_back(round_to(s, 0.001));
-      sum += s;
-      char one[32];
-      std::snprintf(one, sizeof one, "%s%.3f", text.empty() ? "" : ", ", s);
-      text += one;
-    }
-    cs.push_back({{"workloads", c.workloads}, {"slowdowns", slowdowns}});
-    std::fprintf(out, "crowd of %zu lanes: slowdowns %s (mean %.3f)\n", c.workloads.size(), text.c_str(),
-                sum / static_cast<double>(c.slowdowns.size()));
-  }
+  const nlohmann::json cs = crowds_json(crowd_results, out);
   if (!cs.empty()) cat["crowds"] = cs;
-  nlohmann::json sws = nlohmann::json::array();
-  for (const auto& sw : sweep_results) {
-    const auto m = std::find_if(solo.begin(), solo.end(), [&](const WorkloadMeasurement& x) { return x.name == sw.workload; });
-    std::string text;
-    nlohmann::json slowdowns = nlohmann::json::array();
-    for (std::size_t p = 0; p < sw.lanes.size(); ++p) {
-      slowdowns.push_back(round_to(sw.slowdowns[p], 0.001));
-      // C(k) = k u / s(k), what the `capacity` model will read (u rounded as the catalog has it).
-      const double c = sw.lanes[p] * round_to(m->gpu_util, 0.001) / round_to(sw.slowdowns[p], 0.001);
-      char one[64];
-      std::snprintf(one, sizeof one, "%s%d lanes %.3f (C %.3f)", text.empty() ? "" : ", ", sw.lanes[p], sw.slowdowns[p], c);
-      text += one;
-    }
-    if (sw.did_not_fit > 0) {
-      text += (text.empty() ? "" : ", ") + run::count_text(static_cast<std::size_t>(sw.did_not_fit), "lane") +
-              (sw.did_not_fit == 1 ? " does" : " do") + " not fit the pool";
-    }
-    std::fprintf(out, "sweep %s: %s\n", sw.workload.c_str(), text.c_str());
-    if (!sw.lanes.empty()) sws.push_back({{"workload", sw.workload}, {"lanes", sw.lanes}, {"slowdowns", slowdowns}});
-  }
+  const nlohmann::json sws = sweeps_json(sweep_results, solo, out);
   if (!sws.empty()) cat["sweeps"] = sws;
   if (const auto model = fitting_interference(device_name, !ps.empty(), !cs.empty(), !sws.empty())) {
     cat["interference"] = *model;
