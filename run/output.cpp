@@ -191,9 +191,9 @@ std::string time_text(double seconds, TimeUnit unit) {
 std::array<double, 4> time_columns(const core::RunMetrics& m) {
   return {core::to_seconds(m.makespan_ns), m.avg_queuing_s, m.avg_jct_s, core::to_seconds(m.p95_jct_ns)};
 }
-std::array<TimeUnit, 4> table_units(const std::vector<SimRun>& runs) {
+std::array<TimeUnit, 4> table_units(const std::vector<PolicyRun>& runs) {
   std::array<double, 4> longest{};
-  for (const SimRun& r : runs) {
+  for (const PolicyRun& r : runs) {
     if (r.metrics.done == 0) continue;
     const std::array<double, 4> c = time_columns(r.metrics);
     for (std::size_t k = 0; k < c.size(); ++k) longest[k] = std::max(longest[k], c[k]);
@@ -209,14 +209,14 @@ std::string count_text(std::size_t n, const std::string& noun, const std::string
   return std::to_string(n) + " " + (n == 1 ? noun : plural.empty() ? noun + "s" : plural);
 }
 
-void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
+void print_table(std::ostream& os, const std::vector<PolicyRun>& runs) {
   // Each time column in its own unit (seconds, minutes or hours, from its largest figure), so that
   // a short queuing time beside a long makespan does not read "0.00 h". Count columns widen to
   // their largest count.
   const std::array<TimeUnit, 4> units = table_units(runs);
   auto digits = [](long long v) { return static_cast<int>(std::to_string(v).size()); };
   int w_done = 6, w_rejected = 9, w_failed = 7, w_interrupted = 12;
-  for (const SimRun& r : runs) {
+  for (const PolicyRun& r : runs) {
     w_done = std::max(w_done, digits(r.metrics.done));
     w_rejected = std::max(w_rejected, digits(r.metrics.rejected));
     w_failed = std::max(w_failed, digits(r.metrics.failed));
@@ -236,7 +236,7 @@ void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
     }
     return std::string(static_cast<std::size_t>(width - 1), ' ') + "\u2014";
   };
-  for (const SimRun& r : runs) {
+  for (const PolicyRun& r : runs) {
     const core::RunMetrics& m = r.metrics;
     const bool any = m.done > 0;
     std::snprintf(line, sizeof line, "%-8s %-10s %s %s %s %s %*lld %*lld %*lld %*lld\n", r.policy.c_str(),
@@ -249,7 +249,7 @@ void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
   }
 }
 
-nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
+nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs) {
   // The one writer of the schema (write_result), read back: a document equal to what the
   // streamed summary holds.
   JsonWriter w;
@@ -257,7 +257,7 @@ nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::v
   return nlohmann::json::parse(w.text());
 }
 
-nlohmann::json result_json(const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+nlohmann::json result_json(const std::vector<core::JobSpec>& jobs, const PolicyRun& run) {
   JsonWriter w;
   write_result(w, jobs, run);
   return nlohmann::json::parse(w.text());
@@ -337,12 +337,12 @@ TimelineMode parse_timeline_mode(const std::string& text, const std::string& opt
   throw core::InputError(option + ": unknown timeline mode '" + text + "' (valid: off, runs, full)");
 }
 
-void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
+void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs,
                      TimelineMode timeline) {
   OutFile cdf(dir + "/jct_cdf.csv");
   cdf.line() += "policy,jct_s,fraction\n";
   std::vector<core::TimeNs> jcts;
-  for (const SimRun& r : runs) {
+  for (const PolicyRun& r : runs) {
     const core::ScheduleOutcome& o = r.outcome;
     const std::string base = dir + "/" + r.policy;
     OutFile jf(base + "_jobs.csv");
@@ -458,7 +458,7 @@ void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& j
 }
 
 // One entry of "results": the schema's one writer, members in sorted order (as nlohmann keeps them).
-void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const SimRun& r) {
+void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const PolicyRun& r) {
   const core::ScheduleOutcome& o = r.outcome;
   const core::RunMetrics& m = r.metrics;
   w.begin_object();
@@ -543,14 +543,14 @@ void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const S
   w.end_object();
 }
 
-void write_results_json(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
+void write_results_json(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs) {
   w.begin_array();
-  for (const SimRun& r : runs) write_result(w, jobs, r);
+  for (const PolicyRun& r : runs) write_result(w, jobs, r);
   w.end_array();
 }
 
 void write_summary_json(const std::string& path, const nlohmann::json& header, const std::vector<core::JobSpec>& jobs,
-                        const std::vector<SimRun>& runs) {
+                        const std::vector<PolicyRun>& runs) {
   if (!header.is_object()) throw std::logic_error("write_summary_json: the header must be a JSON object");
   OutFile f(path);
   {
@@ -586,7 +586,7 @@ nlohmann::json cluster_config_json(const cluster::ClusterSpec& cluster, const st
           {"placement", placement}};
 }
 
-std::vector<SizeJct> jct_by_size(const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+std::vector<SizeJct> jct_by_size(const std::vector<core::JobSpec>& jobs, const PolicyRun& run) {
   std::map<std::int32_t, std::pair<std::int64_t, core::Int128>> by;  // gpus -> (count, sum of JCT)
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const core::JobState& st = run.outcome.jobs[i];
@@ -602,7 +602,7 @@ std::vector<SizeJct> jct_by_size(const std::vector<core::JobSpec>& jobs, const S
   return out;
 }
 
-void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const PolicyRun& run) {
   w.begin_object();
   w.key("gpus_busy");
   w.begin_array();
@@ -639,10 +639,10 @@ void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs,
   w.end_object();
 }
 
-void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
+void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs) {
   char line[256];
   const TimeUnit jct_unit = table_units(runs)[2];
-  for (const SimRun& r : runs) {
+  for (const PolicyRun& r : runs) {
     if (!r.cluster) continue;
     std::int32_t peak = 0;
     for (const auto& [t, n] : r.gpus_busy) peak = std::max(peak, n);
@@ -658,7 +658,7 @@ void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jo
   }
 }
 
-void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const PolicyRun& run) {
   const std::string base = dir + "/" + run.policy;
   OutFile gf(base + "_job_gpus.csv");
   gf.line() += "id,gpus\n";
@@ -698,7 +698,7 @@ void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec
 }
 
 void print_report(const std::vector<std::string>& notes, const std::vector<core::JobSpec>& jobs,
-                  const std::vector<SimRun>& runs) {
+                  const std::vector<PolicyRun>& runs) {
   for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
   // A job rejected or failed alike under several policies is one note naming them all ("all
   // policies" when every run agrees); past kMaxJobNotes such notes the rest are counted, as a
@@ -707,7 +707,7 @@ void print_report(const std::vector<std::string>& notes, const std::vector<core:
   std::size_t printed = 0, held_back = 0;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // "status: reason" -> policies
-    for (const SimRun& r : runs) {
+    for (const PolicyRun& r : runs) {
       const core::JobState& st = r.outcome.jobs[i];
       if (st.status != core::JobStatus::kRejected && st.status != core::JobStatus::kFailed) continue;
       const std::string what = std::string(core::to_string(st.status)) + ": " + st.reason;
@@ -741,7 +741,7 @@ void print_report(const std::vector<std::string>& notes, const std::vector<core:
 }
 
 void write_outputs(const nlohmann::json& summary, const std::string& summary_path, const std::string& out_dir,
-                   const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
+                   const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs) {
   const std::string text = summary.dump(2) + "\n";
   if (!summary_path.empty()) write_text_file(summary_path, text);
   if (!out_dir.empty()) {
@@ -752,7 +752,7 @@ void write_outputs(const nlohmann::json& summary, const std::string& summary_pat
 }
 
 void write_streamed_outputs(const nlohmann::json& header, const std::string& summary_path, const std::string& out_dir,
-                            const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
+                            const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs,
                             TimelineMode timeline) {
   std::string first;  // the summary is streamed once, then copied
   auto write_summary = [&](const std::string& path) {

@@ -29,7 +29,7 @@ std::string pod(const std::string& name, int milli, int created, int seconds) {
 
 struct Run {
   std::vector<core::JobSpec> jobs;
-  salus::run::SimRun run;
+  salus::run::PolicyRun run;
 };
 
 // PACK on one 16 GiB GPU, interference `profiled` (lanes at 1 / max(1, sum u)), no switching cost.
