@@ -1,4 +1,5 @@
 #include "run/output.h"
+#include "traces/csv.h"
 
 #include <algorithm>
 #include <array>
@@ -22,6 +23,8 @@
 #include "core/errors.h"
 
 namespace salus::run {
+
+using traces::append_csv_field;
 
 namespace {
 
@@ -72,19 +75,6 @@ template <typename Int>
 void append_int(std::string& out, Int v) {
   char buf[24];
   out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-}
-
-void append_csv_field(std::string& out, std::string_view s) {
-  if (s.find_first_of(",\"\n") == std::string_view::npos) {
-    out += s;
-    return;
-  }
-  out += '"';
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
 }
 
 void append_opt_seconds(std::string& out, core::TimeNs ns) {
