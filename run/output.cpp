@@ -570,10 +570,31 @@ void write_summary_json(const std::string& path, const nlohmann::json& header, c
 nlohmann::json cluster_config_json(const cluster::ClusterSpec& cluster, const std::string& placement) {
   nlohmann::json mem = nlohmann::json::array();
   for (const cluster::GpuSpec& g : cluster.gpus) mem.push_back(g.capacity);
-  return {{"gpus", cluster.gpus.size()},
-          {"nodes", cluster.gpus.empty() ? 0 : cluster.gpus.back().node + 1},
-          {"gpu_mem_bytes", std::move(mem)},
-          {"placement", placement}};
+  nlohmann::json j = {{"gpus", cluster.gpus.size()},
+                      {"nodes", cluster.gpus.empty() ? 0 : cluster.gpus.back().node + 1},
+                      {"gpu_mem_bytes", std::move(mem)},
+                      {"placement", placement}};
+  if (!cluster.kinds.empty()) {
+    // A heterogeneous cluster: its kinds (name, memory, relative speed, how many GPUs) and the
+    // kind of each GPU (an index into "kinds", -1 for a GPU of no named kind).
+    std::vector<std::int64_t> count(cluster.kinds.size(), 0);
+    nlohmann::json gpu_kinds = nlohmann::json::array();
+    for (const cluster::GpuSpec& g : cluster.gpus) {
+      gpu_kinds.push_back(g.kind);
+      if (g.kind >= 0) ++count[static_cast<std::size_t>(g.kind)];
+    }
+    nlohmann::json kinds = nlohmann::json::array();
+    for (std::size_t k = 0; k < cluster.kinds.size(); ++k) {
+      const cluster::GpuKind& kind = cluster.kinds[k];
+      kinds.push_back({{"name", kind.name},
+                       {"gpu_mem_bytes", kind.memory},
+                       {"speed", static_cast<double>(kind.speed_ppm) / static_cast<double>(cluster::kSpeedOne)},
+                       {"gpus", count[k]}});
+    }
+    j["kinds"] = std::move(kinds);
+    j["gpu_kinds"] = std::move(gpu_kinds);
+  }
+  return j;
 }
 
 std::vector<SizeJct> jct_by_size(const std::vector<core::JobSpec>& jobs, const PolicyRun& run) {
