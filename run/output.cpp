@@ -327,122 +327,116 @@ TimelineMode parse_timeline_mode(const std::string& text, const std::string& opt
   throw core::InputError(option + ": unknown timeline mode '" + text + "' (valid: off, runs, full)");
 }
 
+namespace {
+
+/// One CSV row appended to an OutFile's line: each field adds the comma before it, end() the line
+/// end. Every CSV the programs write goes through it (and text fields through append_csv_field).
+class Row {
+ public:
+  explicit Row(OutFile& f) : f_(f), l_(f.line()) {}
+  Row& text(std::string_view v) { return sep(), append_csv_field(l_, v), *this; }
+  Row& word(std::string_view v) { return sep(), l_ += v, *this; }  ///< a field that never needs quotes
+  template <typename Int>
+  Row& integer(Int v) { return sep(), append_int(l_, v), *this; }
+  Row& seconds(core::TimeNs ns) { return sep(), append_seconds(l_, ns), *this; }
+  Row& opt_seconds(core::TimeNs ns) { return sep(), append_opt_seconds(l_, ns), *this; }  ///< empty when < 0
+  Row& mib(core::Bytes b) { return sep(), append_mib(l_, b), *this; }
+  Row& none() { return sep(), *this; }  ///< an empty field
+  void end() {
+    l_ += '\n';
+    f_.row();
+  }
+
+ private:
+  void sep() {
+    if (any_) l_ += ',';
+    any_ = true;
+  }
+  OutFile& f_;
+  std::string& l_;
+  bool any_ = false;
+};
+
+/// DIR/<policy>_jobs.csv; returns the JCTs of the jobs done, ascending (for jct_cdf.csv).
+std::vector<core::TimeNs> write_jobs_csv(const std::string& path, const std::vector<core::JobSpec>& jobs,
+                                         const core::ScheduleOutcome& o) {
+  OutFile f(path);
+  f.line() += "id,workload,arrival_s,start_s,finish_s,jct_s,queuing_s,status,lane,iterations,reason\n";
+  std::vector<core::TimeNs> jcts;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const core::JobSpec& s = jobs[i];
+    const core::JobState& st = o.jobs[i];
+    const core::TimeNs jct = st.finish_ns < 0 ? -1 : st.finish_ns - s.arrival_ns;
+    const core::TimeNs q = st.first_start_ns < 0 ? -1 : st.first_start_ns - s.arrival_ns;
+    Row(f).text(s.id).text(s.workload).seconds(s.arrival_ns).opt_seconds(st.first_start_ns).opt_seconds(st.finish_ns)
+        .opt_seconds(jct).opt_seconds(q).word(core::to_string(st.status)).integer(st.lane)
+        .integer(st.iterations_done).text(st.reason).end();
+    if (st.status == core::JobStatus::kDone) jcts.push_back(jct);
+  }
+  f.close();
+  std::sort(jcts.begin(), jcts.end());
+  return jcts;
+}
+
+/// The rows of jct_cdf.csv for one policy: each finished job's JCT, ascending, with the fraction.
+void append_cdf_rows(OutFile& cdf, const std::string& policy, const std::vector<core::TimeNs>& jcts) {
+  for (std::size_t k = 0; k < jcts.size(); ++k) {
+    char frac[32];
+    std::snprintf(frac, sizeof frac, "%.6f", static_cast<double>(k + 1) / static_cast<double>(jcts.size()));
+    Row(cdf).word(policy).seconds(jcts[k]).word(frac).end();
+  }
+}
+
+/// DIR/<policy>_timeline.csv: one row per run (write_timeline_rows).
+void write_timeline_csv(const std::string& path, const std::vector<core::JobSpec>& jobs, const core::ScheduleOutcome& o) {
+  OutFile f(path);
+  f.line() += "lane,job_id,start_s,end_s,iterations,switch_s,rotation\n";
+  write_timeline_rows(o.segments, [&](const core::Segment& g) {
+    Row r(f);
+    r.integer(g.lane).text(jobs[static_cast<std::size_t>(g.job)].id).seconds(g.start_ns).seconds(g.end_ns)
+        .integer(g.iterations).seconds(g.switch_ns);
+    g.rotation != 0 ? r.integer(g.rotation) : r.none();
+    r.end();
+  });
+  f.close();
+}
+
+/// DIR/<policy>_memory.csv: one row per change of the memory in use.
+void write_memory_csv(const std::string& path, const core::ScheduleOutcome& o) {
+  OutFile f(path);
+  f.line() += "time_s,persistent_mib,lanes_reserved_mib,ephemeral_active_mib,lanes\n";
+  for (const core::MemorySample& m : o.memory) {
+    Row(f).seconds(m.time_ns).mib(m.persistent).mib(m.lanes_reserved).mib(m.ephemeral_active).integer(m.lanes).end();
+  }
+  f.close();
+}
+
+/// DIR/<policy>_lane_moves.csv: every lane placed, moved or resized (from_offset empty when new).
+void write_lane_moves_csv(const std::string& path, const core::ScheduleOutcome& o) {
+  OutFile f(path);
+  f.line() += "time_s,lane,from_offset_mib,from_size_mib,to_offset_mib,to_size_mib\n";
+  for (const core::LaneMove& mv : o.lane_moves) {
+    Row r(f);
+    r.seconds(mv.time_ns).integer(mv.lane);
+    mv.from_offset != core::kUnplaced ? r.mib(mv.from_offset) : r.none();
+    r.mib(mv.from_size).mib(mv.to_offset).mib(mv.to_size).end();
+  }
+  f.close();
+}
+
+}  // namespace
+
 void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs,
                      TimelineMode timeline) {
   OutFile cdf(dir + "/jct_cdf.csv");
   cdf.line() += "policy,jct_s,fraction\n";
-  std::vector<core::TimeNs> jcts;
   for (const PolicyRun& r : runs) {
-    const core::ScheduleOutcome& o = r.outcome;
     const std::string base = dir + "/" + r.policy;
-    OutFile jf(base + "_jobs.csv");
-    jf.line() += "id,workload,arrival_s,start_s,finish_s,jct_s,queuing_s,status,lane,iterations,reason\n";
-    jcts.clear();
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-      const core::JobSpec& s = jobs[i];
-      const core::JobState& st = o.jobs[i];
-      const core::TimeNs jct = st.finish_ns < 0 ? -1 : st.finish_ns - s.arrival_ns;
-      const core::TimeNs q = st.first_start_ns < 0 ? -1 : st.first_start_ns - s.arrival_ns;
-      std::string& l = jf.line();
-      append_csv_field(l, s.id);
-      l += ',';
-      append_csv_field(l, s.workload);
-      l += ',';
-      append_seconds(l, s.arrival_ns);
-      l += ',';
-      append_opt_seconds(l, st.first_start_ns);
-      l += ',';
-      append_opt_seconds(l, st.finish_ns);
-      l += ',';
-      append_opt_seconds(l, jct);
-      l += ',';
-      append_opt_seconds(l, q);
-      l += ',';
-      l += core::to_string(st.status);
-      l += ',';
-      append_int(l, st.lane);
-      l += ',';
-      append_int(l, st.iterations_done);
-      l += ',';
-      append_csv_field(l, st.reason);
-      l += '\n';
-      jf.row();
-      if (st.status == core::JobStatus::kDone) jcts.push_back(jct);
-    }
-    jf.close();
-    std::sort(jcts.begin(), jcts.end());
-    for (std::size_t k = 0; k < jcts.size(); ++k) {
-      char frac[32];
-      std::snprintf(frac, sizeof frac, "%.6f", static_cast<double>(k + 1) / static_cast<double>(jcts.size()));
-      std::string& l = cdf.line();
-      l += r.policy;
-      l += ',';
-      append_seconds(l, jcts[k]);
-      l += ',';
-      l += frac;
-      l += '\n';
-      cdf.row();
-    }
+    append_cdf_rows(cdf, r.policy, write_jobs_csv(base + "_jobs.csv", jobs, r.outcome));
     if (r.cluster) write_cluster_files(dir, jobs, r);
-    if (timeline != TimelineMode::kOff) {
-      OutFile tf(base + "_timeline.csv");
-      tf.line() += "lane,job_id,start_s,end_s,iterations,switch_s,rotation\n";
-      write_timeline_rows(o.segments, [&](const core::Segment& g) {
-        std::string& l = tf.line();
-        append_int(l, g.lane);
-        l += ',';
-        append_csv_field(l, jobs[static_cast<std::size_t>(g.job)].id);
-        l += ',';
-        append_seconds(l, g.start_ns);
-        l += ',';
-        append_seconds(l, g.end_ns);
-        l += ',';
-        append_int(l, g.iterations);
-        l += ',';
-        append_seconds(l, g.switch_ns);
-        l += ',';
-        if (g.rotation != 0) append_int(l, g.rotation);
-        l += '\n';
-        tf.row();
-      });
-      tf.close();
-    }
-    OutFile mf(base + "_memory.csv");
-    mf.line() += "time_s,persistent_mib,lanes_reserved_mib,ephemeral_active_mib,lanes\n";
-    for (const core::MemorySample& m : o.memory) {
-      std::string& l = mf.line();
-      append_seconds(l, m.time_ns);
-      l += ',';
-      append_mib(l, m.persistent);
-      l += ',';
-      append_mib(l, m.lanes_reserved);
-      l += ',';
-      append_mib(l, m.ephemeral_active);
-      l += ',';
-      append_int(l, m.lanes);
-      l += '\n';
-      mf.row();
-    }
-    mf.close();
-    OutFile lf(base + "_lane_moves.csv");
-    lf.line() += "time_s,lane,from_offset_mib,from_size_mib,to_offset_mib,to_size_mib\n";
-    for (const core::LaneMove& mv : o.lane_moves) {
-      std::string& l = lf.line();
-      append_seconds(l, mv.time_ns);
-      l += ',';
-      append_int(l, mv.lane);
-      l += ',';
-      if (mv.from_offset != core::kUnplaced) append_mib(l, mv.from_offset);
-      l += ',';
-      append_mib(l, mv.from_size);
-      l += ',';
-      append_mib(l, mv.to_offset);
-      l += ',';
-      append_mib(l, mv.to_size);
-      l += '\n';
-      lf.row();
-    }
-    lf.close();
+    if (timeline != TimelineMode::kOff) write_timeline_csv(base + "_timeline.csv", jobs, r.outcome);
+    write_memory_csv(base + "_memory.csv", r.outcome);
+    write_lane_moves_csv(base + "_lane_moves.csv", r.outcome);
   }
   cdf.close();
 }
@@ -674,36 +668,24 @@ void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec
   OutFile gf(base + "_job_gpus.csv");
   gf.line() += "id,gpus\n";
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    std::string& l = gf.line();
-    append_csv_field(l, jobs[i].id);
-    l += ',';
-    const std::vector<std::int32_t>& g = run.job_gpus[i];
-    for (std::size_t k = 0; k < g.size(); ++k) {
-      if (k > 0) l += '+';
-      append_int(l, g[k]);
+    std::string gpus;
+    for (std::int32_t g : run.job_gpus[i]) {
+      if (!gpus.empty()) gpus += '+';
+      append_int(gpus, g);
     }
-    l += '\n';
-    gf.row();
+    Row(gf).text(jobs[i].id).word(gpus).end();
   }
   gf.close();
   OutFile bf(base + "_gpus_busy.csv");
   bf.line() += "time_s,gpus_busy\n";
-  for (const auto& [t, n] : run.gpus_busy) {
-    std::string& l = bf.line();
-    append_seconds(l, t);
-    l += ',';
-    append_int(l, n);
-    l += '\n';
-    bf.row();
-  }
+  for (const auto& [t, n] : run.gpus_busy) Row(bf).seconds(t).integer(n).end();
   bf.close();
   OutFile sf(base + "_jct_by_size.csv");
   sf.line() += "gpus,jobs,avg_jct_s\n";
   for (const SizeJct& s : jct_by_size(jobs, run)) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%d,%lld,%.6f\n", s.gpus, static_cast<long long>(s.jobs), s.avg_jct_s);
-    sf.line() += text;
-    sf.row();
+    char avg[32];
+    std::snprintf(avg, sizeof avg, "%.6f", s.avg_jct_s);
+    Row(sf).integer(s.gpus).integer(s.jobs).word(avg).end();
   }
   sf.close();
 }
