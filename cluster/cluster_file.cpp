@@ -93,6 +93,20 @@ core::Bytes ClusterSpec::largest_capacity() const {
   return c;
 }
 
+core::Bytes ClusterSpec::capacity_for_kinds(std::string_view names) const {
+  if (names.empty() || kinds.empty()) return largest_capacity();
+  core::Bytes c = 0;
+  for (const std::string& name : core::split_list(names, '|')) {
+    for (std::size_t k = 0; k < kinds.size(); ++k) {
+      if (kinds[k].name != name) continue;
+      for (const GpuSpec& g : gpus) {
+        if (g.kind == static_cast<std::int32_t>(k)) c = std::max(c, g.capacity);
+      }
+    }
+  }
+  return c > 0 ? c : largest_capacity();
+}
+
 core::TimeNs gpu_iter_ns(core::TimeNs iter_ns, std::int64_t speed_ppm) {
   if (speed_ppm == kSpeedOne) return iter_ns;
   __extension__ using Wide = __int128;  // iter_ns * 1e6 may pass 2^63

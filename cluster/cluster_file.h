@@ -51,6 +51,10 @@ struct ClusterSpec {
   std::string describe() const;
   /// The largest GPU's memory.
   core::Bytes largest_capacity() const;
+  /// The largest memory among the GPUs of the kinds `kinds` names ("T4|P100", JobSpec::gpu_kinds):
+  /// what a share of a GPU is a share of for a job that may run only on them. The largest GPU's
+  /// when `kinds` is empty, the cluster names no kinds, or none of its kinds is named.
+  core::Bytes capacity_for_kinds(std::string_view kinds) const;
 };
 
 /// Reads a cluster file: CSV with the header `nodes,gpus_per_node,gpu_mem` and optionally `kind`

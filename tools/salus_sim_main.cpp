@@ -127,9 +127,8 @@ int body(int argc, char** argv) {
   Options o = parse(argc, argv, &help);
   if (help) return 0;
   run::TraceJobs loaded =
-      run::load_jobs(o.trace, o.profiles, o.cfg.cluster ? o.cfg.cluster->largest_capacity() : o.cfg.capacity,
-                             o.time_scale, o.load,
-                             o.cfg.cluster ? static_cast<int>(o.cfg.cluster->gpus.size()) : 1);
+      o.cfg.cluster ? run::load_jobs(o.trace, o.profiles, *o.cfg.cluster, o.time_scale, o.load)
+                    : run::load_jobs(o.trace, o.profiles, o.cfg.capacity, o.time_scale, o.load);
   run::apply_model(o.model, loaded, o.cfg);
   const traces::Trace& trace = loaded.trace;
   const std::vector<core::JobSpec>& jobs = loaded.jobs;
