@@ -168,7 +168,7 @@ std::int32_t kind_index(ClusterSpec& c, const std::string& name, core::Bytes mem
 }
 
 // Alibaba cluster-trace-gpu-v2023's node list: sn,cpu_milli,memory_mib,gpu,model, one row per node.
-ClusterSpec load_alibaba_nodes(std::ifstream& f, const std::string& path, const std::vector<std::string>& header,
+ClusterSpec load_alibaba_nodes(std::istream& f, const std::string& path, const std::vector<std::string>& header,
                                int header_line) {
   int col_gpu = -1, col_model = -1;
   for (std::size_t i = 0; i < header.size(); ++i) {
@@ -267,6 +267,15 @@ ClusterSpec load_cluster_file(const std::string& path) {
   ::close(core::open_input_file(path, "cluster file"));  // names a directory, FIFO or unreadable file
   std::ifstream f(path);
   if (!f) throw core::InputError(path + ": cannot open the cluster file");
+  return read_cluster(f, path);
+}
+
+ClusterSpec load_cluster_text(std::string_view text, const std::string& path) {
+  std::istringstream f{std::string(text)};
+  return read_cluster(f, path);
+}
+
+ClusterSpec read_cluster(std::istream& f, const std::string& path) {
   enum { kNodes, kPerNode, kMem, kKind, kSpeed, kColumns };
   const std::vector<std::string> columns = {"nodes", "gpus_per_node", "gpu_mem", "kind", "speed"};
   constexpr int kRequired = 3;
