@@ -93,6 +93,20 @@ core::Bytes ClusterSpec::largest_capacity() const {
   return c;
 }
 
+core::Bytes ClusterSpec::capacity_for_kinds(std::string_view names) const {
+  if (names.empty() || kinds.empty()) return largest_capacity();
+  core::Bytes c = 0;
+  for (const std::string& name : core::split_list(names, '|')) {
+    for (std::size_t k = 0; k < kinds.size(); ++k) {
+      if (kinds[k].name != name) continue;
+      for (const GpuSpec& g : gpus) {
+        if (g.kind == static_cast<std::int32_t>(k)) c = std::max(c, g.capacity);
+      }
+    }
+  }
+  return c > 0 ? c : largest_capacity();
+}
+
 core::TimeNs gpu_iter_ns(core::TimeNs iter_ns, std::int64_t speed_ppm) {
   if (speed_ppm == kSpeedOne) return iter_ns;
   __extension__ using Wide = __int128;  // iter_ns * 1e6 may pass 2^63
@@ -154,7 +168,7 @@ std::int32_t kind_index(ClusterSpec& c, const std::string& name, core::Bytes mem
 }
 
 // Alibaba cluster-trace-gpu-v2023's node list: sn,cpu_milli,memory_mib,gpu,model, one row per node.
-ClusterSpec load_alibaba_nodes(std::ifstream& f, const std::string& path, const std::vector<std::string>& header,
+ClusterSpec load_alibaba_nodes(std::istream& f, const std::string& path, const std::vector<std::string>& header,
                                int header_line) {
   int col_gpu = -1, col_model = -1;
   for (std::size_t i = 0; i < header.size(); ++i) {
@@ -253,6 +267,15 @@ ClusterSpec load_cluster_file(const std::string& path) {
   ::close(core::open_input_file(path, "cluster file"));  // names a directory, FIFO or unreadable file
   std::ifstream f(path);
   if (!f) throw core::InputError(path + ": cannot open the cluster file");
+  return read_cluster(f, path);
+}
+
+ClusterSpec load_cluster_text(std::string_view text, const std::string& path) {
+  std::istringstream f{std::string(text)};
+  return read_cluster(f, path);
+}
+
+ClusterSpec read_cluster(std::istream& f, const std::string& path) {
   enum { kNodes, kPerNode, kMem, kKind, kSpeed, kColumns };
   const std::vector<std::string> columns = {"nodes", "gpus_per_node", "gpu_mem", "kind", "speed"};
   constexpr int kRequired = 3;

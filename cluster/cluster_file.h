@@ -2,7 +2,9 @@
 /// The cluster's shape: GPUs grouped in nodes, each GPU with its memory, and optionally GPU kinds
 /// (a name, memory and relative speed: cluster/README.md, "Cluster file").
 #include <cstdint>
+#include <istream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/units.h"
@@ -51,6 +53,10 @@ struct ClusterSpec {
   std::string describe() const;
   /// The largest GPU's memory.
   core::Bytes largest_capacity() const;
+  /// The largest memory among the GPUs of the kinds `kinds` names ("T4|P100", JobSpec::gpu_kinds):
+  /// what a share of a GPU is a share of for a job that may run only on them. The largest GPU's
+  /// when `kinds` is empty, the cluster names no kinds, or none of its kinds is named.
+  core::Bytes capacity_for_kinds(std::string_view kinds) const;
 };
 
 /// Reads a cluster file: CSV with the header `nodes,gpus_per_node,gpu_mem` and optionally `kind`
@@ -60,6 +66,10 @@ struct ClusterSpec {
 /// memory_mib, gpu, model), recognised by its header: one kind per model, memory from
 /// alibaba_model_memory. Bad input throws core::InputError "FILE:LINE: what".
 ClusterSpec load_cluster_file(const std::string& path);
+/// The same from a stream or from text already in memory (`path` names it in errors): what the
+/// fuzz target calls.
+ClusterSpec read_cluster(std::istream& in, const std::string& path);
+ClusterSpec load_cluster_text(std::string_view text, const std::string& path);
 
 /// Sets kinds' speeds from `spec`, "KIND=SPEED[,KIND=SPEED...]" (SPEED as the file's speed
 /// column), on the kind and every GPU of it, and adds a note. `what` names the source in errors

@@ -477,7 +477,7 @@ json predict(const std::string& trace, const std::string& policies, const std::s
   model.interference = interference;
   apply_model(model, loaded, cfg);
   const std::vector<std::string> names = parse_policy_list(policies);
-  std::vector<SimRun> runs;
+  std::vector<PolicyRun> runs;
   for (const std::string& name : names) runs.push_back(run::simulate(loaded.jobs, name, cfg));
   const std::vector<std::string> notes = sim_notes(loaded.trace, profiles, names, cfg);
   write_summary_json(summary_path, sim_summary_header(trace, loaded.trace, profiles, cfg, time_scale, notes),
@@ -485,186 +485,208 @@ json predict(const std::string& trace, const std::string& policies, const std::s
   return read_json(summary_path);
 }
 
-}  // namespace
-
-/// salus-experiment fidelity: the trace's workloads profiled on the device (unless a catalog is
-/// given), the trace run under the four policies on the real executor `repeat` times, each run
-/// predicted by the simulator with the catalog calibrated for it and with the base catalog alone,
-/// and the predictions compared with the runs per policy (medians over the repeats).
-nlohmann::json run_fidelity(const ExperimentContext& ctx) {
-  std::string device = ctx.device;
-  const std::string& out_dir = ctx.out_dir;
-  const bool replay = !ctx.predict_from.empty();
-  check_calibration_mode(ctx.calibrate);
-  const bool calibrating = ctx.calibrate != "off";
-  const std::vector<std::string>& four_policies = fidelity_policies();
+/// What a sitting runs on and what it has measured: the trace, pool, time scale, device and base
+/// catalog (the context's, or with --predict-from an earlier sitting's), its real runs in order and
+/// the calibrations between them (calibrated_catalog: solo times, utilisation, switching cost).
+struct Sitting {
+  std::string device, trace, gpu_mem, catalog;  ///< catalog: "" until profiled on the device
+  int repeat = 3;
+  double time_scale = 1;
   std::vector<RealRun> runs;
-  // Calibrations (calibrated_catalog): solo times, utilisation and switching cost, measured between the real runs.
   json calibrations = json::array();
-  std::string trace = ctx.trace.empty() ? ctx.data_dir + "/experiments/fidelity_cpu.csv" : ctx.trace;
-  std::string gpu_mem = ctx.gpu_mem, catalog = ctx.profiles_given ? ctx.profiles : std::string();
-  int repeat = ctx.repeat;
-  double time_scale = ctx.time_scale;
-  if (replay) {
-    namespace fs = std::filesystem;
-    if (fs::exists(out_dir) && fs::exists(ctx.predict_from) && fs::equivalent(out_dir, ctx.predict_from)) {
-      throw core::InputError("--predict-from: --out must be another directory than the sitting's (its catalogs and "
-                             "predictions would be overwritten)");
-    }
-    read_sitting(ctx.predict_from, runs, calibrations);
-    // The sitting's trace, time scale, pool and base catalog, as its runs recorded them. A sitting
-    // copied from another machine names a trace path that may not exist here: --trace says where
-    // the trace is, and it must then hold the jobs the runs ran.
-    const json& first = runs.front().summary;
-    time_scale = first.value("time_scale", 1.0);
-    device = first.value("device", device);
-    const core::Bytes capacity = first.at("gpu_mem_bytes").get<core::Bytes>();
-    gpu_mem = std::to_string(capacity) + "B";
-    const std::string own = ctx.predict_from + "/fidelity_catalog.json";
-    catalog = fs::exists(own) ? own : first.at("profiles").get<std::string>();
-    if (!fs::exists(catalog)) {
-      throw core::InputError("--predict-from: the sitting's catalog " + catalog + " is not on this machine");
-    }
-    const std::string recorded = first.at("trace").get<std::string>();
-    if (!ctx.trace.empty()) {
-      trace = ctx.trace;
-      check_sitting_trace(trace, recorded, catalog, capacity, time_scale, first.at("results").at(0).at("jobs"));
-    } else if (fs::exists(recorded)) {
-      trace = recorded;
-    } else {
-      throw core::InputError("--predict-from: the sitting's trace " + recorded +
-                             " is not on this machine; give its copy with --trace");
-    }
-    repeat = runs.back().repeat;
-    const std::size_t needed = calibrations_taken(ctx.calibrate, runs.size());
-    if (calibrations.size() < needed) {
-      throw core::InputError("--predict-from: " + ctx.predict_from + " holds " + std::to_string(calibrations.size()) +
-                             " calibrations (fidelity_calibration_<n>.json) for " + std::to_string(runs.size()) +
-                             " runs; --calibrate " + ctx.calibrate + " needs " + std::to_string(needed));
-    }
+};
+
+/// The sitting --predict-from names: its runs and calibrations, and the trace, time scale, pool and
+/// base catalog as its runs recorded them. A sitting copied from another machine names a trace
+/// path that may not exist here: --trace says where the trace is, and it must then hold the jobs
+/// the runs ran. InputError for whatever is missing.
+Sitting replayed_sitting(const ExperimentContext& ctx) {
+  namespace fs = std::filesystem;
+  if (fs::exists(ctx.out_dir) && fs::exists(ctx.predict_from) && fs::equivalent(ctx.out_dir, ctx.predict_from)) {
+    throw core::InputError("--predict-from: --out must be another directory than the sitting's (its catalogs and "
+                           "predictions would be overwritten)");
   }
-  if (repeat < 1 || repeat > 20) throw core::InputError("--repeat: must be from 1 to 20");
-  std::filesystem::create_directories(out_dir);
-  const std::string q_trace = shell_quote(trace), q_mem = shell_quote(gpu_mem);
-  // --time-scale: salus-run and salus-sim both shorten the trace the same way (arrivals and
-  // iteration counts divided by it); the calibrations measure iterations, which it leaves alone.
-  char scale_text[64];
-  std::snprintf(scale_text, sizeof scale_text, "%.17g", time_scale);
-  const std::string scale_option = time_scale == 1 ? std::string() : " --time-scale " + std::string(scale_text);
-  const std::vector<std::string> workloads = trace_workloads({trace});
-  if (catalog.empty()) {
-    catalog = out_dir + "/fidelity_catalog.json";
-    profile_on_device(device, workloads, gpu_mem, catalog, out_dir + "/fidelity_profile.log");
+  Sitting s;
+  read_sitting(ctx.predict_from, s.runs, s.calibrations);
+  const json& first = s.runs.front().summary;
+  s.time_scale = first.value("time_scale", 1.0);
+  s.device = first.value("device", ctx.device);
+  const core::Bytes capacity = first.at("gpu_mem_bytes").get<core::Bytes>();
+  s.gpu_mem = std::to_string(capacity) + "B";
+  const std::string own = ctx.predict_from + "/fidelity_catalog.json";
+  s.catalog = fs::exists(own) ? own : first.at("profiles").get<std::string>();
+  if (!fs::exists(s.catalog)) {
+    throw core::InputError("--predict-from: the sitting's catalog " + s.catalog + " is not on this machine");
   }
-  const json base_catalog = read_json(catalog);
-  const core::Bytes capacity = parse_capacity(gpu_mem);
-  auto simulate = [&](const std::string& policies, const std::string& profiles, const std::string& stem) {
-    return predict(trace, policies, profiles, capacity, time_scale, ctx.interference, out_dir + "/" + stem + ".json");
-  };
-  const json base_sim = simulate("fifo,srtf,pack,fair", catalog, "fidelity_sim");
-  // The pairs and crowds (which only PACK's lanes run) are measured again only beside a PACK run
-  // (salus-profile measures crowds with --pairs on, at its default sizes).
+  const std::string recorded = first.at("trace").get<std::string>();
+  if (!ctx.trace.empty()) {
+    s.trace = ctx.trace;
+    check_sitting_trace(s.trace, recorded, s.catalog, capacity, s.time_scale, first.at("results").at(0).at("jobs"));
+  } else if (fs::exists(recorded)) {
+    s.trace = recorded;
+  } else {
+    throw core::InputError("--predict-from: the sitting's trace " + recorded +
+                           " is not on this machine; give its copy with --trace");
+  }
+  s.repeat = s.runs.back().repeat;
+  const std::size_t needed = calibrations_taken(ctx.calibrate, s.runs.size());
+  if (s.calibrations.size() < needed) {
+    throw core::InputError("--predict-from: " + ctx.predict_from + " holds " + std::to_string(s.calibrations.size()) +
+                           " calibrations (fidelity_calibration_<n>.json) for " + std::to_string(s.runs.size()) +
+                           " runs; --calibrate " + ctx.calibrate + " needs " + std::to_string(needed));
+  }
+  return s;
+}
+
+/// A new sitting as the context says (nothing run yet).
+Sitting new_sitting(const ExperimentContext& ctx) {
+  Sitting s;
+  s.device = ctx.device;
+  s.trace = ctx.trace.empty() ? ctx.data_dir + "/experiments/fidelity_cpu.csv" : ctx.trace;
+  s.gpu_mem = ctx.gpu_mem;
+  s.catalog = ctx.profiles_given ? ctx.profiles : std::string();
+  s.repeat = ctx.repeat;
+  s.time_scale = ctx.time_scale;
+  return s;
+}
+
+/// "%.17g" of the time scale: what salus-run is given (--time-scale), and the report prints.
+std::string scale_text(double time_scale) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.17g", time_scale);
+  return text;
+}
+
+/// The real runs, in order: the trace under each of the four policies, `repeat` times (one
+/// salus-run each), a calibration before the first and after each as long as the sitting takes one
+/// (calibrations_taken); run k then sits between calibrations k and k + 1. The pairs and crowds
+/// (which only PACK's lanes run) are measured again only beside a PACK run.
+void run_sitting(const ExperimentContext& ctx, Sitting& s, const std::vector<std::string>& workloads) {
+  const std::vector<std::string>& four = fidelity_policies();
   auto calibrate = [&](bool pairs) {
-    const std::string stem = calibration_stem(out_dir, calibrations.size());
-    profile_on_device(device, workloads, gpu_mem, stem + ".json", stem + ".log",
+    const std::string stem = calibration_stem(ctx.out_dir, s.calibrations.size());
+    profile_on_device(s.device, workloads, s.gpu_mem, stem + ".json", stem + ".log",
                       std::string("--min-seconds 1 --switch on --pairs ") + (pairs ? "on" : "off"));
-    calibrations.push_back(read_json(stem + ".json"));
+    s.calibrations.push_back(read_json(stem + ".json"));
   };
-  // The real runs first, in order, a calibration before the first and after each as long as the
-  // sitting takes one (calibrations_taken); run k then sits between calibrations k and k + 1.
-  // --predict-from: an earlier sitting's, read above.
-  const std::size_t total_runs = static_cast<std::size_t>(repeat) * four_policies.size();
-  if (!replay && calibrations_taken(ctx.calibrate, total_runs) > 0) calibrate(four_policies.front() == "pack");
-  for (int r = 1; !replay && r <= repeat; ++r) {
-    for (std::size_t i = 0; i < four_policies.size(); ++i) {
-      const std::string& policy = four_policies[i];
-      const bool next_is_pack = four_policies[(i + 1) % four_policies.size()] == "pack";
-      const std::string stem = real_run_stem(out_dir, r, policy);
-      run_sibling("salus-run", "--device " + shell_quote(device) + " --trace " + q_trace + " --policy " + policy +
-                                   " --profiles " + shell_quote(catalog) + " --gpu-mem " + q_mem + scale_option +
-                                   " --summary-json " + shell_quote(stem + ".json"),
+  // --time-scale: salus-run and the predictions shorten the trace the same way (arrivals and
+  // iteration counts divided by it); the calibrations measure iterations, which it leaves alone.
+  const std::string scale_option = s.time_scale == 1 ? std::string() : " --time-scale " + scale_text(s.time_scale);
+  const std::size_t total_runs = static_cast<std::size_t>(s.repeat) * four.size();
+  if (calibrations_taken(ctx.calibrate, total_runs) > 0) calibrate(four.front() == "pack");
+  for (int r = 1; r <= s.repeat; ++r) {
+    for (std::size_t i = 0; i < four.size(); ++i) {
+      const std::string& policy = four[i];
+      const bool next_is_pack = four[(i + 1) % four.size()] == "pack";
+      const std::string stem = real_run_stem(ctx.out_dir, r, policy);
+      run_sibling("salus-run", "--device " + shell_quote(s.device) + " --trace " + shell_quote(s.trace) +
+                                   " --policy " + policy + " --profiles " + shell_quote(s.catalog) + " --gpu-mem " +
+                                   shell_quote(s.gpu_mem) + scale_option + " --summary-json " + shell_quote(stem + ".json"),
                   stem + ".log");
-      runs.push_back({r, policy, read_json(stem + ".json")});
-      if (calibrations.size() < calibrations_taken(ctx.calibrate, total_runs)) calibrate(policy == "pack" || next_is_pack);
+      s.runs.push_back({r, policy, read_json(stem + ".json")});
+      if (s.calibrations.size() < calibrations_taken(ctx.calibrate, total_runs)) calibrate(policy == "pack" || next_is_pack);
     }
   }
-  auto run_catalog = [&](std::size_t k) {
-    std::vector<const json*> readings;
-    for (std::size_t c : calibration_readings(ctx.calibrate, k, calibrations.size())) readings.push_back(&calibrations[c]);
-    json c;
-    if (ctx.calibrate == "before") {
-      c = calibrated_catalog(base_catalog, *readings.at(0), nullptr);
-    } else if (ctx.calibrate == "bracket") {
-      c = calibrated_catalog(base_catalog, *readings.at(0), readings.at(1));
-    } else {
-      c = calibrated_catalog(base_catalog, readings, CalibrationCombine::kMedian,
-                             "the salus-profile runs nearest the run (two before it and two after it, fewer at the "
-                             "ends: " + std::to_string(readings.size()) + ")");
-    }
-    return ctx.burst_allowance ? with_burst_allowance(c, readings) : c;
-  };
+}
+
+/// The catalog run k is predicted with: the base calibrated by the readings the mode takes for it,
+/// with the burst allowance when asked.
+json run_catalog(const ExperimentContext& ctx, const Sitting& s, const json& base_catalog, std::size_t k) {
+  std::vector<const json*> readings;
+  for (std::size_t c : calibration_readings(ctx.calibrate, k, s.calibrations.size())) readings.push_back(&s.calibrations[c]);
+  json c;
+  if (ctx.calibrate == "before") {
+    c = calibrated_catalog(base_catalog, *readings.at(0), nullptr);
+  } else if (ctx.calibrate == "bracket") {
+    c = calibrated_catalog(base_catalog, *readings.at(0), readings.at(1));
+  } else {
+    c = calibrated_catalog(base_catalog, readings, CalibrationCombine::kMedian,
+                           "the salus-profile runs nearest the run (two before it and two after it, fewer at the "
+                           "ends: " + std::to_string(readings.size()) + ")");
+  }
+  return ctx.burst_allowance ? with_burst_allowance(c, readings) : c;
+}
+
+/// Every real run against its predictions: per policy the rows calibrated (or base, with
+/// --calibrate off) and base, every repeat's rows, per job of the first repeat simulated against
+/// measured, and every repeat's real summary (its policies' results).
+struct Comparison {
   std::map<std::string, std::vector<FidelityRow>> by_policy, base_by_policy;
-  nlohmann::json repeats = nlohmann::json::array(), per_job = nlohmann::json::object();
-  std::vector<json> reals;  // every repeat's summary (its policies' results), for the executor's own spread
-  for (std::size_t k = 0; k < runs.size(); ++k) {
-    const auto& [r, policy, real] = runs[k];
+  json repeats = json::array(), per_job = json::object();
+  std::vector<json> reals;
+};
+
+/// Per job of one run: simulated against measured JCT, the jobs done in both.
+json per_job_jcts(const json& sim_result, const json& real_result) {
+  std::map<std::string, double> sim_jct;
+  for (const json& j : sim_result.at("jobs")) {
+    if (j.at("status") == "done") sim_jct[j.at("id").get<std::string>()] = j.at("jct_s").get<double>();
+  }
+  json jobs = json::array();
+  for (const json& j : real_result.at("jobs")) {
+    const auto it = sim_jct.find(j.at("id").get<std::string>());
+    if (j.at("status") != "done" || it == sim_jct.end()) continue;
+    jobs.push_back({{"id", j.at("id")}, {"jct_real_s", j.at("jct_s")}, {"jct_sim_s", it->second}});
+  }
+  return jobs;
+}
+
+/// Predicts every real run of the sitting (with the base catalog's prediction `base_sim`, and with
+/// a catalog calibrated for the run unless --calibrate off) and compares.
+Comparison compare_sitting(const ExperimentContext& ctx, const Sitting& s, const json& base_sim,
+                           const json& base_catalog, core::Bytes capacity) {
+  Comparison c;
+  for (std::size_t k = 0; k < s.runs.size(); ++k) {
+    const auto& [r, policy, real] = s.runs[k];
     const std::string rep = std::to_string(r);
     const json& real_result = real.at("results").at(0);
     json sim_result;
     for (const json& res : base_sim.at("results")) {
       if (res.at("policy") == policy) sim_result = res;
     }
-    base_by_policy[policy].push_back(compare_results(sim_result, real_result));
-    if (calibrating) {
-      const std::string run_catalog_path = out_dir + "/fidelity_catalog_" + rep + "_" + policy + ".json";
-      write_text_file(run_catalog_path, traces::catalog_text(run_catalog(k)));
-      sim_result = simulate(policy, run_catalog_path, "fidelity_sim_" + rep + "_" + policy).at("results").at(0);
+    c.base_by_policy[policy].push_back(compare_results(sim_result, real_result));
+    if (ctx.calibrate != "off") {
+      const std::string catalog_path = ctx.out_dir + "/fidelity_catalog_" + rep + "_" + policy + ".json";
+      write_text_file(catalog_path, traces::catalog_text(run_catalog(ctx, s, base_catalog, k)));
+      sim_result = predict(s.trace, policy, catalog_path, capacity, s.time_scale, ctx.interference,
+                           ctx.out_dir + "/fidelity_sim_" + rep + "_" + policy + ".json")
+                       .at("results")
+                       .at(0);
     }
     const FidelityRow row = compare_results(sim_result, real_result);
-    by_policy[policy].push_back(row);
-    if (static_cast<int>(repeats.size()) < r) {
-      repeats.push_back(json::array());
-      reals.push_back(real);
+    c.by_policy[policy].push_back(row);
+    if (static_cast<int>(c.repeats.size()) < r) {
+      c.repeats.push_back(json::array());
+      c.reals.push_back(real);
     } else {
-      reals.back()["results"].push_back(real_result);
+      c.reals.back()["results"].push_back(real_result);
     }
-    repeats.back().push_back(to_json(row));
-    if (r == 1) {
-      // Per job, simulated against measured (the first repeat), for the figure.
-      std::map<std::string, double> sim_jct;
-      for (const json& j : sim_result.at("jobs")) {
-        if (j.at("status") == "done") sim_jct[j.at("id").get<std::string>()] = j.at("jct_s").get<double>();
-      }
-      json jobs = json::array();
-      for (const json& j : real_result.at("jobs")) {
-        const auto it = sim_jct.find(j.at("id").get<std::string>());
-        if (j.at("status") != "done" || it == sim_jct.end()) continue;
-        jobs.push_back({{"id", j.at("id")}, {"jct_real_s", j.at("jct_s")}, {"jct_sim_s", it->second}});
-      }
-      per_job[policy] = jobs;
-    }
+    c.repeats.back().push_back(to_json(row));
+    if (r == 1) c.per_job[policy] = per_job_jcts(sim_result, real_result);  // for the figure
   }
-  for (std::size_t r = 0; r < reals.size(); ++r) {
-    write_text_file(out_dir + "/fidelity_real_" + std::to_string(r + 1) + ".json", reals[r].dump(2) + "\n");
-  }
-  std::vector<FidelityRow> medians, base_medians;
-  json policies = json::object(), base_policies = json::object();
-  for (const std::string& p : four_policies) {
-    medians.push_back(median_row(by_policy[p]));
-    base_medians.push_back(median_row(base_by_policy[p]));
+  return c;
+}
+
+/// The medians over the repeats per policy (calibrated and base), each with the real executor's
+/// own spread over the same repeats.
+void policy_medians(const Comparison& c, std::vector<FidelityRow>& medians, std::vector<FidelityRow>& base_medians) {
+  for (const std::string& p : fidelity_policies()) {
+    medians.push_back(median_row(c.by_policy.at(p)));
+    base_medians.push_back(median_row(c.base_by_policy.at(p)));
     std::vector<const json*> results;
-    for (const json& real : reals) {
+    for (const json& real : c.reals) {
       for (const json& res : real.at("results")) {
         if (res.at("policy") == p) results.push_back(&res);
       }
     }
     repeat_spread(medians.back(), results);
     repeat_spread(base_medians.back(), results);
-    policies[p] = to_json(medians.back());
-    base_policies[p] = to_json(base_medians.back());
   }
-  // The machine's speed as the calibrations saw it, for the report: each workload's iter_ms and
-  // the switching cost, in the order they were measured.
+}
+
+/// The machine's speed as the calibrations saw it, for the report: each workload's iter_ms and the
+/// switching cost, in the order they were measured.
+json calibration_drift(const json& calibrations) {
   json drift = json::array();
   for (const json& c : calibrations) {
     json entry = {{"switch_ms", c.value("switch_ms", 0.0)}};
@@ -674,51 +696,92 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
     }
     drift.push_back(entry);
   }
-  const std::string cpus = replay ? runs.front().summary.value("cpus", std::string("?"))
-                                  : cpu_list_text(allowed_cpus());
-  const std::string scaled = time_scale == 1 ? std::string() : " (--time-scale " + std::string(scale_text) + ")";
-  const std::string model = base_sim.value("interference", std::string("?"));
+  return drift;
+}
+
+/// The base catalog's solo times against the calibrations' median, one line, "" when none.
+std::string base_speed_text(const json& base_speed) {
+  std::string speeds;
+  for (const auto& [name, v] : base_speed.items()) {
+    char part[160];
+    std::snprintf(part, sizeof part, "%s%s %.3f against %.3f ms (%+.1f %%)", speeds.empty() ? "" : ", ", name.c_str(),
+                  v.at("base_iter_ms").get<double>(), v.at("calibrations_median_iter_ms").get<double>(),
+                  100 * (v.at("ratio").get<double>() - 1));
+    speeds += part;
+  }
+  return speeds;
+}
+
+}  // namespace
+
+/// salus-experiment fidelity: the trace's workloads profiled on the device (unless a catalog is
+/// given), the trace run under the four policies on the real executor `repeat` times, each run
+/// predicted by the simulator with the catalog calibrated for it and with the base catalog alone,
+/// and the predictions compared with the runs per policy (medians over the repeats).
+nlohmann::json run_fidelity(const ExperimentContext& ctx) {
+  check_calibration_mode(ctx.calibrate);
+  const bool replay = !ctx.predict_from.empty();
+  Sitting s = replay ? replayed_sitting(ctx) : new_sitting(ctx);
+  if (s.repeat < 1 || s.repeat > 20) throw core::InputError("--repeat: must be from 1 to 20");
+  std::filesystem::create_directories(ctx.out_dir);
+  const std::vector<std::string> workloads = trace_workloads({s.trace});
+  if (s.catalog.empty()) {
+    s.catalog = ctx.out_dir + "/fidelity_catalog.json";
+    profile_on_device(s.device, workloads, s.gpu_mem, s.catalog, ctx.out_dir + "/fidelity_profile.log");
+  }
+  const json base_catalog = read_json(s.catalog);
+  const core::Bytes capacity = parse_capacity(s.gpu_mem);
+  const json base_sim = predict(s.trace, "fifo,srtf,pack,fair", s.catalog, capacity, s.time_scale, ctx.interference,
+                                ctx.out_dir + "/fidelity_sim.json");
+  if (!replay) run_sitting(ctx, s, workloads);
+  const Comparison c = compare_sitting(ctx, s, base_sim, base_catalog, capacity);
+  for (std::size_t r = 0; r < c.reals.size(); ++r) {
+    write_text_file(ctx.out_dir + "/fidelity_real_" + std::to_string(r + 1) + ".json", c.reals[r].dump(2) + "\n");
+  }
+  std::vector<FidelityRow> medians, base_medians;
+  policy_medians(c, medians, base_medians);
+  json policies = json::object(), base_policies = json::object();
+  for (std::size_t p = 0; p < medians.size(); ++p) {
+    policies[fidelity_policies()[p]] = to_json(medians[p]);
+    base_policies[fidelity_policies()[p]] = to_json(base_medians[p]);
+  }
+  const bool calibrating = ctx.calibrate != "off";
+  const std::string cpus = replay ? s.runs.front().summary.value("cpus", std::string("?")) : cpu_list_text(allowed_cpus());
+  const std::string scaled = s.time_scale == 1 ? std::string() : " (--time-scale " + scale_text(s.time_scale) + ")";
   const bool bursts = calibrating && ctx.burst_allowance;
   std::printf("\nfidelity on %s (CPUs %s): %s%s, catalog %s, calibration %s%s, interference %s, median of %d repeat(s) "
               "(errors relative to the measured run; real vs real: the executor's repeats against each other)\n%s",
-              device.c_str(), cpus.c_str(), trace.c_str(), scaled.c_str(), catalog.c_str(), ctx.calibrate.c_str(),
-              bursts ? " with the burst allowance" : "", model.c_str(), repeat, fidelity_table(medians).c_str());
-  const json base_speed = calibrating ? base_against_calibrations(base_catalog, calibrations) : json::object();
+              s.device.c_str(), cpus.c_str(), s.trace.c_str(), scaled.c_str(), s.catalog.c_str(), ctx.calibrate.c_str(),
+              bursts ? " with the burst allowance" : "", base_sim.value("interference", std::string("?")).c_str(),
+              s.repeat, fidelity_table(medians).c_str());
+  const json base_speed = calibrating ? base_against_calibrations(base_catalog, s.calibrations) : json::object();
   if (calibrating) {
     std::printf("\nthe same runs predicted with the base catalog alone (--calibrate off)\n%s",
                 fidelity_table(base_medians).c_str());
-    std::string speeds;
-    for (const auto& [name, v] : base_speed.items()) {
-      char part[160];
-      std::snprintf(part, sizeof part, "%s%s %.3f against %.3f ms (%+.1f %%)", speeds.empty() ? "" : ", ", name.c_str(),
-                    v.at("base_iter_ms").get<double>(), v.at("calibrations_median_iter_ms").get<double>(),
-                    100 * (v.at("ratio").get<double>() - 1));
-      speeds += part;
-    }
-    if (!speeds.empty()) {
+    if (const std::string speeds = base_speed_text(base_speed); !speeds.empty()) {
       std::printf("the base catalog's iter_ms against the median of the calibrations': %s\n", speeds.c_str());
     }
   }
   return {{"experiment", "fidelity"},
           {"version", 2},
           {"executor", "real"},
-          {"device", device},
+          {"device", s.device},
           {"cpus", cpus},
-          {"trace", trace},
-          {"time_scale", time_scale},
-          {"catalog", catalog},
+          {"trace", s.trace},
+          {"time_scale", s.time_scale},
+          {"catalog", s.catalog},
           {"calibrate", ctx.calibrate},
           {"burst_allowance", bursts},
           {"predict_from", replay ? json(ctx.predict_from) : json()},
-          {"calibrations", drift},
+          {"calibrations", calibration_drift(s.calibrations)},
           {"interference", base_sim.value("interference", "")},
           {"switch_cost_ms", base_sim.value("switch_cost_ms", 0.0)},
-          {"repeat", repeat},
+          {"repeat", s.repeat},
           {"policies", policies},
           {"uncalibrated", base_policies},
           {"base_against_calibrations", base_speed},
-          {"repeats", repeats},
-          {"per_job", per_job}};
+          {"repeats", c.repeats},
+          {"per_job", c.per_job}};
 }
 
 }  // namespace salus::experiments

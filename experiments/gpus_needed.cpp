@@ -132,7 +132,7 @@ ConfigResult run_config(const Search& s, const Config& c) {
     if (s.ctx.progress != nullptr) {
       k.progress = s.ctx.progress->hook("gpus_needed: " + std::string(c.label) + " on " + std::to_string(n) + " GPUs", s.jobs);
     }
-    const SimRun r = simulate(s.jobs, c.policy, k);
+    const PolicyRun r = simulate(s.jobs, c.policy, k);
     if (s.ctx.progress != nullptr) s.ctx.progress->end_run();
     return tried[n] = Point{n, r.metrics.avg_jct_s, r.metrics.avg_queuing_s,
                             static_cast<double>(r.metrics.makespan_ns) / 1e9, r.metrics.done, r.metrics.rejected};

@@ -225,7 +225,7 @@ nlohmann::json run_inference_experiment(const ExperimentContext& ctx, const std:
   std::map<std::string, LatencyStats> excl_by_model, salus_by_model;
   LatencyStats excl_all, salus_all;
   for (const core::JobSpec& s : jobs) {
-    const SimRun r = simulate({s}, "fifo", cfg);
+    const PolicyRun r = simulate({s}, "fifo", cfg);
     for (core::TimeNs l : r.outcome.jobs[0].request_latency_ns) {
       excl_by_model[s.workload].add(l);
       excl_all.add(l);
@@ -257,7 +257,7 @@ nlohmann::json run_inference_experiment(const ExperimentContext& ctx, const std:
     SimConfig gc = cfg;
     gc.lanes = core::LaneMode::kAuto;
     gc.max_lanes = c.lanes_per_gpu;
-    const SimRun r = simulate(group, "pack", gc);
+    const PolicyRun r = simulate(group, "pack", gc);
     core::Bytes sum_p = 0;
     for (std::size_t k = 0; k < group.size(); ++k) {
       const core::JobState& st = r.outcome.jobs[k];

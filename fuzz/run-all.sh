@@ -1,14 +1,15 @@
 #!/bin/bash
-# Fuzzes every trace reader in turn, SECONDS each (default 600), at the lowest priority, from a
+# Fuzzes every reader in turn, SECONDS each (default 600), at the lowest priority, from a
 # scratch copy of its seed corpus. Needs the SALUS_FUZZ=ON build in build-fuzz (fuzz/README.md).
 # Prints one line per target; a crash or hang leaves crash-*/timeout-* files in WORK/<format>.
-# Usage: run-all.sh [SECONDS [WORK [FORMAT...]]]; the formats default to all eight.
+# Usage: run-all.sh [SECONDS [WORK [FORMAT...]]]; the targets default to all of them (every trace
+# format, the catalog and the cluster file).
 set -u
 seconds=${1:-600}
 work=${2:-/tmp/salus-fuzz}
 shift $(( $# < 2 ? $# : 2 ))
 formats=("$@")
-[ ${#formats[@]} -gt 0 ] || formats=(native json tiresias gavel philly helios alibaba acme lucid pai2020 pollux)
+[ ${#formats[@]} -gt 0 ] || formats=(native json tiresias gavel philly helios alibaba acme lucid pai2020 pollux catalog cluster)
 root=$(cd "$(dirname "$0")/.." && pwd)
 # ASan returns freed memory to the OS now and then (madvise over the fuzzer's few hundred MB): at
 # nice 19 on a busy machine that alone took over 10 s of wall time, which -timeout (wall clock)

@@ -1,6 +1,7 @@
 #include "run/load.h"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <map>
 
@@ -57,8 +58,12 @@ CatalogInterference catalog_interference(const traces::Catalog& catalog) {
   return m;
 }
 
-TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale,
-                    const traces::LoadOptions& load, int gpus) {
+namespace {
+
+/// load_jobs with each whole-GPU job's memory a share of capacity_of(job); `gpus` as load_jobs's.
+TraceJobs load_jobs_for(const std::string& trace_path, const std::string& profiles,
+                        const std::function<core::Bytes(const core::JobSpec&)>& capacity_of, double time_scale,
+                        const traces::LoadOptions& load, int gpus) {
   // Paths go into the summary JSON, which must be UTF-8: refused here, before any run.
   for (const auto& [option, path] : {std::pair<const char*, const std::string&>{"--trace", trace_path}, {"--profiles", profiles}}) {
     if (traces::first_invalid_utf8(path) != std::string::npos) throw core::InputError(std::string(option) + ": the path is not UTF-8");
@@ -75,7 +80,7 @@ TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, 
   t.capacities = std::move(models.capacities);
   // The jobs move out of the trace (a copy of a 200k-job trace is 30 MB); its path, format and
   // notes stay.
-  t.jobs = traces::jobs_for_capacity(std::move(t.trace), capacity);
+  t.jobs = traces::jobs_for_capacity(std::move(t.trace), capacity_of);
   if (gpus == 1) {
     if (const std::int64_t n = traces::fold_onto_one_gpu(t.jobs); n > 0) {
       t.trace.notes.push_back(std::to_string(n) + (n == 1 ? " job" : " jobs") +
@@ -83,6 +88,32 @@ TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, 
     }
   }
   if (time_scale != 1) t.jobs = traces::scale_time(std::move(t.jobs), time_scale);
+  return t;
+}
+
+}  // namespace
+
+TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale,
+                    const traces::LoadOptions& load, int gpus) {
+  return load_jobs_for(trace_path, profiles, [capacity](const core::JobSpec&) { return capacity; }, time_scale, load, gpus);
+}
+
+TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, const cluster::ClusterSpec& cluster,
+                    double time_scale, const traces::LoadOptions& load) {
+  bool mixed = false;
+  for (const cluster::GpuSpec& g : cluster.gpus) mixed = mixed || g.capacity != cluster.gpus.front().capacity;
+  bool shares = false;
+  TraceJobs t = load_jobs_for(
+      trace_path, profiles,
+      [&](const core::JobSpec& job) {
+        shares = true;
+        return cluster.capacity_for_kinds(job.gpu_kinds);
+      },
+      time_scale, load, static_cast<int>(cluster.gpus.size()));
+  if (mixed && shares) {
+    t.trace.notes.push_back("GPUs of mixed memory: a job's share of a GPU (or whole GPU) is sized on the largest GPU of "
+                            "the kinds it names (gpu_spec), else on the largest GPU; it runs only where that fits");
+  }
   return t;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cluster_file.h"
 #include "core/job.h"
 #include "core/policy.h"
 #include "run/sim_runner.h"
@@ -48,6 +49,11 @@ std::string auto_interference(const std::optional<std::string>& catalog_model, c
 /// any other number (gpus_needed passes 0: it tries many) keeps them gang jobs.
 TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale,
                     const traces::LoadOptions& load = {}, int gpus = 1);
+/// The same for a cluster: multi-GPU jobs stay gangs (one GPU: folded, as above), and a job whose
+/// memory is a share of a GPU is sized on ClusterSpec::capacity_for_kinds of its gpu_kinds (on a
+/// cluster of mixed memory, with a note).
+TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, const cluster::ClusterSpec& cluster,
+                    double time_scale, const traces::LoadOptions& load = {});
 
 /// The model options, checked.
 struct ModelOptions {

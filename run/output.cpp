@@ -1,4 +1,5 @@
 #include "run/output.h"
+#include "traces/csv.h"
 
 #include <algorithm>
 #include <array>
@@ -22,6 +23,8 @@
 #include "core/errors.h"
 
 namespace salus::run {
+
+using traces::append_csv_field;
 
 namespace {
 
@@ -72,19 +75,6 @@ template <typename Int>
 void append_int(std::string& out, Int v) {
   char buf[24];
   out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-}
-
-void append_csv_field(std::string& out, std::string_view s) {
-  if (s.find_first_of(",\"\n") == std::string_view::npos) {
-    out += s;
-    return;
-  }
-  out += '"';
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
 }
 
 void append_opt_seconds(std::string& out, core::TimeNs ns) {
@@ -191,9 +181,9 @@ std::string time_text(double seconds, TimeUnit unit) {
 std::array<double, 4> time_columns(const core::RunMetrics& m) {
   return {core::to_seconds(m.makespan_ns), m.avg_queuing_s, m.avg_jct_s, core::to_seconds(m.p95_jct_ns)};
 }
-std::array<TimeUnit, 4> table_units(const std::vector<SimRun>& runs) {
+std::array<TimeUnit, 4> table_units(const std::vector<PolicyRun>& runs) {
   std::array<double, 4> longest{};
-  for (const SimRun& r : runs) {
+  for (const PolicyRun& r : runs) {
     if (r.metrics.done == 0) continue;
     const std::array<double, 4> c = time_columns(r.metrics);
     for (std::size_t k = 0; k < c.size(); ++k) longest[k] = std::max(longest[k], c[k]);
@@ -209,14 +199,14 @@ std::string count_text(std::size_t n, const std::string& noun, const std::string
   return std::to_string(n) + " " + (n == 1 ? noun : plural.empty() ? noun + "s" : plural);
 }
 
-void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
+void print_table(std::ostream& os, const std::vector<PolicyRun>& runs) {
   // Each time column in its own unit (seconds, minutes or hours, from its largest figure), so that
   // a short queuing time beside a long makespan does not read "0.00 h". Count columns widen to
   // their largest count.
   const std::array<TimeUnit, 4> units = table_units(runs);
   auto digits = [](long long v) { return static_cast<int>(std::to_string(v).size()); };
   int w_done = 6, w_rejected = 9, w_failed = 7, w_interrupted = 12;
-  for (const SimRun& r : runs) {
+  for (const PolicyRun& r : runs) {
     w_done = std::max(w_done, digits(r.metrics.done));
     w_rejected = std::max(w_rejected, digits(r.metrics.rejected));
     w_failed = std::max(w_failed, digits(r.metrics.failed));
@@ -236,7 +226,7 @@ void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
     }
     return std::string(static_cast<std::size_t>(width - 1), ' ') + "\u2014";
   };
-  for (const SimRun& r : runs) {
+  for (const PolicyRun& r : runs) {
     const core::RunMetrics& m = r.metrics;
     const bool any = m.done > 0;
     std::snprintf(line, sizeof line, "%-8s %-10s %s %s %s %s %*lld %*lld %*lld %*lld\n", r.policy.c_str(),
@@ -249,7 +239,7 @@ void print_table(std::ostream& os, const std::vector<SimRun>& runs) {
   }
 }
 
-nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
+nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs) {
   // The one writer of the schema (write_result), read back: a document equal to what the
   // streamed summary holds.
   JsonWriter w;
@@ -257,7 +247,7 @@ nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::v
   return nlohmann::json::parse(w.text());
 }
 
-nlohmann::json result_json(const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+nlohmann::json result_json(const std::vector<core::JobSpec>& jobs, const PolicyRun& run) {
   JsonWriter w;
   write_result(w, jobs, run);
   return nlohmann::json::parse(w.text());
@@ -337,128 +327,122 @@ TimelineMode parse_timeline_mode(const std::string& text, const std::string& opt
   throw core::InputError(option + ": unknown timeline mode '" + text + "' (valid: off, runs, full)");
 }
 
-void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
+namespace {
+
+/// One CSV row appended to an OutFile's line: each field adds the comma before it, end() the line
+/// end. Every CSV the programs write goes through it (and text fields through append_csv_field).
+class Row {
+ public:
+  explicit Row(OutFile& f) : f_(f), l_(f.line()) {}
+  Row& text(std::string_view v) { return sep(), append_csv_field(l_, v), *this; }
+  Row& word(std::string_view v) { return sep(), l_ += v, *this; }  ///< a field that never needs quotes
+  template <typename Int>
+  Row& integer(Int v) { return sep(), append_int(l_, v), *this; }
+  Row& seconds(core::TimeNs ns) { return sep(), append_seconds(l_, ns), *this; }
+  Row& opt_seconds(core::TimeNs ns) { return sep(), append_opt_seconds(l_, ns), *this; }  ///< empty when < 0
+  Row& mib(core::Bytes b) { return sep(), append_mib(l_, b), *this; }
+  Row& none() { return sep(), *this; }  ///< an empty field
+  void end() {
+    l_ += '\n';
+    f_.row();
+  }
+
+ private:
+  void sep() {
+    if (any_) l_ += ',';
+    any_ = true;
+  }
+  OutFile& f_;
+  std::string& l_;
+  bool any_ = false;
+};
+
+/// DIR/<policy>_jobs.csv; returns the JCTs of the jobs done, ascending (for jct_cdf.csv).
+std::vector<core::TimeNs> write_jobs_csv(const std::string& path, const std::vector<core::JobSpec>& jobs,
+                                         const core::ScheduleOutcome& o) {
+  OutFile f(path);
+  f.line() += "id,workload,arrival_s,start_s,finish_s,jct_s,queuing_s,status,lane,iterations,reason\n";
+  std::vector<core::TimeNs> jcts;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const core::JobSpec& s = jobs[i];
+    const core::JobState& st = o.jobs[i];
+    const core::TimeNs jct = st.finish_ns < 0 ? -1 : st.finish_ns - s.arrival_ns;
+    const core::TimeNs q = st.first_start_ns < 0 ? -1 : st.first_start_ns - s.arrival_ns;
+    Row(f).text(s.id).text(s.workload).seconds(s.arrival_ns).opt_seconds(st.first_start_ns).opt_seconds(st.finish_ns)
+        .opt_seconds(jct).opt_seconds(q).word(core::to_string(st.status)).integer(st.lane)
+        .integer(st.iterations_done).text(st.reason).end();
+    if (st.status == core::JobStatus::kDone) jcts.push_back(jct);
+  }
+  f.close();
+  std::sort(jcts.begin(), jcts.end());
+  return jcts;
+}
+
+/// The rows of jct_cdf.csv for one policy: each finished job's JCT, ascending, with the fraction.
+void append_cdf_rows(OutFile& cdf, const std::string& policy, const std::vector<core::TimeNs>& jcts) {
+  for (std::size_t k = 0; k < jcts.size(); ++k) {
+    char frac[32];
+    std::snprintf(frac, sizeof frac, "%.6f", static_cast<double>(k + 1) / static_cast<double>(jcts.size()));
+    Row(cdf).word(policy).seconds(jcts[k]).word(frac).end();
+  }
+}
+
+/// DIR/<policy>_timeline.csv: one row per run (write_timeline_rows).
+void write_timeline_csv(const std::string& path, const std::vector<core::JobSpec>& jobs, const core::ScheduleOutcome& o) {
+  OutFile f(path);
+  f.line() += "lane,job_id,start_s,end_s,iterations,switch_s,rotation\n";
+  write_timeline_rows(o.segments, [&](const core::Segment& g) {
+    Row r(f);
+    r.integer(g.lane).text(jobs[static_cast<std::size_t>(g.job)].id).seconds(g.start_ns).seconds(g.end_ns)
+        .integer(g.iterations).seconds(g.switch_ns);
+    g.rotation != 0 ? r.integer(g.rotation) : r.none();
+    r.end();
+  });
+  f.close();
+}
+
+/// DIR/<policy>_memory.csv: one row per change of the memory in use.
+void write_memory_csv(const std::string& path, const core::ScheduleOutcome& o) {
+  OutFile f(path);
+  f.line() += "time_s,persistent_mib,lanes_reserved_mib,ephemeral_active_mib,lanes\n";
+  for (const core::MemorySample& m : o.memory) {
+    Row(f).seconds(m.time_ns).mib(m.persistent).mib(m.lanes_reserved).mib(m.ephemeral_active).integer(m.lanes).end();
+  }
+  f.close();
+}
+
+/// DIR/<policy>_lane_moves.csv: every lane placed, moved or resized (from_offset empty when new).
+void write_lane_moves_csv(const std::string& path, const core::ScheduleOutcome& o) {
+  OutFile f(path);
+  f.line() += "time_s,lane,from_offset_mib,from_size_mib,to_offset_mib,to_size_mib\n";
+  for (const core::LaneMove& mv : o.lane_moves) {
+    Row r(f);
+    r.seconds(mv.time_ns).integer(mv.lane);
+    mv.from_offset != core::kUnplaced ? r.mib(mv.from_offset) : r.none();
+    r.mib(mv.from_size).mib(mv.to_offset).mib(mv.to_size).end();
+  }
+  f.close();
+}
+
+}  // namespace
+
+void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs,
                      TimelineMode timeline) {
   OutFile cdf(dir + "/jct_cdf.csv");
   cdf.line() += "policy,jct_s,fraction\n";
-  std::vector<core::TimeNs> jcts;
-  for (const SimRun& r : runs) {
-    const core::ScheduleOutcome& o = r.outcome;
+  for (const PolicyRun& r : runs) {
     const std::string base = dir + "/" + r.policy;
-    OutFile jf(base + "_jobs.csv");
-    jf.line() += "id,workload,arrival_s,start_s,finish_s,jct_s,queuing_s,status,lane,iterations,reason\n";
-    jcts.clear();
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-      const core::JobSpec& s = jobs[i];
-      const core::JobState& st = o.jobs[i];
-      const core::TimeNs jct = st.finish_ns < 0 ? -1 : st.finish_ns - s.arrival_ns;
-      const core::TimeNs q = st.first_start_ns < 0 ? -1 : st.first_start_ns - s.arrival_ns;
-      std::string& l = jf.line();
-      append_csv_field(l, s.id);
-      l += ',';
-      append_csv_field(l, s.workload);
-      l += ',';
-      append_seconds(l, s.arrival_ns);
-      l += ',';
-      append_opt_seconds(l, st.first_start_ns);
-      l += ',';
-      append_opt_seconds(l, st.finish_ns);
-      l += ',';
-      append_opt_seconds(l, jct);
-      l += ',';
-      append_opt_seconds(l, q);
-      l += ',';
-      l += core::to_string(st.status);
-      l += ',';
-      append_int(l, st.lane);
-      l += ',';
-      append_int(l, st.iterations_done);
-      l += ',';
-      append_csv_field(l, st.reason);
-      l += '\n';
-      jf.row();
-      if (st.status == core::JobStatus::kDone) jcts.push_back(jct);
-    }
-    jf.close();
-    std::sort(jcts.begin(), jcts.end());
-    for (std::size_t k = 0; k < jcts.size(); ++k) {
-      char frac[32];
-      std::snprintf(frac, sizeof frac, "%.6f", static_cast<double>(k + 1) / static_cast<double>(jcts.size()));
-      std::string& l = cdf.line();
-      l += r.policy;
-      l += ',';
-      append_seconds(l, jcts[k]);
-      l += ',';
-      l += frac;
-      l += '\n';
-      cdf.row();
-    }
+    append_cdf_rows(cdf, r.policy, write_jobs_csv(base + "_jobs.csv", jobs, r.outcome));
     if (r.cluster) write_cluster_files(dir, jobs, r);
-    if (timeline != TimelineMode::kOff) {
-      OutFile tf(base + "_timeline.csv");
-      tf.line() += "lane,job_id,start_s,end_s,iterations,switch_s,rotation\n";
-      write_timeline_rows(o.segments, [&](const core::Segment& g) {
-        std::string& l = tf.line();
-        append_int(l, g.lane);
-        l += ',';
-        append_csv_field(l, jobs[static_cast<std::size_t>(g.job)].id);
-        l += ',';
-        append_seconds(l, g.start_ns);
-        l += ',';
-        append_seconds(l, g.end_ns);
-        l += ',';
-        append_int(l, g.iterations);
-        l += ',';
-        append_seconds(l, g.switch_ns);
-        l += ',';
-        if (g.rotation != 0) append_int(l, g.rotation);
-        l += '\n';
-        tf.row();
-      });
-      tf.close();
-    }
-    OutFile mf(base + "_memory.csv");
-    mf.line() += "time_s,persistent_mib,lanes_reserved_mib,ephemeral_active_mib,lanes\n";
-    for (const core::MemorySample& m : o.memory) {
-      std::string& l = mf.line();
-      append_seconds(l, m.time_ns);
-      l += ',';
-      append_mib(l, m.persistent);
-      l += ',';
-      append_mib(l, m.lanes_reserved);
-      l += ',';
-      append_mib(l, m.ephemeral_active);
-      l += ',';
-      append_int(l, m.lanes);
-      l += '\n';
-      mf.row();
-    }
-    mf.close();
-    OutFile lf(base + "_lane_moves.csv");
-    lf.line() += "time_s,lane,from_offset_mib,from_size_mib,to_offset_mib,to_size_mib\n";
-    for (const core::LaneMove& mv : o.lane_moves) {
-      std::string& l = lf.line();
-      append_seconds(l, mv.time_ns);
-      l += ',';
-      append_int(l, mv.lane);
-      l += ',';
-      if (mv.from_offset != core::kUnplaced) append_mib(l, mv.from_offset);
-      l += ',';
-      append_mib(l, mv.from_size);
-      l += ',';
-      append_mib(l, mv.to_offset);
-      l += ',';
-      append_mib(l, mv.to_size);
-      l += '\n';
-      lf.row();
-    }
-    lf.close();
+    if (timeline != TimelineMode::kOff) write_timeline_csv(base + "_timeline.csv", jobs, r.outcome);
+    write_memory_csv(base + "_memory.csv", r.outcome);
+    write_lane_moves_csv(base + "_lane_moves.csv", r.outcome);
   }
   cdf.close();
 }
 
 // One entry of "results": the schema's one writer, members in sorted order (as nlohmann keeps them).
-void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const SimRun& r) {
+void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const PolicyRun& r) {
   const core::ScheduleOutcome& o = r.outcome;
   const core::RunMetrics& m = r.metrics;
   w.begin_object();
@@ -543,14 +527,14 @@ void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const S
   w.end_object();
 }
 
-void write_results_json(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
+void write_results_json(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs) {
   w.begin_array();
-  for (const SimRun& r : runs) write_result(w, jobs, r);
+  for (const PolicyRun& r : runs) write_result(w, jobs, r);
   w.end_array();
 }
 
 void write_summary_json(const std::string& path, const nlohmann::json& header, const std::vector<core::JobSpec>& jobs,
-                        const std::vector<SimRun>& runs) {
+                        const std::vector<PolicyRun>& runs) {
   if (!header.is_object()) throw std::logic_error("write_summary_json: the header must be a JSON object");
   OutFile f(path);
   {
@@ -580,13 +564,34 @@ void write_summary_json(const std::string& path, const nlohmann::json& header, c
 nlohmann::json cluster_config_json(const cluster::ClusterSpec& cluster, const std::string& placement) {
   nlohmann::json mem = nlohmann::json::array();
   for (const cluster::GpuSpec& g : cluster.gpus) mem.push_back(g.capacity);
-  return {{"gpus", cluster.gpus.size()},
-          {"nodes", cluster.gpus.empty() ? 0 : cluster.gpus.back().node + 1},
-          {"gpu_mem_bytes", std::move(mem)},
-          {"placement", placement}};
+  nlohmann::json j = {{"gpus", cluster.gpus.size()},
+                      {"nodes", cluster.gpus.empty() ? 0 : cluster.gpus.back().node + 1},
+                      {"gpu_mem_bytes", std::move(mem)},
+                      {"placement", placement}};
+  if (!cluster.kinds.empty()) {
+    // A heterogeneous cluster: its kinds (name, memory, relative speed, how many GPUs) and the
+    // kind of each GPU (an index into "kinds", -1 for a GPU of no named kind).
+    std::vector<std::int64_t> count(cluster.kinds.size(), 0);
+    nlohmann::json gpu_kinds = nlohmann::json::array();
+    for (const cluster::GpuSpec& g : cluster.gpus) {
+      gpu_kinds.push_back(g.kind);
+      if (g.kind >= 0) ++count[static_cast<std::size_t>(g.kind)];
+    }
+    nlohmann::json kinds = nlohmann::json::array();
+    for (std::size_t k = 0; k < cluster.kinds.size(); ++k) {
+      const cluster::GpuKind& kind = cluster.kinds[k];
+      kinds.push_back({{"name", kind.name},
+                       {"gpu_mem_bytes", kind.memory},
+                       {"speed", static_cast<double>(kind.speed_ppm) / static_cast<double>(cluster::kSpeedOne)},
+                       {"gpus", count[k]}});
+    }
+    j["kinds"] = std::move(kinds);
+    j["gpu_kinds"] = std::move(gpu_kinds);
+  }
+  return j;
 }
 
-std::vector<SizeJct> jct_by_size(const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+std::vector<SizeJct> jct_by_size(const std::vector<core::JobSpec>& jobs, const PolicyRun& run) {
   std::map<std::int32_t, std::pair<std::int64_t, core::Int128>> by;  // gpus -> (count, sum of JCT)
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const core::JobState& st = run.outcome.jobs[i];
@@ -602,7 +607,7 @@ std::vector<SizeJct> jct_by_size(const std::vector<core::JobSpec>& jobs, const S
   return out;
 }
 
-void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const PolicyRun& run) {
   w.begin_object();
   w.key("gpus_busy");
   w.begin_array();
@@ -639,10 +644,10 @@ void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs,
   w.end_object();
 }
 
-void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
+void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs) {
   char line[256];
   const TimeUnit jct_unit = table_units(runs)[2];
-  for (const SimRun& r : runs) {
+  for (const PolicyRun& r : runs) {
     if (!r.cluster) continue;
     std::int32_t peak = 0;
     for (const auto& [t, n] : r.gpus_busy) peak = std::max(peak, n);
@@ -658,47 +663,35 @@ void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jo
   }
 }
 
-void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const SimRun& run) {
+void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const PolicyRun& run) {
   const std::string base = dir + "/" + run.policy;
   OutFile gf(base + "_job_gpus.csv");
   gf.line() += "id,gpus\n";
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    std::string& l = gf.line();
-    append_csv_field(l, jobs[i].id);
-    l += ',';
-    const std::vector<std::int32_t>& g = run.job_gpus[i];
-    for (std::size_t k = 0; k < g.size(); ++k) {
-      if (k > 0) l += '+';
-      append_int(l, g[k]);
+    std::string gpus;
+    for (std::int32_t g : run.job_gpus[i]) {
+      if (!gpus.empty()) gpus += '+';
+      append_int(gpus, g);
     }
-    l += '\n';
-    gf.row();
+    Row(gf).text(jobs[i].id).word(gpus).end();
   }
   gf.close();
   OutFile bf(base + "_gpus_busy.csv");
   bf.line() += "time_s,gpus_busy\n";
-  for (const auto& [t, n] : run.gpus_busy) {
-    std::string& l = bf.line();
-    append_seconds(l, t);
-    l += ',';
-    append_int(l, n);
-    l += '\n';
-    bf.row();
-  }
+  for (const auto& [t, n] : run.gpus_busy) Row(bf).seconds(t).integer(n).end();
   bf.close();
   OutFile sf(base + "_jct_by_size.csv");
   sf.line() += "gpus,jobs,avg_jct_s\n";
   for (const SizeJct& s : jct_by_size(jobs, run)) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%d,%lld,%.6f\n", s.gpus, static_cast<long long>(s.jobs), s.avg_jct_s);
-    sf.line() += text;
-    sf.row();
+    char avg[32];
+    std::snprintf(avg, sizeof avg, "%.6f", s.avg_jct_s);
+    Row(sf).integer(s.gpus).integer(s.jobs).word(avg).end();
   }
   sf.close();
 }
 
 void print_report(const std::vector<std::string>& notes, const std::vector<core::JobSpec>& jobs,
-                  const std::vector<SimRun>& runs) {
+                  const std::vector<PolicyRun>& runs) {
   for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
   // A job rejected or failed alike under several policies is one note naming them all ("all
   // policies" when every run agrees); past kMaxJobNotes such notes the rest are counted, as a
@@ -707,7 +700,7 @@ void print_report(const std::vector<std::string>& notes, const std::vector<core:
   std::size_t printed = 0, held_back = 0;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // "status: reason" -> policies
-    for (const SimRun& r : runs) {
+    for (const PolicyRun& r : runs) {
       const core::JobState& st = r.outcome.jobs[i];
       if (st.status != core::JobStatus::kRejected && st.status != core::JobStatus::kFailed) continue;
       const std::string what = std::string(core::to_string(st.status)) + ": " + st.reason;
@@ -741,7 +734,7 @@ void print_report(const std::vector<std::string>& notes, const std::vector<core:
 }
 
 void write_outputs(const nlohmann::json& summary, const std::string& summary_path, const std::string& out_dir,
-                   const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs) {
+                   const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs) {
   const std::string text = summary.dump(2) + "\n";
   if (!summary_path.empty()) write_text_file(summary_path, text);
   if (!out_dir.empty()) {
@@ -752,7 +745,7 @@ void write_outputs(const nlohmann::json& summary, const std::string& summary_pat
 }
 
 void write_streamed_outputs(const nlohmann::json& header, const std::string& summary_path, const std::string& out_dir,
-                            const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
+                            const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs,
                             TimelineMode timeline) {
   std::string first;  // the summary is streamed once, then copied
   auto write_summary = [&](const std::string& path) {

@@ -22,24 +22,24 @@ std::string count_text(std::size_t n, const std::string& noun, const std::string
 std::string seconds_text(core::TimeNs ns);
 
 /// The paper's Table 1 form: one row per run.
-void print_table(std::ostream& os, const std::vector<SimRun>& runs);
+void print_table(std::ostream& os, const std::vector<PolicyRun>& runs);
 
 /// One entry of the summary's "results" array: the policy, lane mode, metrics, the loop's counters,
 /// per job its times, status and lane, and for a cluster run its "cluster" member. The schema's
 /// one writer; everything below goes through it.
-void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const SimRun& run);
+void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const PolicyRun& run);
 /// The "results" array, streamed without building it (salus-sim's summary, write_summary_json).
-void write_results_json(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
+void write_results_json(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs);
 /// The same as documents (salus-run adds its own per-job fields to them; tests compare them).
-nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
-nlohmann::json result_json(const std::vector<core::JobSpec>& jobs, const SimRun& run);
+nlohmann::json results_json(const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs);
+nlohmann::json result_json(const std::vector<core::JobSpec>& jobs, const PolicyRun& run);
 
 /// Writes a summary to `path` (parent directories created): the members of the object `header`
 /// in key order, with "results" streamed from the runs in its sorted place. The bytes equal
 /// `(header + {"results": results_json(jobs, runs)}).dump(2) + "\n"`. Throws core::InputError
 /// when the file cannot be written.
 void write_summary_json(const std::string& path, const nlohmann::json& header, const std::vector<core::JobSpec>& jobs,
-                        const std::vector<SimRun>& runs);
+                        const std::vector<PolicyRun>& runs);
 
 /// What <policy>_timeline.csv holds: nothing (no file, kOff); one row per run, a run being
 /// consecutive iterations of one job in one lane without a switch between them, and where the
@@ -61,12 +61,14 @@ void write_timeline_rows(const std::vector<core::Segment>& segments, const std::
 /// start_s, end_s, iterations, switch_s, rotation: empty for a run, else the plan's number), _memory.csv,
 /// _lane_moves.csv and DIR/jct_cdf.csv, streaming each file. Throws core::InputError when a
 /// file cannot be written.
-void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
+void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs,
                      TimelineMode timeline = TimelineMode::kRuns);
 
-// ---- Cluster runs (SimRun::cluster) ---------------------------------------------------------
+// ---- Cluster runs (PolicyRun::cluster) ---------------------------------------------------------
 
-/// The summary's "cluster" header: {"gpus", "nodes", "gpu_mem_bytes": [per GPU], "placement"}.
+/// The summary's "cluster" header: {"gpus", "nodes", "gpu_mem_bytes": [per GPU], "placement"}, and
+/// for a cluster with named GPU kinds "kinds": [{"name", "gpu_mem_bytes", "speed", "gpus"}] and
+/// "gpu_kinds": [the kind of each GPU, an index into "kinds", -1 for none].
 nlohmann::json cluster_config_json(const cluster::ClusterSpec& cluster, const std::string& placement);
 
 /// Average JCT of the finished jobs of each size (GPUs needed), by increasing size.
@@ -75,18 +77,18 @@ struct SizeJct {
   std::int64_t jobs = 0;  ///< finished jobs of this size
   double avg_jct_s = 0;
 };
-std::vector<SizeJct> jct_by_size(const std::vector<core::JobSpec>& jobs, const SimRun& run);
+std::vector<SizeJct> jct_by_size(const std::vector<core::JobSpec>& jobs, const PolicyRun& run);
 
 /// A cluster run's "cluster" member of its "results" entry: {"gpus_busy": [[time_s, gpus], ...],
 /// "jct_by_size": [{"gpus", "jobs", "avg_jct_s"}], "job_gpus": [[gpu, ...] per job]}.
-void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const SimRun& run);
+void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const PolicyRun& run);
 
 /// After the table: per policy, the peak of GPUs busy and the JCT by job size.
-void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
+void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs);
 
 /// DIR/<policy>_job_gpus.csv (id,gpus: the GPU of each replica, '+'-joined), _gpus_busy.csv
 /// (time_s,gpus_busy) and _jct_by_size.csv (gpus,jobs,avg_jct_s).
-void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const SimRun& run);
+void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const PolicyRun& run);
 
 /// The last `max_bytes` of a file ("" when it cannot be read): logs in error messages, whole
 /// small files otherwise.
@@ -99,17 +101,17 @@ void write_text_file(const std::string& path, const std::string& text);
 
 /// Prints the notes, the rejected jobs and the Table 1 form to stdout.
 void print_report(const std::vector<std::string>& notes, const std::vector<core::JobSpec>& jobs,
-                  const std::vector<SimRun>& runs);
+                  const std::vector<PolicyRun>& runs);
 
 /// Writes the summary (to --summary-json and, with --out, DIR/summary.json) and the per-run CSVs.
 void write_outputs(const nlohmann::json& summary, const std::string& summary_path, const std::string& out_dir,
-                   const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs);
+                   const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs);
 
 /// write_outputs for runs whose summary is `header` plus the streamed "results" of `runs`
 /// (write_summary_json): the same files and bytes, built only when asked for and never held
 /// whole in memory. `timeline` says whether DIR/<policy>_timeline.csv is written.
 void write_streamed_outputs(const nlohmann::json& header, const std::string& summary_path, const std::string& out_dir,
-                            const std::vector<core::JobSpec>& jobs, const std::vector<SimRun>& runs,
+                            const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs,
                             TimelineMode timeline);
 
 /// The header of a simulator run's summary JSON (everything but "results"), as salus-sim writes it

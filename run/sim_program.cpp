@@ -10,9 +10,9 @@
 
 namespace salus::run {
 
-std::vector<SimRun> simulate_policies(const std::vector<core::JobSpec>& jobs, const std::vector<std::string>& policies,
+std::vector<PolicyRun> simulate_policies(const std::vector<core::JobSpec>& jobs, const std::vector<std::string>& policies,
                                       SimConfig cfg, bool quiet) {
-  std::vector<SimRun> runs;
+  std::vector<PolicyRun> runs;
   ProgressMeter meter(std::cerr, isatty(STDERR_FILENO) != 0);
   for (const std::string& name : policies) {
     if (!quiet) cfg.progress = meter.hook("salus-sim: " + name, jobs);
@@ -22,17 +22,17 @@ std::vector<SimRun> simulate_policies(const std::vector<core::JobSpec>& jobs, co
   return runs;
 }
 
-std::string placement_text(const SimConfig& cfg, const std::vector<SimRun>& runs) {
+std::string placement_text(const SimConfig& cfg, const std::vector<PolicyRun>& runs) {
   std::string placement = cfg.placement;
   if (placement.empty()) {
-    for (const SimRun& r : runs) placement += (placement.empty() ? "per policy (" : ", ") + r.policy + " " + r.placement;
+    for (const PolicyRun& r : runs) placement += (placement.empty() ? "per policy (" : ", ") + r.policy + " " + r.placement;
     placement += ")";
   }
   return placement;
 }
 
 std::string sim_header_line(const std::string& trace_path, const traces::Trace& trace, std::size_t jobs,
-                            const SimConfig& cfg, const std::vector<SimRun>& runs) {
+                            const SimConfig& cfg, const std::vector<PolicyRun>& runs) {
   const std::string head = "salus-sim: " + trace_path + " (" + traces::to_string(trace.format) + ", " +
                            count_text(jobs, "job") + "), ";
   const std::string tail = "interference " + cfg.interference + ", switch cost " +

@@ -33,7 +33,7 @@ std::vector<core::TimeNs> actual_iteration_times(const std::vector<core::JobSpec
   return out;
 }
 
-SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& policy_name, const SimConfig& cfg) {
+PolicyRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& policy_name, const SimConfig& cfg) {
   const auto policy = policies::make_policy(policy_name);
   const auto model = sim::make_interference(cfg.interference, &cfg.pairs, &cfg.share_weights, cfg.share_exponent,
                                            &cfg.crowd_factors, &cfg.capacities);
@@ -49,7 +49,7 @@ SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& polic
   opts.progress = cfg.progress;
   std::vector<core::TimeNs> actual;
   if (cfg.profile_noise > 0) actual = actual_iteration_times(jobs, cfg.profile_noise, cfg.seed);
-  SimRun run;
+  PolicyRun run;
   run.policy = policy_name;
   run.lane_mode = opts.lane_mode;
   if (cfg.cluster) {

@@ -45,6 +45,7 @@ struct SimConfig {
   core::ProgressHook progress;
 };
 
+/// Deprecated name of PolicyRun, kept only until the programs in tools/ say PolicyRun.
 using SimRun = PolicyRun;
 
 /// The lane mode a policy runs in under `cfg` (fifo is always exclusive).
@@ -55,7 +56,7 @@ std::vector<core::TimeNs> actual_iteration_times(const std::vector<core::JobSpec
                                                  std::uint64_t seed);
 
 /// Simulates `jobs` under the named policy. Throws core::InputError for unknown names.
-SimRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& policy, const SimConfig& cfg);
+PolicyRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& policy, const SimConfig& cfg);
 
 /// The simulator as a PolicyRunner: every run with `cfg` (its record_timeline is the run's).
 class SimRunner final : public PolicyRunner {

@@ -93,15 +93,15 @@ int body(int argc, char** argv) {
   if (help) return 0;
   const run::OptionValues& v = o.v;
   run::TraceJobs loaded =
-      run::load_jobs(v.trace, v.profiles, o.cfg.cluster ? o.cfg.cluster->largest_capacity() : o.cfg.capacity,
-                     v.time_scale, o.load, o.cfg.cluster ? static_cast<int>(o.cfg.cluster->gpus.size()) : 1);
+      o.cfg.cluster ? run::load_jobs(v.trace, v.profiles, *o.cfg.cluster, v.time_scale, o.load)
+                    : run::load_jobs(v.trace, v.profiles, o.cfg.capacity, v.time_scale, o.load);
   run::apply_model(o.model, loaded, o.cfg);
   const traces::Trace& trace = loaded.trace;
   const std::vector<core::JobSpec>& jobs = loaded.jobs;
 
   std::vector<std::string> notes = run::sim_notes(trace, v.profiles, o.policies, o.cfg);
   if (const std::string note = run::cluster_out_note(o.cfg, !v.out.empty()); !note.empty()) notes.push_back(note);
-  const std::vector<run::SimRun> runs = run::simulate_policies(jobs, o.policies, o.cfg, v.quiet);
+  const std::vector<run::PolicyRun> runs = run::simulate_policies(jobs, o.policies, o.cfg, v.quiet);
   std::fputs(run::sim_header_line(v.trace, trace, jobs.size(), o.cfg, runs).c_str(), stdout);
   run::print_report(notes, jobs, runs);
   if (o.cfg.cluster) run::print_cluster_report(std::cout, jobs, runs);

@@ -30,6 +30,21 @@ CsvReader::CsvReader(std::string_view text, const std::string& path) : text_(tex
   if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // UTF-8 byte order mark
 }
 
+void append_csv_field(std::string& out, std::string_view s) {
+  const bool plain = s.find_first_of(",\"\r\n") == std::string_view::npos &&
+                     (s.empty() || (!is_blank(s.front()) && !is_blank(s.back())));
+  if (plain) {
+    out += s;
+    return;
+  }
+  out += '"';
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+}
+
 bool CsvReader::next() {
   while (pos_ < text_.size() && skip_ignored_line()) {
   }

@@ -78,6 +78,11 @@ CsvTable parse_csv(std::string_view text, const std::string& path);
 /// core/huge_pages.h: huge pages for the trace's text and jobs, as for the loop's job states.
 using core::advise_huge_pages;
 
+/// Appends `s` as one CSV field that CsvReader reads back as `s`: as it is, or quoted (quotes
+/// doubled) when it holds a comma, a quote, a CR or LF, or blanks at either end (which an unquoted
+/// field loses). The one CSV field writer (traces, the programs' CSVs).
+void append_csv_field(std::string& out, std::string_view s);
+
 /// The whole file as bytes; a file that cannot be opened throws core::InputError
 /// "path: cannot open <kind>" (e.g. kind "trace file").
 std::string read_text_file(const std::string& path, const std::string& kind);

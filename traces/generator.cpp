@@ -1,4 +1,5 @@
 #include "traces/generator.h"
+#include "traces/csv.h"
 
 #include <algorithm>
 #include <charconv>
@@ -184,16 +185,6 @@ std::optional<core::TimeNs> whole_ms_ns(double seconds) {
   return static_cast<core::TimeNs>(std::llround(ms)) * core::kNsPerMs;
 }
 
-// A CSV field as traces/csv.cpp reads it back: quoted when it holds a separator, a quote, a line
-// end or edge blanks (which unquoted fields lose).
-std::string csv_field(const std::string& s) {
-  const bool plain = !s.empty() && s.find_first_of(",\"\r\n") == std::string::npos && s.front() != ' ' &&
-                     s.front() != '\t' && s.back() != ' ' && s.back() != '\t';
-  if (plain) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
 
 }  // namespace
 
@@ -268,6 +259,11 @@ GeneratedTrace generate_trace(const Catalog& catalog, const GeneratorOptions& op
 }
 
 std::string to_native_csv(const GeneratedTrace& trace, const std::string& header_comment) {
+  auto field = [](const std::string& v) {
+    std::string f;
+    append_csv_field(f, v);
+    return f;
+  };
   const GeneratorOptions& o = trace.options;
   std::ostringstream out;
   std::istringstream lines(header_comment);
@@ -288,7 +284,7 @@ std::string to_native_csv(const GeneratedTrace& trace, const std::string& header
     const core::TimeNs ms = j.arrival_ns / core::kNsPerMs;
     const std::string frac = std::to_string(ms % 1000);
     out << j.job_id << "," << ms / 1000 << "." << std::string(3 - frac.size(), '0') << frac << ","
-        << csv_field(j.workload) << "," << j.iterations << "\n";
+        << field(j.workload) << "," << j.iterations << "\n";
   }
   return out.str();
 }

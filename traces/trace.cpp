@@ -720,14 +720,19 @@ std::vector<core::JobSpec> jobs_for_capacity(const Trace& trace, core::Bytes cap
 }
 
 std::vector<core::JobSpec> jobs_for_capacity(Trace&& trace, core::Bytes capacity) {
+  return jobs_for_capacity(std::move(trace), [capacity](const core::JobSpec&) { return capacity; });
+}
+
+std::vector<core::JobSpec> jobs_for_capacity(Trace&& trace,
+                                             const std::function<core::Bytes(const core::JobSpec&)>& capacity_of) {
   std::vector<core::JobSpec> jobs = std::move(trace.jobs);
   trace.jobs.clear();
-  const core::Bytes assumed = trace.assumed_memory.for_capacity(capacity);
   for (std::size_t i = 0; i < jobs.size() && i < trace.whole_gpu.size(); ++i) {
     if (trace.whole_gpu[i]) {
+      const core::Bytes capacity = capacity_of(jobs[i]);
       const std::int32_t share = i < trace.memory_share_ppm.size() ? trace.memory_share_ppm[i] : 1'000'000;
       jobs[i].persistent = 0;
-      jobs[i].ephemeral = share >= 1'000'000 ? assumed : share_of(capacity, share);
+      jobs[i].ephemeral = share >= 1'000'000 ? trace.assumed_memory.for_capacity(capacity) : share_of(capacity, share);
     }
   }
   return jobs;

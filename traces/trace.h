@@ -3,6 +3,7 @@
 /// Gavel, Philly, Helios/Venus, Alibaba PAI GPU-sharing, Pollux), chosen by name from one table.
 #include <cstdint>
 #include <optional>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -129,6 +130,10 @@ core::Bytes share_of(core::Bytes capacity, std::int32_t share_ppm);
 std::vector<core::JobSpec> jobs_for_capacity(const Trace& trace, core::Bytes capacity);
 /// The same, taking the trace's jobs instead of copying them (trace.jobs is left empty).
 std::vector<core::JobSpec> jobs_for_capacity(Trace&& trace, core::Bytes capacity);
+/// The same with each job's GPU memory from `capacity_of(job)` (a cluster of mixed memory: the GPUs
+/// the job may run on).
+std::vector<core::JobSpec> jobs_for_capacity(Trace&& trace,
+                                             const std::function<core::Bytes(const core::JobSpec&)>& capacity_of);
 
 /// Replays multi-GPU jobs (gpus > 1) on one GPU: iteration time × gpus (the same GPU-time), gpus
 /// set to 1. Returns how many jobs were folded. For single-GPU runs; a cluster gang-schedules them.

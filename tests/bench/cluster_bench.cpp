@@ -60,7 +60,7 @@ void BM_Cluster(benchmark::State& state, const std::string& policy, const std::s
   cfg.placement = placement;
   std::int64_t plans = 0, planned = 0;
   for (auto _ : state) {
-    const run::SimRun r = run::simulate(specs, policy, cfg);
+    const run::PolicyRun r = run::simulate(specs, policy, cfg);
     benchmark::DoNotOptimize(r.metrics.avg_jct_s);
     plans = r.outcome.plans;
     planned = r.outcome.plan_closed_form;

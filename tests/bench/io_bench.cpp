@@ -94,7 +94,7 @@ void BM_LoadTrace(benchmark::State& state) {
 
 struct Runs {
   std::vector<core::JobSpec> jobs;
-  std::vector<run::SimRun> runs;
+  std::vector<run::PolicyRun> runs;
 };
 
 const Runs& runs_of(const std::string& policy, int n, bool timeline) {

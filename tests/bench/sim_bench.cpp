@@ -71,7 +71,7 @@ void BM_Simulate(benchmark::State& state, const char* policy) {
   cfg.interference = "profiled";
   std::int64_t iterations = 0, steps = 0, runs = 0, closed_form = 0;
   for (auto _ : state) {
-    const run::SimRun run = run::simulate(jobs, policy, cfg);
+    const run::PolicyRun run = run::simulate(jobs, policy, cfg);
     iterations = run.outcome.iterations;
     steps = run.outcome.steps;
     runs = run.outcome.dispatches;
@@ -128,7 +128,7 @@ void BM_TimeShare(benchmark::State& state, const char* policy) {
   cfg.interference = "profiled";
   std::int64_t iterations = 0, steps = 0, plans = 0, closed_form = 0;
   for (auto _ : state) {
-    const run::SimRun run = run::simulate(jobs, policy, cfg);
+    const run::PolicyRun run = run::simulate(jobs, policy, cfg);
     iterations = run.outcome.iterations;
     steps = run.outcome.steps;
     plans = run.outcome.plans;

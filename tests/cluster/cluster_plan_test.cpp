@@ -205,8 +205,8 @@ TEST_CASE("one GPU, no timeline: the cluster plans exactly as run_schedule does,
     for (const std::string policy : {"fair", "las"}) {
       CAPTURE(seed);
       CAPTURE(policy);
-      const run::SimRun a = run::simulate(jobs, policy, cfg);
-      const run::SimRun b = run::simulate(jobs, policy, one);
+      const run::PolicyRun a = run::simulate(jobs, policy, cfg);
+      const run::PolicyRun b = run::simulate(jobs, policy, one);
       REQUIRE(b.cluster);
       nlohmann::json rb = run::result_json(jobs, b);
       rb.erase("cluster");  // the cluster's own member; the rest is the one-GPU schema

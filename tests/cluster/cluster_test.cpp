@@ -72,8 +72,8 @@ TEST_CASE("one GPU: the cluster path gives run_schedule's summary and timelines 
       run::SimConfig one = cfg;
       one.cluster = cluster::ClusterSpec::uniform(1, cfg.capacity);
       one.placement = cluster::placement_registry().names()[seed % 4];
-      const run::SimRun a = run::simulate(jobs, policy, cfg);
-      const run::SimRun b = run::simulate(jobs, policy, one);
+      const run::PolicyRun a = run::simulate(jobs, policy, cfg);
+      const run::PolicyRun b = run::simulate(jobs, policy, one);
       CHECK(b.cluster);
       const std::string ja = run::result_json(jobs, a).dump(2);
       nlohmann::json rb = run::result_json(jobs, b);
@@ -96,7 +96,7 @@ TEST_CASE("two GPUs, fifo, first-fit: a job that fits nowhere waits in the clust
   const auto jobs = test::trace({test::job("a", 0, 10, test::ms(100), test::mib(1000), test::mib(4000)),
                                  test::job("b", 0, 2, test::ms(100), test::mib(1000), test::mib(4000)),
                                  test::job("c", test::ms(100), 3, test::ms(100), test::mib(1000), test::mib(4000))});
-  const run::SimRun r = run::simulate(jobs, "fifo", cluster_config(2, "first-fit"));
+  const run::PolicyRun r = run::simulate(jobs, "fifo", cluster_config(2, "first-fit"));
   CHECK(r.job_gpus == std::vector<std::vector<std::int32_t>>{{0}, {1}, {1}});
   CHECK(r.outcome.jobs[0].finish_ns == test::ms(1000));
   CHECK(r.outcome.jobs[1].finish_ns == test::ms(200));
@@ -116,7 +116,7 @@ TEST_CASE("placement policies choose as documented (pack, two GPUs)") {
                         test::job("b", test::ms(10), 2, test::ms(100), test::mib(1000), test::mib(1000), util_ppm)});
   };
   auto gpu_of_b = [&](const std::string& placement, std::int32_t util_ppm) {
-    const run::SimRun r = run::simulate(make(util_ppm), "pack", cluster_config(2, placement));
+    const run::PolicyRun r = run::simulate(make(util_ppm), "pack", cluster_config(2, placement));
     REQUIRE(r.job_gpus.size() == 2);
     CHECK(r.job_gpus[0] == std::vector<std::int32_t>{0});
     return r.job_gpus[1].at(0);
@@ -136,7 +136,7 @@ TEST_CASE("gang job: replicas wait for k GPUs, and an iteration ends with the sl
     auto g = test::job("g", 0, 3, test::ms(100), test::mib(1000), test::mib(1000));
     g.gpus = 2;
     const auto jobs = test::trace({test::job("s", 0, 5, test::ms(100), test::mib(1000), test::mib(1000)), g});
-    const run::SimRun r = run::simulate(jobs, "fifo", cluster_config(2, "first-fit"));
+    const run::PolicyRun r = run::simulate(jobs, "fifo", cluster_config(2, "first-fit"));
     CHECK(r.job_gpus[1] == std::vector<std::int32_t>{0, 1});
     CHECK(r.outcome.jobs[1].first_start_ns == test::ms(500));
     CHECK(r.outcome.jobs[1].finish_ns == test::ms(800));
@@ -147,7 +147,7 @@ TEST_CASE("gang job: replicas wait for k GPUs, and an iteration ends with the sl
     auto g = test::job("g", 0, 3, test::ms(100), test::mib(1000), test::mib(1000));
     g.gpus = 2;
     const auto jobs = test::trace({test::job("s", 0, 100, test::ms(100), test::mib(1000), test::mib(1000)), g});
-    const run::SimRun r = run::simulate(jobs, "pack", cluster_config(2, "first-fit", "profiled"));
+    const run::PolicyRun r = run::simulate(jobs, "pack", cluster_config(2, "first-fit", "profiled"));
     CHECK(r.job_gpus[1] == std::vector<std::int32_t>{0, 1});
     CHECK(r.outcome.jobs[1].finish_ns == test::ms(600));
     // s ran at half speed while g's replica ran beside it (0.6 s: 3 iterations), then alone (97).
@@ -157,7 +157,7 @@ TEST_CASE("gang job: replicas wait for k GPUs, and an iteration ends with the sl
     auto g = test::job("g", 0, 5, test::ms(100), test::mib(1000), test::mib(1000));
     g.gpus = 2;
     const auto jobs = test::trace({test::job("s", 0, 2, test::ms(100), test::mib(1000), test::mib(1000)), g});
-    const run::SimRun r = run::simulate(jobs, "srtf", cluster_config(2, "first-fit"));
+    const run::PolicyRun r = run::simulate(jobs, "srtf", cluster_config(2, "first-fit"));
     CHECK(r.job_gpus[1] == std::vector<std::int32_t>{0, 1});
     CHECK(r.outcome.jobs[0].finish_ns == test::ms(200));
     CHECK(r.outcome.jobs[1].first_start_ns == test::ms(200));
@@ -166,7 +166,7 @@ TEST_CASE("gang job: replicas wait for k GPUs, and an iteration ends with the sl
   SUBCASE("more GPUs than the cluster has: rejected with the reason") {
     auto g = test::job("g", 0, 3, test::ms(100), test::mib(1000), test::mib(1000));
     g.gpus = 3;
-    const run::SimRun r = run::simulate(test::trace({g}), "fifo", cluster_config(2, "first-fit"));
+    const run::PolicyRun r = run::simulate(test::trace({g}), "fifo", cluster_config(2, "first-fit"));
     CHECK(r.outcome.jobs[0].status == core::JobStatus::kRejected);
     CHECK(r.outcome.jobs[0].reason == "needs 3 GPUs with P + E = 1.95 GiB free, the cluster has 2 that large");
   }
@@ -180,7 +180,7 @@ TEST_CASE("random traces on 1 to 5 GPUs: every policy and placement finishes eve
     for (const std::string& policy : policies::policy_names()) {
       for (const std::string& placement : cluster::placement_registry().names()) {
         run::SimConfig cfg = cluster_config(1 + static_cast<std::int32_t>(seed % 5), placement, "profiled");
-        const run::SimRun r = run::simulate(jobs, policy, cfg);
+        const run::PolicyRun r = run::simulate(jobs, policy, cfg);
         INFO("seed " << seed << " " << policy << " " << placement);
         CHECK(r.metrics.done + r.metrics.rejected == static_cast<std::int64_t>(jobs.size()));
         for (std::size_t i = 0; i < jobs.size(); ++i) {

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cluster_file.h"
 #include "run/cli.h"
+#include "run/load.h"
 #include "run/sim_runner.h"
 #include "support/programs.h"
 #include "support/temp_files.h"
@@ -29,7 +31,7 @@ std::string pod(const std::string& name, int milli, int created, int seconds) {
 
 struct Run {
   std::vector<core::JobSpec> jobs;
-  salus::run::SimRun run;
+  salus::run::PolicyRun run;
 };
 
 // PACK on one 16 GiB GPU, interference `profiled` (lanes at 1 / max(1, sum u)), no switching cost.
@@ -138,4 +140,40 @@ TEST_CASE("gpu sharing: salus-sim refuses a bad --assumed-memory with exit 2 and
   CHECK(r.out.find("\nnote: 2 jobs have no memory figure: assumed the whole GPU (P = 0, E = capacity, u = 1), as Salus "
                    "assumes for a job that sends no estimates (--assumed-memory FRACTION|SIZE sets another)\n") !=
         std::string::npos);
+}
+
+TEST_CASE("gpu sharing on GPUs of mixed memory: a pod's share is of the largest GPU of the kinds it names") {
+  // Two T4s of 16 GiB and one V100M32 of 32 GiB. A whole-GPU pod naming T4 is sized on a T4 (it
+  // used to be sized on the largest GPU, 32 GiB, and was rejected: no T4 is that large); half a T4
+  // is 8 GiB; a pod naming no kind, or only a kind the cluster lacks, is sized on the largest GPU.
+  salus::cluster::ClusterSpec c = salus::cluster::ClusterSpec::uniform(3, 16 * core::kGiB);
+  c.kinds = {{"T4", 16 * core::kGiB, salus::cluster::kSpeedOne}, {"V100M32", 32 * core::kGiB, salus::cluster::kSpeedOne}};
+  c.gpus[0].kind = c.gpus[1].kind = 0;
+  c.gpus[2].kind = 1;
+  c.gpus[2].capacity = 32 * core::kGiB;
+  CHECK(c.capacity_for_kinds("T4") == 16 * core::kGiB);
+  CHECK(c.capacity_for_kinds("T4|V100M32") == 32 * core::kGiB);
+  CHECK(c.capacity_for_kinds("") == 32 * core::kGiB);
+  CHECK(c.capacity_for_kinds("A100") == 32 * core::kGiB);
+  auto with_spec = [](const std::string& name, int milli, const std::string& spec) {
+    return name + ",4000,8192,1," + std::to_string(milli) + "," + spec + ",LS,Succeeded,100,1100,100\n";
+  };
+  const std::string path = salus::test::temp_file(
+      "mixed.csv", kHeader + with_spec("t4", 1000, "T4") + with_spec("half", 500, "T4") + with_spec("any", 1000, "") +
+                       with_spec("v100", 250, "V100M32") + with_spec("gone", 1000, "A100"));
+  const auto t = salus::run::load_jobs(path, traces::Catalog::default_path(), c, 1.0);
+  REQUIRE(t.jobs.size() == 5);
+  CHECK(t.jobs[0].ephemeral == 16 * core::kGiB);
+  CHECK(t.jobs[1].ephemeral == 8 * core::kGiB);
+  CHECK(t.jobs[2].ephemeral == 32 * core::kGiB);
+  CHECK(t.jobs[3].ephemeral == 8 * core::kGiB);
+  CHECK(t.jobs[4].ephemeral == 32 * core::kGiB);
+  bool noted = false;
+  for (const std::string& n : t.trace.notes) noted = noted || n.find("GPUs of mixed memory") != std::string::npos;
+  CHECK(noted);
+  // Every pod naming a kind the cluster has runs there (none rejected for its size).
+  salus::run::SimConfig cfg;
+  cfg.cluster = c;
+  const salus::run::PolicyRun r = salus::run::simulate(t.jobs, "fifo", cfg);
+  for (std::size_t i = 0; i < 4; ++i) CHECK(r.outcome.jobs[i].status == core::JobStatus::kDone);
 }

@@ -99,7 +99,7 @@ TEST_CASE("the streamed summary equals the document builder's, byte for byte") {
     const std::vector<core::JobSpec> jobs = load(c.trace, c.capacity);
     run::SimConfig cfg;
     cfg.capacity = c.capacity;
-    std::vector<run::SimRun> runs;
+    std::vector<run::PolicyRun> runs;
     for (const char* p : {"fifo", "srtf", "pack", "fair"}) runs.push_back(run::simulate(jobs, p, cfg));
     nlohmann::json doc = header();
     doc["results"] = run::results_json(jobs, runs);
@@ -194,7 +194,7 @@ TEST_CASE("a result entry: the schema's one writer, read back as a document") {
     s.finish_ns = finish;
     return s;
   };
-  run::SimRun r;
+  run::PolicyRun r;
   r.policy = "fifo";
   r.lane_mode = core::LaneMode::kExclusive;
   r.outcome.jobs = {done(0, test::ms(1000)), done(test::ms(1000), test::ms(1200)), done(test::ms(1200), test::ms(1500))};

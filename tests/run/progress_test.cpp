@@ -25,7 +25,7 @@ std::vector<core::JobSpec> busy_trace(int gang_every) {
   });
 }
 
-std::string outcome_text(const run::SimRun& r) {
+std::string outcome_text(const run::PolicyRun& r) {
   return run::result_json({}, r).dump() + std::to_string(r.outcome.steps);
 }
 
@@ -39,7 +39,7 @@ TEST_CASE("the progress hook sees the run every kProgressEvery steps and changes
       CAPTURE(policy);
       run::SimConfig cfg;
       if (on_cluster) cfg.cluster = cluster::ClusterSpec::uniform(4, cfg.capacity);
-      const run::SimRun plain = run::simulate(jobs, policy, cfg);
+      const run::PolicyRun plain = run::simulate(jobs, policy, cfg);
       std::vector<std::int64_t> events;
       std::int64_t last_done = 0;
       core::TimeNs last_now = 0;
@@ -52,7 +52,7 @@ TEST_CASE("the progress hook sees the run every kProgressEvery steps and changes
         last_done = done;
         last_now = p.now;
       };
-      const run::SimRun watched = run::simulate(jobs, policy, cfg);
+      const run::PolicyRun watched = run::simulate(jobs, policy, cfg);
       CHECK(outcome_text(watched) == outcome_text(plain));
       REQUIRE_FALSE(events.empty());
       for (std::size_t i = 0; i < events.size(); ++i) CHECK(events[i] == static_cast<std::int64_t>(i + 1) * core::kProgressEvery);

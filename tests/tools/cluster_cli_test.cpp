@@ -72,3 +72,25 @@ TEST_CASE("salus-sim: bad cluster options exit 2 naming what is wrong") {
   CHECK(r.code == 2);
   CHECK(r.err == "salus-sim: --gpus and --cluster: give one of them\n");
 }
+
+TEST_CASE("salus-sim --cluster with GPU kinds: the summary's cluster header lists the kinds and each GPU's") {
+  const std::string file =
+      salus::test::temp_file("kinds.csv", "nodes,gpus_per_node,gpu_mem,kind,speed\n1,2,16GiB,P100,1\n1,1,32GiB,V100,2\n");
+  const std::string json = (salus::test::scratch() / "kinds.json").string();
+  const auto r = sim("--trace traces/examples/hand.csv --cluster '" + file + "' --kind-speed V100=2.5 "
+                     "--policy fifo --quiet --summary-json '" + json + "'");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json c = nlohmann::json::parse(salus::test::slurp(json))["cluster"];
+  CHECK(c["gpus"] == 3);
+  REQUIRE(c["kinds"].size() == 2);
+  CHECK(c["kinds"][0] == nlohmann::json{{"name", "P100"}, {"gpu_mem_bytes", 16LL << 30}, {"speed", 1.0}, {"gpus", 2}});
+  CHECK(c["kinds"][1] == nlohmann::json{{"name", "V100"}, {"gpu_mem_bytes", 32LL << 30}, {"speed", 2.5}, {"gpus", 1}});
+  CHECK(c["gpu_kinds"] == nlohmann::json{0, 0, 1});
+  // A cluster without kinds keeps the header it had.
+  const auto u = sim("--trace traces/examples/hand.csv --gpus 2 --policy fifo --quiet --summary-json '" + json + "'");
+  REQUIRE(u.code == 0);
+  const nlohmann::json cu = nlohmann::json::parse(salus::test::slurp(json))["cluster"];
+  CHECK_FALSE(cu.contains("kinds"));
+  CHECK_FALSE(cu.contains("gpu_kinds"));
+}

@@ -1,6 +1,9 @@
 // The CSV reader and the JSON line bookkeeping shared by the trace and catalog readers.
 #include <doctest/doctest.h>
 
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
@@ -98,4 +101,24 @@ TEST_CASE("csv: the row reader reports malformed quoting with the file and line"
   REQUIRE(r.next());
   REQUIRE(r.next());
   CHECK_THROWS_WITH_AS(r.next(), "dir/t.csv:3: unterminated quoted field", InputError);
+}
+
+TEST_CASE("csv: append_csv_field writes what the row reader reads back, quoting only when it must") {
+  const std::vector<std::string> values = {"plain", "", "a,b", "say \"hi\"", "two\nlines", "cr\r", " lead", "trail\t",
+                                           "in side"};
+  std::string text = "h1,h2,h3,h4,h5,h6,h7,h8,h9\n";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) text += ',';
+    salus::traces::append_csv_field(text, values[i]);
+  }
+  text += '\n';
+  salus::traces::CsvReader r(text, "t.csv");
+  REQUIRE(r.next());
+  REQUIRE(r.next());
+  REQUIRE(r.fields().size() == values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) CHECK(r.fields()[i] == values[i]);
+  std::string plain;
+  salus::traces::append_csv_field(plain, "in side");
+  salus::traces::append_csv_field(plain, "");
+  CHECK(plain == "in side");  // neither needs quotes
 }
