@@ -45,8 +45,6 @@ struct SimConfig {
   core::ProgressHook progress;
 };
 
-/// Deprecated name of PolicyRun, kept only until the programs in tools/ say PolicyRun.
-using SimRun = PolicyRun;
 
 /// The lane mode a policy runs in under `cfg` (fifo is always exclusive).
 core::LaneMode lane_mode_for(const core::Policy& policy, const SimConfig& cfg);
