@@ -57,18 +57,10 @@ void add_real_options(run::OptionTable& t, RealOptionValues& v) {
 bool parse_run_warmup(const std::string& text) { return run::parse_on_off("--warmup", text); }
 
 int parse_profile_warmup(const std::string& text) {
-  int n = 0;
-  std::size_t used = 0;
-  try {
-    n = std::stoi(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size()) {
-    throw core::InputError("--warmup: must be a number of iterations, got '" + text + "'");
-  }
-  if (n < 0) throw core::InputError("--warmup: must not be negative");
-  return n;
+  const std::optional<int> n = gpu::whole_int(text);
+  if (!n) throw core::InputError("--warmup: must be a number of iterations, got '" + text + "'");
+  if (*n < 0) throw core::InputError("--warmup: must not be negative");
+  return *n;
 }
 
 }  // namespace salus::real

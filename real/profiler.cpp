@@ -526,6 +526,18 @@ int switch_count(const WorkloadMeasurement& m, const ProfileOptions& o) {
   return static_cast<int>(std::clamp(2.0 * o.min_seconds * per_s, 20.0, 200.0));
 }
 
+std::optional<int> whole_int(const std::string& text) {
+  int n = 0;
+  std::size_t used = 0;
+  try {
+    n = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used == 0 || used != text.size()) return std::nullopt;
+  return n;
+}
+
 // A list of lane counts from `lowest` to 64, each once, in increasing order ("3,5,7"), or "off"
 // (none); anything else is `option`'s error, with `example` as a list that would do.
 std::vector<int> parse_lane_counts(const std::string& text, const std::string& option, int lowest,
@@ -535,14 +547,8 @@ std::vector<int> parse_lane_counts(const std::string& text, const std::string& o
   std::vector<int> sizes;
   for (const std::string& item : core::split_list(text)) {
     if (item.empty()) throw core::InputError(option + ": an empty item in '" + text + "' (give a list such as " + example + ")");
-    int k = 0;
-    std::size_t used = 0;
-    try {
-      k = std::stoi(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || k < lowest || k > 64) {
+    const int k = whole_int(item).value_or(-1);
+    if (k < lowest || k > 64) {
       throw core::InputError(option + ": '" + item + "' is not a number of lanes from " + std::to_string(lowest) +
                              " to 64 (give a list such as " + example + ")");
     }

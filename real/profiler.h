@@ -150,6 +150,9 @@ struct ProfileRequest {
   std::vector<int> crowd_sizes, sweep_sizes;  ///< lane counts (empty: none)
 };
 
+/// The int `text` is as a whole ("12", "-3"), or nullopt (empty, trailing characters, out of range).
+std::optional<int> whole_int(const std::string& text);
+
 /// A list of lane counts from `lowest` to 64, each once, in increasing order ("3,5,7"), or "off"
 /// (none); anything else is `option`'s core::InputError, with `example` as a list that would do.
 std::vector<int> parse_lane_counts(const std::string& text, const std::string& option, int lowest,
