@@ -37,16 +37,8 @@ PolicyRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& po
   const auto policy = policies::make_policy(policy_name);
   const auto model = sim::make_interference(cfg.interference, &cfg.pairs, &cfg.share_weights, cfg.share_exponent,
                                            &cfg.crowd_factors, &cfg.capacities);
-  core::SchedulerOptions opts;
-  opts.capacity = cfg.capacity;
+  core::SchedulerOptions opts = cfg;  // the loop's options, whole
   opts.lane_mode = lane_mode_for(*policy, cfg);
-  opts.max_lanes = cfg.max_lanes;
-  opts.lane_shrink = cfg.lane_shrink;
-  opts.paging = cfg.paging;
-  opts.record_timeline = cfg.record_timeline;
-  opts.record_segments = cfg.record_segments;
-  opts.timeline_plans = cfg.timeline_plans;
-  opts.progress = cfg.progress;
   std::vector<core::TimeNs> actual;
   if (cfg.profile_noise > 0) actual = actual_iteration_times(jobs, cfg.profile_noise, cfg.seed);
   PolicyRun run;

@@ -16,13 +16,13 @@
 
 namespace salus::run {
 
-struct SimConfig {
-  core::Bytes capacity = 16 * core::kGiB;
-  std::optional<core::LaneMode> lanes;      ///< nullopt: the policy's default
-  int max_lanes = 0;                        ///< auto lanes: at most this many (0: no cap)
+/// The simulator's configuration: the loop's own options, inherited from core::SchedulerOptions so
+/// that they are declared and defaulted once and reach the loop whole (capacity, max_lanes,
+/// lane_shrink, paging, record_timeline, record_segments, timeline_plans, progress; its lane_mode
+/// is chosen per policy from `lanes` by simulate), and the simulator's model.
+struct SimConfig : core::SchedulerOptions {
+  std::optional<core::LaneMode> lanes;      ///< nullopt: the policy's default (sets lane_mode per policy)
   core::TimeNs switch_cost_ns = core::kNsPerMs; ///< the simulator's switching cost (SimExecutor)
-  bool lane_shrink = true;                  ///< lane size = max E of its jobs (SchedulerOptions)
-  bool paging = false;                      ///< the paper's paging failsafe (SchedulerOptions)
   std::int64_t paging_bytes_per_s = 12'000'000'000;  ///< host link for paging (SimExecutor)
   std::string interference = "profiled";
   sim::PairSlowdowns pairs;                 ///< the catalog's measured pairs (interference "pairs")
@@ -32,17 +32,11 @@ struct SimConfig {
   double share_exponent = 1.0;              ///< the "shares" model's exponent
   std::uint64_t seed = 1;
   double profile_noise = 0;                 ///< actual iteration time = profile x U[1-x, 1+x]
-  bool record_timeline = false;
-  bool record_segments = true;              ///< with record_timeline (core::SchedulerOptions)
-  bool timeline_plans = false;              ///< with record_timeline (core::SchedulerOptions)
   /// A cluster (salus-sim --gpus N, --cluster FILE): when set, every GPU runs the policy under
   /// one clock and `capacity` is ignored (each GPU has its own); nullopt: one GPU, run_schedule.
   std::optional<cluster::ClusterSpec> cluster;
   /// Cluster only: a placement registry name; "": each policy's own (cluster::default_placement).
   std::string placement;
-  /// Called now and then while the run goes (core::ProgressHook; run/progress.h makes
-  /// one); empty: never. It sees the run, it cannot change it.
-  core::ProgressHook progress;
 };
 
 
