@@ -161,9 +161,17 @@ TEST_CASE_TEMPLATE("contract: runs in different lanes proceed together", H, SALU
     check_completion(h, out[0], 0, 0, 4, 0, 0);
     check_completion(h, out[1], 1, 1, 2, 0, 0);
     check_completion(h, out[2], 2, 2, 3, 0, 0);
-    // Together: every run started before any ended.
-    const TimeNs first_end = std::min({out[0].end_ns, out[1].end_ns, out[2].end_ns});
-    for (const Completion& c : out) CHECK(c.start_ns < first_end);
+    // Together: every run overlaps another in time (an executor running lanes one after the other
+    // overlaps none). Not "every run started before any ended": on a loaded machine a lane's
+    // thread may start after the shortest run's end (CI saw 37 us after it), and that is not
+    // serialisation.
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      bool overlaps = false;
+      for (std::size_t j = 0; j < out.size(); ++j) {
+        overlaps = overlaps || (j != i && out[i].start_ns < out[j].end_ns && out[j].start_ns < out[i].end_ns);
+      }
+      CHECK(overlaps);
+    }
   }
 }
 
