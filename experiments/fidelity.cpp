@@ -479,7 +479,7 @@ json predict(const std::string& trace, const std::string& policies, const std::s
   const std::vector<std::string> names = parse_policy_list(policies);
   std::vector<PolicyRun> runs;
   for (const std::string& name : names) runs.push_back(run::simulate(loaded.jobs, name, cfg));
-  const std::vector<std::string> notes = sim_notes(loaded.trace, profiles, names, cfg);
+  const std::vector<std::string> notes = sim_notes(loaded, names, cfg);
   write_summary_json(summary_path, sim_summary_header(trace, loaded.trace, profiles, cfg, time_scale, notes),
                      loaded.jobs, runs);
   return read_json(summary_path);

@@ -69,7 +69,8 @@ TraceJobs load_jobs_for(const std::string& trace_path, const std::string& profil
     if (traces::first_invalid_utf8(path) != std::string::npos) throw core::InputError(std::string(option) + ": the path is not UTF-8");
   }
   const traces::Catalog catalog = traces::Catalog::load(profiles);
-  TraceJobs t{traces::load_trace(trace_path, catalog, load), {}, {}, {}, catalog.switch_ns(), catalog.interference(), {}, {}};
+  TraceJobs t{traces::load_trace(trace_path, catalog, load), {}, {}, {}, catalog.switch_ns(), catalog.interference(), {}, {},
+              catalog_cpus_note(catalog)};
   if (t.interference && !sim::interference_registry().find(*t.interference)) {
     throw core::InputError(core::at(profiles, 1, "\"interference\": " + sim::interference_registry().unknown(*t.interference)));
   }
@@ -103,11 +104,15 @@ TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, 
   bool mixed = false;
   for (const cluster::GpuSpec& g : cluster.gpus) mixed = mixed || g.capacity != cluster.gpus.front().capacity;
   bool shares = false;
+  // capacity_for_kinds scans the GPUs: once per distinct gpu_kinds text, not once per job.
+  std::map<std::string, core::Bytes, std::less<>> by_kinds;
   TraceJobs t = load_jobs_for(
       trace_path, profiles,
       [&](const core::JobSpec& job) {
         shares = true;
-        return cluster.capacity_for_kinds(job.gpu_kinds);
+        auto it = by_kinds.find(job.gpu_kinds);
+        if (it == by_kinds.end()) it = by_kinds.emplace(job.gpu_kinds, cluster.capacity_for_kinds(job.gpu_kinds)).first;
+        return it->second;
       },
       time_scale, load, static_cast<int>(cluster.gpus.size()));
   if (mixed && shares) {
@@ -151,12 +156,11 @@ std::vector<std::string> model_notes(const std::vector<std::string>& policies, c
   return notes;
 }
 
-std::vector<std::string> sim_notes(const traces::Trace& trace, const std::string& profiles,
-                                   const std::vector<std::string>& policies, const SimConfig& cfg) {
-  std::vector<std::string> notes = trace.notes;
+std::vector<std::string> sim_notes(const TraceJobs& loaded, const std::vector<std::string>& policies,
+                                   const SimConfig& cfg) {
+  std::vector<std::string> notes = loaded.trace.notes;
   if (cfg.cluster) notes.insert(notes.end(), cfg.cluster->notes.begin(), cfg.cluster->notes.end());
-  // A catalog measured on the cpu device predicts runs on as many CPUs as it was measured on.
-  if (std::string n = catalog_cpus_note(traces::Catalog::load(profiles)); !n.empty()) notes.push_back(n);
+  if (!loaded.cpus_note.empty()) notes.push_back(loaded.cpus_note);
   for (const std::string& n : model_notes(policies, cfg)) notes.push_back(n);
   return notes;
 }

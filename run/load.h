@@ -29,6 +29,9 @@ struct TraceJobs {
   std::optional<std::string> interference;  ///< the model the catalog names (checked against the table), if any
   sim::CrowdFactors crowd_factors;  ///< the `crowds` model's factors, the catalog's crowds against its pairs (may be empty)
   sim::Capacities capacities;       ///< the `capacity` model's C, the catalog's sweeps (may be empty)
+  /// catalog_cpus_note of the catalog (a catalog measured on the cpu device predicts runs on as
+  /// many CPUs as it was measured on); "" when it has none.
+  std::string cpus_note;
 };
 /// What the interference models take from a catalog: its pairs in parts per million (both orders),
 /// the `shares` weights fitted to them, the crowd factors of its crowds against them, and the
@@ -77,7 +80,7 @@ std::vector<std::string> model_notes(const std::vector<std::string>& policies, c
 
 /// The notes a simulator run of `trace` prints and writes: the trace's, the cluster's, the catalog's
 /// CPUs (a catalog measured on the cpu device) and model_notes.
-std::vector<std::string> sim_notes(const traces::Trace& trace, const std::string& profiles,
-                                   const std::vector<std::string>& policies, const SimConfig& cfg);
+std::vector<std::string> sim_notes(const TraceJobs& loaded, const std::vector<std::string>& policies,
+                                   const SimConfig& cfg);
 
 }  // namespace salus::run

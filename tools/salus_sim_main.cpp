@@ -99,7 +99,7 @@ int body(int argc, char** argv) {
   const traces::Trace& trace = loaded.trace;
   const std::vector<core::JobSpec>& jobs = loaded.jobs;
 
-  std::vector<std::string> notes = run::sim_notes(trace, v.profiles, o.policies, o.cfg);
+  std::vector<std::string> notes = run::sim_notes(loaded, o.policies, o.cfg);
   if (const std::string note = run::cluster_out_note(o.cfg, !v.out.empty()); !note.empty()) notes.push_back(note);
   const std::vector<run::PolicyRun> runs = run::simulate_policies(jobs, o.policies, o.cfg, v.quiet);
   std::fputs(run::sim_header_line(v.trace, trace, jobs.size(), o.cfg, runs).c_str(), stdout);

@@ -404,14 +404,12 @@ std::vector<std::string> data_dir_candidates() {
 }
 
 std::string data_dir() {
+  if (const char* env = std::getenv("SALUS_DATA_DIR"); env != nullptr && *env != '\0') return env;  // taken as given
   const std::vector<std::string> candidates = data_dir_candidates();
   for (const std::string& c : candidates) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(std::filesystem::path(c) / "profiles" / "catalog.json", ec)) continue;
-    // A build tree's <build>/share/salus is a link: name the folder it points at (SALUS_DATA_DIR
-    // is taken as given).
-    const char* env = std::getenv("SALUS_DATA_DIR");
-    if (env != nullptr && *env != '\0') return c;
+    // A build tree's <build>/share/salus is a link: name the folder it points at.
     const std::filesystem::path real = std::filesystem::canonical(c, ec);
     return ec ? c : real.string();
   }
