@@ -164,6 +164,7 @@ struct Gpu {
   std::vector<Completion> completions;  // taken at this instant's step
   Bytes capacity = 0;
   std::int64_t speed_ppm = kSpeedOne;   // ClusterSpec's relative speed
+  std::int32_t kind = -1;               // its index in ClusterSpec::kinds (-1: none)
   std::uint64_t kind_bit = kUnnamedKind;  // its kind's bit in a job's allowed kinds
   TimeNs next = core::kNever;           // its entry in the heap
   std::int64_t jobs = 0;                // admitted, unfinished replicas
@@ -224,25 +225,32 @@ class Cluster {
     resolve_kinds();
     const auto n = static_cast<std::int32_t>(opts.cluster.gpus.size());
     gpus_.resize(static_cast<std::size_t>(n));
+    resolve_job_speeds();
     // A GPU of speed s runs every iteration in gpu_iter_ns(t, s) (t: the actual time, else the
-    // profile's); one table per speed, copied into each executor of that speed.
-    std::map<std::int64_t, std::vector<TimeNs>> scaled;
+    // profile's; s: the job's own speed on the GPU's kind where it has one, else the GPU's); one
+    // table per speed (per kind where jobs have speeds of their own), copied into each executor
+    // of that speed (kind).
+    std::map<std::pair<std::int32_t, std::int64_t>, std::vector<TimeNs>> scaled;
     for (std::int32_t g = 0; g < n; ++g) {
       Gpu& gpu = at(g);
       const GpuSpec& spec = opts.cluster.gpus[static_cast<std::size_t>(g)];
       gpu.capacity = spec.capacity;
       gpu.speed_ppm = spec.speed_ppm;
-      if (!opts.cluster.kinds.empty() && spec.kind >= 0) gpu.kind_bit = std::uint64_t{1} << spec.kind;
-      if (spec.speed_ppm != kSpeedOne && !scaled.count(spec.speed_ppm)) {
-        std::vector<TimeNs>& v = scaled[spec.speed_ppm];
+      if (!opts.cluster.kinds.empty() && spec.kind >= 0) {
+        gpu.kind = spec.kind;
+        gpu.kind_bit = std::uint64_t{1} << spec.kind;
+      }
+      const std::pair<std::int32_t, std::int64_t> key{job_speed_.empty() ? -1 : gpu.kind, spec.speed_ppm};
+      const bool own = key.first >= 0 || spec.speed_ppm != kSpeedOne;
+      if (own && !scaled.count(key)) {
+        std::vector<TimeNs>& v = scaled[key];
         v.reserve(specs_.size());
         for (std::size_t r = 0; r < specs_.size(); ++r) {
-          v.push_back(gpu_iter_ns(actual.empty() ? specs_[r].iter_ns : actual[r], spec.speed_ppm));
+          v.push_back(gpu_iter_ns(actual.empty() ? specs_[r].iter_ns : actual[r], speed_on(gpu, owner_[r])));
         }
       }
       gpu.policy = policies::make_policy(policy);
-      gpu.exec = std::make_unique<GpuExecutor>(*this, g, specs_, gang_of_, *opts.model,
-                                               spec.speed_ppm == kSpeedOne ? actual : scaled.at(spec.speed_ppm),
+      gpu.exec = std::make_unique<GpuExecutor>(*this, g, specs_, gang_of_, *opts.model, own ? scaled.at(key) : actual,
                                                opts.switch_cost_ns, opts.paging_bytes_per_s);
       core::SchedulerOptions so = opts.sched;
       so.capacity = gpu.capacity;
@@ -340,6 +348,15 @@ class Cluster {
   /// Whether input job j may run on a GPU of this kind (JobSpec::gpu_kinds).
   bool allowed(const Gpu& gpu, JobIndex j) const { return (allowed_[static_cast<std::size_t>(j)] & gpu.kind_bit) != 0; }
   void resolve_kinds();
+  /// JobSpec::kind_speeds to job_speed_ (left empty when no job has any, or the GPUs name no kind).
+  void resolve_job_speeds();
+  /// Input job j's relative speed on the GPU: its own on the GPU's kind (JobSpec::kind_speeds),
+  /// else the GPU's.
+  std::int64_t speed_on(const Gpu& gpu, JobIndex j) const {
+    if (job_speed_.empty() || gpu.kind < 0) return gpu.speed_ppm;
+    const std::int64_t own = job_speed_[static_cast<std::size_t>(j) * opts_.cluster.kinds.size() + static_cast<std::size_t>(gpu.kind)];
+    return own > 0 ? own : gpu.speed_ppm;
+  }
   std::string kind_names() const;
   Bytes aligned(Bytes b) const { return (b + align() - 1) / align() * align(); }
 
@@ -465,6 +482,7 @@ class Cluster {
   std::vector<GpuClass> idle_seen_;  // try_place: classes whose lowest idle GPU was asked
   std::vector<std::uint64_t> allowed_;     // input job -> the kind bits it may run on (all: any)
   std::vector<std::int32_t> kind_set_;     // input job -> index of its allowed set (0: any)
+  std::vector<std::int64_t> job_speed_;    // input job x kind -> its own speed there (0: the kind's); may be empty
   std::vector<JobSpec> specs_;             // replicas
   std::vector<JobState> states_;           // per replica, shared by every GPU's Scheduler
   std::vector<JobIndex> owner_;            // replica -> input job
@@ -552,6 +570,23 @@ void Cluster::resolve_kinds() {
     }
     allowed_[j] = it->second.first;
     kind_set_[j] = it->second.second;
+  }
+}
+
+void Cluster::resolve_job_speeds() {
+  const std::vector<GpuKind>& kinds = opts_.cluster.kinds;
+  if (kinds.empty()) return;
+  bool any = false;
+  for (const JobSpec& s : jobs_) any = any || !s.kind_speeds.empty();
+  if (!any) return;
+  job_speed_.assign(jobs_.size() * kinds.size(), 0);
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    for (const core::KindSpeed& ks : jobs_[j].kind_speeds) {
+      if (ks.speed_ppm <= 0) throw std::invalid_argument("job '" + jobs_[j].id + "': a kind speed must be positive");
+      for (std::size_t k = 0; k < kinds.size(); ++k) {
+        if (kinds[k].name == ks.kind) job_speed_[j * kinds.size() + k] = ks.speed_ppm;
+      }
+    }
   }
 }
 
@@ -643,7 +678,8 @@ void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
   // A batch needs the replicas in phase: GPUs of one speed (else lock-step, one iteration at a
   // time, each ending when the slowest replica's does).
   bool one_speed = true;
-  for (const std::int32_t g : gang.gpus) one_speed &= at(g).speed_ppm == at(gang.gpus.front()).speed_ppm;
+  const std::int64_t speed = speed_on(at(gang.gpus.front()), gang.job);
+  for (const std::int32_t g : gang.gpus) one_speed &= speed_on(at(g), gang.job) == speed;
   const bool batch = !first && opts_.gang_batches && !gang.transfer && left > 1 && one_speed;
   gang.transfer = false;
   if (batch) {

@@ -15,6 +15,14 @@ using LaneId = std::int32_t;
 inline constexpr JobIndex kNoJob = -1;
 inline constexpr LaneId kNoLane = -1;
 
+/// A job's relative speed on one GPU kind, where the trace knows it for that job (Gavel's
+/// throughputs per worker type): an iteration of iter_ns takes iter_ns * 1e6 / speed_ppm there.
+struct KindSpeed {
+  std::string kind;             ///< a GPU kind's name as a cluster names it (cluster/README.md)
+  std::int64_t speed_ppm = 0;   ///< relative speed, parts per million (1'000'000: iter_ns), > 0
+  bool operator==(const KindSpeed&) const = default;
+};
+
 /// One training job of a trace, in core units.
 struct JobSpec {
   std::string id;                 ///< the trace's job_id
@@ -42,6 +50,11 @@ struct JobSpec {
   /// v2023's gpu_spec, e.g. "V100M16|V100M32"); empty: any GPU. Read by a cluster whose GPUs
   /// have named kinds (cluster/README.md, "Cluster file"); ignored by a cluster with none.
   std::string gpu_kinds;
+  /// The job's own speed on GPU kinds, where the trace measured it (Gavel: its steps per second
+  /// on each worker type relative to the one iter_ns came from); on a GPU of a kind listed here
+  /// it runs at this speed instead of the kind's. Empty: the kind's speed everywhere. Read by a
+  /// cluster whose GPUs have named kinds; ignored elsewhere.
+  std::vector<KindSpeed> kind_speeds;
   /// An inference job: requests_ns[i] is when request i arrives; iteration i serves it and may
   /// not start earlier. Non-decreasing, one per iteration, none before arrival_ns. Empty: a
   /// training job, whose iterations are all ready once it is admitted.

@@ -4,6 +4,8 @@
 #include <functional>
 #include <cmath>
 #include <map>
+#include <set>
+#include <cctype>
 
 #include "cluster/placement.h"
 #include "core/errors.h"
@@ -92,6 +94,59 @@ TraceJobs load_jobs_for(const std::string& trace_path, const std::string& profil
   return t;
 }
 
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The jobs' own speeds (JobSpec::kind_speeds: Gavel's worker types) onto the cluster's GPU kinds:
+// a worker type matches the kind of its name, case aside ("v100" and "V100"), and takes that
+// kind's name; the others are dropped. Says which kinds the jobs' speeds reach.
+void match_kind_speeds(std::vector<core::JobSpec>& jobs, const cluster::ClusterSpec& cluster,
+                       std::vector<std::string>& notes) {
+  std::map<std::string, std::string> kind_of;  // lower-case name -> the cluster's name
+  for (const cluster::GpuKind& k : cluster.kinds) kind_of.emplace(lower(k.name), k.name);
+  std::set<std::string> matched, unmatched;
+  std::int64_t with = 0;
+  for (core::JobSpec& job : jobs) {
+    if (job.kind_speeds.empty()) continue;
+    ++with;
+    std::vector<core::KindSpeed> kept;
+    for (core::KindSpeed& ks : job.kind_speeds) {
+      const auto it = kind_of.find(lower(ks.kind));
+      if (it == kind_of.end()) {
+        unmatched.insert(ks.kind);
+        continue;
+      }
+      matched.insert(it->second);
+      kept.push_back({it->second, ks.speed_ppm});
+    }
+    job.kind_speeds = std::move(kept);
+  }
+  // A cluster of unnamed GPUs reads no kind speeds: nothing to say (its output stays as it was).
+  if (with == 0 || cluster.kinds.empty()) return;
+  const auto list = [](const std::set<std::string>& s) {
+    std::string t;
+    for (const std::string& x : s) t += (t.empty() ? "" : ", ") + x;
+    return t;
+  };
+  if (matched.empty()) {
+    std::string kinds;
+    for (const cluster::GpuKind& k : cluster.kinds) kinds += (kinds.empty() ? "" : ", ") + k.name;
+    notes.push_back("the trace gives jobs' own speeds on " + list(unmatched) +
+                    "; the cluster has no GPU kind of those names (kinds: " + kinds + "): every job runs at its kind's speed");
+    return;
+  }
+  std::string rest;
+  for (const cluster::GpuKind& k : cluster.kinds) {
+    if (!matched.count(k.name)) rest += (rest.empty() ? "" : ", ") + k.name;
+  }
+  notes.push_back("per-workload speeds: on GPUs of kind " + list(matched) + " a job runs at its own speed from the trace (" +
+                  std::to_string(with) + (with == 1 ? " job" : " jobs") +
+                  "; Gavel: its steps per second on that worker type over those its iteration time came from), not the kind's" +
+                  (rest.empty() ? std::string() : "; on " + rest + " at the kind's speed"));
+}
+
 }  // namespace
 
 TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, core::Bytes capacity, double time_scale,
@@ -115,6 +170,7 @@ TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, 
         return it->second;
       },
       time_scale, load, static_cast<int>(cluster.gpus.size()));
+  match_kind_speeds(t.jobs, cluster, t.trace.notes);
   if (mixed && shares) {
     t.trace.notes.push_back("GPUs of mixed memory: a job's share of a GPU (or whole GPU) is sized on the largest GPU of "
                             "the kinds it names (gpu_spec), else on the largest GPU; it runs only where that fits");

@@ -260,10 +260,13 @@ GavelThroughputs load_gavel_throughputs(const LoadOptions& options) {
   if (!doc.contains(tp.worker)) {
     throw core::InputError(options.throughputs + ": unknown worker type '" + tp.worker + "' (valid: " + joined(workers) + ")");
   }
-  tp.table = doc.at(tp.worker);
-  if (!tp.table.is_object()) {
-    throw core::InputError(core::at(options.throughputs, 1, "worker type '" + tp.worker + "' must map to an object"));
+  for (const auto& item : doc.items()) {
+    if (!item.value().is_object()) {
+      throw core::InputError(core::at(options.throughputs, 1, "worker type '" + item.key() + "' must map to an object"));
+    }
+    tp.workers.emplace_back(item.key(), item.value());
   }
+  tp.table = doc.at(tp.worker);
   return tp;
 }
 
@@ -356,34 +359,76 @@ const WorkloadProfile* gavel_memory(core::JobSpec& job, const std::string& job_t
   return profile;
 }
 
-std::optional<core::TimeNs> gavel_throughput_time(const GavelThroughputs& tp, const LoadOptions& options,
-                                                  const Place& place, const std::string& job_type, std::int32_t gpus,
-                                                  bool* scaled) {
+namespace {
+
+/// Steps per second of "('<job_type>', <gpus>)" in `table` (worker type `worker`), or, for
+/// gpus > 1 without that entry, of "('<job_type>', 1)" as --gavel-scaling says (`*scaled` set);
+/// nullopt when the table has neither. Throws for an entry whose "null" is not a positive number.
+std::optional<double> gavel_rate(const json& table, const std::string& worker, const LoadOptions& options,
+                                 const std::string& job_type, std::int32_t gpus, bool* scaled, std::string* key_out) {
   *scaled = false;
-  if (tp.table.is_null()) return std::nullopt;
   std::string key = "('" + job_type + "', " + std::to_string(gpus) + ")";
   double scale = 1;
-  auto it = tp.table.find(key);
-  if (it == tp.table.end() && gpus > 1 && options.gavel_scaling != LoadOptions::GavelScaling::kRefuse) {
+  auto it = table.find(key);
+  if (it == table.end() && gpus > 1 && options.gavel_scaling != LoadOptions::GavelScaling::kRefuse) {
     // Only the one-GPU rate is known: --gavel-scaling says what k GPUs make of it.
     const std::string one = "('" + job_type + "', 1)";
-    if (const auto it1 = tp.table.find(one); it1 != tp.table.end()) {
+    if (const auto it1 = table.find(one); it1 != table.end()) {
       it = it1;
       key = one;
       scale = options.gavel_scaling == LoadOptions::GavelScaling::kLinear ? gpus : 1;
       *scaled = true;
     }
   }
-  if (it == tp.table.end()) return std::nullopt;
+  *key_out = key;
+  if (it == table.end()) return std::nullopt;
   const json& entry = *it;
   if (!entry.is_object() || !entry.contains("null") || !entry.at("null").is_number() ||
       !(entry.at("null").get<double>() > 0)) {
-    throw core::InputError(options.throughputs + ": " + tp.worker + "/" + key + ": \"null\" must be a positive "
+    throw core::InputError(options.throughputs + ": " + worker + "/" + key + ": \"null\" must be a positive "
                            "number (steps per second alone)");
   }
-  const std::optional<core::TimeNs> ns = core::ns_from_seconds(1.0 / (scale * entry.at("null").get<double>()));
+  return scale * entry.at("null").get<double>();
+}
+
+}  // namespace
+
+std::optional<core::TimeNs> gavel_throughput_time(const GavelThroughputs& tp, const LoadOptions& options,
+                                                  const Place& place, const std::string& job_type, std::int32_t gpus,
+                                                  bool* scaled) {
+  *scaled = false;
+  if (tp.table.is_null()) return std::nullopt;
+  std::string key;
+  const std::optional<double> rate = gavel_rate(tp.table, tp.worker, options, job_type, gpus, scaled, &key);
+  if (!rate) return std::nullopt;
+  const std::optional<core::TimeNs> ns = core::ns_from_seconds(1.0 / *rate);
   if (!ns || *ns <= 0) place.fail("the throughput of " + key + " gives no iteration time in 64-bit nanoseconds");
   return ns;
+}
+
+std::vector<core::KindSpeed> gavel_kind_speeds(const GavelThroughputs& tp, const LoadOptions& options, const Place& place,
+                                               const std::string& job_type, std::int32_t gpus) {
+  std::vector<core::KindSpeed> speeds;
+  if (tp.workers.size() < 2) return speeds;
+  bool scaled = false;
+  std::string key;
+  const std::optional<double> own = gavel_rate(tp.table, tp.worker, options, job_type, gpus, &scaled, &key);
+  if (!own) return speeds;
+  for (const auto& [worker, table] : tp.workers) {
+    if (worker == tp.worker) {
+      speeds.push_back({worker, 1'000'000});  // exactly iter_ns
+      continue;
+    }
+    const std::optional<double> rate = gavel_rate(table, worker, options, job_type, gpus, &scaled, &key);
+    if (!rate) continue;
+    const double ppm = std::round(*rate / *own * 1e6);
+    if (!(ppm >= 1 && ppm <= 1e9)) {
+      place.fail("the throughput of " + key + " on " + worker + " is " + std::to_string(*rate / *own) + " times its rate on " +
+                 tp.worker + " (a speed must lie in [1e-6, 1000])");
+    }
+    speeds.push_back({worker, static_cast<std::int64_t>(ppm)});
+  }
+  return speeds;
 }
 
 void gavel_timing(core::JobSpec& job, const Place& place, const std::string& job_type, const GavelJobType& type,
@@ -392,6 +437,7 @@ void gavel_timing(core::JobSpec& job, const Place& place, const std::string& job
   bool scaled = false;
   if (const std::optional<core::TimeNs> ns = gavel_throughput_time(tp, options, place, job_type, job.gpus, &scaled)) {
     job.iter_ns = *ns;
+    job.kind_speeds = gavel_kind_speeds(tp, options, place, job_type, job.gpus);
     if (scaled) ++counts.scaled;
     ++counts.from_throughputs;
     return;

@@ -30,6 +30,9 @@ namespace salus::traces::steps {
 struct GavelThroughputs {
   nlohmann::json table;  ///< null when LoadOptions::throughputs is "" (times from the catalog)
   std::string worker;    ///< the worker type read: LoadOptions::worker_type, else v100, else the first
+  /// Every worker type's table (`table` is one of them), in the file's order: the jobs' speeds
+  /// on each relative to `worker` (gavel_kind_speeds).
+  std::vector<std::pair<std::string, nlohmann::json>> workers;
 };
 /// Reads LoadOptions::throughputs (nothing when it is ""). Throws core::InputError for a file that
 /// is not an object of objects or lacks the worker type (naming the valid ones).
@@ -94,8 +97,17 @@ std::optional<core::TimeNs> gavel_throughput_time(const GavelThroughputs& tp, co
                                                   const fields::Place& place, const std::string& job_type,
                                                   std::int32_t gpus, bool* scaled);
 
-/// The job's iteration time: from the throughputs when they have it, else from the catalog entry
-/// `profile`; throws when neither has it. Counts where it came from.
+/// The job's speed on each worker type of the throughputs (its rate there over its rate on
+/// tp.worker, both as gavel_throughput_time reads them, in parts per million; the worker types
+/// without its rate left out), when the file has more than one worker type; else empty. Throws
+/// for a speed outside [1e-6, 1000].
+std::vector<core::KindSpeed> gavel_kind_speeds(const GavelThroughputs& tp, const LoadOptions& options,
+                                               const fields::Place& place, const std::string& job_type,
+                                               std::int32_t gpus);
+
+/// The job's iteration time: from the throughputs when they have it (with its speeds on the other
+/// worker types: gavel_kind_speeds), else from the catalog entry `profile`; throws when neither
+/// has it. Counts where it came from.
 void gavel_timing(core::JobSpec& job, const fields::Place& place, const std::string& job_type, const GavelJobType& type,
                   const WorkloadProfile* profile, const GavelThroughputs& tp, const Catalog& catalog,
                   const LoadOptions& options, GavelCounts& counts);
