@@ -222,6 +222,8 @@ class Cluster {
       g.switch_ns.assign(k, 0);
     }
     states_.resize(specs_.size());
+    min_demand_ = core::kNever;
+    for (const JobSpec& r : specs_) min_demand_ = std::min(min_demand_, r.persistent + r.ephemeral);
     resolve_kinds();
     const auto n = static_cast<std::int32_t>(opts.cluster.gpus.size());
     gpus_.resize(static_cast<std::size_t>(n));
@@ -405,6 +407,34 @@ class Cluster {
   }
 
   void start_sub_runs(Gang& gang, TimeNs t);
+  /// A gang's replicas on GPUs where the job runs at one speed, where the candidates allow: once
+  /// the placement chose the first replica's GPU (of speed `speed` for input job j), the
+  /// candidates of other speeds are dropped when at least `more` of that speed remain (as Gavel
+  /// gives a job's workers one worker type; a gang across speeds runs at its slowest replica's
+  /// pace). On GPUs of one speed for the job, nothing is dropped.
+  void keep_speed(JobIndex j, std::int64_t speed, std::int32_t more) {
+    const auto other = [&](const GpuLoad& c) { return speed_on(at(c.gpu), j) != speed; };
+    const auto n = static_cast<std::int32_t>(loads_.size() + joins_.size());
+    const auto others = static_cast<std::int32_t>(std::count_if(loads_.begin(), loads_.end(), other) +
+                                                  std::count_if(joins_.begin(), joins_.end(), other));
+    if (others == 0 || n - others < more) return;
+    std::erase_if(loads_, other);
+    std::erase_if(joins_, other);
+  }
+  /// Whether a gang replica on GPU g may run a batch held to a slower replica's pace (its
+  /// iterations padded to the slowest one's): exact where the padding changes no other run's
+  /// speed, i.e. the model is ideal, or nothing runs or can start beside it on g until the batch
+  /// ends: nothing runs there now and the GPU has one lane (exclusive or time-shared: the gang run
+  /// holds it), or (lanes per Algorithm 1) the replica is its one admitted job and its free memory
+  /// holds no job of the trace; no paging.
+  bool paceable_on(std::int32_t g) {
+    if (opts_.model->ideal()) return true;
+    Gpu& gpu = at(g);
+    if (opts_.paging_bytes_per_s != 0 || gpu.exec->sim().running() != 0) return false;
+    // One lane (exclusive or time-shared), which the gang run holds: nothing else runs there.
+    if (opts_.sched.lane_mode != core::LaneMode::kAuto) return true;
+    return gpu.sched->admitted() == 1 && gpu.sched->free_bytes() < min_demand_;
+  }
   bool plan_gang(Gang& gang);
   bool joint_lanes(const Gang& gang, TimeNs t0);
   void hand_joint_plans(Gang& gang, TimeNs t0, const joint::Outcome& plan);
@@ -484,6 +514,7 @@ class Cluster {
   std::vector<std::int32_t> kind_set_;     // input job -> index of its allowed set (0: any)
   std::vector<std::int64_t> job_speed_;    // input job x kind -> its own speed there (0: the kind's); may be empty
   std::vector<JobSpec> specs_;             // replicas
+  Bytes min_demand_ = 0;                   // the least P + E of any replica (paceable_on)
   std::vector<JobState> states_;           // per replica, shared by every GPU's Scheduler
   std::vector<JobIndex> owner_;            // replica -> input job
   std::vector<std::int32_t> gang_of_;      // replica -> gang, -1 for a 1-GPU job
@@ -675,12 +706,21 @@ void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
   // These sub-runs pay every transfer charged to the replicas' lanes so far: one paid by some
   // replicas only puts them out of phase, so that round is one iteration.
   const std::int64_t left = gang.target - gang.iterations;
-  // A batch needs the replicas in phase: GPUs of one speed (else lock-step, one iteration at a
-  // time, each ending when the slowest replica's does).
-  bool one_speed = true;
-  const std::int64_t speed = speed_on(at(gang.gpus.front()), gang.job);
-  for (const std::int32_t g : gang.gpus) one_speed &= speed_on(at(g), gang.job) == speed;
-  const bool batch = !first && opts_.gang_batches && !gang.transfer && left > 1 && one_speed;
+  // A batch needs the replicas in phase: one iteration time on every GPU, or (GPUs of different
+  // speeds) every faster replica held to the slowest one's pace where that changes nothing
+  // (paceable); else lock-step, one iteration at a time, each ending when the slowest replica's
+  // does.
+  TimeNs pace = 0;
+  for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
+    pace = std::max(pace, at(gang.gpus[i]).exec->sim().iter_time(gang.chosen[i].job));
+  }
+  bool in_phase = true, paceable = true;
+  for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
+    if (at(gang.gpus[i]).exec->sim().iter_time(gang.chosen[i].job) == pace) continue;
+    in_phase = false;
+    paceable = paceable && paceable_on(gang.gpus[i]);
+  }
+  const bool batch = !first && opts_.gang_batches && !gang.transfer && left > 1 && (in_phase || paceable);
   gang.transfer = false;
   if (batch) {
     gang.batch_start = t;
@@ -692,7 +732,11 @@ void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
     Dispatch d = gang.chosen[i];
     d.iterations = batch ? left : 1;
     if (!first) d.extra_ns = 0;
-    at(g).exec->sim().start(d);
+    if (batch && !in_phase) {
+      at(g).exec->sim().start_paced(d, pace);
+    } else {
+      at(g).exec->sim().start(d);
+    }
   }
 }
 
@@ -1261,6 +1305,7 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
     const std::int32_t g = from[c].gpu;
     from.erase(from.begin() + static_cast<std::ptrdiff_t>(c));
     bind(r0 + i, g, rank, t, true);
+    if (i == 0 && s.gpus > 1) keep_speed(j, speed_on(at(g), j), s.gpus - 1);
   }
   ++result_.placements;
   if (const auto it = queued_demands_.find({s.persistent, s.ephemeral}); --it->second == 0) queued_demands_.erase(it);

@@ -19,7 +19,10 @@ inline constexpr LaneId kNoLane = -1;
 /// throughputs per worker type): an iteration of iter_ns takes iter_ns * 1e6 / speed_ppm there.
 struct KindSpeed {
   std::string kind;             ///< a GPU kind's name as a cluster names it (cluster/README.md)
-  std::int64_t speed_ppm = 0;   ///< relative speed, parts per million (1'000'000: iter_ns), > 0
+  /// Relative speed, parts per million (1'000'000: iter_ns); 0: the job cannot run on that kind
+  /// (Gavel's throughput 0), which run::load_jobs turns into gpu_kinds without it. A cluster
+  /// takes only positive speeds.
+  std::int64_t speed_ppm = 0;
   bool operator==(const KindSpeed&) const = default;
 };
 

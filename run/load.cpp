@@ -13,6 +13,7 @@
 #include "core/units.h"
 #include "policies/registry.h"
 #include "run/cpus.h"
+#include "run/output.h"
 #include "traces/csv.h"
 
 namespace salus::run {
@@ -99,19 +100,45 @@ std::string lower(std::string s) {
   return s;
 }
 
+std::string joined(const std::set<std::string>& s, const std::string& sep = ", ") {
+  std::string t;
+  for (const std::string& x : s) t += (t.empty() ? "" : sep) + x;
+  return t;
+}
+
+// A job's own speed of 0 on some kinds (Gavel's throughput 0: it cannot run there) as gpu_kinds
+// without them: the kinds it named (all the cluster's where it named none) less `barred`; where
+// none is left, a text naming no kind, so the cluster rejects it at arrival with that reason.
+void bar_kinds(core::JobSpec& job, const std::set<std::string>& barred, const cluster::ClusterSpec& cluster) {
+  std::set<std::string> named;
+  if (job.gpu_kinds.empty()) {
+    for (const cluster::GpuKind& k : cluster.kinds) named.insert(k.name);
+  } else {
+    for (const std::string& k : core::split_list(job.gpu_kinds, '|')) named.insert(k);
+  }
+  std::set<std::string> allowed;
+  for (const std::string& k : named) {
+    if (!barred.count(k)) allowed.insert(k);
+  }
+  job.gpu_kinds = allowed.empty() ? "none (throughput 0 on " + joined(barred, "/") + ")" : joined(allowed, "|");
+}
+
 // The jobs' own speeds (JobSpec::kind_speeds: Gavel's worker types) onto the cluster's GPU kinds:
 // a worker type matches the kind of its name, case aside ("v100" and "V100"), and takes that
-// kind's name; the others are dropped. Says which kinds the jobs' speeds reach.
+// kind's name; the others are dropped. A speed of 0 keeps the job off that kind (bar_kinds).
+// Says which kinds the jobs' speeds reach, and how many jobs each kind bars.
 void match_kind_speeds(std::vector<core::JobSpec>& jobs, const cluster::ClusterSpec& cluster,
                        std::vector<std::string>& notes) {
   std::map<std::string, std::string> kind_of;  // lower-case name -> the cluster's name
   for (const cluster::GpuKind& k : cluster.kinds) kind_of.emplace(lower(k.name), k.name);
   std::set<std::string> matched, unmatched;
+  std::map<std::string, std::int64_t> barred_jobs;  // kind -> jobs of speed 0 there
   std::int64_t with = 0;
   for (core::JobSpec& job : jobs) {
     if (job.kind_speeds.empty()) continue;
     ++with;
     std::vector<core::KindSpeed> kept;
+    std::set<std::string> barred;
     for (core::KindSpeed& ks : job.kind_speeds) {
       const auto it = kind_of.find(lower(ks.kind));
       if (it == kind_of.end()) {
@@ -119,21 +146,22 @@ void match_kind_speeds(std::vector<core::JobSpec>& jobs, const cluster::ClusterS
         continue;
       }
       matched.insert(it->second);
-      kept.push_back({it->second, ks.speed_ppm});
+      if (ks.speed_ppm > 0) {
+        kept.push_back({it->second, ks.speed_ppm});
+      } else {
+        barred.insert(it->second);
+        ++barred_jobs[it->second];
+      }
     }
     job.kind_speeds = std::move(kept);
+    if (!barred.empty()) bar_kinds(job, barred, cluster);
   }
   // A cluster of unnamed GPUs reads no kind speeds: nothing to say (its output stays as it was).
   if (with == 0 || cluster.kinds.empty()) return;
-  const auto list = [](const std::set<std::string>& s) {
-    std::string t;
-    for (const std::string& x : s) t += (t.empty() ? "" : ", ") + x;
-    return t;
-  };
   if (matched.empty()) {
     std::string kinds;
     for (const cluster::GpuKind& k : cluster.kinds) kinds += (kinds.empty() ? "" : ", ") + k.name;
-    notes.push_back("the trace gives jobs' own speeds on " + list(unmatched) +
+    notes.push_back("the trace gives jobs' own speeds on " + joined(unmatched) +
                     "; the cluster has no GPU kind of those names (kinds: " + kinds + "): every job runs at its kind's speed");
     return;
   }
@@ -141,10 +169,14 @@ void match_kind_speeds(std::vector<core::JobSpec>& jobs, const cluster::ClusterS
   for (const cluster::GpuKind& k : cluster.kinds) {
     if (!matched.count(k.name)) rest += (rest.empty() ? "" : ", ") + k.name;
   }
-  notes.push_back("per-workload speeds: on GPUs of kind " + list(matched) + " a job runs at its own speed from the trace (" +
-                  std::to_string(with) + (with == 1 ? " job" : " jobs") +
+  notes.push_back("per-workload speeds: on GPUs of kind " + joined(matched) + " a job runs at its own speed from the trace (" +
+                  count_text(static_cast<std::size_t>(with), "job") +
                   "; Gavel: its steps per second on that worker type over those its iteration time came from), not the kind's" +
                   (rest.empty() ? std::string() : "; on " + rest + " at the kind's speed"));
+  if (barred_jobs.empty()) return;
+  std::string bars;
+  for (const auto& [kind, n] : barred_jobs) bars += (bars.empty() ? "" : ", ") + count_text(static_cast<std::size_t>(n), "job") + " on " + kind;
+  notes.push_back("throughput 0 (Gavel: the job cannot run on that worker type): " + bars + "; kept off those GPUs");
 }
 
 }  // namespace

@@ -102,7 +102,7 @@ void SimExecutor::resync() {
   }
 }
 
-void SimExecutor::start(const core::Dispatch& d) {
+void SimExecutor::start_paced(const core::Dispatch& d, TimeNs iter_ns) {
   SALUS_INVARIANT(d.iterations > 0 && d.extra_ns >= 0, "dispatch of at least one iteration", std::to_string(d.iterations));
   SALUS_INVARIANT(d.lane >= 0, "dispatch to a lane", std::to_string(d.lane));
   // Kept in lane order, so that the model sees the running set in the same order whatever the
@@ -112,7 +112,7 @@ void SimExecutor::start(const core::Dispatch& d) {
   const std::size_t lane = lane_slot(d.lane);
   Run r;
   r.d = d;
-  r.iter_ns = iter_time(d.job);
+  r.iter_ns = iter_ns;
   r.switch_ns = last_job_[lane] != core::kNoJob && last_job_[lane] != d.job ? switch_cost(d.job) : 0;
   r.extra_ns = d.extra_ns + r.switch_ns + transfer_ns_[lane];
   transfer_ns_[lane] = 0;

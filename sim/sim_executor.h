@@ -40,7 +40,11 @@ class SimExecutor final : public core::Executor {
               std::int64_t paging_bytes_per_s = 0);
 
   core::TimeNs now() const override { return now_; }
-  void start(const core::Dispatch& d) override;
+  void start(const core::Dispatch& d) override { start_paced(d, iter_time(d.job)); }
+  /// As start, each iteration taking `iter_ns` of solo work instead of the job's own iteration
+  /// time: a gang replica held to the pace of its slowest replica (cluster/, a batch of a gang
+  /// across GPUs of different speeds, where nothing else can run beside it meanwhile).
+  void start_paced(const core::Dispatch& d, core::TimeNs iter_ns);
   void stop_at_boundary(core::LaneId lane) override;
   bool end_if_at_boundary(core::LaneId lane) override;
   bool supports_paging() const override { return paging_bytes_per_s_ > 0; }

@@ -363,9 +363,11 @@ namespace {
 
 /// Steps per second of "('<job_type>', <gpus>)" in `table` (worker type `worker`), or, for
 /// gpus > 1 without that entry, of "('<job_type>', 1)" as --gavel-scaling says (`*scaled` set);
-/// nullopt when the table has neither. Throws for an entry whose "null" is not a positive number.
+/// nullopt when the table has neither. Throws for an entry whose "null" is not a positive number
+/// (or, with zero_ok, not a number >= 0: Gavel writes 0 where the job cannot run on that worker).
 std::optional<double> gavel_rate(const json& table, const std::string& worker, const LoadOptions& options,
-                                 const std::string& job_type, std::int32_t gpus, bool* scaled, std::string* key_out) {
+                                 const std::string& job_type, std::int32_t gpus, bool* scaled, std::string* key_out,
+                                 bool zero_ok = false) {
   *scaled = false;
   std::string key = "('" + job_type + "', " + std::to_string(gpus) + ")";
   double scale = 1;
@@ -384,9 +386,9 @@ std::optional<double> gavel_rate(const json& table, const std::string& worker, c
   if (it == table.end()) return std::nullopt;
   const json& entry = *it;
   if (!entry.is_object() || !entry.contains("null") || !entry.at("null").is_number() ||
-      !(entry.at("null").get<double>() > 0)) {
-    throw core::InputError(options.throughputs + ": " + worker + "/" + key + ": \"null\" must be a positive "
-                           "number (steps per second alone)");
+      !(entry.at("null").get<double>() > 0 || (zero_ok && entry.at("null").get<double>() == 0))) {
+    throw core::InputError(options.throughputs + ": " + worker + "/" + key + ": \"null\" must be a " +
+                           (zero_ok ? "number >= 0" : "positive number") + " (steps per second alone)");
   }
   return scale * entry.at("null").get<double>();
 }
@@ -419,8 +421,12 @@ std::vector<core::KindSpeed> gavel_kind_speeds(const GavelThroughputs& tp, const
       speeds.push_back({worker, 1'000'000});  // exactly iter_ns
       continue;
     }
-    const std::optional<double> rate = gavel_rate(table, worker, options, job_type, gpus, &scaled, &key);
+    const std::optional<double> rate = gavel_rate(table, worker, options, job_type, gpus, &scaled, &key, true);
     if (!rate) continue;
+    if (*rate == 0) {  // Gavel's mark of a job that cannot run on this worker type
+      speeds.push_back({worker, 0});
+      continue;
+    }
     const double ppm = std::round(*rate / *own * 1e6);
     if (!(ppm >= 1 && ppm <= 1e9)) {
       place.fail("the throughput of " + key + " on " + worker + " is " + std::to_string(*rate / *own) + " times its rate on " +

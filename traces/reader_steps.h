@@ -98,9 +98,10 @@ std::optional<core::TimeNs> gavel_throughput_time(const GavelThroughputs& tp, co
                                                   std::int32_t gpus, bool* scaled);
 
 /// The job's speed on each worker type of the throughputs (its rate there over its rate on
-/// tp.worker, both as gavel_throughput_time reads them, in parts per million; the worker types
+/// tp.worker, both as gavel_throughput_time reads them, in parts per million; 0 where its rate
+/// there is 0, Gavel's mark of a job that cannot run on that worker type; the worker types
 /// without its rate left out), when the file has more than one worker type; else empty. Throws
-/// for a speed outside [1e-6, 1000].
+/// for a speed outside [1e-6, 1000] other than 0.
 std::vector<core::KindSpeed> gavel_kind_speeds(const GavelThroughputs& tp, const LoadOptions& options,
                                                const fields::Place& place, const std::string& job_type,
                                                std::int32_t gpus);

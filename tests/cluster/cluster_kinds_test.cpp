@@ -115,14 +115,109 @@ TEST_CASE("GPU kinds: a gang across GPUs of different speeds runs at the slowest
   }
 }
 
+TEST_CASE("GPU kinds: a job's own speed on a kind (Gavel's per-worker throughputs) replaces the kind's") {
+  const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
+  // GPU 0 is a k80, GPU 1 a v100, both of speed 1 as kinds. r and s run 4x faster on v100 than
+  // on k80 (their own speeds); t has no speed of its own on k80 and runs at the kind's there.
+  auto r = test::job("r", 0, 10, test::ms(100), test::gib(1), test::gib(1));
+  r.gpu_kinds = "v100";
+  r.kind_speeds = {{"k80", 250'000}, {"v100", 1'000'000}};
+  auto slow = test::job("s", 0, 10, test::ms(100), test::gib(1), test::gib(1));
+  slow.gpu_kinds = "k80";
+  slow.kind_speeds = {{"k80", 250'000}, {"v100", 1'000'000}};
+  auto t = test::job("t", test::ms(10'000), 10, test::ms(100), test::gib(1), test::gib(1));
+  t.gpu_kinds = "k80";
+  t.kind_speeds = {{"v100", 2'000'000}};
+  const auto jobs = test::trace({r, slow, t});
+  for (const std::string& policy : policies::policy_names()) {
+    CAPTURE(policy);
+    const cluster::ClusterOutcome out =
+        cluster::run_cluster(jobs, policy, options(policy, *none, kinds_cluster({{"k80", 1'000'000}, {"v100", 1'000'000}}, {0, 1})));
+    CHECK(out.job_gpus[0] == std::vector<std::int32_t>{1});
+    CHECK(out.outcome.jobs[0].finish_ns == test::ms(1000));   // 10 x 100 ms on v100
+    CHECK(out.job_gpus[1] == std::vector<std::int32_t>{0});
+    CHECK(out.job_gpus[2] == std::vector<std::int32_t>{0});
+    CHECK(out.outcome.jobs[1].finish_ns == test::ms(4000));   // 10 x 400 ms on k80
+    CHECK(out.outcome.jobs[2].finish_ns == test::ms(11'000)); // after 10 s, 10 x 100 ms at k80's speed
+  }
+  // A kind's speed (--kind-speed) does not override a job's own, and applies to a job without one.
+  cluster::ClusterSpec fast_v100 = kinds_cluster({{"k80", 1'000'000}, {"v100", 3'000'000}}, {0, 1});
+  auto plain = test::job("p", 0, 10, test::ms(90), test::gib(1), test::gib(1));
+  plain.gpu_kinds = "v100";
+  const cluster::ClusterOutcome out =
+      cluster::run_cluster(test::trace({r, plain}), "fifo", options("fifo", *none, fast_v100));
+  CHECK(out.outcome.jobs[0].finish_ns == test::ms(1000));   // its own 1x
+  CHECK(out.outcome.jobs[1].finish_ns == test::ms(1300));   // after r, 10 x 30 ms at the kind's 3x
+}
+
+TEST_CASE("GPU kinds: a gang whose replicas' own speeds differ runs at the slowest one's pace") {
+  const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
+  auto g = test::job("g", 0, 10, test::ms(100), test::gib(1), test::gib(1));
+  g.gpus = 2;
+  g.kind_speeds = {{"a", 500'000}, {"b", 2'000'000}};
+  for (const std::string& policy : policies::policy_names()) {
+    for (const bool fast : {true, false}) {
+      CAPTURE(policy);
+      CAPTURE(fast);
+      // The two kinds have the same speed as kinds: only the job's own speeds differ.
+      cluster::ClusterOptions o = options(policy, *none, kinds_cluster({{"a", 1'000'000}, {"b", 1'000'000}}, {0, 1}));
+      o.gang_batches = o.plans = fast;
+      const cluster::ClusterOutcome out = cluster::run_cluster(test::trace({g}), policy, o);
+      CHECK(out.outcome.jobs[0].finish_ns == test::ms(2000));  // 10 x 200 ms on kind a
+      CHECK(out.gang_iterations == 10);
+      cluster::ClusterOptions both_b = options(policy, *none, kinds_cluster({{"b", 1'000'000}}, {0, 0}));
+      both_b.gang_batches = both_b.plans = fast;
+      CHECK(cluster::run_cluster(test::trace({g}), policy, both_b).outcome.jobs[0].finish_ns == test::ms(500));
+    }
+  }
+}
+
+TEST_CASE("GPU kinds: a gang across speeds runs in batches held to its slowest replica's pace where that is exact") {
+  const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
+  const std::unique_ptr<sim::InterferenceModel> profiled = sim::make_interference("profiled", nullptr, nullptr, 0.8);
+  // 1,000 iterations of 10 ms on kinds of speed 1 and 2: 10 s at the slow replica's pace. Batched
+  // (a handful of instants) where the padding of the fast replica changes nothing: the model is
+  // ideal, the GPU has one lane (every policy's default but PACK's), or the replica fills its GPU
+  // (P + E = 16 GiB: no job can start beside it). Otherwise one instant per iteration. The same
+  // end either way.
+  const cluster::ClusterSpec spec = kinds_cluster({{"x1", 1'000'000}, {"x2", 2'000'000}}, {0, 1});
+  struct Case {
+    const sim::InterferenceModel* model;
+    core::Bytes ephemeral;
+    bool batched;
+  };
+  for (const Case& c : {Case{none.get(), test::gib(1), true}, Case{profiled.get(), test::gib(15), true},
+                        Case{profiled.get(), test::gib(1), false}}) {
+    auto g = test::job("g", 0, 1000, test::ms(10), test::gib(1), c.ephemeral);
+    g.gpus = 2;
+    for (const std::string& policy : policies::policy_names()) {
+      CAPTURE(policy);
+      CAPTURE(c.ephemeral);
+      CAPTURE(c.model->ideal());
+      const cluster::ClusterOutcome out = cluster::run_cluster(test::trace({g}), policy, options(policy, *c.model, spec));
+      CHECK(out.outcome.jobs[0].finish_ns == test::ms(10'000));
+      CHECK(out.gang_iterations == 1000);
+      if (c.batched || policies::make_policy(policy)->default_lane_mode() != core::LaneMode::kAuto) {
+        CHECK(out.events < 10);
+      } else {
+        CHECK(out.events >= 1000);
+      }
+    }
+  }
+}
+
 TEST_CASE("GPU kinds: batches, plans and joint plans give the same results on GPUs of mixed speeds") {
   const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
   const std::unique_ptr<sim::InterferenceModel> profiled = sim::make_interference("profiled", nullptr, nullptr, 0.8);
   std::int64_t compared = 0, gang_iterations = 0;
-  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+  // Seeds past 12: every job asks 9-14 GiB of ephemeral memory, so a GPU holding one can admit no
+  // other and gangs across speeds run paced batches under the profiled model too.
+  for (std::uint64_t seed = 1; seed <= 18; ++seed) {
     const auto jobs = test::random_jobs(seed, 24, 1, [&](core::JobSpec& j, int, auto& pick) {
+      if (seed > 12) j.ephemeral = test::gib(pick(9, 14));
       if (pick(0, 3) == 0) j.gpus = static_cast<std::int32_t>(pick(2, 3));
       if (pick(0, 4) == 0) j.gpu_kinds = pick(0, 1) == 0 ? "a" : "b|c";
+      if (pick(0, 2) == 0) j.kind_speeds = {{"a", pick(1, 4) * 500'000}, {"c", pick(1, 4) * 250'000}};
     });
     for (const std::string& policy : policies::policy_names()) {
       CAPTURE(seed);
@@ -152,7 +247,7 @@ TEST_CASE("GPU kinds: batches, plans and joint plans give the same results on GP
       ++compared;
     }
   }
-  CHECK(compared == 12 * static_cast<std::int64_t>(policies::policy_names().size()));
+  CHECK(compared == 18 * static_cast<std::int64_t>(policies::policy_names().size()));
   CHECK(gang_iterations > 0);
 }
 
