@@ -673,9 +673,17 @@ def draw_lane_runs(fig, run, data, runs, rows_used, row_of, gpu_range, window, j
     colour = lambda c: GPU_COUNT_COLOURS.get(c, OTHER_COUNT_COLOUR)
     for (row, count), xs in sorted(light.items()):
         ax.broken_barh(merge_spans(xs, gap), (row + 0.1, 0.8), facecolors=colour(count), alpha=0.35, linewidth=0)
+    # A white edge tells one job's run from the next; on a run a few pixels wide it would be all
+    # edge (a white streak that reads as idle time), so narrow runs have none.
+    narrow = (hi - lo) / per / 200
     for (row, count, _), xs in sorted(solid.items()):
-        ax.broken_barh(merge_spans(xs, gap), (row + 0.1, 0.8), facecolors=colour(count), edgecolor="white",
-                       linewidth=0.3)
+        spans = merge_spans(xs, gap)
+        wide = [x for x in spans if x[1] >= narrow]
+        thin = [x for x in spans if x[1] < narrow]
+        if wide:
+            ax.broken_barh(wide, (row + 0.1, 0.8), facecolors=colour(count), edgecolor="white", linewidth=0.3)
+        if thin:
+            ax.broken_barh(thin, (row + 0.1, 0.8), facecolors=colour(count), linewidth=0)
     for g in gpus[1:]:
         ax.axhline(base[g] - 0.25, color="#999999", linewidth=0.4)
     step = gpu_tick_step(len(gpus))

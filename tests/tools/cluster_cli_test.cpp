@@ -1,5 +1,6 @@
 // salus-sim's cluster options: the README's worked example on two GPUs (computed by hand there),
-// the summary's cluster fields, and bad options with exit status 2.
+// the summary's cluster fields, the per-GPU --out files (a gpu column) on a hand-computed gang
+// trace, and bad options with exit status 2.
 #include <doctest/doctest.h>
 
 #include <filesystem>
