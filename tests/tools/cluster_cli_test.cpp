@@ -142,6 +142,19 @@ TEST_CASE("salus-sim --out on a cluster of several GPUs: every GPU's lanes, memo
   REQUIRE(sim(args + "--policy fair --timeline off --out '" + off + "'").code == 0);
   CHECK_FALSE(std::filesystem::exists(off + "/fair_timeline.csv"));
   CHECK(salus::test::slurp(off + "/fair_memory.csv") == file("fair_memory.csv"));
+  const std::string full = (salus::test::scratch() / "gang_full").string();
+  REQUIRE(sim(args + "--policy fair --timeline full --out '" + full + "'").code == 0);
+  const std::string rows = salus::test::slurp(full + "/fair_timeline.csv");
+  CHECK(rows.rfind("gpu,lane,job_id,", 0) == 0);
+  CHECK(rows.find(",\n") != std::string::npos);  // runs: an empty rotation field
+  std::size_t lines = 0, rotations = 0;
+  for (std::size_t at = rows.find('\n'); at + 1 < rows.size(); at = rows.find('\n', at + 1)) {
+    ++lines;
+    const std::size_t end = rows.find('\n', at + 1);
+    if (rows[end - 1] != ',') ++rotations;
+  }
+  CHECK(lines >= 4);        // a, c and g on each of its GPUs at least
+  CHECK(rotations == 0);    // full: no plans, so no rotation rows
   // A one-GPU cluster keeps the one-GPU columns.
   const std::string one = (salus::test::scratch() / "gang_one").string();
   REQUIRE(sim("--trace '" + trace + "' --gpus 1 --policy fifo --out '" + one + "'").code == 0);
