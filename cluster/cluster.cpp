@@ -256,7 +256,6 @@ class Cluster {
                                                opts.switch_cost_ns, opts.paging_bytes_per_s);
       core::SchedulerOptions so = opts.sched;
       so.capacity = gpu.capacity;
-      so.record_timeline = opts.sched.record_timeline && n == 1;
       gpu.sched = std::make_unique<core::Scheduler>(specs_, states_, *gpu.policy, *gpu.exec, so);
       idle_[gpu_class(gpu)].insert(g);
     }
@@ -1366,6 +1365,15 @@ ClusterOutcome Cluster::finish(TimeNs end) {
     out.segments = std::move(o.segments);
     out.memory = std::move(o.memory);
     out.lane_moves = std::move(o.lane_moves);
+  } else if (opts_.sched.record_timeline) {
+    // Each GPU's recording, its rows naming the input job rather than the replica.
+    result_.gpu_timelines.reserve(gpus_.size());
+    for (Gpu& gpu : gpus_) {
+      gpu.sched->end_at(end);
+      core::ScheduleOutcome& o = gpu.sched->outcome();
+      for (core::Segment& s : o.segments) s.job = owner_[static_cast<std::size_t>(s.job)];
+      result_.gpu_timelines.push_back({std::move(o.segments), std::move(o.memory), std::move(o.lane_moves)});
+    }
   }
   out.end_ns = end;
   result_.job_gpus = std::move(job_gpus_);

@@ -19,8 +19,9 @@ namespace salus::cluster {
 struct ClusterOptions {
   ClusterSpec cluster;
   std::string placement = "first-fit";
-  /// Every GPU's options; capacity is each GPU's own (ClusterSpec), record_timeline is honoured
-  /// on a one-GPU cluster only (lane ids are per GPU).
+  /// Every GPU's options; capacity is each GPU's own (ClusterSpec). record_timeline: a one-GPU
+  /// cluster records into its outcome as run_schedule does, several GPUs each into their own
+  /// ClusterOutcome::gpu_timelines (lane ids are per GPU).
   core::SchedulerOptions sched;
   const sim::InterferenceModel* model = nullptr;  ///< required; outlives the run
   core::TimeNs switch_cost_ns = 0;
@@ -60,8 +61,12 @@ struct BusySample {
 struct ClusterOutcome {
   /// jobs: one state per input job (a gang job's: its replicas' common progress, first start and
   /// finish); counters summed over GPUs (max_concurrent_lanes: the largest on one GPU); timelines
-  /// only on a one-GPU cluster.
+  /// only on a one-GPU cluster (several GPUs: gpu_timelines).
   core::ScheduleOutcome outcome;
+  /// With sched.record_timeline on a cluster of several GPUs, one per GPU (empty otherwise): its
+  /// runs, memory samples and lane moves, its lane ids its own; Segment::job is the input job (a
+  /// gang job's replica on that GPU: its rows appear on each of its GPUs).
+  std::vector<core::Timeline> gpu_timelines;
   std::vector<std::vector<std::int32_t>> job_gpus;  ///< per input job: its replicas' GPUs (empty if never placed)
   std::vector<BusySample> busy;                     ///< changes of the number of busy GPUs
   std::int64_t placements = 0;                      ///< jobs placed from the cluster queue (not bound at arrival)

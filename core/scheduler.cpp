@@ -758,6 +758,12 @@ class Loop {
     out_.plan_closed_form -= r.closed_form;
     --out_.plans;
     dispatch(now, lane, ls);
+    if (opts_.record_timeline) {
+      // schedule(now) sampled the plan's envelope; the instant's sample is the state now, as
+      // though the plan had never run (only a cluster of several GPUs replans).
+      if (!out_.memory.empty() && out_.memory.back().time_ns == now) out_.memory.pop_back();
+      sample_memory(now);
+    }
   }
 
   /// The plan in flight ended: its iterations count, and the job it finished (if any) finishes.

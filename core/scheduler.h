@@ -96,6 +96,14 @@ struct MemorySample {
   std::int32_t lanes = 0;
 };
 
+/// One GPU's recording (SchedulerOptions::record_timeline) kept apart from its outcome: a
+/// cluster of several GPUs keeps one per GPU (lane ids are per GPU), cluster::ClusterOutcome.
+struct Timeline {
+  std::vector<Segment> segments;
+  std::vector<MemorySample> memory;
+  std::vector<LaneMove> lane_moves;
+};
+
 /// Everything a run produced.
 struct ScheduleOutcome {
   std::vector<JobState> jobs;          ///< indexed like the input specs

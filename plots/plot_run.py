@@ -14,13 +14,16 @@ Writes to DIR, each as .png (200 dpi) and .pdf:
                      queuing and makespan, one bar per policy, each labelled with its value;
   run_gpus_busy      GPUs busy over time, one panel per policy, only when the results carry a
                      "gpus_busy" series ([[t_s, busy], ...] or {"t_s": [...], "busy": [...]});
-  run_gpu_lanes_<policy>  a cluster run (results[].cluster.job_gpus, or a per-job "gpu"): every
-                     job from start to finish on every GPU it holds, a GPU's jobs held at the
-                     same time on separate rows (bars); past 300 jobs or 80 rows in view
-                     (--lane-view auto) an aggregate instead: per GPU, the mean number of jobs
-                     held in each of 240 time bins, as a heat strip;
+  run_gpu_lanes_<policy>  a cluster run (results[].cluster.job_gpus, or a per-job "gpu"): with the
+                     per-GPU <policy>_timeline.csv beside the summary (salus-sim --out DIR on
+                     several GPUs: a gpu column), the lanes of every GPU, a row per lane (lanes
+                     alive at once on rows of their own), each run a bar and each rotation a
+                     light bar; without it every job from start to finish on every GPU it holds,
+                     a GPU's jobs held at the same time on separate rows; past 300 jobs or 80
+                     rows in view (--lane-view auto) an aggregate instead, the title saying why:
+                     per GPU, the mean number of jobs held in each of 240 time bins, a heat strip;
   run_timeline_<policy>   when <policy>_timeline.csv lies beside the summary and has rows (salus-sim
-                     --out DIR on one GPU): one row per job by first start, each run a solid bar,
+                     --out DIR): one row per job by first start, each run a solid bar,
                      each rotation it took part in (FAIR's, LAS's) a light bar over its span; at
                      most 100 jobs, the first by first start, the y label saying so (a sample).
 Times are drawn in the unit that fits (s, min or h), or on a log axis with ticks at 1 ms, 1 s,
@@ -156,11 +159,13 @@ def load(path):
 
 
 TIMELINE_COLUMNS = ["lane", "job_id", "start_s", "end_s", "iterations", "switch_s", "rotation"]
+# A cluster of several GPUs writes the GPU of each row first (salus-sim --out, docs/outputs.md).
+CLUSTER_TIMELINE_COLUMNS = ["gpu"] + TIMELINE_COLUMNS
 
 
 def read_timeline(path, visit):
-    """Checks every row of a <policy>_timeline.csv and calls visit(job_id, start_s, end_s,
-    iterations, rotation or 0) for each."""
+    """Checks every row of a <policy>_timeline.csv (one GPU's, or a cluster's with a gpu column)
+    and calls visit(job_id, start_s, end_s, iterations, rotation or 0, gpu or None, lane) for each."""
     def number(text, line, column, integer=False):
         try:
             v = int(text) if integer else float(text)
@@ -173,19 +178,23 @@ def read_timeline(path, visit):
         with open(path, encoding="utf-8", newline="") as f:
             reader = csv.reader(f)
             header = next(reader, None)
-            if header != TIMELINE_COLUMNS:
-                raise mf.BadInput(f"{path}:1: expected the header {','.join(TIMELINE_COLUMNS)}, got "
-                                  f"{','.join(header) if header else 'nothing'}")
+            if header not in (TIMELINE_COLUMNS, CLUSTER_TIMELINE_COLUMNS):
+                raise mf.BadInput(f"{path}:1: expected the header {','.join(TIMELINE_COLUMNS)} (or on a cluster "
+                                  f"gpu,{','.join(TIMELINE_COLUMNS)}), got {','.join(header) if header else 'nothing'}")
+            o = len(header) - len(TIMELINE_COLUMNS)  # 1 with a gpu column
             for cells in reader:
                 line = reader.line_num
-                if len(cells) != len(TIMELINE_COLUMNS):
-                    raise mf.BadInput(f"{path}:{line}: expected {len(TIMELINE_COLUMNS)} fields, got {len(cells)}")
-                start = number(cells[2], line, "start_s")
-                end = number(cells[3], line, "end_s")
+                if len(cells) != len(header):
+                    raise mf.BadInput(f"{path}:{line}: expected {len(header)} fields, got {len(cells)}")
+                gpu = number(cells[0], line, "gpu", integer=True) if o else None
+                lane = number(cells[o], line, "lane", integer=True)
+                start = number(cells[o + 2], line, "start_s")
+                end = number(cells[o + 3], line, "end_s")
                 if end < start:
-                    raise mf.BadInput(f"{path}:{line}: end_s {cells[3]} is before start_s {cells[2]}")
-                rotation = number(cells[6], line, "rotation", integer=True) if cells[6] else 0
-                visit(cells[1], start, end, number(cells[4], line, "iterations", integer=True), rotation)
+                    raise mf.BadInput(f"{path}:{line}: end_s {cells[o + 3]} is before start_s {cells[o + 2]}")
+                rotation = number(cells[o + 6], line, "rotation", integer=True) if cells[o + 6] else 0
+                visit(cells[o + 1], start, end, number(cells[o + 4], line, "iterations", integer=True), rotation,
+                      gpu, lane)
     except (OSError, UnicodeDecodeError) as e:
         raise mf.BadInput(f"{path}: cannot read: {e}")
 
@@ -197,11 +206,13 @@ def load_timeline(path, time_range):
     Two passes over the file, so that a long run's timeline (millions of rows) is never held."""
     first = {}
     totals = [0, 0]
+    per_gpu = [False]
 
-    def scan(job, start, end, iterations, rotation):
+    def scan(job, start, end, iterations, rotation, gpu, lane):
         totals[0] += iterations
         if rotation:
             totals[1] += iterations
+        per_gpu[0] = gpu is not None
         if time_range and (end < time_range[0] or start > time_range[1]):
             return
         if job not in first or start < first[job]:
@@ -211,16 +222,39 @@ def load_timeline(path, time_range):
     keep = set(order[:TIMELINE_MAX_JOBS])
     rows = []
     # The rows were checked by the first pass; this one converts only the kept jobs' rows.
+    o = 1 if per_gpu[0] else 0
     with open(path, encoding="utf-8", newline="") as f:
         reader = csv.reader(f)
         next(reader, None)
         for cells in reader:
-            if cells[1] in keep:
-                start, end = float(cells[2]), float(cells[3])
+            if cells[o + 1] in keep:
+                start, end = float(cells[o + 2]), float(cells[o + 3])
                 if not (time_range and (end < time_range[0] or start > time_range[1])):
-                    rows.append((cells[1], start, end, int(cells[4]), int(cells[6]) if cells[6] else 0))
+                    rows.append((cells[o + 1], start, end, int(cells[o + 4]), int(cells[o + 6]) if cells[o + 6] else 0))
     return {"rows": rows, "order": order[:TIMELINE_MAX_JOBS], "jobs": len(order),
-            "iterations": totals[0], "in_rotations": totals[1]}
+            "iterations": totals[0], "in_rotations": totals[1], "path": path, "per_gpu": per_gpu[0]}
+
+
+def load_lane_runs(path, ids, gpu_range, time_range):
+    """From a cluster's per-GPU timeline (checked by load_timeline), the rows of the jobs `ids`
+    (job id -> GPUs it holds) inside the ranges: (gpu, lane, job id, start, end, rotation, GPUs
+    held). Only these rows are kept: the lane figure draws at most BARS_MAX_JOBS jobs."""
+    out = []
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.reader(f)
+        next(reader, None)
+        for cells in reader:
+            count = ids.get(cells[2])
+            if count is None:
+                continue
+            gpu = int(cells[0])
+            if gpu_range and not gpu_range[0] <= gpu <= gpu_range[1]:
+                continue
+            start, end = float(cells[3]), float(cells[4])
+            if time_range and (end < time_range[0] or start > time_range[1]):
+                continue
+            out.append((gpu, int(cells[1]), cells[2], start, end, int(cells[7]) if cells[7] else 0, count))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -513,6 +547,34 @@ def assign_rows(entries):
     return rows_used, row_of
 
 
+def assign_lane_rows(runs):
+    """Per GPU, each lane a row such that lanes that live at the same time (from their first run
+    to their last) never share one: the first free row, in order of first run. Lane ids are per
+    GPU and never reused, so a GPU gets as many rows as it ever has lanes at once. Returns
+    {gpu: rows used} and {(gpu, lane): row}."""
+    life = {}
+    for gpu, lane, _, start, end, _, _ in runs:
+        span = life.get((gpu, lane))
+        life[(gpu, lane)] = (min(span[0], start), max(span[1], end)) if span else (start, end)
+    rows_used, row_of = {}, {}
+    by_gpu = {}
+    for (gpu, lane), (start, end) in life.items():
+        by_gpu.setdefault(gpu, []).append((start, lane, end))
+    for gpu, lanes in by_gpu.items():
+        ends = []
+        for start, lane, end in sorted(lanes):
+            for r, last in enumerate(ends):
+                if last <= start:
+                    ends[r] = end
+                    row_of[(gpu, lane)] = r
+                    break
+            else:
+                row_of[(gpu, lane)] = len(ends)
+                ends.append(end)
+        rows_used[gpu] = max(1, len(ends))
+    return rows_used, row_of
+
+
 def choose_view(view, entries, rows_used):
     if view != "auto":
         return view
@@ -538,7 +600,6 @@ def gpu_tick_step(n):
 
 
 def draw_lane_bars(fig, run, data, entries, rows_used, row_of, gpu_range, window):
-    from matplotlib.patches import Patch
     ax = fig.subplots()
     gpus = gpu_list(entries, gpu_range, data["gpus"])
     base, y = {}, 0.0
@@ -566,15 +627,77 @@ def draw_lane_bars(fig, run, data, entries, rows_used, row_of, gpu_range, window
     ax.set_xlim(lo / per, hi / per)
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel("GPU (a row per job held at once)")
-    handles = [Patch(facecolor=colour[c], label=f"{c} GPU{'s' if c > 1 else ''}") for c in counts
+    jobs = len({e[0] for e in entries})
+    fig.suptitle(f"{label_of(run['policy'])}: each job from start to finish on each GPU it holds "
+                 f"({jobs:,} jobs)", fontsize=7)
+    count_legend(ax, counts)
+
+
+def count_legend(ax, counts):
+    from matplotlib.patches import Patch
+    handles = [Patch(facecolor=GPU_COUNT_COLOURS[c], label=f"{c} GPU{'s' if c > 1 else ''}") for c in counts
                if c in GPU_COUNT_COLOURS]
     others = [str(c) for c in counts if c not in GPU_COUNT_COLOURS]
     if others:
         handles.append(Patch(facecolor=OTHER_COUNT_COLOUR, label=f"{', '.join(others)} GPUs"))
-    jobs = len({e[0] for e in entries})
-    fig.suptitle(f"{label_of(run['policy'])}: each job from start to finish on each GPU it holds "
-                 f"({jobs:,} jobs)", fontsize=7)
     mf._legend_above(ax, min(len(handles), 4), handles=handles, labels=[h.get_label() for h in handles])
+
+
+def draw_lane_runs(fig, run, data, runs, rows_used, row_of, gpu_range, window, jobs):
+    """The lanes of every GPU from the per-GPU timeline: a row per lane (assign_lane_rows), each
+    run a solid bar and each rotation (a plan: FAIR's, LAS's turns in one lane) a light bar over
+    its span, coloured by how many GPUs the job holds."""
+    ax = fig.subplots()
+    gpus = gpu_list([(0, g) for g in rows_used], gpu_range, data["gpus"])
+    base, y = {}, 0.0
+    for g in gpus:  # GPU g's rows are base[g] .. base[g] + rows - 1, a half-row gap between GPUs
+        base[g] = y
+        y += rows_used.get(g, 1) + 0.5
+    height = y - 0.5
+    lo, hi = window
+    unit, per = time_unit(hi)
+    # Pieces of one job closer than a tenth of a pixel are one bar (a run cut and resumed).
+    gap = (hi - lo) / per / 7000
+    solid, light = {}, {}
+    rotations = {}
+    for gpu, lane, job, start, end, rotation, count in runs:
+        row = base[gpu] + row_of[(gpu, lane)]
+        if rotation:
+            # A rotation's rows share its span: one light bar, coloured by its largest job.
+            key = (row, rotation)
+            rotations[key] = (max(rotations[key][0], count), start, end) if key in rotations else (count, start, end)
+        else:
+            solid.setdefault((row, count, job), []).append((start / per, (end - start) / per))
+    for (row, rotation), (count, start, end) in rotations.items():
+        light.setdefault((row, count), []).append((start / per, (end - start) / per))
+    colour = lambda c: GPU_COUNT_COLOURS.get(c, OTHER_COUNT_COLOUR)
+    for (row, count), xs in sorted(light.items()):
+        ax.broken_barh(merge_spans(xs, gap), (row + 0.1, 0.8), facecolors=colour(count), alpha=0.35, linewidth=0)
+    # A white edge tells one job's run from the next; on a run a few pixels wide it would be all
+    # edge (a white streak that reads as idle time), so narrow runs have none.
+    narrow = (hi - lo) / per / 200
+    for (row, count, _), xs in sorted(solid.items()):
+        spans = merge_spans(xs, gap)
+        wide = [x for x in spans if x[1] >= narrow]
+        thin = [x for x in spans if x[1] < narrow]
+        if wide:
+            ax.broken_barh(wide, (row + 0.1, 0.8), facecolors=colour(count), edgecolor="white", linewidth=0.3)
+        if thin:
+            ax.broken_barh(thin, (row + 0.1, 0.8), facecolors=colour(count), linewidth=0)
+    for g in gpus[1:]:
+        ax.axhline(base[g] - 0.25, color="#999999", linewidth=0.4)
+    step = gpu_tick_step(len(gpus))
+    shown = [g for g in gpus if g % step == 0] if step > 1 else gpus
+    ax.set_yticks([base[g] + rows_used.get(g, 1) / 2 for g in shown])
+    ax.set_yticklabels([str(g) for g in shown])
+    ax.tick_params(axis="y", length=0)
+    ax.set_ylim(height, 0)
+    ax.set_xlim(lo / per, hi / per)
+    ax.set_xlabel(f"time ({unit})")
+    ax.set_ylabel("GPU (a row per lane)")
+    what = "runs solid, rotations light" if rotations else "a bar per run"
+    fig.suptitle(f"{label_of(run['policy'])}: each GPU's lanes, {what} ({jobs:,} jobs)", fontsize=7)
+    count_legend(ax, sorted({r[6] for r in runs}))
 
 
 def held_per_bin(entries, gpus, lo, hi, bins):
@@ -599,7 +722,7 @@ def held_per_bin(entries, gpus, lo, hi, bins):
     return grid, edges
 
 
-def draw_lane_aggregate(fig, run, data, entries, gpu_range, window):
+def draw_lane_aggregate(fig, run, data, entries, gpu_range, window, why=""):
     import numpy as np
     import matplotlib
     ax = fig.subplots()
@@ -625,7 +748,7 @@ def draw_lane_aggregate(fig, run, data, entries, gpu_range, window):
     width = (hi - lo) / AGGREGATE_BINS
     wunit, wper = time_unit(width)
     ax.set_title(f"{label_of(run['policy'])}: aggregate of {jobs:,} jobs, {AGGREGATE_BINS} bins of "
-                 f"{width / wper:.3g} {wunit}", fontsize=7)
+                 f"{width / wper:.3g} {wunit}{why}", fontsize=7)
 
 
 def lanes_size(view, data, entries, rows_used, gpu_range):
@@ -738,14 +861,33 @@ def plan(args):
         entries = lane_jobs(r, gpu_range, time_range)
         if not entries:
             continue
-        rows_used, row_of = assign_rows(entries)
-        view = choose_view(args.lane_view, entries, rows_used)
         window = time_range or (0.0, max(e[3] for e in entries) * 1.02 or 1.0)
-        if view == "bars":
+        jobs = len({e[0] for e in entries})
+        # A cluster's per-GPU timeline beside the summary gives the real lanes; it is read only
+        # where bars may be drawn (at most BARS_MAX_JOBS jobs in view unless --lane-view bars).
+        timeline = timelines.get(r["policy"])
+        runs = None
+        if (timeline and timeline["per_gpu"] and args.lane_view != "aggregate" and
+                (args.lane_view == "bars" or jobs <= BARS_MAX_JOBS)):
+            ids = {r["jobs"][e[0]]["id"]: e[4] for e in entries}
+            runs = load_lane_runs(timeline["path"], ids, gpu_range, time_range)
+        if runs:
+            rows_used, row_of = assign_lane_rows(runs)
+        else:
+            rows_used, row_of = assign_rows(entries)
+        view = choose_view(args.lane_view, entries, rows_used)
+        if view == "bars" and runs:
+            draw = (lambda fig, r=r, x=runs, u=rows_used, o=row_of, w=window, n=jobs:
+                    draw_lane_runs(fig, r, data, x, u, o, gpu_range, w, n))
+        elif view == "bars":
             draw = (lambda fig, r=r, e=entries, u=rows_used, o=row_of, w=window:
                     draw_lane_bars(fig, r, data, e, u, o, gpu_range, w))
         else:
-            draw = lambda fig, r=r, e=entries, w=window: draw_lane_aggregate(fig, r, data, e, gpu_range, w)
+            why = "" if args.lane_view == "aggregate" else (
+                f"\n(over {BARS_MAX_JOBS} jobs in view; lanes are drawn up to {BARS_MAX_JOBS})" if jobs > BARS_MAX_JOBS
+                else f"\n(over {BARS_MAX_ROWS} rows in view; lanes are drawn up to {BARS_MAX_ROWS})")
+            draw = (lambda fig, r=r, e=entries, w=window, y=why:
+                    draw_lane_aggregate(fig, r, data, e, gpu_range, w, y))
         figures.append((f"run_gpu_lanes_{r['policy']}", lanes_size(view, data, entries, rows_used, gpu_range), draw))
     for r in data["runs"]:
         timeline = timelines.get(r["policy"])

@@ -387,40 +387,73 @@ void append_cdf_rows(OutFile& cdf, const std::string& policy, const std::vector<
   }
 }
 
+// A cluster of several GPUs (PolicyRun::gpu_timelines) writes each file's rows GPU by GPU, each
+// row led by its GPU (a `gpu` column before the one-GPU columns, whose files stay as they were);
+// every GPU's rows are those a GPU alone writes, in the same order.
+
+/// The GPUs' timelines of a run: one GPU's outcome (gpu -1: no gpu column), or each GPU's.
+template <typename Fn>
+void for_each_gpu(const PolicyRun& r, Fn fn) {
+  if (r.gpu_timelines.empty()) {
+    fn(-1, r.outcome.segments, r.outcome.memory, r.outcome.lane_moves);
+    return;
+  }
+  for (std::size_t g = 0; g < r.gpu_timelines.size(); ++g) {
+    const core::Timeline& t = r.gpu_timelines[g];
+    fn(static_cast<std::int64_t>(g), t.segments, t.memory, t.lane_moves);
+  }
+}
+
+/// A row, led by its GPU's field when there is one.
+Row gpu_row(OutFile& f, std::int64_t gpu) {
+  Row r(f);
+  if (gpu >= 0) r.integer(gpu);
+  return r;
+}
+
+const char* gpu_column(const PolicyRun& r) { return r.gpu_timelines.empty() ? "" : "gpu,"; }
+
 /// DIR/<policy>_timeline.csv: one row per run (write_timeline_rows).
-void write_timeline_csv(const std::string& path, const std::vector<core::JobSpec>& jobs, const core::ScheduleOutcome& o) {
+void write_timeline_csv(const std::string& path, const std::vector<core::JobSpec>& jobs, const PolicyRun& run) {
   OutFile f(path);
-  f.line() += "lane,job_id,start_s,end_s,iterations,switch_s,rotation\n";
-  write_timeline_rows(o.segments, [&](const core::Segment& g) {
-    Row r(f);
-    r.integer(g.lane).text(jobs[static_cast<std::size_t>(g.job)].id).seconds(g.start_ns).seconds(g.end_ns)
-        .integer(g.iterations).seconds(g.switch_ns);
-    g.rotation != 0 ? r.integer(g.rotation) : r.none();
-    r.end();
+  (f.line() += gpu_column(run)) += "lane,job_id,start_s,end_s,iterations,switch_s,rotation\n";
+  for_each_gpu(run, [&](std::int64_t gpu, const std::vector<core::Segment>& segments, const auto&, const auto&) {
+    write_timeline_rows(segments, [&](const core::Segment& g) {
+      Row r = gpu_row(f, gpu);
+      r.integer(g.lane).text(jobs[static_cast<std::size_t>(g.job)].id).seconds(g.start_ns).seconds(g.end_ns)
+          .integer(g.iterations).seconds(g.switch_ns);
+      g.rotation != 0 ? r.integer(g.rotation) : r.none();
+      r.end();
+    });
   });
   f.close();
 }
 
 /// DIR/<policy>_memory.csv: one row per change of the memory in use.
-void write_memory_csv(const std::string& path, const core::ScheduleOutcome& o) {
+void write_memory_csv(const std::string& path, const PolicyRun& run) {
   OutFile f(path);
-  f.line() += "time_s,persistent_mib,lanes_reserved_mib,ephemeral_active_mib,lanes\n";
-  for (const core::MemorySample& m : o.memory) {
-    Row(f).seconds(m.time_ns).mib(m.persistent).mib(m.lanes_reserved).mib(m.ephemeral_active).integer(m.lanes).end();
-  }
+  (f.line() += gpu_column(run)) += "time_s,persistent_mib,lanes_reserved_mib,ephemeral_active_mib,lanes\n";
+  for_each_gpu(run, [&](std::int64_t gpu, const auto&, const std::vector<core::MemorySample>& memory, const auto&) {
+    for (const core::MemorySample& m : memory) {
+      gpu_row(f, gpu).seconds(m.time_ns).mib(m.persistent).mib(m.lanes_reserved).mib(m.ephemeral_active)
+          .integer(m.lanes).end();
+    }
+  });
   f.close();
 }
 
 /// DIR/<policy>_lane_moves.csv: every lane placed, moved or resized (from_offset empty when new).
-void write_lane_moves_csv(const std::string& path, const core::ScheduleOutcome& o) {
+void write_lane_moves_csv(const std::string& path, const PolicyRun& run) {
   OutFile f(path);
-  f.line() += "time_s,lane,from_offset_mib,from_size_mib,to_offset_mib,to_size_mib\n";
-  for (const core::LaneMove& mv : o.lane_moves) {
-    Row r(f);
-    r.seconds(mv.time_ns).integer(mv.lane);
-    mv.from_offset != core::kUnplaced ? r.mib(mv.from_offset) : r.none();
-    r.mib(mv.from_size).mib(mv.to_offset).mib(mv.to_size).end();
-  }
+  (f.line() += gpu_column(run)) += "time_s,lane,from_offset_mib,from_size_mib,to_offset_mib,to_size_mib\n";
+  for_each_gpu(run, [&](std::int64_t gpu, const auto&, const auto&, const std::vector<core::LaneMove>& moves) {
+    for (const core::LaneMove& mv : moves) {
+      Row r = gpu_row(f, gpu);
+      r.seconds(mv.time_ns).integer(mv.lane);
+      mv.from_offset != core::kUnplaced ? r.mib(mv.from_offset) : r.none();
+      r.mib(mv.from_size).mib(mv.to_offset).mib(mv.to_size).end();
+    }
+  });
   f.close();
 }
 
@@ -434,9 +467,9 @@ void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& j
     const std::string base = dir + "/" + r.policy;
     append_cdf_rows(cdf, r.policy, write_jobs_csv(base + "_jobs.csv", jobs, r.outcome));
     if (r.cluster) write_cluster_files(dir, jobs, r);
-    if (timeline != TimelineMode::kOff) write_timeline_csv(base + "_timeline.csv", jobs, r.outcome);
-    write_memory_csv(base + "_memory.csv", r.outcome);
-    write_lane_moves_csv(base + "_lane_moves.csv", r.outcome);
+    if (timeline != TimelineMode::kOff) write_timeline_csv(base + "_timeline.csv", jobs, r);
+    write_memory_csv(base + "_memory.csv", r);
+    write_lane_moves_csv(base + "_lane_moves.csv", r);
   }
   cdf.close();
 }

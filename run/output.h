@@ -59,8 +59,9 @@ void write_timeline_rows(const std::vector<core::Segment>& segments, const std::
 
 /// Writes DIR/<policy>_jobs.csv, _timeline.csv (unless `timeline` is kOff; columns lane, job_id,
 /// start_s, end_s, iterations, switch_s, rotation: empty for a run, else the plan's number), _memory.csv,
-/// _lane_moves.csv and DIR/jct_cdf.csv, streaming each file. Throws core::InputError when a
-/// file cannot be written.
+/// _lane_moves.csv and DIR/jct_cdf.csv, streaming each file. A run with PolicyRun::gpu_timelines
+/// (a cluster of several GPUs) writes the last three GPU by GPU, each row led by a `gpu` column.
+/// Throws core::InputError when a file cannot be written.
 void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs,
                      TimelineMode timeline = TimelineMode::kRuns);
 

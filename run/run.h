@@ -32,6 +32,10 @@ struct PolicyRun {
   std::string placement;                            ///< the placement it ran with (cluster::default_placement unless named)
   std::vector<std::vector<std::int32_t>> job_gpus;  ///< per job: the GPU of each replica
   std::vector<std::pair<core::TimeNs, std::int32_t>> gpus_busy;  ///< (time, GPUs with a job admitted) at each change
+  /// A cluster of several GPUs that recorded its timeline: per GPU, its runs (Segment::job the
+  /// input job), memory samples and lane moves (cluster::ClusterOutcome::gpu_timelines); empty
+  /// otherwise (one GPU: `outcome` holds them).
+  std::vector<core::Timeline> gpu_timelines;
 };
 
 /// The lane mode a policy runs in when the run asks for `lanes` (nullopt: the policy's default;

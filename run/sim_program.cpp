@@ -45,8 +45,8 @@ std::string sim_header_line(const std::string& trace_path, const traces::Trace& 
 
 std::string cluster_out_note(const SimConfig& cfg, bool out_given) {
   if (!cfg.cluster || cfg.cluster->gpus.size() <= 1 || !out_given) return "";
-  return "a cluster of several GPUs: --out writes no timeline, memory or lane moves (lane ids are per GPU); "
-         "<policy>_job_gpus.csv, _gpus_busy.csv and _jct_by_size.csv instead";
+  return "a cluster of several GPUs: --out writes every GPU's timeline, memory and lane moves, each row led by "
+         "its gpu (lane ids are per GPU), and <policy>_job_gpus.csv, _gpus_busy.csv and _jct_by_size.csv";
 }
 
 }  // namespace salus::run

@@ -96,15 +96,18 @@ def axes_title(fig):
     return " | ".join(t for t in texts if t)
 
 
+def rectangles_of(coll):
+    out = []
+    for path in coll.get_paths():
+        xs = [v[0] for v in path.vertices]
+        ys = [v[1] for v in path.vertices]
+        out.append((min(xs), max(xs), min(ys), max(ys)))
+    return out
+
+
 def rectangles(ax):
     """(x0, x1, y0, y1) of every bar broken_barh drew."""
-    out = []
-    for coll in ax.collections:
-        for path in coll.get_paths():
-            xs = [v[0] for v in path.vertices]
-            ys = [v[1] for v in path.vertices]
-            out.append((min(xs), max(xs), min(ys), max(ys)))
-    return out
+    return [r for coll in ax.collections for r in rectangles_of(coll)]
 
 
 def in_process_checks(pr, tmp):
@@ -247,7 +250,8 @@ def in_process_checks(pr, tmp):
     # Many jobs: the lane figure aggregates and says so; --lane-view bars forces bars.
     many = write(os.path.join(tmp, "many.json"), many_jobs(400, 8))
     fig = draw(figures(many), "run_gpu_lanes_pack")
-    check("aggregate of 400 jobs" in axes_title(fig), f"400 jobs: title {axes_title(fig)!r}")
+    check("aggregate of 400 jobs" in axes_title(fig) and "over 300 jobs in view" in axes_title(fig),
+          f"400 jobs: title {axes_title(fig)!r}")
     check(not rectangles(fig.axes[0]) and fig.axes[0].images, "400 jobs: an image, no bars")
     pdfs = []
     for _ in range(2):
@@ -272,6 +276,59 @@ def in_process_checks(pr, tmp):
     ylabel = fig.axes[0].get_ylabel()
     check("sample: the first 100 of 120" in ylabel, f"timeline of 120 jobs: y label {ylabel!r}")
     check(len(rectangles(fig.axes[0])) == 100, "timeline of 120 jobs: 100 drawn")
+
+    # A cluster's per-GPU timeline beside the summary (salus-sim --out DIR on several GPUs): the
+    # lane figure draws the real lanes, a row per lane of each GPU (lanes alive at once on rows of
+    # their own, a lane opened after another closed on its row), runs solid, a rotation light.
+    cdir = os.path.join(tmp, "cluster_timeline")
+    os.makedirs(cdir)
+    summary = write(os.path.join(cdir, "summary.json"), small_cluster())
+    lanes = [(0, 0, "g4", 0, 100, ""), (1, 0, "g4", 0, 100, ""), (2, 0, "g4", 0, 100, ""), (3, 0, "g4", 0, 100, ""),
+             (0, 1, "e", 100, 101, ""),
+             (1, 1, "f", 0, 2, ""), (1, 1, "a", 2, 3, ""),
+             (1, 2, "b", 2, 4, "1"), (1, 2, "c", 2, 4, "1"), (1, 2, "b", 4, 40, ""),
+             (1, 3, "h", 3, 4, ""),
+             (2, 1, "d", 100, 130, ""), (3, 1, "d", 100, 130, "")]
+    with open(os.path.join(cdir, "fair_timeline.csv"), "w") as f:
+        f.write("gpu,lane,job_id,start_s,end_s,iterations,switch_s,rotation\n")
+        for gpu, lane, jid, start, end, rotation in lanes:
+            f.write(f"{gpu},{lane},{jid},{start},{end},1,0,{rotation}\n")
+    rows_used, row_of = pr.assign_lane_rows([(g, l, j, s, e, int(r or 0), 1) for g, l, j, s, e, r in lanes])
+    check(rows_used == {0: 1, 1: 3, 2: 1, 3: 1}, f"assign_lane_rows: rows per GPU {rows_used}")
+    check(row_of[(1, 3)] == row_of[(1, 1)] != row_of[(1, 2)],
+          f"assign_lane_rows: lane 3 of GPU 1 (from 3 s) takes lane 1's row (to 3 s), not lane 2's: {row_of}")
+    figs = figures(summary, "--policy", "fair")
+    fig = draw(figs, "run_gpu_lanes_fair")
+    ax = fig.axes[0]
+    check(ax.get_ylabel() == "GPU (a row per lane)", f"cluster lanes: y label {ax.get_ylabel()!r}")
+    check("each GPU's lanes, runs solid, rotations light (8 jobs)" in axes_title(fig),
+          f"cluster lanes: title {axes_title(fig)!r}")
+    light = [c for c in ax.collections if c.get_alpha() is not None and c.get_alpha() < 1]
+    solid = [c for c in ax.collections if c.get_alpha() is None or c.get_alpha() == 1]
+    rects = [r for c in solid for r in rectangles_of(c)]
+    check(len(rects) == 11 and sum(len(c.get_paths()) for c in light) == 1,
+          f"cluster lanes: {len(rects)} runs (expected 11) and {sum(len(c.get_paths()) for c in light)} rotations (1)")
+    per = 60.0
+    separators = sorted(line.get_ydata()[0] for line in ax.lines)
+
+    def gpu_of(rect):
+        return sum(1 for y in separators if y < (rect[2] + rect[3]) / 2)
+    gang = [r for r in rects if abs(r[0]) < 1e-9 and abs(r[1] - 100 / per) < 1e-9]
+    check(sorted(gpu_of(r) for r in gang) == [0, 1, 2, 3], f"cluster lanes: g4 on GPUs {sorted(map(gpu_of, gang))}")
+    gpu1_rows = {(r[2], r[3]) for r in rects if gpu_of(r) == 1}
+    check(len(gpu1_rows) == 3, f"cluster lanes: GPU 1 has {len(gpu1_rows)} rows, expected 3 (its lanes at once)")
+    by_row = {}
+    for r in rects:
+        by_row.setdefault((r[2], r[3]), []).append((r[0], r[1]))
+    clash = sum(1 for spans in by_row.values() for (s1, f1), (s2, f2) in zip(sorted(spans), sorted(spans)[1:])
+                if s2 < f1 - 1e-9)
+    check(clash == 0, f"cluster lanes: {clash} runs overlap in a row")
+    # --lane-view aggregate and past 300 jobs: the aggregate, saying why.
+    fig = draw(figures(summary, "--policy", "fair", "--lane-view", "aggregate"), "run_gpu_lanes_fair")
+    check(fig.axes[0].images and "aggregate of 8 jobs" in axes_title(fig), f"aggregate: {axes_title(fig)!r}")
+    # The timeline figure reads the gpu column too: a row per job.
+    fig = draw(figs, "run_timeline_fair")
+    check(len(fig.axes[0].get_yticklabels()) == 8, "cluster timeline: a row per job")
 
 
 def main(source):
@@ -336,6 +393,17 @@ def main(source):
         check(code == 2 and stderr == f"{timeline}:2: rotation: expected an integer, got 'x'\n",
               f"bad timeline: exit {code}, stderr {stderr!r}")
         check(not os.path.exists(out), "bad timeline: the output directory was created")
+        with open(timeline, "w") as f:
+            f.write("gpu,lane,job_id,start_s,end_s,iterations,switch_s,rotation\nx,0,a,0,0.25,3,0,\n")
+        code, _, stderr = run(script, os.path.join(tdir, "summary.json"), "--out", out)
+        check(code == 2 and stderr == f"{timeline}:2: gpu: expected an integer, got 'x'\n",
+              f"bad cluster timeline: exit {code}, stderr {stderr!r}")
+        with open(timeline, "w") as f:
+            f.write("gpu,job_id,start_s\n")
+        code, _, stderr = run(script, os.path.join(tdir, "summary.json"), "--out", out)
+        check(code == 2 and stderr == f"{timeline}:1: expected the header lane,job_id,start_s,end_s,iterations,"
+              "switch_s,rotation (or on a cluster gpu,lane,job_id,start_s,end_s,iterations,switch_s,rotation), "
+              "got gpu,job_id,start_s\n", f"bad timeline header: exit {code}, stderr {stderr!r}")
 
         # Bad options: exit 2, what is wrong, nothing written.
         out = os.path.join(tmp, "bad_option")

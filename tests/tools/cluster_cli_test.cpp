@@ -1,7 +1,9 @@
 // salus-sim's cluster options: the README's worked example on two GPUs (computed by hand there),
-// the summary's cluster fields, and bad options with exit status 2.
+// the summary's cluster fields, the per-GPU --out files (a gpu column) on a hand-computed gang
+// trace, and bad options with exit status 2.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -93,4 +95,68 @@ TEST_CASE("salus-sim --cluster with GPU kinds: the summary's cluster header list
   const nlohmann::json cu = nlohmann::json::parse(salus::test::slurp(json))["cluster"];
   CHECK_FALSE(cu.contains("kinds"));
   CHECK_FALSE(cu.contains("gpu_kinds"));
+}
+
+TEST_CASE("salus-sim --out on a cluster of several GPUs: every GPU's lanes, memory and lane moves, a gpu column") {
+  // Hand-computed (FIFO, first-fit, 100 ms iterations, no switching cost, as
+  // tests/cluster/cluster_timeline_test.cpp): a on GPU 0 from 0 to 0.5 s; g (2 GPUs) waits for
+  // both; c on GPU 1 from 0.2 to 0.4 s; g on GPUs 0 and 1 from 0.5 to 0.8 s, in a lane of its own
+  // on each (FIFO: one lane per job, lane ids per GPU).
+  const std::string trace = salus::test::temp_file("gang_out.csv",
+                                                   "job_id,arrival_s,iterations,persistent_mib,ephemeral_mib,iter_ms,gpus\n"
+                                                   "a,0,5,1000,1000,100,1\n"
+                                                   "g,0.1,3,1000,1000,100,2\n"
+                                                   "c,0.2,2,1000,1000,100,1\n");
+  const std::string dir = (salus::test::scratch() / "gang_out").string();
+  const std::string args = "--trace '" + trace + "' --interference none --switch-cost-ms 0 --gpus 2 --placement first-fit ";
+  const auto r = sim(args + "--policy fifo,fair --out '" + dir + "'");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("note: a cluster of several GPUs: --out writes every GPU's timeline, memory and lane moves, each "
+                   "row led by its gpu (lane ids are per GPU)") != std::string::npos);
+  auto file = [&](const std::string& name) { return salus::test::slurp(dir + "/" + name); };
+  CHECK(file("fifo_timeline.csv") ==
+        "gpu,lane,job_id,start_s,end_s,iterations,switch_s,rotation\n"
+        "0,0,a,0,0.5,5,0,\n"
+        "0,1,g,0.5,0.8,3,0,\n"
+        "1,0,c,0.2,0.4,2,0,\n"
+        "1,1,g,0.5,0.8,3,0,\n");
+  CHECK(file("fifo_job_gpus.csv") == "id,gpus\na,0\ng,0+1\nc,1\n");
+  // Memory: each GPU's samples, GPU by GPU, in time order; GPU 1 holds nothing before c.
+  const std::string mem = file("fifo_memory.csv");
+  CHECK(mem.rfind("gpu,time_s,persistent_mib,lanes_reserved_mib,ephemeral_active_mib,lanes\n0,0,", 0) == 0);
+  CHECK(mem.find("\n1,0,0,0,0,0\n1,0.2,") != std::string::npos);
+  CHECK(file("fifo_lane_moves.csv").rfind("gpu,time_s,lane,from_offset_mib,from_size_mib,to_offset_mib,to_size_mib\n0,0,0,,", 0) == 0);
+  // FAIR's rows lie on the GPUs of each job too, and the files are the same on a second run.
+  const std::string fair = file("fair_timeline.csv");
+  CHECK(fair.find("\n0,") != std::string::npos);
+  CHECK(fair.find("\n1,") != std::string::npos);
+  const std::string again = (salus::test::scratch() / "gang_out2").string();
+  REQUIRE(sim(args + "--policy fifo,fair --out '" + again + "'").code == 0);
+  for (const char* name : {"fifo_timeline.csv", "fifo_memory.csv", "fifo_lane_moves.csv", "fair_timeline.csv",
+                           "fair_memory.csv", "fair_lane_moves.csv"}) {
+    CAPTURE(name);
+    CHECK(file(name) == salus::test::slurp(again + "/" + name));
+  }
+  // --timeline off: no timeline, memory still per GPU; --timeline full: FAIR's row per run.
+  const std::string off = (salus::test::scratch() / "gang_off").string();
+  REQUIRE(sim(args + "--policy fair --timeline off --out '" + off + "'").code == 0);
+  CHECK_FALSE(std::filesystem::exists(off + "/fair_timeline.csv"));
+  CHECK(salus::test::slurp(off + "/fair_memory.csv") == file("fair_memory.csv"));
+  const std::string full = (salus::test::scratch() / "gang_full").string();
+  REQUIRE(sim(args + "--policy fair --timeline full --out '" + full + "'").code == 0);
+  const std::string rows = salus::test::slurp(full + "/fair_timeline.csv");
+  CHECK(rows.rfind("gpu,lane,job_id,", 0) == 0);
+  CHECK(rows.find(",\n") != std::string::npos);  // runs: an empty rotation field
+  std::size_t lines = 0, rotations = 0;
+  for (std::size_t at = rows.find('\n'); at + 1 < rows.size(); at = rows.find('\n', at + 1)) {
+    ++lines;
+    const std::size_t end = rows.find('\n', at + 1);
+    if (rows[end - 1] != ',') ++rotations;
+  }
+  CHECK(lines >= 4);        // a, c and g on each of its GPUs at least
+  CHECK(rotations == 0);    // full: no plans, so no rotation rows
+  // A one-GPU cluster keeps the one-GPU columns.
+  const std::string one = (salus::test::scratch() / "gang_one").string();
+  REQUIRE(sim("--trace '" + trace + "' --gpus 1 --policy fifo --out '" + one + "'").code == 0);
+  CHECK(salus::test::slurp(one + "/fifo_timeline.csv").rfind("lane,job_id,", 0) == 0);
 }
