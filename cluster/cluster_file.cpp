@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <string_view>
 #include <utility>
 
-#include <unistd.h>
 #include <sstream>
 
 #include "core/errors.h"
