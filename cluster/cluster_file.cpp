@@ -3,17 +3,16 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <string_view>
 #include <utility>
 
-#include <unistd.h>
 #include <sstream>
 
 #include "core/errors.h"
 #include "core/registry.h"
+#include "core/text_input.h"
 
 namespace salus::cluster {
 
@@ -264,10 +263,7 @@ void set_kind_speeds(ClusterSpec& c, const std::string& spec, const std::string&
 }
 
 ClusterSpec load_cluster_file(const std::string& path) {
-  ::close(core::open_input_file(path, "cluster file"));  // names a directory, FIFO or unreadable file
-  std::ifstream f(path);
-  if (!f) throw core::InputError(path + ": cannot open the cluster file");
-  return read_cluster(f, path);
+  return load_cluster_text(core::read_text_file(path, "cluster file", core::TextSyntax::kLines), path);
 }
 
 ClusterSpec load_cluster_text(std::string_view text, const std::string& path) {

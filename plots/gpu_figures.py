@@ -23,6 +23,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from atomic_file import save_figure  # noqa: E402  (every file written is renamed into place)
+
 plt.rcParams.update({"svg.hashsalt": "salus", "pdf.compression": 0, "font.size": 9})
 
 
@@ -30,7 +33,7 @@ def save(fig, out, name):
     for ext in ("png", "pdf"):
         path = os.path.join(out, f"{name}.{ext}")
         meta = {"CreationDate": None} if ext == "pdf" else {"Software": None}
-        fig.savefig(path, dpi=120, metadata=meta)
+        save_figure(fig, path, dpi=120, metadata=meta)
     plt.close(fig)
     print(f"wrote {os.path.join(out, name)}.{{png,pdf}}")
 

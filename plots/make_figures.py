@@ -18,6 +18,9 @@ import math
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from atomic_file import save_figure  # noqa: E402  (every file written is renamed into place)
+
 MATPLOTLIB_MISSING = ("make_figures.py: matplotlib not found: install it with "
                       "'apt-get install -y python3-matplotlib' and run with /usr/bin/python3")
 
@@ -1009,8 +1012,8 @@ def main(argv):
             _fit_in_figure(fig)
             base = os.path.join(args.outdir, name)
             try:
-                fig.savefig(base + ".png", dpi=DPI, metadata=PNG_METADATA)
-                fig.savefig(base + ".pdf", metadata=PDF_METADATA)
+                save_figure(fig, base + ".png", dpi=DPI, metadata=PNG_METADATA)
+                save_figure(fig, base + ".pdf", metadata=PDF_METADATA)
             except OSError as e:
                 print(f"make_figures.py: {base}: {e}", file=sys.stderr)
                 return 1

@@ -45,6 +45,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_figures as mf  # noqa: E402  (the shared style, colours and checked JSON access)
+from atomic_file import save_figure  # noqa: E402  (every file written is renamed into place)
 
 MATPLOTLIB_MISSING = ("plot_run.py: matplotlib not found: install it with "
                       "'apt-get install -y python3-matplotlib' and run with /usr/bin/python3")
@@ -937,8 +938,8 @@ def main(argv):
         fig = render(size, draw)
         base = os.path.join(args.outdir, name)
         try:
-            fig.savefig(base + ".png", dpi=mf.DPI, metadata={"Software": "salus plots/plot_run.py"})
-            fig.savefig(base + ".pdf", metadata={"Creator": "salus plots/plot_run.py", "CreationDate": None})
+            save_figure(fig, base + ".png", dpi=mf.DPI, metadata={"Software": "salus plots/plot_run.py"})
+            save_figure(fig, base + ".pdf", metadata={"Creator": "salus plots/plot_run.py", "CreationDate": None})
         except OSError as e:
             print(f"plot_run.py: {base}: {e}", file=sys.stderr)
             return 1

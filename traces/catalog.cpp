@@ -296,9 +296,8 @@ std::vector<SweepSlowdown> read_sweeps(const json& sweeps, const std::string& te
 }  // namespace
 
 Catalog Catalog::load(const std::string& path) {
-  std::string text;
   try {
-    text = read_text_file(path, "catalog file");
+    ::close(core::open_input_file(path, "catalog file"));
   } catch (const core::InputError& e) {
     // The shipped catalog not found: say where it was looked for and how to point at it.
     if (path != default_path()) throw;
@@ -307,7 +306,8 @@ Catalog Catalog::load(const std::string& path) {
     throw core::InputError(std::string(e.what()) + " (the shipped data was not found; looked in " + where +
                            "; set SALUS_DATA_DIR to the folder holding profiles/catalog.json, or pass --profiles)");
   }
-  return parse(text, path);
+  // Opened again to read: a field past the bound is the file's mistake, not a missing catalog.
+  return parse(read_text_file(path, "catalog file", TextSyntax::kJson), path);
 }
 
 std::string catalog_text(const json& doc) {

@@ -1,13 +1,8 @@
 #include "traces/csv.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
-
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -19,12 +14,6 @@ namespace {
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
 }  // namespace
-
-void field_too_long(const std::string& path, long line, std::size_t column, std::size_t bytes) {
-  throw core::InputError(path + ":" + std::to_string(line) + ":" + std::to_string(column) + ": a field of " +
-                         std::to_string(bytes) + " bytes, more than the " + std::to_string(kMaxFieldBytes) +
-                         " bytes a field may have (is this the right file?)");
-}
 
 CsvReader::CsvReader(std::string_view text, const std::string& path) : text_(text), path_(path) {
   if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // UTF-8 byte order mark
@@ -147,7 +136,7 @@ void CsvReader::read_field() {
   while (!at_line_end() && text_[pos_] != ',') {
     if (text_[pos_] == '"') {
       throw core::InputError(
-          core::at(path_, line_, "quote inside an unquoted field (quote the whole field and double inner quotes)"));
+          core::at(path_, line_, core::kQuoteInUnquotedField));
     }
     ++pos_;
   }
@@ -173,83 +162,6 @@ CsvTable parse_csv(std::string_view text, const std::string& path) {
     }
   }
   return table;
-}
-
-std::string read_text_file(const std::string& path, const std::string& kind) {
-  const int fd = core::open_input_file(path, kind);
-  // One buffer of the file's size, filled in place: a stream would grow it by doubling and copy
-  // it out again, three times the file's size for a large trace. The size is a hint only (the
-  // file may grow while it is read); reading goes on to the end.
-  std::string text;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) {
-    text.reserve(static_cast<std::size_t>(st.st_size));
-    advise_huge_pages(text.data(), text.capacity());
-  }
-  char chunk[1 << 16];
-  bool failed = false;
-  for (;;) {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n > 0) {
-      text.append(chunk, static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    failed = n < 0;
-    break;
-  }
-  const int e = errno;
-  ::close(fd);
-  if (failed) throw core::InputError(path + ": cannot read " + kind + ": " + std::strerror(e));
-  return text;
-}
-
-std::size_t first_invalid_utf8(std::string_view text) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
-  std::size_t i = 0;
-  while (i < n) {
-    // ASCII fast path, 8 bytes at a time: traces are almost all ASCII.
-    while (i + 8 <= n) {
-      std::uint64_t word;
-      std::memcpy(&word, s + i, 8);
-      if (word & 0x8080808080808080ULL) break;
-      i += 8;
-    }
-    if (i >= n) break;
-    const unsigned char c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c == 0xE0) len = 3, lo = 0xA0;
-    else if (c >= 0xE1 && c <= 0xEC) len = 3;
-    else if (c == 0xED) len = 3, hi = 0x9F;  // no surrogates
-    else if (c >= 0xEE && c <= 0xEF) len = 3;
-    else if (c == 0xF0) len = 4, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3) len = 4;
-    else if (c == 0xF4) len = 4, hi = 0x8F;
-    else return i;
-    if (i + len > n) return i;
-    if (s[i + 1] < lo || s[i + 1] > hi) return i;
-    for (std::size_t k = 2; k < len; ++k) {
-      if (s[i + k] < 0x80 || s[i + k] > 0xBF) return i;
-    }
-    i += len;
-  }
-  return std::string_view::npos;
-}
-
-void check_utf8(std::string_view text, const std::string& path) {
-  const std::size_t bad = first_invalid_utf8(text);
-  if (bad == std::string_view::npos) return;
-  const long line = 1 + static_cast<long>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
-  char byte[8];
-  std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(text[bad])));
-  throw core::InputError(core::at(path, line, std::string("not UTF-8 text (byte ") + byte + ")"));
 }
 
 namespace {

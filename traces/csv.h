@@ -11,6 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/huge_pages.h"
+#include "core/text_input.h"
 
 namespace salus::traces {
 
@@ -25,14 +26,9 @@ struct CsvTable {
   std::vector<CsvRow> rows;
 };
 
-/// The longest field a reader accepts: a trace's ids, names and numbers are tens of bytes; a field
-/// of megabytes is a wrong file or a broken one, refused before it costs memory or a message of
-/// its size.
-inline constexpr std::size_t kMaxFieldBytes = 4096;
-
-/// Throws core::InputError "path:line:column: a field of N bytes, more than the 4096 bytes a field
-/// may have" (column 1-based, in bytes).
-[[noreturn]] void field_too_long(const std::string& path, long line, std::size_t column, std::size_t bytes);
+/// core/text_input.h: the bound on a field and its error, read by every reader here.
+using core::field_too_long;
+using core::kMaxFieldBytes;
 
 /// Reads CSV text one row at a time, keeping nothing: each field is a view into the text, or
 /// into the reader's own buffer for a quoted field with doubled quotes, valid until the next
@@ -83,15 +79,12 @@ using core::advise_huge_pages;
 /// field loses). The one CSV field writer (traces, the programs' CSVs).
 void append_csv_field(std::string& out, std::string_view s);
 
-/// The whole file as bytes; a file that cannot be opened throws core::InputError
-/// "path: cannot open <kind>" (e.g. kind "trace file").
-std::string read_text_file(const std::string& path, const std::string& kind);
-
-/// The first byte of `text` that is not part of valid UTF-8 (overlong forms and surrogates
-/// included), or npos.
-std::size_t first_invalid_utf8(std::string_view text);
-/// Throws core::InputError "path:line: not UTF-8 text (byte 0xNN)" at the first invalid byte.
-void check_utf8(std::string_view text, const std::string& path);
+/// core/text_input.h: reading a file with the bound on its fields (reading stops at the first
+/// field past it), and the UTF-8 check every reader makes first.
+using core::check_utf8;
+using core::first_invalid_utf8;
+using core::read_text_file;
+using core::TextSyntax;
 
 /// Parses JSON (text that is not UTF-8 is refused by check_utf8 first); a syntax error becomes
 /// core::InputError "path:line: invalid JSON: <what>".

@@ -248,7 +248,7 @@ namespace steps {
 GavelThroughputs load_gavel_throughputs(const LoadOptions& options) {
   GavelThroughputs tp;
   if (options.throughputs.empty()) return tp;
-  const std::string tp_text = read_text_file(options.throughputs, "throughputs file");
+  const std::string tp_text = read_text_file(options.throughputs, "throughputs file", TextSyntax::kJson);
   const json doc = parse_json(tp_text, options.throughputs);
   if (!doc.is_object() || doc.empty()) {
     throw core::InputError(core::at(options.throughputs, 1, "expected an object {worker_type: {job: {\"null\": steps/s}}}"));

@@ -600,6 +600,16 @@ const char* to_string(TraceFormat f) {
 
 const core::Registry<TraceFormatInfo>& trace_format_registry() { return kFormatRegistry; }
 
+TextSyntax text_syntax(TraceFormat format) {
+  switch (format) {
+    case TraceFormat::kJson:
+    case TraceFormat::kPhilly: return TextSyntax::kJson;
+    case TraceFormat::kGavel: return TextSyntax::kTsv;
+    case TraceFormat::kUnknown: return TextSyntax::kTrace;
+    default: return TextSyntax::kCsv;
+  }
+}
+
 TraceFormat detect_format(std::string_view text) {
   std::size_t i = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
   while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) ++i;
@@ -700,7 +710,13 @@ Trace load_trace_text(std::string_view text, const std::string& path, const Cata
 }
 
 Trace load_trace(const std::string& path, const Catalog& catalog, const LoadOptions& options) {
-  const std::string text = read_text_file(path, "trace file");
+  // The fields are bounded by the rules of the format's reader: the named one, or the one the
+  // text will be recognised as.
+  TextSyntax syntax = TextSyntax::kTrace;
+  if (!options.format.empty()) {
+    if (const auto* e = kFormatRegistry.find(options.format)) syntax = text_syntax(e->factory.format);
+  }
+  const std::string text = read_text_file(path, "trace file", syntax);
   return load_trace_text(text, path, catalog, options);
 }
 

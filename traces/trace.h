@@ -10,6 +10,7 @@
 
 #include "core/job.h"
 #include "core/registry.h"
+#include "core/text_input.h"
 #include "core/units.h"
 #include "traces/catalog.h"
 
@@ -106,6 +107,10 @@ struct TraceFormatInfo {
   std::string_view mapping;
 };
 const core::Registry<TraceFormatInfo>& trace_format_registry();
+
+/// The syntax of a format's text (JSON, Gavel's tab-separated lines, else CSV), by which
+/// read_text_file bounds its fields.
+core::TextSyntax text_syntax(TraceFormat format);
 
 /// The format `text` is recognised as: JSON by a leading '{' or '[' (Philly's job log by its
 /// "submitted_time" key), a Gavel trace by a first line of 10 or 7 tab-separated fields, Alibaba

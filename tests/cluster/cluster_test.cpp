@@ -10,6 +10,7 @@
 #include "cluster/cluster_file.h"
 #include "cluster/placement.h"
 #include "core/errors.h"
+#include "core/text_input.h"
 #include "core/summary.h"
 #include "run/cli.h"
 #include "run/output.h"
@@ -222,4 +223,11 @@ TEST_CASE("cluster file: groups of nodes, and bad input named by file:line") {
   CHECK(error("nodes,gpus_per_node,gpu_mem\n1,8\n") == "bad.csv:2: expected 3 fields, got 2");
   CHECK(error("# nothing\n") == "bad.csv:1: no header (nodes,gpus_per_node,gpu_mem)");
   CHECK(error("nodes,gpus_per_node,gpu_mem\n") == "bad.csv:1: no GPUs (no rows after the header)");
+  // A cell past the bound on fields (core::kMaxFieldBytes), an Alibaba node list's too: reading
+  // stops there, with the cell's line and column.
+  const std::string big(core::kMaxFieldBytes + 1, 'x');
+  CHECK(error("nodes,gpus_per_node,gpu_mem\n1,8," + big + "\r\n") ==
+        "bad.csv:2:5: a field of 4097 bytes, more than the 4096 bytes a field may have (is this the right file?)");
+  CHECK(error("sn,cpu_milli,memory_mib,gpu,model\nn1,1000," + big + ",8,V100\n") ==
+        "bad.csv:2:9: a field of 4097 bytes, more than the 4096 bytes a field may have (is this the right file?)");
 }

@@ -12,7 +12,7 @@ fail() { echo "install_test: $*" >&2; exit 1; }
 
 cmake --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; fail "cmake --install failed"; }
 for f in bin/salus-sim bin/salus-experiment share/salus/profiles/catalog.json share/salus/long_trace_100.csv \
-         share/salus/plots/make_figures.py share/salus/plots/plot_run.py; do
+         share/salus/plots/make_figures.py share/salus/plots/plot_run.py share/salus/plots/atomic_file.py; do
   [ -e "$tmp/prefix/$f" ] || fail "not installed: $f"
 done
 # Run from elsewhere, with no SALUS_DATA_DIR: the installed tree alone.
