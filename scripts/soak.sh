@@ -11,15 +11,21 @@
 #     and is only checked to stay inside it. Everything else (RSS - the pool's resident part: code,
 #     the loop's and the policy's state, the networks' host objects, each thread's malloc arena and
 #     stack) must be flat: the median of the last quarter of the samples at most (1 + X) times the
-#     median of the second quarter (the first quarter is start-up), X = --rss-tolerance, 5 % by
-#     default (docs/results/2026-11-27-cpu-soak.md says why), and the samples after the first
+#     median of the second quarter (the first quarter is start-up), X = --rss-tolerance, 10 % by
+#     default: glibc raises its mmap threshold the first time it frees a large block, and from
+#     then on blocks of that size stay in the heap or a thread's arena: a one-time step, measured
+#     at 0.5 MiB (5-7 % of the 7-10 MiB outside the pool) that can fall anywhere in a run
+#     (docs/results/2026-11-27-cpu-soak.md); and the samples after the first
 #     quarter, cut into six equal parts, must not have six strictly increasing medians (a leak,
 #     however slow, rises in every part; a flat series does not);
 #   - descriptors and threads flat: after the second quarter neither ever exceeds the second
-#     quarter's maximum (descriptors: + 1, the summary file salus-run opens at its very end), and
-#     the last quarter's median equals the second quarter's.
-# It prints a table per policy (jobs, done/failed/rejected, duration, RSS start/median/max/end, the
-# pool's resident maximum, RSS outside the pool Q2 -> Q4, descriptors and threads start/max/end)
+#     quarter's maximum, and the last quarter's median equals the second quarter's.
+# Quarters are of the run's window: the samples from the first that holds the pool's mapping to the
+# last (before it salus-run reads the trace, after it the executor and its pool are gone and it
+# writes the summary); the mapping must be in every sample of the window.
+# It prints a table per policy (jobs, done/failed/rejected, duration; over the window: RSS
+# start/median/max/end, the pool's resident maximum, RSS outside the pool Q2 -> Q4, descriptors and
+# threads start/max/end)
 # and writes it to <out>/summary.md. Exit 0 when every check passes, 1 when one fails, 2 for bad
 # options or missing programs.
 #
@@ -49,19 +55,22 @@ usage: scripts/soak.sh [options]
   --gpu-mem SIZE         salus-run's pool, in MiB or GiB, at least 32MiB (default: 64MiB)
   --parallel N           run up to N policies at once, each pinned to one CPU in turn (default: 1,
                          one after another, each on salus-run's default CPU)
-  --rss-tolerance PCT    last quarter's RSS median may exceed the second quarter's by this (default: 5)
+  --rss-tolerance PCT    last quarter's median RSS outside the pool may exceed the second quarter's
+                         by this many % (default: 10)
+  --check-only           run nothing: check the CSVs and summaries already in --out (same options)
   --help                 print this
 EOF
 }
 die() { echo "soak: $*" >&2; exit 2; }
 
 BUILD=build OUT=out/soak JOBS=5000 SECONDS_SPAN=150 POLICIES=fifo,srtf,pack,fair,las,priority INTERVAL=1 SEED=1
-GPU_MEM=64MiB RSS_TOL=5 PARALLEL=1
+GPU_MEM=64MiB RSS_TOL=10 PARALLEL=1 CHECK_ONLY=0
 TIME_SCALE=100
 while [ $# -gt 0 ]; do
   opt=$1
   case $opt in
     --help) usage; exit 0 ;;
+    --check-only) CHECK_ONLY=1; shift; continue ;;
     --build|--out|--jobs|--seconds|--policies|--interval|--seed|--gpu-mem|--rss-tolerance|--parallel)
       [ $# -ge 2 ] || die "$opt: needs a value"
       val=$2; shift 2
@@ -104,16 +113,6 @@ done
 command -v python3 > /dev/null || die "python3 not found (bash scripts/install-deps.sh installs it)"
 [ -r /proc/self/status ] || die "/proc not readable: cannot sample a process"
 mkdir -p "$OUT" || die "cannot create $OUT"
-
-# The trace's arrival gaps are in trace seconds: K times the real ones.
-gap=$(awk -v s="$SECONDS_SPAN" -v n="$JOBS" -v k="$TIME_SCALE" 'BEGIN {printf "%.6f", s / n * k}')
-trace=$OUT/trace.csv
-"$GEN" generate --jobs "$JOBS" --seed "$SEED" --workloads lenet_32,mlp_64 --mean-interarrival-s "$gap" \
-  --median-duration-s 0.05 --duration-sigma 0.6 --min-duration-s 0.02 --max-duration-s 0.3 --out "$trace" ||
-  die "salus-trace generate failed"
-cmd_common=(--trace "$trace" --device cpu --gpu-mem "$GPU_MEM" --time-scale "$TIME_SCALE")
-echo "soak: $JOBS jobs, mean gap $gap trace-s (time scale $TIME_SCALE), policies $POLICIES, sampling every $INTERVAL s"
-echo "soak: each run: $RUN ${cmd_common[*]} --policy P --summary-json $OUT/P.json"
 
 # Samples a running process until it exits, one line per sample:
 #   t_s,rss_kib,pool_rss_kib,pool_vma_kib,fds,threads
@@ -180,19 +179,30 @@ allowed_cpus() {
 }
 
 IFS=, read -r -a policies <<< "$POLICIES"
-for p in "${policies[@]}"; do rm -f "$OUT/$p".{rc,wall_s,csv,json,log,err}; done
-if [ "$PARALLEL" -le 1 ]; then
-  for p in "${policies[@]}"; do run_policy "$p" ""; done
-else
-  # Up to --parallel runs at once, each pinned to one CPU in turn.
-  mapfile -t cpus < <(allowed_cpus)
-  i=0
-  for p in "${policies[@]}"; do
-    while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n; done
-    run_policy "$p" "${cpus[$((i % ${#cpus[@]}))]}" &
-    i=$((i + 1))
-  done
-  wait
+if [ "$CHECK_ONLY" -eq 0 ]; then
+  # The trace's arrival gaps are in trace seconds: K times the real ones.
+  gap=$(awk -v s="$SECONDS_SPAN" -v n="$JOBS" -v k="$TIME_SCALE" 'BEGIN {printf "%.6f", s / n * k}')
+  trace=$OUT/trace.csv
+  "$GEN" generate --jobs "$JOBS" --seed "$SEED" --workloads lenet_32,mlp_64 --mean-interarrival-s "$gap" \
+    --median-duration-s 0.05 --duration-sigma 0.6 --min-duration-s 0.02 --max-duration-s 0.3 --out "$trace" ||
+    die "salus-trace generate failed"
+  cmd_common=(--trace "$trace" --device cpu --gpu-mem "$GPU_MEM" --time-scale "$TIME_SCALE")
+  echo "soak: $JOBS jobs, mean gap $gap trace-s (time scale $TIME_SCALE), policies $POLICIES, sampling every $INTERVAL s"
+  echo "soak: each run: $RUN ${cmd_common[*]} --policy P --summary-json $OUT/P.json"
+  for p in "${policies[@]}"; do rm -f "$OUT/$p".{rc,wall_s,csv,json,log,err}; done
+  if [ "$PARALLEL" -le 1 ]; then
+    for p in "${policies[@]}"; do run_policy "$p" ""; done
+  else
+    # Up to --parallel runs at once, each pinned to one CPU in turn.
+    mapfile -t cpus < <(allowed_cpus)
+    i=0
+    for p in "${policies[@]}"; do
+      while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n; done
+      run_policy "$p" "${cpus[$((i % ${#cpus[@]}))]}" &
+      i=$((i + 1))
+    done
+    wait
+  fi
 fi
 status_ok=1
 for p in "${policies[@]}"; do
@@ -249,23 +259,26 @@ for p in policies:
             or sum(by_status.values()) != by_status.get("done", 0) + by_status.get("failed", 0) + by_status.get("rejected", 0):
         fail(f"the per-job statuses {by_status} do not match the totals")
     reasons = sorted({j["reason"] for j in res["jobs"] if j["status"] != "done"})
-    if len(samples) < 8:
-        fail(f"only {len(samples)} samples: too few to judge flatness (longer run or shorter --interval)")
+    # The run's window: from the first sample holding the pool's mapping to the last. Before it,
+    # salus-run reads the trace; after it, the executor and its pool are gone and it writes the
+    # summary. The warm-up's pool (the same size, for a fraction of a second) falls inside the
+    # first quarter. Inside the window the mapping is in every sample.
+    have = [i for i, s in enumerate(samples) if s[5] >= pool_kib]
+    if len(have) < 8:
+        fail(f"the pool's mapping (at least {pool_kib} KiB) in only {len(have)} samples: too few to judge flatness")
         continue
-    rss = [s[1] for s in samples]
-    fds = [s[2] for s in samples]
-    thr = [s[3] for s in samples]
-    pool = [s[4] for s in samples]
-    vma = [s[5] for s in samples]
+    window = samples[have[0] : have[-1] + 1]
+    if len(have) != len(window):
+        fail(f"the pool's mapping is missing from {len(window) - len(have)} samples inside the run")
+    rss = [s[1] for s in window]
+    fds = [s[2] for s in window]
+    thr = [s[3] for s in window]
+    pool = [s[4] for s in window]
+    vma = [s[5] for s in window]
     # The pool's pages become resident as the lane layout first reaches them (one aligned_alloc,
     # never returned during a run): bounded by --gpu-mem, not a leak. The rest is what must stay
     # flat.
     rest = [r - p for r, p in zip(rss, pool)]
-    # The pool's mapping is found in every sample once the run holds its pool (the first quarter
-    # covers the warm-up, whose pool comes and goes), and never holds more than its size.
-    after_start = vma[len(vma) // 4 :]
-    if min(after_start) < pool_kib:
-        fail(f"no mapping of at least {pool_kib} KiB (the pool) in {sum(v < pool_kib for v in after_start)} samples after the first quarter")
     if any(p > v for p, v in zip(pool, vma)):
         fail("the pool's mapping holds more resident than its size")
     q = quarters(rest)
@@ -277,7 +290,7 @@ for p in policies:
     if all(b > a for a, b in zip(parts, parts[1:])):
         fail("RSS outside the pool grew steadily: the medians of six parts after the first quarter rise every time (" +
              ", ".join(f"{x / 1024:.2f}" for x in parts) + " MiB)")
-    for name, xs, slack in (("descriptors", fds, 1), ("threads", thr, 0)):
+    for name, xs, slack in (("descriptors", fds, 0), ("threads", thr, 0)):
         qq = quarters(xs)
         later = qq[2] + qq[3]
         if max(later) > max(qq[1]) + slack:
@@ -289,11 +302,11 @@ for p in policies:
     rows.append([p, str(jobs), f"{done}/{failed}/{rej}", wall, f"{res['makespan_s']:.1f}",
                  f"{mib(rss[0])} / {mib(statistics.median(rss))} / {mib(max(rss))} / {mib(rss[-1])}",
                  f"{mib(max(pool))} of {mib(max(vma))}", f"{m2 / 1024:.2f} → {m4 / 1024:.2f}",
-                 f"{fds[0]} / {max(fds)} / {fds[-1]}", f"{thr[0]} / {max(thr)} / {thr[-1]}", str(len(samples)),
+                 f"{fds[0]} / {max(fds)} / {fds[-1]}", f"{thr[0]} / {max(thr)} / {thr[-1]}", f"{len(window)} of {len(samples)}",
                  "; ".join(reasons)[:80]])
 
 head = ["policy", "jobs", "done/failed/rejected", "wall s", "makespan s", "RSS MiB start / median / max / end",
-        "pool mapping resident max of size MiB", "RSS outside the pool, median Q2 → Q4 MiB", "fds start / max / end", "threads start / max / end", "samples", "not done: reasons"]
+        "pool mapping resident max of size MiB", "RSS outside the pool, median Q2 → Q4 MiB", "fds start / max / end", "threads start / max / end", "samples in the run / all", "not done: reasons"]
 table = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows]
 with open(f"{out}/summary.md", "w") as f:
     f.write("\n".join(table) + "\n")
