@@ -99,6 +99,11 @@ class Executor {
   }
   /// A job finished: its persistent memory is released.
   virtual void release(JobIndex job) { (void)job; }
+  /// The lane is gone (its last job finished, Algorithm 1's ref == 0). Lane ids are never reused,
+  /// so no run starts in it again: an executor drops what it keeps per lane (one lane per job or
+  /// so under PACK and FIFO: kept, it would grow with every job of the trace). Called after the
+  /// release of its last job.
+  virtual void lane_closed(LaneId lane) { (void)lane; }
 
   /// Paging (SchedulerOptions::paging, the paper's failsafe): a paused job's persistent memory
   /// moves to host memory (page_out), and back to `persistent_offset` before it runs again

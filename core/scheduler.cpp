@@ -435,13 +435,15 @@ class Loop {
     lanes_.release(st.lane, spec(j).persistent, st.persistent_offset, spec(j).ephemeral);
     ++layout_version_;
     policy_.on_finish(view(t), j, st.lane);
-    if (ls.jobs.empty()) {  // the lane is gone (Algorithm 1: ref == 0): its slot is free
+    const bool lane_gone = ls.jobs.empty();
+    if (lane_gone) {  // the lane is gone (Algorithm 1: ref == 0): its slot is free
       ls = LaneSchedule{};
       for (std::size_t k = 0; k < lane_ids_.size(); ++k) {
         if (lane_ids_[k] == st.lane) lane_ids_[k] = kNoLane;
       }
     }
     exec_.release(j);
+    if (lane_gone) exec_.lane_closed(st.lane);
     --admitted_;
     ++terminal_;
   }

@@ -193,6 +193,11 @@ void RealExecutor::release(core::JobIndex job) {
   slots_[static_cast<std::size_t>(job)].net.reset();
 }
 
+void RealExecutor::lane_closed(core::LaneId lane) {
+  std::lock_guard<std::mutex> lk(mu_);
+  history_.erase(lane);
+}
+
 void RealExecutor::start(const core::Dispatch& d) {
   if (lost_.load()) {
     const TimeNs t = now();

@@ -111,6 +111,8 @@ class RealExecutor final : public core::Executor {
   core::TimeNs now() const override;
   void admit(core::JobIndex job, const core::JobSpec& spec, Bytes persistent_offset) override;
   void release(core::JobIndex job) override;
+  /// Drops the lane's history (the previous run's end, for the switch latency).
+  void lane_closed(core::LaneId lane) override;
   void start(const core::Dispatch& d) override;
   void stop_at_boundary(core::LaneId lane) override;
   void wait(core::TimeNs deadline, std::vector<core::Completion>& out) override;

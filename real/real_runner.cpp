@@ -40,6 +40,7 @@ class ProgressExecutor final : public core::Executor {
     if (st != kFailed) st = kDone;
     inner_.release(j);
   }
+  void lane_closed(core::LaneId lane) override { inner_.lane_closed(lane); }
   void start(const core::Dispatch& d) override {
     state_[static_cast<std::size_t>(d.job)] = kRunning;
     inner_.start(d);

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -179,6 +180,21 @@ TEST_CASE("an empty trace ends at once") {
   CHECK(out.jobs.empty());
   CHECK(out.end_ns == 0);
   CHECK(out.dispatches == 0);
+}
+
+TEST_CASE("the loop closes every lane it opened, once, after its last job's release, and never runs in it again") {
+  // 40 random jobs under a policy with auto lanes: lanes open and close all through the run. The
+  // fake executor throws on a second close and on a run in a closed lane.
+  const auto jobs = salus::test::random_jobs(7, 40, 1, [](JobSpec&, int, auto&) {});
+  FirstAdmitted p;
+  FakeExecutor exec(jobs);
+  const ScheduleOutcome out = run_schedule(jobs, p, exec, options(LaneMode::kAuto));
+  REQUIRE(out.lanes_opened > 1);
+  CHECK(static_cast<std::int64_t>(exec.closed_lanes.size()) == out.lanes_opened);
+  std::set<LaneId> used;
+  for (const Dispatch& d : exec.dispatches) used.insert(d.lane);
+  CHECK(used == exec.closed_lanes);
+  CHECK(exec.released.size() == jobs.size());
 }
 
 TEST_CASE("a job that starts late: the clock jumps to its arrival") {

@@ -6,6 +6,7 @@
 /// interference) so that it is obviously right and can check the simulator.
 #include <algorithm>
 #include <map>
+#include <set>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -26,12 +27,17 @@ class FakeExecutor final : public core::Executor {
 
   void admit(core::JobIndex job, const core::JobSpec&, core::Bytes) override { admitted.push_back(job); }
   void release(core::JobIndex job) override { released.push_back(job); }
+  void lane_closed(core::LaneId lane) override {
+    if (!closed_lanes.insert(lane).second) throw std::logic_error("fake executor: lane " + std::to_string(lane) + " closed twice");
+    last_job_.erase(lane);
+  }
 
   void start(const core::Dispatch& d) override {
     for (const Run& r : runs_) {
       if (r.d.lane == d.lane) throw std::logic_error("fake executor: two runs in lane " + std::to_string(d.lane));
     }
     if (d.iterations <= 0 || d.extra_ns < 0) throw std::logic_error("fake executor: bad dispatch");
+    if (closed_lanes.count(d.lane) != 0) throw std::logic_error("fake executor: a run in closed lane " + std::to_string(d.lane));
     Run r;
     r.d = d;
     r.start_ns = now_;
@@ -102,6 +108,8 @@ class FakeExecutor final : public core::Executor {
   std::vector<core::TimeNs> dispatch_times;
   std::vector<core::JobIndex> admitted;
   std::vector<core::JobIndex> released;
+  /// Lanes the loop closed (Executor::lane_closed); a run in one of them is an error.
+  std::set<core::LaneId> closed_lanes;
 
  private:
   struct Run {
