@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/scheduler.h"
 #include "core/summary.h"
+#include "gpu_backend/fault_injection.h"
 #include "gpu_backend/memory_pool.h"
 #include "gpu_backend/model.h"
 #include "policies/registry.h"
@@ -160,7 +161,9 @@ nlohmann::json latency_json(std::vector<core::TimeNs> v) {
 }
 
 RealRunner::RealRunner(RealRunConfig cfg)
-    : cfg_(std::move(cfg)), device_(gpu::make_device(cfg_.device, cfg_.math)), used_at_start_(device_->used_memory()) {}
+    : cfg_(std::move(cfg)),
+      device_(gpu::make_device(cfg_.device, gpu::DeviceOptions{cfg_.math, cfg_.faults})),
+      used_at_start_(device_->used_memory()) {}
 
 core::Bytes RealRunner::capacity() const { return cfg_.capacity / core::kAlignment * core::kAlignment; }
 
@@ -218,6 +221,8 @@ run::PolicyRun RealRunner::run(const std::vector<core::JobSpec>& jobs, const std
   // cuBLAS take to make their handles), and the pool reserved after them.
   gpu::RealOptions real_options = cfg_.options;
   real_options.workers = contexts_before_trace(jobs, opts);
+  const gpu::FaultInjector* faults = device_->faults();
+  const gpu::FaultCounts faults_before = faults != nullptr ? faults->counts() : gpu::FaultCounts{};
   gpu::RealExecutor real(*device_, opts.capacity, jobs, real_options);
   run::PolicyRun r;
   r.policy = name;
@@ -243,6 +248,15 @@ run::PolicyRun RealRunner::run(const std::vector<core::JobSpec>& jobs, const std
   m["outside_pool_growth_bytes"] =
       used_now && used_at_start_ ? nlohmann::json(*used_now - *used_at_start_ - opts.capacity) : nlohmann::json(nullptr);
   m["fatal_error"] = r.outcome.fatal_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.outcome.fatal_error);
+  // The faults injected by this run (the device's counts are since it was made).
+  if (faults != nullptr) {
+    const gpu::FaultCounts now = faults->counts();
+    m["injected_faults"] = {{"alloc", now.alloc - faults_before.alloc},
+                            {"iter", now.iter - faults_before.iter},
+                            {"lost", now.lost - faults_before.lost}};
+  } else {
+    m["injected_faults"] = nullptr;
+  }
   nlohmann::json per_job = nlohmann::json::array();
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const gpu::RealJobStats& st = real.stats(static_cast<core::JobIndex>(i));
