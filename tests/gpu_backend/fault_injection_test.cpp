@@ -154,7 +154,7 @@ TEST_CASE("the injector meets its rates over many points: 0 never, 1 always") {
                        "injected fault: the pool refused allocation 1 of iteration 1 of job b (512 B)",
                        gpu::AllocationRefused);
   CHECK_THROWS_WITH_AS(always.before_allocation(2, "b", -1, 0, 1024),
-                       "injected fault: the pool refused the persistent block of job b (1.0 KiB)", gpu::AllocationRefused);
+                       "injected fault: the pool refused the persistent block of job b (1024 B)", gpu::AllocationRefused);
   CHECK_THROWS_WITH_AS(always.after_iteration(2, "b", 4), "injected fault: iteration 5 of job b reported an error",
                        gpu::DeviceError);
 }
