@@ -248,15 +248,6 @@ run::PolicyRun RealRunner::run(const std::vector<core::JobSpec>& jobs, const std
   m["outside_pool_growth_bytes"] =
       used_now && used_at_start_ ? nlohmann::json(*used_now - *used_at_start_ - opts.capacity) : nlohmann::json(nullptr);
   m["fatal_error"] = r.outcome.fatal_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.outcome.fatal_error);
-  // The faults injected by this run (the device's counts are since it was made).
-  if (faults != nullptr) {
-    const gpu::FaultCounts now = faults->counts();
-    m["injected_faults"] = {{"alloc", now.alloc - faults_before.alloc},
-                            {"iter", now.iter - faults_before.iter},
-                            {"lost", now.lost - faults_before.lost}};
-  } else {
-    m["injected_faults"] = nullptr;
-  }
   nlohmann::json per_job = nlohmann::json::array();
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const gpu::RealJobStats& st = real.stats(static_cast<core::JobIndex>(i));
@@ -277,6 +268,16 @@ run::PolicyRun RealRunner::run(const std::vector<core::JobSpec>& jobs, const std
     per_job.push_back(std::move(j));
   }
   m["jobs"] = std::move(per_job);
+  // The faults injected by this run (the device counts since it was made), read once stats()
+  // has waited for every admission: a refused persistent block is counted on the admission thread.
+  if (faults != nullptr) {
+    const gpu::FaultCounts now = faults->counts();
+    m["injected_faults"] = {{"alloc", now.alloc - faults_before.alloc},
+                            {"iter", now.iter - faults_before.iter},
+                            {"lost", now.lost - faults_before.lost}};
+  } else {
+    m["injected_faults"] = nullptr;
+  }
   return r;
 }
 
