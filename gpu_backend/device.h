@@ -1,5 +1,6 @@
 #pragma once
 /// A compute device for the real backend: the CPU (Eigen) or a CUDA GPU. Plain C++, no CUDA types.
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +25,8 @@ const char* to_string(MathMode m);
 /// "fp32" or "tf32"; throws core::InputError "--math: unknown math mode 'x' (valid: fp32, tf32)".
 MathMode parse_math_mode(const std::string& name);
 
+class FaultInjector;  // gpu_backend/fault_injection.h
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -43,6 +46,9 @@ class Device {
   virtual void deallocate(void* p) = 0;
   /// A new execution context (on CUDA: a stream with its own cuDNN and cuBLAS handles).
   virtual std::unique_ptr<Ops> create_ops() = 0;
+  /// The faults this device injects into the jobs' runs (the cpu-faults device); null on every
+  /// device that only fails for real. Owned by the device.
+  virtual FaultInjector* faults() { return nullptr; }
 };
 
 /// The CPU device (always available).
@@ -58,14 +64,30 @@ std::string cuda_unavailable_reason();
 /// The CUDA device `ordinal`. Throws DeviceError when CUDA is not compiled in or no GPU is there.
 std::unique_ptr<Device> make_cuda_device(int ordinal = 0, MathMode math = MathMode::kFp32);
 
-using DeviceFactory = std::unique_ptr<Device> (*)(MathMode);
+/// --inject-faults: a probability per operation for each kind of fault the cpu-faults device
+/// injects, and their seed (gpu_backend/fault_injection.h says where each happens).
+struct FaultRates {
+  double alloc = 0;  ///< per allocation from the pool (persistent block at admission, lane buffers)
+  double iter = 0;   ///< per iteration: it reports an error
+  double lost = 0;   ///< per iteration: the device is lost (sticky)
+  std::uint64_t seed = 1;
+};
+
+/// What a device is made with: its arithmetic and, for cpu-faults, the faults it injects.
+struct DeviceOptions {
+  MathMode math = MathMode::kFp32;
+  FaultRates faults;  ///< read only by cpu-faults (all zero: it injects none)
+};
+
+using DeviceFactory = std::unique_ptr<Device> (*)(const DeviceOptions&);
 using DeviceRegistry = core::Registry<DeviceFactory>;
-/// The table: cpu, cuda.
+/// The table: cpu, cpu-faults, cuda.
 const DeviceRegistry& device_registry();
 
-/// "cpu" or "cuda" → a device; throws core::InputError listing the valid names, and for
-/// MathMode::kTf32 on the CPU ("--math tf32: the cpu device computes in FP32 only (valid on cpu:
-/// fp32)").
+/// "cpu", "cpu-faults" or "cuda" → a device; throws core::InputError listing the valid names,
+/// and for MathMode::kTf32 on the CPU ("--math tf32: the cpu device computes in FP32 only (valid
+/// on cpu: fp32)").
+std::unique_ptr<Device> make_device(const std::string& name, const DeviceOptions& options);
 std::unique_ptr<Device> make_device(const std::string& name, MathMode math = MathMode::kFp32);
 std::vector<std::string> device_names();
 

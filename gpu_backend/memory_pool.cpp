@@ -16,6 +16,7 @@ ArenaOverflow::ArenaOverflow(Bytes req, Bytes u, Bytes s)
 
 void* Arena::allocate(Bytes bytes) {
   const Bytes n = align_up(bytes);
+  if (gate_ != nullptr) gate_->before_allocation(n);
   if (used_ + n > size_ && !counting()) throw ArenaOverflow(n, used_, size_);
   void* p = counting() ? nullptr : static_cast<void*>(base_ + used_);
   used_ += n;

@@ -19,14 +19,26 @@ class ArenaOverflow : public std::runtime_error {
   Bytes requested, used, size;
 };
 
+/// Asked by an arena before each of its allocations; throws to refuse one (injected faults:
+/// gpu_backend/fault_injection.h). The arena does not own it.
+class AllocationGate {
+ public:
+  virtual ~AllocationGate() = default;
+  /// `bytes` already rounded up to the alignment.
+  virtual void before_allocation(Bytes bytes) = 0;
+};
+
 /// Bump allocator over [base, base + size). With a null base it only counts (planning).
 /// Not thread-safe: one arena per lane run.
 class Arena {
  public:
   Arena() = default;
   Arena(std::byte* base, Bytes size) : base_(base), size_(size) {}
-  /// `bytes` rounded up to 256-byte alignment; throws ArenaOverflow past the end.
+  /// `bytes` rounded up to 256-byte alignment; throws ArenaOverflow past the end, or what the
+  /// gate throws when it refuses.
   void* allocate(Bytes bytes);
+  /// Every later allocation asks `gate` first (null: none); it must outlive those allocations.
+  void set_gate(AllocationGate* gate) { gate_ = gate; }
   template <typename T>
   T* allocate_array(std::int64_t count) {
     return static_cast<T*>(allocate(static_cast<Bytes>(count) * static_cast<Bytes>(sizeof(T))));
@@ -46,6 +58,7 @@ class Arena {
   Bytes size_ = 0;
   Bytes used_ = 0;
   Bytes peak_ = 0;
+  AllocationGate* gate_ = nullptr;
 };
 
 /// First-fit allocator with free over offsets [0, limit), for buffers that die before the

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/errors.h"
+#include "gpu_backend/fault_injection.h"
 #include "gpu_backend/run_pipeline.h"
 
 namespace salus::gpu {
@@ -54,6 +55,7 @@ RealExecutor::RealExecutor(Device& device, MemoryPool* pool, std::span<const cor
       options_(options),
       t0_(std::chrono::steady_clock::now()),
       admin_(device.create_ops()),
+      faults_(device.faults()),
       slots_(jobs.size()),
       stats_(jobs.size()) {
   SALUS_INVARIANT(options_.lookahead >= 0 && options_.workers >= 0, "RealOptions: lookahead and workers >= 0",
@@ -164,6 +166,8 @@ void RealExecutor::initialise(const PendingAdmission& a) {
       slot.net.reset();
       return;
     }
+    // Injected faults (cpu-faults): the block the layout gave the job counts as its allocation.
+    if (faults_ != nullptr) faults_->before_allocation(a.job, a.id, -1, 0, align_up(a.persistent));
     // bind() ends with a synchronisation of admin_: when it returns, the block is initialised.
     slot.net->bind(*admin_, pool_->base() + a.offset, options_.seed * 1'000'003 + static_cast<std::uint64_t>(a.job));
   } catch (const DeviceError& e) {
@@ -369,6 +373,9 @@ RealExecutor::Run::Run(RealExecutor& ex, Worker& w, const core::Dispatch& d)
 
 void RealExecutor::Run::commit(std::int64_t k) {
   Arena lane = ex.pool_->region(d.lane_offset, d.lane_size);
+  const std::string& id = ex.jobs_[static_cast<std::size_t>(d.job)].id;
+  std::optional<IterationAllocations> gate;
+  if (ex.faults_ != nullptr) lane.set_gate(&gate.emplace(*ex.faults_, d.job, id, before + k));
   const TimeNs t = ex.now();
   enqueued_ns[pipeline::ring_slot(k, ring)] = t;
   if (k == 0 && switching && !ex.device_marks_) {
@@ -381,6 +388,9 @@ void RealExecutor::Run::commit(std::int64_t k) {
   } else {
     slot.net->train_step(*w.ops, lane, ex.options_.train, false);
   }
+  // The iteration ran; an injected fault reports it failed, or the device lost, as a kernel's
+  // error would surface at the end of its iteration.
+  if (ex.faults_ != nullptr) ex.faults_->after_iteration(d.job, id, before + k);
   if (ex.device_marks_) w.ops->record_mark(*ends[pipeline::ring_slot(k, ring)]);
   st.ephemeral_peak = std::max(st.ephemeral_peak, lane.peak());
   read_back(k, t);

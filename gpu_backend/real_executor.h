@@ -10,7 +10,11 @@
 /// state is larger than its declared P, or whose kernels fail, is stopped with the reason; the
 /// others go on. A sticky device error (the CUDA context is lost) is reported as fatal
 /// (core::Completion::fatal): the loop then ends the run, and every run still in flight stops at
-/// its next iteration boundary.
+/// its next iteration boundary. A device that injects faults (cpu-faults, Device::faults) is asked
+/// at the same points: each allocation from the pool (a job's persistent block at its admission,
+/// every buffer an iteration takes from its lane) and the end of each iteration; a refused
+/// allocation or a failed iteration fails that job (no retry: its state after a failed iteration
+/// is unknown), a lost device is the sticky error above.
 ///
 /// Admission off the loop. admit() only queues the job: an admission thread with its own
 /// execution context (on CUDA its own stream) builds the network, checks its persistent state
@@ -186,6 +190,7 @@ class RealExecutor final : public core::Executor {
   RealOptions options_;
   const std::chrono::steady_clock::time_point t0_;
   std::unique_ptr<Ops> admin_;                 // the admission thread's context: initialises persistent state
+  FaultInjector* faults_ = nullptr;            // the device's injected faults (cpu-faults), else null
   bool device_marks_ = false;                  // the device has its own clock (CUDA events) and queues work
   int lookahead_ = 0;                          // RealOptions::lookahead where the device queues work, else 0
   std::atomic<bool> lost_{false};              // a sticky device error happened

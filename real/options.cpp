@@ -13,13 +13,18 @@ void add_real_options(run::OptionTable& t, RealOptionValues& v) {
   using run::kProfile;
   using run::kRun;
   using run::value_option;
-  t.add(value_option("device", &v.run.device, "NAME", kRun | kProfile | kExperiment, "cpu (Eigen) or cuda (cuDNN, cuBLAS)"))
+  t.add(value_option("device", &v.run.device, "NAME", kRun | kProfile | kExperiment, "cpu (Eigen), cpu-faults (cpu with injected faults: --inject-faults) or cuda (cuDNN, cuBLAS)"))
       .help_in(kProfile, "cpu or cuda")
       .help_in(kExperiment, "with --executor real: " + gpu::device_registry().names_joined());
   t.add(value_option("math", &v.math, "fp32|tf32", kRun | kProfile,
                      "fp32: exact FP32 convolutions and GEMMs (comparable with the CPU device); tf32: TF32 tensor cores "
                      "for them, as frameworks train on Ampere and Hopper (cuda only; the cpu device refuses it)"))
       .help_in(kProfile, "fp32: exact FP32 convolutions and GEMMs; tf32: TF32 tensor cores for them (cuda only)");
+  t.add(value_option("inject-faults", &v.inject_faults, "KEY=VALUE,...", kRun,
+                     "with --device cpu-faults: probabilities per operation of each fault, and their seed: alloc "
+                     "(each allocation from the pool fails), iter (each iteration reports an error), lost (each "
+                     "iteration loses the device; sticky), seed (default: --seed); e.g. "
+                     "alloc=0.01,iter=0.02,lost=0.001,seed=7"));
   t.add(value_option("memory", &v.memory, "trace|model", kRun,
                      "trace: admit jobs with the P and E the trace or catalog declares; model: with what each model "
                      "needs on this device (as salus-profile measures it)"));

@@ -17,6 +17,7 @@ namespace salus::real {
 struct RealOptionValues {
   RealRunConfig run;  ///< salus-run's configuration (and --device of salus-profile and salus-experiment)
   std::string math = "fp32", memory = "trace", warmup;
+  std::string inject_faults;  ///< salus-run's --inject-faults as typed (gpu::parse_fault_rates reads it)
   // salus-profile
   gpu::ProfileOptions profile;  ///< --iterations, --min-seconds stored here; the rest parsed into it
   std::string pairs = "on", switch_cost = "on", crowds = "3,5,7", sweeps = "auto", crowd_rounds = "auto";

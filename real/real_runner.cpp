@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/scheduler.h"
 #include "core/summary.h"
+#include "gpu_backend/fault_injection.h"
 #include "gpu_backend/memory_pool.h"
 #include "gpu_backend/model.h"
 #include "policies/registry.h"
@@ -161,7 +162,9 @@ nlohmann::json latency_json(std::vector<core::TimeNs> v) {
 }
 
 RealRunner::RealRunner(RealRunConfig cfg)
-    : cfg_(std::move(cfg)), device_(gpu::make_device(cfg_.device, cfg_.math)), used_at_start_(device_->used_memory()) {}
+    : cfg_(std::move(cfg)),
+      device_(gpu::make_device(cfg_.device, gpu::DeviceOptions{cfg_.math, cfg_.faults})),
+      used_at_start_(device_->used_memory()) {}
 
 core::Bytes RealRunner::capacity() const { return cfg_.capacity / core::kAlignment * core::kAlignment; }
 
@@ -219,6 +222,8 @@ run::PolicyRun RealRunner::run(const std::vector<core::JobSpec>& jobs, const std
   // cuBLAS take to make their handles), and the pool reserved after them.
   gpu::RealOptions real_options = cfg_.options;
   real_options.workers = contexts_before_trace(jobs, opts);
+  const gpu::FaultInjector* faults = device_->faults();
+  const gpu::FaultCounts faults_before = faults != nullptr ? faults->counts() : gpu::FaultCounts{};
   gpu::RealExecutor real(*device_, opts.capacity, jobs, real_options);
   run::PolicyRun r;
   r.policy = name;
@@ -264,6 +269,16 @@ run::PolicyRun RealRunner::run(const std::vector<core::JobSpec>& jobs, const std
     per_job.push_back(std::move(j));
   }
   m["jobs"] = std::move(per_job);
+  // The faults injected by this run (the device counts since it was made), read once stats()
+  // has waited for every admission: a refused persistent block is counted on the admission thread.
+  if (faults != nullptr) {
+    const gpu::FaultCounts now = faults->counts();
+    m["injected_faults"] = {{"alloc", now.alloc - faults_before.alloc},
+                            {"iter", now.iter - faults_before.iter},
+                            {"lost", now.lost - faults_before.lost}};
+  } else {
+    m["injected_faults"] = nullptr;
+  }
   return r;
 }
 

@@ -25,6 +25,7 @@ namespace salus::real {
 struct RealRunConfig {
   std::string device = "cpu";          ///< a name from gpu::device_registry()
   gpu::MathMode math = gpu::MathMode::kFp32;  ///< arithmetic of convolutions and GEMMs (--math)
+  gpu::FaultRates faults;              ///< what the cpu-faults device injects (--inject-faults)
   core::Bytes capacity = 16 * core::kGiB;  ///< the pool (rounded down to whole 256-byte units)
   std::optional<core::LaneMode> lanes; ///< nullopt: each policy's default
   /// P and E of every job from its model on this device (as salus-profile measures them) instead
@@ -57,7 +58,8 @@ class RealRunner final : public run::PolicyRunner {
   /// more lanes ran at once), the switch latencies (and their clock), the stop latencies (a stop
   /// asked of a running lane to the end of its run), the device memory held outside the pool
   /// (outside_pool_bytes, outside_pool_growth_bytes: null on the CPU), a fatal error that ended the
-  /// run (the device was lost; null otherwise) and per job the losses, iteration times and memory.
+  /// run (the device was lost; null otherwise), the faults injected during the run
+  /// (injected_faults: alloc, iter, lost; null on a device that injects none) and per job the losses, iteration times and memory.
   run::PolicyRun run(const std::vector<core::JobSpec>& jobs, const std::string& policy,
                              bool record_timeline) override;
   nlohmann::json config() const override;

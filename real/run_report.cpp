@@ -9,13 +9,18 @@ std::vector<run::PolicyRun> run_policies(RealRunner& runner, const std::vector<c
                                          const std::vector<std::string>& policies, bool record_timeline,
                                          const std::atomic<bool>& stop, std::vector<std::string>& notes) {
   std::vector<run::PolicyRun> runs;
-  for (const std::string& name : policies) {
+  for (std::size_t p = 0; p < policies.size(); ++p) {
     if (stop.load()) break;
+    const std::string& name = policies[p];
     runs.push_back(runner.run(jobs, name, record_timeline));
     if (const std::string& fatal = runs.back().outcome.fatal_error; !fatal.empty()) {
-      // The device's context is gone: no later policy can run on it.
+      // The device's context is gone: no later policy can run on it. Name those that did not
+      // run, so that a summary with fewer results than policies says why.
+      std::string skipped;
+      for (std::size_t q = p + 1; q < policies.size(); ++q) skipped += (skipped.empty() ? "" : ", ") + policies[q];
       notes.push_back("the device was lost during the " + name + " run (" + fatal +
-                      "): every unfinished job failed and no later policy ran");
+                      "): every unfinished job failed and no later policy ran" +
+                      (skipped.empty() ? std::string() : " (not run: " + skipped + ")"));
       break;
     }
   }
@@ -41,7 +46,7 @@ void merge_measurements(nlohmann::json& results, const std::vector<run::PolicyRu
     nlohmann::json& res = results[r];
     const nlohmann::json& measured = runs[r].measured;
     for (const char* key : {"workers", "workers_made_in_run", "lookahead", "switch_latency", "stop_latency",
-                            "outside_pool_bytes", "outside_pool_growth_bytes", "fatal_error"}) {
+                            "outside_pool_bytes", "outside_pool_growth_bytes", "fatal_error", "injected_faults"}) {
       res[key] = measured[key];
     }
     for (std::size_t i = 0; i < job_count; ++i) {

@@ -28,7 +28,7 @@ std::vector<run::PolicyRun> run_policies(RealRunner& runner, const std::vector<c
 void print_switch_latencies(std::FILE* out, const std::vector<run::PolicyRun>& runs);
 
 /// Copies each run's measurements (workers, lookahead, switch and stop latencies, memory outside
-/// the pool, a fatal error, and each job's own) into `results` (run::results_json of the same
+/// the pool, a fatal error, the injected faults, and each job's own) into `results` (run::results_json of the same
 /// jobs and runs), so that readers of the common schema can ignore them.
 void merge_measurements(nlohmann::json& results, const std::vector<run::PolicyRun>& runs, std::size_t job_count);
 

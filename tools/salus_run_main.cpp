@@ -10,6 +10,7 @@
 
 #include "core/errors.h"
 #include "gpu_backend/device.h"
+#include "gpu_backend/fault_injection.h"
 #include "gpu_backend/model.h"
 #include "real/options.h"
 #include "real/real_runner.h"
@@ -66,6 +67,14 @@ void parse(int argc, char** argv, Options& o, bool* help) {
   o.rc.math = gpu::parse_math_mode(r.math);
   const std::uint64_t seed = run::parse_seed(v.seed);
   o.rc.options.seed = seed;
+  o.rc.faults.seed = seed;
+  if (vm.count("inject-faults")) {
+    if (o.rc.device != "cpu-faults") {
+      throw core::InputError("--inject-faults: only the cpu-faults device injects faults (--device cpu-faults), not " +
+                             o.rc.device);
+    }
+    o.rc.faults = gpu::parse_fault_rates(r.inject_faults, seed);
+  }
   o.load = run::make_load_options(v.trace_values, seed);
   run::check_output_paths({{"--summary-json", v.summary_json, run::OutputKind::kFile},
                            {"--out", v.out, run::OutputKind::kFolder}});

@@ -637,7 +637,7 @@ TEST_CASE("salus-experiment: the executor and fidelity options refuse what they 
                  "long_trace, fair_three, hyperparam, fidelity)\n");
   r = run("long_trace --executor real --device tpu");
   CHECK(r.code == 2);
-  CHECK(r.err == "salus-experiment: --device: unknown device 'tpu' (valid: cpu, cuda); did you mean 'cpu'?\n");
+  CHECK(r.err == "salus-experiment: --device: unknown device 'tpu' (valid: cpu, cpu-faults, cuda); did you mean 'cpu'?\n");
   r = run("long_trace --device cuda");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --device is for --executor real\n");

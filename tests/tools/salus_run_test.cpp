@@ -299,7 +299,17 @@ TEST_CASE("salus-run: bad input exits 2 with the exact message") {
     std::string args, err;
   };
   const Case cases[] = {
-      {kTrace + " --device tpu", "salus-run: --device: unknown device 'tpu' (valid: cpu, cuda); did you mean 'cpu'?\n"},
+      {kTrace + " --device tpu", "salus-run: --device: unknown device 'tpu' (valid: cpu, cpu-faults, cuda); did you mean 'cpu'?\n"},
+      {kSmall + " --inject-faults iter=0.1",
+       "salus-run: --inject-faults: only the cpu-faults device injects faults (--device cpu-faults), not cpu\n"},
+      {kTrace + " --device cpu-faults --inject-faults iter=2",
+       "salus-run: --inject-faults: iter=2: a rate must be a number in [0, 1] (a probability per iteration)\n"},
+      {kTrace + " --device cpu-faults --inject-faults oom=0.1",
+       "salus-run: --inject-faults: unknown key 'oom' (valid: alloc, iter, lost, seed)\n"},
+      {kTrace + " --device cpu-faults --inject-faults ''",
+       "salus-run: --inject-faults: no KEY=VALUE given (valid: alloc, iter, lost, seed)\n"},
+      {kTrace + " --device cpu-faults --math tf32",
+       "salus-run: --math tf32: the cpu-faults device computes in FP32 only (valid on cpu-faults: fp32)\n"},
       {kSmall + " --math fp64", "salus-run: --math: unknown math mode 'fp64' (valid: fp32, tf32)\n"},
       {kSmall + " --math tf32", "salus-run: --math tf32: the cpu device computes in FP32 only (valid on cpu: fp32)\n"},
       {"--device cpu", "salus-run: the option '--trace' is required but missing (see --help)\n"},
@@ -688,4 +698,68 @@ TEST_CASE("salus-run prints each run's switch latency and a progress line that c
   }
   INFO("stderr: ", r.err);
   CHECK(lines >= 1);  // the fair run lasts over a second at time scale 2
+}
+
+TEST_CASE("salus-run --device cpu-faults: injected faults fail jobs with their reasons, the summary is complete") {
+  // Iterations fail at rate 1: every job fails at its first iteration, under both policies, and
+  // the exit status is 1; the summary names the device with its rates and counts the faults.
+  const fs::path summary = scratch() / "faults_iter.json";
+  const Result r = run(kTrace + " --device cpu-faults --inject-faults iter=1,seed=9 --time-scale 10 --policy fifo,pack "
+                                "--warmup off --summary-json '" + summary.string() + "'");
+  INFO("stderr: ", r.err);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("device cpu-faults (alloc=0,iter=1,lost=0,seed=9)") != std::string::npos);
+  CHECK(r.out.find("note: job lenet_a failed: injected fault: iteration 1 of job lenet_a reported an error (all "
+                   "policies)\n") != std::string::npos);
+  const json j = read_json(summary);
+  CHECK(j.at("device") == "cpu-faults (alloc=0,iter=1,lost=0,seed=9)");
+  REQUIRE(j.at("results").size() == 2);
+  for (const json& res : j.at("results")) {
+    CHECK(res.at("jobs_failed") == 5);
+    CHECK(res.at("jobs_done").get<int>() + res.at("jobs_failed").get<int>() + res.at("jobs_rejected").get<int>() == 5);
+    CHECK(res.at("injected_faults") == json{{"alloc", 0}, {"iter", 5}, {"lost", 0}});
+    CHECK(res.at("fatal_error").is_null());
+    for (const json& job : res.at("jobs")) {
+      CHECK(job.at("status") == "failed");
+      CHECK(job.at("reason") == "injected fault: iteration 1 of job " + job.at("id").get<std::string>() +
+                                    " reported an error");
+    }
+  }
+}
+
+TEST_CASE("salus-run --device cpu-faults: a lost device ends the run with exit 1 and names the policies not run") {
+  const fs::path summary = scratch() / "faults_lost.json";
+  const Result r = run(kTrace + " --device cpu-faults --inject-faults lost=1 --time-scale 10 --policy srtf,fifo,pack "
+                                "--warmup off --summary-json '" + summary.string() + "'");
+  INFO("stderr: ", r.err);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("device cpu-faults (alloc=0,iter=0,lost=1,seed=1)") != std::string::npos);  // the seed: --seed's
+  CHECK(r.out.find("note: the device was lost during the srtf run (injected fault: the device was lost at iteration 1 "
+                   "of job ") != std::string::npos);
+  CHECK(r.out.find("every unfinished job failed and no later policy ran (not run: fifo, pack)\n") != std::string::npos);
+  const json j = read_json(summary);
+  REQUIRE(j.at("results").size() == 1);
+  const json& res = j.at("results")[0];
+  CHECK(res.at("jobs_failed") == 5);
+  CHECK(res.at("injected_faults").at("lost") == 1);
+  CHECK(res.at("fatal_error").get<std::string>().rfind("injected fault: the device was lost at iteration 1 of job ", 0) == 0);
+  for (const json& job : res.at("jobs")) {
+    CHECK(job.at("status") == "failed");
+    CHECK_FALSE(job.at("reason").get<std::string>().empty());
+  }
+}
+
+TEST_CASE("salus-run --device cpu-faults with no faults asked runs like cpu: exit 0, every job done") {
+  const fs::path summary = scratch() / "faults_none.json";
+  const Result r = run(kTrace + " --device cpu-faults --inject-faults alloc=0,iter=0,lost=0 --time-scale 10 --policy pack "
+                                "--warmup off --summary-json '" + summary.string() + "'");
+  INFO("stderr: ", r.err);
+  CHECK(r.code == 0);
+  const json j = read_json(summary);
+  CHECK(j.at("results")[0].at("jobs_done") == 5);
+  CHECK(j.at("results")[0].at("injected_faults") == json{{"alloc", 0}, {"iter", 0}, {"lost", 0}});
+  // Other devices inject nothing and say so.
+  const fs::path plain = scratch() / "faults_plain.json";
+  REQUIRE(run(kSmall + " --time-scale 10 --policy pack --warmup off --summary-json '" + plain.string() + "'").code == 0);
+  CHECK(read_json(plain).at("results")[0].at("injected_faults").is_null());
 }
