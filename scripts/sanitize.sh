@@ -48,16 +48,20 @@ fi
 
 supp=$src/scripts/sanitize-suppressions
 # A test may have its own ASAN_OPTIONS (the fuzz build's libFuzzer runs turn leaks off); these are
-# the defaults every other process inherits.
+# the defaults every other process inherits. allocator_may_return_null=1: an allocation the
+# allocator cannot satisfy returns null, as glibc's does, instead of being a report; the CPU device
+# turns that null into DeviceError ("cpu: cannot allocate N bytes", which gpu_backend/'s "an
+# impossible allocation" test asks for 2^62 bytes to see). Without it TSan aborted that test
+# (allocation-size-too-big in aligned_alloc, gpu_backend/cpu_device.cpp:44).
 asan_env() {
   local reports=$1
-  export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:log_path=$reports/asan"
+  export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:log_path=$reports/asan"
   export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:log_path=$reports/ubsan"
   export LSAN_OPTIONS="suppressions=$supp/lsan.txt"
 }
 tsan_env() {
   local reports=$1
-  export TSAN_OPTIONS="halt_on_error=1:abort_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.txt:log_path=$reports/tsan"
+  export TSAN_OPTIONS="allocator_may_return_null=1:halt_on_error=1:abort_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.txt:log_path=$reports/tsan"
 }
 
 # build_and_test NAME SANITIZE TIMEOUT_S TESTS_REGEX [TARGET...]: configures, builds (the targets,
