@@ -74,8 +74,12 @@ build_and_test() {
   reports=$dir/sanitizer-reports
   echo "== $name: $dir (SALUS_SANITIZE=$sanitize)"
   local t0=$SECONDS
+  # Warnings are not errors here: GCC's manual advises against -Werror with sanitizers, which make
+  # false -Wmaybe-uninitialized warnings (gcc 12 with ASan at -O3 stopped on one in
+  # tests/sim/sim_runner_test.cpp, a std::function inside run::SimConfig). The normal build keeps
+  # -Werror (scripts/test.sh).
   cmake -S "$src" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSALUS_ENABLE_CUDA=OFF \
-    -DSALUS_WARNINGS_AS_ERRORS=ON -DSALUS_SANITIZE="$sanitize" "${launcher[@]}" > /dev/null
+    -DSALUS_WARNINGS_AS_ERRORS=OFF -DSALUS_SANITIZE="$sanitize" "${launcher[@]}" > /dev/null
   if [ $# -gt 0 ]; then
     cmake --build "$dir" --parallel "$jobs" --target "$@"
   else
