@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <numeric>
 #include <queue>
@@ -548,6 +549,7 @@ class Cluster {
   std::priority_queue<std::pair<TimeNs, std::int32_t>, std::vector<std::pair<TimeNs, std::int32_t>>, std::greater<>>
       heap_;
   core::PendingQueue queue_;               // the cluster queue: arrival order, class skip
+  std::map<std::tuple<Bytes, Bytes, std::int32_t, std::int32_t>, std::int64_t> class_ids_;  // its classes
   std::map<std::pair<Bytes, Bytes>, std::int64_t> queued_demands_;  // (P, E) -> jobs of it in the cluster queue
   std::int64_t queued_gangs_ = 0;          // gang jobs in the cluster queue
   std::vector<JobIndex> order_;            // input jobs in arrival order
@@ -1236,9 +1238,11 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
   // once one of its jobs starts nowhere, which holds for equal demands because starts_at_once is
   // monotone in admission order).
   const std::int64_t key = at(0).policy->admission_key(core::SchedulerView{t, specs_, states_}, r0);
-  // (The class key also keeps jobs of different allowed kinds apart.)
-  queue_.push(j, key, rank, s.persistent + (static_cast<Bytes>(kind_set_[static_cast<std::size_t>(j)]) << 52),
-              s.ephemeral + (static_cast<Bytes>(s.gpus - 1) << 50));
+  // (The class also keeps jobs of different allowed kinds apart.) The queue compares classes for
+  // equality only: one number per (P, E, GPUs, allowed kinds) seen, no packing that could overflow.
+  const auto cls = class_ids_.try_emplace({s.persistent, s.ephemeral, s.gpus, kind_set_[static_cast<std::size_t>(j)]},
+                                          static_cast<std::int64_t>(class_ids_.size()));
+  queue_.push(j, key, rank, cls.first->second, 0);
   ++queued_demands_[{s.persistent, s.ephemeral}];
   if (s.gpus > 1) ++queued_gangs_;
 }
