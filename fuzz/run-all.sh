@@ -9,7 +9,7 @@ seconds=${1:-600}
 work=${2:-/tmp/salus-fuzz}
 shift $(( $# < 2 ? $# : 2 ))
 formats=("$@")
-[ ${#formats[@]} -gt 0 ] || formats=(native json tiresias gavel philly helios alibaba acme lucid pai2020 pollux catalog cluster)
+[ ${#formats[@]} -gt 0 ] || formats=(native json tiresias gavel philly helios alibaba acme lucid pai2020 pollux catalog cluster bounded)
 root=$(cd "$(dirname "$0")/.." && pwd)
 # ASan returns freed memory to the OS now and then (madvise over the fuzzer's few hundred MB): at
 # nice 19 on a busy machine that alone took over 10 s of wall time, which -timeout (wall clock)
