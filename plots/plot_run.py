@@ -600,6 +600,22 @@ def gpu_tick_step(n):
     return math.ceil(n / 24)
 
 
+
+def gpu_rows_axes(ax, gpus, base, rows_used, height, xlim, unit, ylabel):
+    """The axes of a figure with rows per GPU (GPU g's rows from base[g], rows_used[g] of them):
+    a rule between GPUs, a tick per GPU (thinned past many), time on x in `unit`."""
+    for g in gpus[1:]:
+        ax.axhline(base[g] - 0.25, color="#999999", linewidth=0.4)
+    step = gpu_tick_step(len(gpus))
+    shown = [g for g in gpus if g % step == 0] if step > 1 else gpus
+    ax.set_yticks([base[g] + rows_used.get(g, 1) / 2 for g in shown])
+    ax.set_yticklabels([str(g) for g in shown])
+    ax.tick_params(axis="y", length=0)
+    ax.set_ylim(height, 0)
+    ax.set_xlim(*xlim)
+    ax.set_xlabel(f"time ({unit})")
+    ax.set_ylabel(ylabel)
+
 def draw_lane_bars(fig, run, data, entries, rows_used, row_of, gpu_range, window):
     ax = fig.subplots()
     gpus = gpu_list(entries, gpu_range, data["gpus"])
@@ -617,17 +633,7 @@ def draw_lane_bars(fig, run, data, entries, rows_used, row_of, gpu_range, window
         spans.setdefault((base[g] + r, count), []).append((start / per, (finish - start) / per))
     for (row, count), xs in sorted(spans.items()):
         ax.broken_barh(xs, (row + 0.1, 0.8), facecolors=colour[count], edgecolor="white", linewidth=0.3)
-    for g in gpus[1:]:
-        ax.axhline(base[g] - 0.25, color="#999999", linewidth=0.4)
-    step = gpu_tick_step(len(gpus))
-    shown = [g for g in gpus if g % step == 0] if step > 1 else gpus
-    ax.set_yticks([base[g] + rows_used.get(g, 1) / 2 for g in shown])
-    ax.set_yticklabels([str(g) for g in shown])
-    ax.tick_params(axis="y", length=0)
-    ax.set_ylim(height, 0)
-    ax.set_xlim(lo / per, hi / per)
-    ax.set_xlabel(f"time ({unit})")
-    ax.set_ylabel("GPU (a row per job held at once)")
+    gpu_rows_axes(ax, gpus, base, rows_used, height, (lo / per, hi / per), unit, "GPU (a row per job held at once)")
     jobs = len({e[0] for e in entries})
     fig.suptitle(f"{label_of(run['policy'])}: each job from start to finish on each GPU it holds "
                  f"({jobs:,} jobs)", fontsize=7)
@@ -685,17 +691,7 @@ def draw_lane_runs(fig, run, data, runs, rows_used, row_of, gpu_range, window, j
             ax.broken_barh(wide, (row + 0.1, 0.8), facecolors=colour(count), edgecolor="white", linewidth=0.3)
         if thin:
             ax.broken_barh(thin, (row + 0.1, 0.8), facecolors=colour(count), linewidth=0)
-    for g in gpus[1:]:
-        ax.axhline(base[g] - 0.25, color="#999999", linewidth=0.4)
-    step = gpu_tick_step(len(gpus))
-    shown = [g for g in gpus if g % step == 0] if step > 1 else gpus
-    ax.set_yticks([base[g] + rows_used.get(g, 1) / 2 for g in shown])
-    ax.set_yticklabels([str(g) for g in shown])
-    ax.tick_params(axis="y", length=0)
-    ax.set_ylim(height, 0)
-    ax.set_xlim(lo / per, hi / per)
-    ax.set_xlabel(f"time ({unit})")
-    ax.set_ylabel("GPU (a row per lane)")
+    gpu_rows_axes(ax, gpus, base, rows_used, height, (lo / per, hi / per), unit, "GPU (a row per lane)")
     what = "runs solid, rotations light" if rotations else "a bar per run"
     fig.suptitle(f"{label_of(run['policy'])}: each GPU's lanes, {what} ({jobs:,} jobs)", fontsize=7)
     count_legend(ax, sorted({r[6] for r in runs}))
