@@ -77,8 +77,11 @@ TEST_CASE("profile_sweeps: k copies of mlp_64 on one CPU core take longer than o
   REQUIRE(s.slowdowns.size() == 2);
   CAPTURE(s.slowdowns[0]);
   CAPTURE(s.slowdowns[1]);
+  // The lower bound is 0.65, not 1: the solo time and the crowd's are read at different moments,
+  // and load that comes and goes between them read 2 copies at 0.88 once (a loaded machine); an
+  // upside-down ratio reads 1/2 or 1/3.
   for (std::size_t p = 0; p < 2; ++p) {
-    CHECK(s.slowdowns[p] > 0.9);
+    CHECK(s.slowdowns[p] > 0.65);
     CHECK(s.slowdowns[p] < 1.4 * s.lanes[p]);
   }
   // Not checked: that 3 copies read slower than 2. Under ctest -j2 the other suite's load comes and

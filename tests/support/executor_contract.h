@@ -15,6 +15,7 @@
 // only where SALUS_CONTRACT_EXACT is defined.
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -155,23 +156,38 @@ TEST_CASE_TEMPLATE("contract: runs in different lanes proceed together", H, SALU
     check_completion(h, out[first_is_a ? 0 : 1], 0, 0, 4, 0, ms(40));
     check_completion(h, out[first_is_a ? 1 : 0], 1, 1, 2, 0, ms(40));
   } else {
-    auto out = wait_for(h, 3);
-    REQUIRE(out.size() == 3);
-    std::sort(out.begin(), out.end(), [](const Completion& a, const Completion& b) { return a.job < b.job; });
-    check_completion(h, out[0], 0, 0, 4, 0, 0);
-    check_completion(h, out[1], 1, 1, 2, 0, 0);
-    check_completion(h, out[2], 2, 2, 3, 0, 0);
     // Together: every run overlaps another in time (an executor running lanes one after the other
     // overlaps none). Not "every run started before any ended": on a loaded machine a lane's
     // thread may start after the shortest run's end (CI saw 37 us after it), and that is not
-    // serialisation.
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      bool overlaps = false;
-      for (std::size_t j = 0; j < out.size(); ++j) {
-        overlaps = overlaps || (j != i && out[i].start_ns < out[j].end_ns && out[j].start_ns < out[i].end_ns);
+    // serialisation. On a machine loaded enough a lane's thread may even start after the others
+    // ended (seen under ctest -j2 beside two fuzzers): up to three tries, each on a fresh
+    // executor; a serial executor fails all three.
+    bool together = false;
+    for (int attempt = 0; attempt < 3 && !together; ++attempt) {
+      std::unique_ptr<H> fresh;
+      if (attempt > 0) {
+        fresh = std::make_unique<H>(jobs);
+        fresh->start(dispatch(0, 0, 4));
+        fresh->start(dispatch(1, 1, 2));
+        fresh->start(dispatch(2, 2, 3));
       }
-      CHECK(overlaps);
+      H& run = attempt > 0 ? *fresh : h;
+      auto out = wait_for(run, 3);
+      REQUIRE(out.size() == 3);
+      std::sort(out.begin(), out.end(), [](const Completion& a, const Completion& b) { return a.job < b.job; });
+      check_completion(run, out[0], 0, 0, 4, 0, 0);
+      check_completion(run, out[1], 1, 1, 2, 0, 0);
+      check_completion(run, out[2], 2, 2, 3, 0, 0);
+      together = true;
+      for (std::size_t i = 0; i < out.size(); ++i) {
+        bool overlaps = false;
+        for (std::size_t j = 0; j < out.size(); ++j) {
+          overlaps = overlaps || (j != i && out[i].start_ns < out[j].end_ns && out[j].start_ns < out[i].end_ns);
+        }
+        together = together && overlaps;
+      }
     }
+    CHECK(together);
   }
 }
 
