@@ -57,10 +57,11 @@ usage: scripts/soak.sh [options]
                          one after another, each on salus-run's default CPU)
   --rss-tolerance PCT    last quarter's median RSS outside the pool may exceed the second quarter's
                          by this many % (default: 10)
-  --memory on|off        judge memory's flatness (default: on); off: the jobs' accounting,
-                         descriptors and threads only, for runs of seconds that end inside the
-                         warm-up (a CUDA build's anonymous memory outside the pool climbs for its
-                         first ~15 s: 27 -> 67 MiB, then stays; ctest's scripts/soak_short)
+  --short                a run of seconds, which ends inside the warm-up: judge the jobs'
+                         accounting and descriptors only, not memory and threads (a CUDA build's
+                         anonymous memory outside the pool climbs for its first ~15 s, 27 -> 67
+                         MiB, then stays; PACK's lane threads open as lanes do, 1 -> 8);
+                         ctest's scripts/soak_short
   --check-only           run nothing: check the CSVs and summaries already in --out (same options)
   --help                 print this
 EOF
@@ -75,7 +76,8 @@ while [ $# -gt 0 ]; do
   case $opt in
     --help) usage; exit 0 ;;
     --check-only) CHECK_ONLY=1; shift; continue ;;
-    --build|--out|--jobs|--seconds|--policies|--interval|--seed|--gpu-mem|--rss-tolerance|--parallel|--memory)
+    --short) MEMORY=off; shift; continue ;;
+    --build|--out|--jobs|--seconds|--policies|--interval|--seed|--gpu-mem|--rss-tolerance|--parallel)
       [ $# -ge 2 ] || die "$opt: needs a value"
       val=$2; shift 2
       case $opt in
@@ -89,7 +91,6 @@ while [ $# -gt 0 ]; do
         --gpu-mem) GPU_MEM=$val ;;
         --rss-tolerance) RSS_TOL=$val ;;
         --parallel) PARALLEL=$val ;;
-        --memory) MEMORY=$val ;;
       esac ;;
     *) usage >&2; die "unknown option '$opt'" ;;
   esac
@@ -102,7 +103,6 @@ positive='^([0-9]+\.?[0-9]*|\.[0-9]+)$'
   die "--interval: expected a number >= 0.05, got '$INTERVAL'"
 [[ $RSS_TOL =~ $positive ]] || die "--rss-tolerance: expected a number >= 0, got '$RSS_TOL'"
 [[ $PARALLEL =~ ^[1-9][0-9]*$ ]] || die "--parallel: expected a whole number >= 1, got '$PARALLEL'"
-[[ $MEMORY =~ ^(on|off)$ ]] || die "--memory: expected on or off, got '$MEMORY'"
 [[ $SEED =~ ^[0-9]+$ ]] || die "--seed: expected a whole number, got '$SEED'"
 [[ $POLICIES =~ ^[a-z]+(,[a-z]+)*$ ]] || die "--policies: expected a comma-separated list, got '$POLICIES'"
 # The pool is one aligned_alloc of --gpu-mem (rounded down to 256 bytes); from 32 MiB up (glibc's
@@ -301,7 +301,7 @@ for p in policies:
     if memory and all(b > a for a, b in zip(parts, parts[1:])):
         fail("RSS outside the pool and mapped files grew steadily: the medians of six parts after the first quarter rise every time (" +
              ", ".join(f"{x / 1024:.2f}" for x in parts) + " MiB)")
-    for name, xs, slack in (("descriptors", fds, 0), ("threads", thr, 0)):
+    for name, xs, slack in (("descriptors", fds, 0), ("threads", thr, 0))[: 2 if memory else 1]:
         qq = quarters(xs)
         later = qq[2] + qq[3]
         if max(later) > max(qq[1]) + slack:
