@@ -600,6 +600,15 @@ def gpu_tick_step(n):
     return math.ceil(n / 24)
 
 
+def gpu_row_bases(gpus, rows_used):
+    """GPU g's rows are base[g] .. base[g] + rows_used[g] - 1, a half-row gap between GPUs; and the
+    figure's height in rows."""
+    base, y = {}, 0.0
+    for g in gpus:
+        base[g] = y
+        y += rows_used.get(g, 1) + 0.5
+    return base, y - 0.5
+
 
 def gpu_rows_axes(ax, gpus, base, rows_used, height, xlim, unit, ylabel):
     """The axes of a figure with rows per GPU (GPU g's rows from base[g], rows_used[g] of them):
@@ -616,14 +625,11 @@ def gpu_rows_axes(ax, gpus, base, rows_used, height, xlim, unit, ylabel):
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel(ylabel)
 
+
 def draw_lane_bars(fig, run, data, entries, rows_used, row_of, gpu_range, window):
     ax = fig.subplots()
     gpus = gpu_list(entries, gpu_range, data["gpus"])
-    base, y = {}, 0.0
-    for g in gpus:  # GPU g's rows are base[g] .. base[g] + rows - 1, a half-row gap between GPUs
-        base[g] = y
-        y += rows_used.get(g, 1) + 0.5
-    height = y - 0.5
+    base, height = gpu_row_bases(gpus, rows_used)
     lo, hi = window
     unit, per = time_unit(hi)
     counts = sorted({e[4] for e in entries})
@@ -656,11 +662,7 @@ def draw_lane_runs(fig, run, data, runs, rows_used, row_of, gpu_range, window, j
     its span, coloured by how many GPUs the job holds."""
     ax = fig.subplots()
     gpus = gpu_list([(0, g) for g in rows_used], gpu_range, data["gpus"])
-    base, y = {}, 0.0
-    for g in gpus:  # GPU g's rows are base[g] .. base[g] + rows - 1, a half-row gap between GPUs
-        base[g] = y
-        y += rows_used.get(g, 1) + 0.5
-    height = y - 0.5
+    base, height = gpu_row_bases(gpus, rows_used)
     lo, hi = window
     unit, per = time_unit(hi)
     # Pieces of one job closer than a tenth of a pixel are one bar (a run cut and resumed).
