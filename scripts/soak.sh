@@ -58,10 +58,11 @@ usage: scripts/soak.sh [options]
   --rss-tolerance PCT    last quarter's median RSS outside the pool may exceed the second quarter's
                          by this many % (default: 10)
   --short                a run of seconds, which ends inside the warm-up: judge the jobs'
-                         accounting and descriptors only, not memory and threads (a CUDA build's
+                         accounting only, not memory, threads and descriptors (a CUDA build's
                          anonymous memory outside the pool climbs for its first ~15 s, 27 -> 67
-                         MiB, then stays; PACK's lane threads open as lanes do, 1 -> 8);
-                         ctest's scripts/soak_short
+                         MiB, then stays; PACK's lane threads open as lanes do, 1 -> 8; the
+                         summary's temporary file adds a descriptor at the end); ctest's
+                         scripts/soak_short
   --check-only           run nothing: check the CSVs and summaries already in --out (same options)
   --help                 print this
 EOF
@@ -301,7 +302,7 @@ for p in policies:
     if memory and all(b > a for a, b in zip(parts, parts[1:])):
         fail("RSS outside the pool and mapped files grew steadily: the medians of six parts after the first quarter rise every time (" +
              ", ".join(f"{x / 1024:.2f}" for x in parts) + " MiB)")
-    for name, xs, slack in (("descriptors", fds, 0), ("threads", thr, 0))[: 2 if memory else 1]:
+    for name, xs, slack in (("descriptors", fds, 0), ("threads", thr, 0)) if memory else ():
         qq = quarters(xs)
         later = qq[2] + qq[3]
         if max(later) > max(qq[1]) + slack:
