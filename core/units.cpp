@@ -16,12 +16,6 @@ std::optional<std::int64_t> scale_round(double value, double unit) {
   return static_cast<std::int64_t>(scaled);
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 /// "12.5 GiB": its trimmed text, number and unit (as typed and lower-cased).
 struct Quantity {
   std::string text;        // trimmed
@@ -132,6 +126,12 @@ std::string format_size(Bytes b) {
   else if (b >= kMiB) std::snprintf(buf, sizeof buf, "%.1f MiB", v / static_cast<double>(kMiB));
   else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
   return buf;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 }  // namespace salus::core

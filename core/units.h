@@ -52,5 +52,7 @@ std::optional<TimeNs> parse_duration(std::string_view text, std::string* error =
 
 /// Formats bytes for humans, e.g. "16 GiB", "110.9 MiB".
 std::string format_size(Bytes b);
+/// `s` in lower case (ASCII letters only): case-blind matching of units and names.
+std::string lower(std::string_view s);
 
 }  // namespace salus::core

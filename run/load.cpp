@@ -5,7 +5,6 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <cctype>
 
 #include "cluster/placement.h"
 #include "core/errors.h"
@@ -95,11 +94,6 @@ TraceJobs load_jobs_for(const std::string& trace_path, const std::string& profil
   return t;
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string joined(const std::set<std::string>& s, const std::string& sep = ", ") {
   std::string t;
   for (const std::string& x : s) t += (t.empty() ? "" : sep) + x;
@@ -130,7 +124,7 @@ void bar_kinds(core::JobSpec& job, const std::set<std::string>& barred, const cl
 void match_kind_speeds(std::vector<core::JobSpec>& jobs, const cluster::ClusterSpec& cluster,
                        std::vector<std::string>& notes) {
   std::map<std::string, std::string> kind_of;  // lower-case name -> the cluster's name
-  for (const cluster::GpuKind& k : cluster.kinds) kind_of.emplace(lower(k.name), k.name);
+  for (const cluster::GpuKind& k : cluster.kinds) kind_of.emplace(core::lower(k.name), k.name);
   std::set<std::string> matched, unmatched;
   std::map<std::string, std::int64_t> barred_jobs;  // kind -> jobs of speed 0 there
   std::int64_t with = 0;
@@ -140,7 +134,7 @@ void match_kind_speeds(std::vector<core::JobSpec>& jobs, const cluster::ClusterS
     std::vector<core::KindSpeed> kept;
     std::set<std::string> barred;
     for (core::KindSpeed& ks : job.kind_speeds) {
-      const auto it = kind_of.find(lower(ks.kind));
+      const auto it = kind_of.find(core::lower(ks.kind));
       if (it == kind_of.end()) {
         unmatched.insert(ks.kind);
         continue;
