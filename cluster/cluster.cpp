@@ -859,7 +859,7 @@ bool Cluster::plan_gang(Gang& gang) {
   }
   const TimeNs deadline = cursor_ < order_.size() ? jobs_[static_cast<std::size_t>(order_[cursor_])].arrival_ns : core::kNever;
   const joint::Outcome plan = joint::plan_rounds(joint_slots_, joint_lanes_, replica, t0, deadline, joint_scratch_,
-                                                 traced ? &gang.joint_trace : nullptr);
+                                                 traced ? &gang.joint_trace : nullptr, opts_.joint_trace_limit);
   if (plan.rounds == 0) return false;
   hand_joint_plans(gang, t0, plan);
   return true;

@@ -46,6 +46,12 @@ struct ClusterOptions {
   /// Results are the same either way (tests/cluster/cluster_gang_test.cpp compares them); false
   /// dispatches every lock-step iteration on its own.
   bool gang_batches = true;
+  /// With gang_plans: the most a joint plan records of the instants run by run would step its
+  /// GPUs at, which it keeps while a gang job waits in the cluster queue (one per 1-GPU run and
+  /// per gang run and GPU): a plan that reaches it ends at that gang run's end, where the GPUs
+  /// decide and plan again, so results do not depend on it (cluster_gang_plan_test cuts plans
+  /// after a few runs); it bounds the memory of a rotation of millions of runs.
+  std::int64_t joint_trace_limit = std::int64_t{1} << 16;
   /// Called every core::kProgressEvery instants when set (sched.progress is not: the GPUs'
   /// loops are steps of this one). Progress::jobs holds the replicas' states: job j's k replicas
   /// are consecutive, in input order (a 1-GPU job is its own replica), and finish together.

@@ -152,8 +152,9 @@ void trace_round(const std::vector<Lane>& lanes, const Replica& rep, TimeNs star
 }  // namespace
 
 Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep, TimeNs t0, TimeNs deadline,
-                    Scratch& scratch, Trace* trace) {
+                    Scratch& scratch, Trace* trace, std::int64_t trace_limit) {
   Outcome out{0, 0, t0};
+  std::int64_t traced = 0;  // instants the trace holds
   while (rep.left > 0) {
     scratch.log.clear();
     scratch.saved = lanes;
@@ -184,6 +185,10 @@ Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep
     out.end = e;
     ++out.rounds;
     out.gang_iterations += m;
+    if (trace != nullptr) {
+      traced += static_cast<std::int64_t>(scratch.log.size() + lanes.size()) + 1;
+      if (traced >= trace_limit) break;
+    }
   }
   return out;
 }

@@ -9,6 +9,7 @@
 /// lane's turn holds) and ends at E = S + the iteration time + the extra + the switching cost if
 /// any lane's last job was another + (m - 1) iteration times; every lane's clock is then E.
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <utility>
@@ -99,9 +100,10 @@ inline TimeNs gang_end(const Replica& rep, TimeNs start, std::int64_t m, bool sw
 void run_gang(std::span<Slot> slots, std::span<Lane> lanes, TimeNs switch_cost, std::int64_t m, TimeNs e);
 /// The rounds from t0: each lane's runs to the replica's turn, then the gang run, while the round
 /// ends by `deadline` and no 1-GPU job finishes in it, or until the replicas finish. `trace`, when
-/// not null, gets what run by run steps at.
+/// not null, gets what run by run steps at, and the plan ends with the first round after which it
+/// holds `trace_limit` instants or more (at least one round).
 Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep, TimeNs t0, TimeNs deadline,
-                    Scratch& scratch, Trace* trace);
+                    Scratch& scratch, Trace* trace, std::int64_t trace_limit = std::numeric_limits<std::int64_t>::max());
 /// Lane `lane`'s report: per job of its offer (in the offer's order) what the plan ran.
 void write_report(std::span<const Slot> slots, const Lane& lane, core::JobIndex last_job, TimeNs end,
                   core::PlanReport& r);

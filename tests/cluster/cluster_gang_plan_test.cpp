@@ -32,7 +32,7 @@ std::string describe(const core::JobState& s) {
 
 struct Tally {
   std::int64_t compared = 0, joint_plans = 0, joint_gang_runs = 0, gang_iterations = 0, wakes = 0, joint_events = 0,
-               stepped_events = 0;
+               stepped_events = 0, cut_traces = 0;
 };
 
 /// a and b agree on every job's state, the placements, the busy samples and the counters the
@@ -125,6 +125,9 @@ TEST_CASE("cluster joint plans: a gang job's GPUs planned together give the resu
     opts.model = seed % 2 == 0 ? profiled.get() : none.get();
     opts.switch_cost_ns = seed % 3 == 1 ? 0 : test::ms(1) + 333;
     opts.gang_batches = seed % 5 != 0;
+    // Plans beside a waiting gang job cut after a few runs (ClusterOptions::joint_trace_limit):
+    // each ends at a gang run's end and the GPUs plan again there.
+    if (seed % 7 < 3) opts.joint_trace_limit = static_cast<std::int64_t>(1 + seed % 7 * 9);
     if (seed % 4 == 3) {
       std::mt19937_64 rng(seed * 11);
       for (const core::JobSpec& j : jobs) opts.actual_iter_ns.push_back(j.iter_ns + static_cast<core::TimeNs>(rng() % 2'000'000));
@@ -134,12 +137,18 @@ TEST_CASE("cluster joint plans: a gang job's GPUs planned together give the resu
       CAPTURE(policy);
       CAPTURE(opts.placement);
       compare(jobs, policy, opts, tally);
+      if (opts.joint_trace_limit < cluster::ClusterOptions{}.joint_trace_limit) {
+        cluster::ClusterOptions whole = opts;
+        whole.joint_trace_limit = cluster::ClusterOptions{}.joint_trace_limit;
+        tally.cut_traces += cluster::run_cluster(jobs, policy, opts).joint_plans > cluster::run_cluster(jobs, policy, whole).joint_plans;
+      }
     }
   }
   CHECK(tally.compared == 320);
+  CHECK(tally.cut_traces > 5);  // the limit cut plans short (more plans than without it)
   MESSAGE("joint plans ", tally.joint_plans, " covering ", tally.joint_gang_runs, " of ", tally.gang_iterations,
           " gang iterations' runs, wakes ", tally.wakes, ", instants ", tally.joint_events, " with joint plans, ",
-          tally.stepped_events, " run by run");
+          tally.stepped_events, " run by run; ", tally.cut_traces, " runs with plans cut by the trace limit");
   // Joint plans ran, over many gang runs, beside gang jobs waiting in the queue: not vacuous.
   CHECK(tally.joint_plans > 500);
   CHECK(tally.joint_gang_runs > 20000);

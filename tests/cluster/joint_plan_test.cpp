@@ -3,6 +3,7 @@
 // cluster_gang_plan_test.cpp checks the whole against deciding at every boundary.
 #include <doctest/doctest.h>
 
+#include <tuple>
 #include <vector>
 
 #include "cluster/joint_plan.h"
@@ -132,6 +133,19 @@ TEST_CASE("joint plan: plan_rounds computes the max-plus recurrence round by rou
   f.slots[1].left = 1;
   const joint::Outcome first = joint::plan_rounds(f.slots, f.lanes, f.replica, 100, core::kNever, scratch, nullptr);
   CHECK((first.rounds == 1 && first.end == 111 && f.slots[1].iterations == 0));
+
+  // A trace limit ends the plan with the round after which the trace holds that many instants:
+  // round 1 records 3 (an end per lane, the gang run), round 2 four more (X's run on GPU 0).
+  for (const auto& [limit, rounds, end] : {std::tuple{1, 1, 111}, std::tuple{3, 1, 111}, std::tuple{4, 2, 129},
+                                           std::tuple{7, 2, 129}, std::tuple{8, 3, 147}}) {
+    CAPTURE(limit);
+    Hand l;
+    trace = joint::Trace{};
+    trace.ends.resize(2);
+    const joint::Outcome o = joint::plan_rounds(l.slots, l.lanes, l.replica, 100, core::kNever, scratch, &trace, limit);
+    CHECK((o.rounds == rounds && o.end == end && l.lanes[0].clock == end && l.lanes[1].clock == end));
+    CHECK(trace.rounds.size() == static_cast<std::size_t>(rounds));
+  }
 }
 
 TEST_CASE("joint plan: add_lane times the offer's jobs as the GPU's executor does, replicas_alike") {
