@@ -156,6 +156,11 @@ struct Gang {
   TimeNs joint_work = 0;                // its replicas' iteration time
   bool joint_traced = false;
   joint::Trace joint_trace;             // those ends per GPU and those gang runs
+  // While it waits in the cluster queue: the GPUs that could take a replica (Cluster::able_gpus),
+  // as of the instant whose first touch was able_seq (valid once able_known).
+  std::vector<std::int32_t> able;
+  std::uint64_t able_seq = 0;
+  bool able_known = false;
 };
 
 struct Gpu {
@@ -370,6 +375,7 @@ class Cluster {
     gpu.touched = true;
     gpu.event = false;
     touched_.push_back(g);
+    note_touch(g);
     const TimeNs plan_end = gpu.exec->sim().plan_end_ns();
     const bool rewound = plan_end != core::kNever && plan_end > now_;
     SALUS_INVARIANT(!rewound || gpu.joint_end != plan_end, "a joint plan is never taken back", std::to_string(now_));
@@ -449,6 +455,8 @@ class Cluster {
   void stop_batch(Gang& gang, TimeNs t);
   bool admits_queued_job(std::int32_t g);
   bool queued_gang_placeable();
+  std::size_t able_gpus(Gang& gang);
+  void note_touch(std::int32_t g);
   void update_waiting_gangs();
   void advance(std::int32_t g, TimeNs t) {
     SALUS_INVARIANT(t == now_, "GPUs advance to the cluster's instant", std::to_string(t));
@@ -525,6 +533,13 @@ class Cluster {
   std::map<GpuClass, std::set<std::int32_t>> idle_;  // by class: GPUs nothing is bound to
   std::map<GpuClass, std::int64_t> gpus_of_class_;    // class -> how many GPUs have it
   std::vector<std::int32_t> touched_;
+  // The GPUs by their last touch, latest first (a list through recent_prev_/recent_next_, -1 at
+  // its ends), each with the touch's sequence number: able_gpus asks only those touched since.
+  std::vector<std::int32_t> recent_prev_, recent_next_;
+  std::vector<std::uint64_t> touch_seq_of_;
+  std::vector<std::uint64_t> seen_;        // able_gpus: GPUs already asked this call (by stamp)
+  std::int32_t recent_head_ = -1;
+  std::uint64_t touch_seq_ = 0, instant_seq_ = 0, seen_stamp_ = 0;
   std::vector<Gang*> ready_gangs_;
   std::vector<Gang*> gang_iteration_ends_;
   std::int64_t batching_ = 0;              // gangs whose sub-runs in flight are a batch
@@ -1070,13 +1085,65 @@ bool Cluster::admits_queued_job(std::int32_t g) {
 bool Cluster::queued_gang_placeable() {
   update_waiting_gangs();
   for (const std::int32_t k : waiting_gangs_) {
-    const JobIndex j = gangs_[static_cast<std::size_t>(k)].job;
-    std::int32_t able = 0;
-    for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) {
-      if (at(g).gang < 0 && can_start(g, j) != Start::kNo && ++able == jobs_[static_cast<std::size_t>(j)].gpus) return true;
-    }
+    Gang& gang = gangs_[static_cast<std::size_t>(k)];
+    if (able_gpus(gang) >= static_cast<std::size_t>(jobs_[static_cast<std::size_t>(gang.job)].gpus)) return true;
   }
   return false;
+}
+
+// The GPUs that could take a replica of the gang's job now (no gang there, can_start), kept per
+// gang while it waits: a GPU's answer changes only at an instant it is touched (its completions,
+// a bind, its schedule), so the GPUs touched at or since the instant of the last count are asked
+// again and the others keep theirs. O(GPUs touched since) instead of O(GPUs) per call: with 108
+// GPUs and gang jobs waiting at millions of instants the full count was most of the run.
+std::size_t Cluster::able_gpus(Gang& gang) {
+  const JobIndex j = gang.job;
+  auto able = [&](std::int32_t g) { return at(g).gang < 0 && can_start(g, j) != Start::kNo; };
+  if (!gang.able_known || !opts_.incremental_gang_queue) {
+    gang.able.clear();
+    for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) {
+      if (able(g)) gang.able.push_back(g);
+    }
+  } else {
+    const std::uint64_t stamp = ++seen_stamp_;
+    for (std::int32_t g = recent_head_; g >= 0 && touch_seq_of_[static_cast<std::size_t>(g)] > gang.able_seq;
+         g = recent_next_[static_cast<std::size_t>(g)]) {
+      seen_[static_cast<std::size_t>(g)] = stamp;
+    }
+    std::erase_if(gang.able, [&](std::int32_t g) { return seen_[static_cast<std::size_t>(g)] == stamp; });
+    for (std::int32_t g = recent_head_; g >= 0 && touch_seq_of_[static_cast<std::size_t>(g)] > gang.able_seq;
+         g = recent_next_[static_cast<std::size_t>(g)]) {
+      if (able(g)) gang.able.push_back(g);
+    }
+  }
+  gang.able_known = true;
+  gang.able_seq = instant_seq_;
+  return gang.able.size();
+}
+
+// GPU g is touched at this instant: it moves to the head of the recency list.
+void Cluster::note_touch(std::int32_t g) {
+  const auto u = static_cast<std::size_t>(g);
+  if (recent_prev_.empty()) {
+    recent_prev_.assign(gpus_.size(), -1);
+    recent_next_.assign(gpus_.size(), -1);
+    touch_seq_of_.assign(gpus_.size(), 0);
+    seen_.assign(gpus_.size(), 0);
+    for (std::int32_t h = 0; h < static_cast<std::int32_t>(gpus_.size()); ++h) {  // every GPU, never touched yet
+      recent_next_[static_cast<std::size_t>(h)] = h + 1 < static_cast<std::int32_t>(gpus_.size()) ? h + 1 : -1;
+      recent_prev_[static_cast<std::size_t>(h)] = h - 1;
+    }
+    recent_head_ = gpus_.empty() ? -1 : 0;
+  }
+  touch_seq_of_[u] = ++touch_seq_;
+  if (recent_head_ == g) return;
+  const std::int32_t p = recent_prev_[u], n = recent_next_[u];
+  if (p >= 0) recent_next_[static_cast<std::size_t>(p)] = n;
+  if (n >= 0) recent_prev_[static_cast<std::size_t>(n)] = p;
+  recent_prev_[u] = -1;
+  recent_next_[u] = recent_head_;
+  if (recent_head_ >= 0) recent_prev_[static_cast<std::size_t>(recent_head_)] = g;
+  recent_head_ = g;
 }
 
 // waiting_gangs_: the gangs that arrived and wait in the cluster queue (neither placed nor
@@ -1264,6 +1331,9 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
         .push_back(GpuLoad{g, gpu.capacity, gpu.sched->free_bytes(), gpu.jobs, gpu.util_ppm});
   };
   if (s.gpus > 1) {
+    // Too few GPUs can take it (the same test as consider's, counted incrementally): blocked.
+    Gang& gang = gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(first_replica_[static_cast<std::size_t>(j)])])];
+    if (able_gpus(gang) < static_cast<std::size_t>(s.gpus)) return core::PendingQueue::Verdict::kBlocked;
     for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) consider(g);
   } else if (rank >= first_new_rank_ && first_new_rank_ >= 0 && first_candidate_) {
     // As below, but the placement takes the first candidate (first-fit): in GPU order, the GPUs
@@ -1417,6 +1487,7 @@ ClusterOutcome Cluster::run() {
     if (t == core::kNever) break;
     while (!wakes_.empty() && wakes_.top() <= t) wakes_.pop();
     now_ = t;
+    instant_seq_ = touch_seq_;
     taken_ = false;
     if (result_.events++ == 0) {
       for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) touch(g);

@@ -52,6 +52,11 @@ struct ClusterOptions {
   /// decide and plan again, so results do not depend on it (cluster_gang_plan_test cuts plans
   /// after a few runs); it bounds the memory of a rotation of millions of runs.
   std::int64_t joint_trace_limit = std::int64_t{1} << 16;
+  /// Count the GPUs that could take a gang job waiting in the cluster queue incrementally (only
+  /// the GPUs touched since the last count are asked again; cluster.cpp, Cluster::able_gpus).
+  /// Results are the same either way (tests/cluster/cluster_gang_test.cpp compares them); false
+  /// asks every GPU at every count.
+  bool incremental_gang_queue = true;
   /// Called every core::kProgressEvery instants when set (sched.progress is not: the GPUs'
   /// loops are steps of this one). Progress::jobs holds the replicas' states: job j's k replicas
   /// are consecutive, in input order (a 1-GPU job is its own replica), and finish together.
