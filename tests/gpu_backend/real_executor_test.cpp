@@ -23,6 +23,7 @@
 #include "gpu_backend/real_executor.h"
 #include "policies/registry.h"
 #include "support/jobs.h"
+#include "support/sanitizers.h"
 
 namespace {
 
@@ -329,14 +330,14 @@ TEST_CASE("the stop flag ends the run at iteration boundaries and marks unfinish
                                                  real_job("later", "lenet_32", ms(60'000), 10)});
   std::atomic<bool> stop{false};
   std::thread stopper([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100) * test::kSanitizerSlowdown);
     stop.store(true);
   });
   const auto t0 = std::chrono::steady_clock::now();
   const RealRun r = run_real(jobs, "pack", core::LaneMode::kAuto, &stop);
   const auto took = std::chrono::steady_clock::now() - t0;
   stopper.join();
-  CHECK(took < std::chrono::seconds(5));  // it returned long before the work was done
+  CHECK(took < std::chrono::seconds(5) * test::kSanitizerSlowdown);  // it returned long before the work was done
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     INFO("job ", jobs[i].id);
     const core::JobState& st = r.outcome.jobs[i];
@@ -355,14 +356,14 @@ TEST_CASE("the stop flag ends a run that is only waiting for arrivals") {
   const std::vector<JobSpec> jobs = test::trace({real_job("a", "lenet_32", ms(3'600'000), 5)});
   std::atomic<bool> stop{false};
   std::thread stopper([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100) * test::kSanitizerSlowdown);
     stop.store(true);
   });
   const auto t0 = std::chrono::steady_clock::now();
   const RealRun r = run_real(jobs, "srtf", std::nullopt, &stop);
   const auto took = std::chrono::steady_clock::now() - t0;
   stopper.join();
-  CHECK(took < std::chrono::seconds(5));
+  CHECK(took < std::chrono::seconds(5) * test::kSanitizerSlowdown);
   CHECK(r.outcome.jobs[0].status == JobStatus::kInterrupted);
   CHECK(r.outcome.iterations == 0);
 }
