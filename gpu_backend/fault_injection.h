@@ -86,8 +86,11 @@ class FaultInjector {
 /// and asks the injector.
 class IterationAllocations final : public AllocationGate {
  public:
+  /// Keeps a reference to `id` (the job's, which outlives the iteration): a temporary would dangle
+  /// (ASan's stack-use-after-scope in the test that passed "a"), so none binds.
   IterationAllocations(FaultInjector& faults, core::JobIndex job, const std::string& id, std::int64_t iteration)
       : faults_(faults), job_(job), id_(id), iteration_(iteration) {}
+  IterationAllocations(FaultInjector&, core::JobIndex, std::string&&, std::int64_t) = delete;
   void before_allocation(Bytes bytes) override { faults_.before_allocation(job_, id_, iteration_, next_++, bytes); }
 
  private:

@@ -189,7 +189,8 @@ TEST_CASE("a lost device is sticky: every later iteration, allocation, synchroni
   // The arena asks its gate before every allocation, and not the device after a refusal.
   FaultInjector g(rates(1, 0, 0, 1));
   gpu::Arena lane = pool.region(0, 4096);
-  gpu::IterationAllocations gate(g, 0, "a", 0);
+  const std::string job_a = "a";
+  gpu::IterationAllocations gate(g, 0, job_a, 0);
   lane.set_gate(&gate);
   CHECK_THROWS_AS(lane.allocate(100), gpu::AllocationRefused);
   CHECK(lane.used() == 0);

@@ -518,7 +518,10 @@ TEST_CASE("a catalog measured by salus-profile drives salus-run (default memory 
                        summary.string() + "'");
   INFO("salus-run stderr: ", r.err);
   REQUIRE(r.code == 0);
-  for (const json& res : read_json(summary).at("results")) {
+  // The document is named: a range-for over read_json(...).at(...) iterates a destroyed temporary
+  // (ASan: heap-use-after-free).
+  const json run_summary = read_json(summary);
+  for (const json& res : run_summary.at("results")) {
     CAPTURE(res.at("policy").get<std::string>());
     CHECK(res.at("jobs_done") == 5);
   }
