@@ -153,7 +153,7 @@ struct Gang {
   // and per gang run its first iteration's end on the slowest replica and its iterations
   // (joint::Trace).
   TimeNs joint_end = -1;
-  TimeNs joint_work = 0;                // its replicas' iteration time
+  TimeNs joint_work = 0;                // its replicas' iteration time (the slowest replica's)
   bool joint_traced = false;
   joint::Trace joint_trace;             // those ends per GPU and those gang runs
   // While it waits in the cluster queue: the GPUs that could take a replica (Cluster::able_gpus),
@@ -861,10 +861,16 @@ bool Cluster::plan_gang(Gang& gang) {
   const TimeNs t0 = now_;
   if (!joint_lanes(gang, t0)) return false;
   joint::Replica replica;
-  if (!joint::replicas_alike(joint_slots_, joint_lanes_, specs_[gang.replicas.front()].id, replica)) return false;
+  const bool alike = joint::replicas_alike(joint_slots_, joint_lanes_, specs_[gang.replicas.front()].id, replica);
   // The instants run by run steps these GPUs at matter only to gang jobs waiting in the cluster
   // queue (none can arrive before the plan's end).
   const bool traced = queued_gangs_ > 0;
+  // Replicas of different iteration times (GPUs of different speeds): each gang run ends as
+  // lock-step ends it (gang_end), but run by run also steps a faster replica's GPU where its own
+  // iterations end when they run one at a time: the first of every gang run, the second of a run
+  // of two (a batch needs two), any after a batch cut for a waiting gang job (check_batches). So
+  // beside a waiting gang job such a plan holds gang runs of at most two iterations, whose
+  // instants the trace keeps (joint::trace_round); it ends before a longer one.
   gang.joint_traced = traced;
   gang.joint_work = replica.work;
   gang.joint_trace.rounds.clear();
@@ -874,8 +880,10 @@ bool Cluster::plan_gang(Gang& gang) {
   }
   const TimeNs deadline = cursor_ < order_.size() ? jobs_[static_cast<std::size_t>(order_[cursor_])].arrival_ns : core::kNever;
   const joint::Outcome plan = joint::plan_rounds(joint_slots_, joint_lanes_, replica, t0, deadline, joint_scratch_,
-                                                 traced ? &gang.joint_trace : nullptr, opts_.joint_trace_limit);
+                                                 traced ? &gang.joint_trace : nullptr, opts_.joint_trace_limit,
+                                                 alike || !traced ? replica.left : 2);
   if (plan.rounds == 0) return false;
+  result_.joint_paced_plans += alike ? 0 : 1;
   hand_joint_plans(gang, t0, plan);
   return true;
 }

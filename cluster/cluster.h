@@ -86,6 +86,7 @@ struct ClusterOutcome {
   std::int64_t rewinds = 0;                         ///< plans taken back because a job was bound to their GPU
   std::int64_t joint_plans = 0;                     ///< joint plans of a gang job's GPUs (ClusterOptions::gang_plans)
   std::int64_t joint_gang_runs = 0;                 ///< the gang runs they covered
+  std::int64_t joint_paced_plans = 0;               ///< of the joint plans, those of replicas at different speeds
   std::int64_t joint_wakes = 0;                     ///< instants taken for a waiting gang job inside joint plans
 };
 

@@ -33,13 +33,15 @@ Lane add_lane(const core::PlanDispatch& offer, const sim::SimExecutor& sim, core
 bool replicas_alike(std::span<const Slot> slots, std::span<const Lane> lanes, const std::string& id, Replica& out) {
   const Slot& r0 = slots[lanes.front().replica];
   out = Replica{r0.work, r0.switch_cost, r0.extra, r0.left};
+  bool alike = true;
   for (const Lane& lane : lanes) {
     const Slot& r = slots[lane.replica];
-    if (r.work != out.work) return false;
+    alike = alike && r.work == r0.work;
+    out.work = std::max(out.work, r.work);
     SALUS_INVARIANT(r.switch_cost == out.switch_cost && r.extra == out.extra && r.left == out.left,
                     "a gang's replicas stand alike", id);
   }
-  return true;
+  return alike;
 }
 
 std::int64_t stretch(const Slot& h, const Slot* next) {
@@ -137,14 +139,22 @@ void undo_round(std::span<Slot> slots, std::vector<Lane>& lanes, const Scratch& 
   lanes = scratch.saved;
 }
 
+// The first iteration of the gang run from `start` on a lane: the replica's iteration time there,
+// and the switching cost where the lane's last job was another.
+TimeNs first_iteration(std::span<const Slot> slots, const Lane& lane, const Replica& rep) {
+  const bool switched = lane.last != lane.replica && lane.last != kNoSlot;
+  return slots[lane.replica].work + (switched ? rep.switch_cost : 0);
+}
+
 // Each lane's replica's first iteration of the gang run from `start` ends with its own extra and
-// switching cost; the gang run's with the slowest replica's.
-void trace_round(const std::vector<Lane>& lanes, const Replica& rep, TimeNs start, TimeNs first_end, std::int64_t m,
-                 Trace& trace) {
+// switching cost; the gang run's with the slowest replica's. A run of two iterations runs its
+// second alone (a batch needs two): a faster replica's ends before the slowest one's.
+void trace_round(std::span<const Slot> slots, const std::vector<Lane>& lanes, const Replica& rep, TimeNs start,
+                 TimeNs first_end, std::int64_t m, Trace& trace) {
   for (std::size_t i = 0; i < lanes.size(); ++i) {
-    const Lane& lane = lanes[i];
-    if (lane.last != lane.replica && lane.last != kNoSlot) trace.ends[i].push_back(start + rep.work + rep.extra + rep.switch_cost);
-    else trace.ends[i].push_back(start + rep.work + rep.extra);
+    trace.ends[i].push_back(start + first_iteration(slots, lanes[i], rep) + rep.extra);
+    const TimeNs w = slots[lanes[i].replica].work;
+    if (m == 2 && w < rep.work) trace.ends[i].push_back(first_end + w);
   }
   trace.rounds.emplace_back(first_end, m);
 }
@@ -152,7 +162,7 @@ void trace_round(const std::vector<Lane>& lanes, const Replica& rep, TimeNs star
 }  // namespace
 
 Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep, TimeNs t0, TimeNs deadline,
-                    Scratch& scratch, Trace* trace, std::int64_t trace_limit) {
+                    Scratch& scratch, Trace* trace, std::int64_t trace_limit, std::int64_t max_run) {
   Outcome out{0, 0, t0};
   std::int64_t traced = 0;  // instants the trace holds
   while (rep.left > 0) {
@@ -161,7 +171,7 @@ Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep
     bool fits = true;
     TimeNs start = t0;  // S: when the replica's turn has come on every GPU
     std::int64_t m = rep.left;
-    bool switched = false;
+    TimeNs first = 0;  // the gang run's first iteration, on its slowest lane
     for (std::size_t i = 0; i < lanes.size(); ++i) {
       Lane& lane = lanes[i];
       const std::int64_t turn = run_to_turn(slots, lane, deadline, scratch.log, trace ? &trace->ends[i] : nullptr);
@@ -171,14 +181,14 @@ Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep
       }
       start = std::max(start, lane.clock);
       m = std::min(m, turn);
-      switched |= lane.last != lane.replica && lane.last != kNoSlot;
+      first = std::max(first, first_iteration(slots, lane, rep));
     }
-    const TimeNs e = gang_end(rep, start, m, switched);
-    if (!fits || e > deadline) {
+    const TimeNs e = gang_end(rep, start, m, first);
+    if (!fits || e > deadline || m > max_run) {
       undo_round(slots, lanes, scratch, trace);
       break;
     }
-    if (trace != nullptr) trace_round(lanes, rep, start, gang_end(rep, start, 1, switched), m, *trace);
+    if (trace != nullptr) trace_round(slots, lanes, rep, start, gang_end(rep, start, 1, first), m, *trace);
     run_gang(slots, lanes, rep.switch_cost, m, e);
     rep.extra = 0;
     rep.left -= m;

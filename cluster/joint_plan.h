@@ -46,7 +46,8 @@ struct Run {
   TimeNs spent = 0, switched = 0, extra = 0;
   bool first = false;
 };
-/// The replicas' job: the same on every GPU.
+/// The replicas' job: the same on every GPU but its iteration time there; `work` is the slowest
+/// replica's (each lane's own is its slot's).
 struct Replica {
   TimeNs work = 0, switch_cost = 0, extra = 0;
   std::int64_t left = 0;
@@ -73,9 +74,9 @@ struct Scratch {
 /// lane.replica is kNoSlot when the offer does not hold `replica`.
 Lane add_lane(const core::PlanDispatch& offer, const sim::SimExecutor& sim, core::JobIndex replica, TimeNs t0,
               std::vector<Slot>& slots);
-/// The replica as the first lane has it (`out`); false when the lanes' replicas differ in
-/// iteration time (GPUs of different speeds: the recurrence assumes one). The replicas must
-/// otherwise stand alike (an invariant, naming `id`).
+/// The replica (`out`, its work the slowest replica's iteration time); false when the lanes'
+/// replicas differ in iteration time (GPUs of different speeds). The replicas must otherwise
+/// stand alike (an invariant, naming `id`).
 bool replicas_alike(std::span<const Slot> slots, std::span<const Lane> lanes, const std::string& id, Replica& out);
 /// The head's run from the head of its lane: its iterations before `next`, the least of the
 /// others (nullptr: none), at most what it has left.
@@ -89,10 +90,12 @@ std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std
                          std::vector<TimeNs>* ends);
 /// Takes back the runs of `log`, last first.
 void take_back(std::span<Slot> slots, std::span<const Run> log);
-/// The end E of a gang run of m iterations started at S = `start` (its first iteration with the
-/// replicas' extra, and their switching cost when some lane's last job was another).
-inline TimeNs gang_end(const Replica& rep, TimeNs start, std::int64_t m, bool switched) {
-  return start + rep.work + rep.extra + (switched ? rep.switch_cost : 0) + (m - 1) * rep.work;
+/// The end E of a gang run of m iterations started at S = `start`: lock-step, each iteration ends
+/// when the slowest replica's does; the first takes `first` (the most, over the lanes, of the
+/// replica's iteration time and the switching cost where the lane's last job was another) and
+/// the replicas' extra, the others the slowest replica's iteration time.
+inline TimeNs gang_end(const Replica& rep, TimeNs start, std::int64_t m, TimeNs first) {
+  return start + first + rep.extra + (m - 1) * rep.work;
 }
 /// The gang run of m iterations ending at `e`: every lane's replica runs them (its lane held from
 /// the lane's clock, its switching cost `switch_cost` paid where the lane's last job was another),
@@ -101,9 +104,11 @@ void run_gang(std::span<Slot> slots, std::span<Lane> lanes, TimeNs switch_cost, 
 /// The rounds from t0: each lane's runs to the replica's turn, then the gang run, while the round
 /// ends by `deadline` and no 1-GPU job finishes in it, or until the replicas finish. `trace`, when
 /// not null, gets what run by run steps at, and the plan ends with the first round after which it
-/// holds `trace_limit` instants or more (at least one round).
+/// holds `trace_limit` instants or more (at least one round), and before a gang run of more than
+/// `max_run` iterations.
 Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep, TimeNs t0, TimeNs deadline,
-                    Scratch& scratch, Trace* trace, std::int64_t trace_limit = std::numeric_limits<std::int64_t>::max());
+                    Scratch& scratch, Trace* trace, std::int64_t trace_limit = std::numeric_limits<std::int64_t>::max(),
+                    std::int64_t max_run = std::numeric_limits<std::int64_t>::max());
 /// Lane `lane`'s report: per job of its offer (in the offer's order) what the plan ran.
 void write_report(std::span<const Slot> slots, const Lane& lane, core::JobIndex last_job, TimeNs end,
                   core::PlanReport& r);

@@ -32,7 +32,7 @@ std::string describe(const core::JobState& s) {
 
 struct Tally {
   std::int64_t compared = 0, joint_plans = 0, joint_gang_runs = 0, gang_iterations = 0, wakes = 0, joint_events = 0,
-               stepped_events = 0, cut_traces = 0;
+               stepped_events = 0, cut_traces = 0, paced_plans = 0;
 };
 
 /// a and b agree on every job's state, the placements, the busy samples and the counters the
@@ -77,6 +77,7 @@ void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, 
   check_same(apart, each);
   tally.joint_plans += joint.joint_plans;
   tally.joint_gang_runs += joint.joint_gang_runs;
+  tally.paced_plans += joint.joint_paced_plans;
   tally.gang_iterations += joint.gang_iterations;
   tally.wakes += joint.joint_wakes;
   tally.joint_events += joint.events;
@@ -128,6 +129,13 @@ TEST_CASE("cluster joint plans: a gang job's GPUs planned together give the resu
     // Plans beside a waiting gang job cut after a few runs (ClusterOptions::joint_trace_limit):
     // each ends at a gang run's end and the GPUs plan again there.
     if (seed % 7 < 3) opts.joint_trace_limit = static_cast<std::int64_t>(1 + seed % 7 * 9);
+    // A third of the traces on GPUs of two or three speeds: a gang's replicas may run at
+    // different paces (each gang run at its slowest replica's).
+    if (seed % 3 == 2) {
+      for (std::size_t g = 0; g < opts.cluster.gpus.size(); ++g) {
+        opts.cluster.gpus[g].speed_ppm = g % 3 == 0 ? 1'000'000 : g % 3 == 1 ? 1'500'000 : 700'000;
+      }
+    }
     if (seed % 4 == 3) {
       std::mt19937_64 rng(seed * 11);
       for (const core::JobSpec& j : jobs) opts.actual_iter_ns.push_back(j.iter_ns + static_cast<core::TimeNs>(rng() % 2'000'000));
@@ -146,14 +154,68 @@ TEST_CASE("cluster joint plans: a gang job's GPUs planned together give the resu
   }
   CHECK(tally.compared == 320);
   CHECK(tally.cut_traces > 5);  // the limit cut plans short (more plans than without it)
+  CHECK(tally.paced_plans > 50);  // gangs across GPUs of different speeds were planned jointly
   MESSAGE("joint plans ", tally.joint_plans, " covering ", tally.joint_gang_runs, " of ", tally.gang_iterations,
           " gang iterations' runs, wakes ", tally.wakes, ", instants ", tally.joint_events, " with joint plans, ",
-          tally.stepped_events, " run by run; ", tally.cut_traces, " runs with plans cut by the trace limit");
+          tally.stepped_events, " run by run; ", tally.cut_traces, " runs with plans cut by the trace limit; ",
+          tally.paced_plans, " plans of replicas at different speeds");
   // Joint plans ran, over many gang runs, beside gang jobs waiting in the queue: not vacuous.
   CHECK(tally.joint_plans > 500);
   CHECK(tally.joint_gang_runs > 20000);
   CHECK(tally.wakes > 5);
   CHECK(tally.joint_events < tally.stepped_events);
+}
+
+// Gangs across GPUs of three speeds, crowded (a third of the jobs gangs, half of the whole GPU,
+// arriving four times as fast as in the traces above, with gang jobs waiting in the cluster
+// queue): joint plans of replicas at different paces give the results of deciding at every
+// boundary. Beside a waiting gang job such a plan holds gang runs of at most two iterations and
+// keeps the instants where run by run steps a faster replica's GPU on its own (joint_plan_test
+// checks those instants by hand; a waiting gang job that becomes placeable inside a plan is rare
+// here).
+TEST_CASE("cluster joint plans: replicas at different speeds beside waiting gang jobs, as run by run") {
+  const std::unique_ptr<sim::InterferenceModel> profiled = sim::make_interference("profiled", nullptr, nullptr, 0.8);
+  const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
+  const std::vector<std::string> placements = cluster::placement_registry().names();
+  Tally tally;
+  for (std::uint64_t seed = 1; seed <= 120; ++seed) {
+    const auto gpus = static_cast<std::int32_t>(3 + seed % 6);
+    const auto jobs = test::random_jobs(seed * 31, 20 + static_cast<int>(seed % 20), 1 + static_cast<std::int64_t>(seed % 3),
+                                        [&](core::JobSpec& j, int, auto& pick) {
+                                          j.arrival_ns /= 4;
+                                          if (pick(0, 2) == 0) j.gpus = static_cast<std::int32_t>(pick(2, std::min<std::int64_t>(4, gpus)));
+                                          if (pick(0, 1) == 0) {
+                                            j.persistent = 0;
+                                            j.ephemeral = test::gib(16);
+                                          }
+                                          if (pick(0, 3) == 0) j.first_iter_extra_ns = pick(0, 4'000'000);
+                                          if (j.gpus == 1 && pick(0, 2) == 0) {  // only the 20 GiB GPUs hold it
+                                            j.persistent = test::gib(10);
+                                            j.ephemeral = test::gib(8);
+                                          }
+                                        });
+    cluster::ClusterOptions opts;
+    opts.cluster = cluster::ClusterSpec::uniform(gpus, test::gib(16));
+    opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(20), gpus});
+    opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(20), gpus + 1});
+    for (std::size_t g = 0; g < opts.cluster.gpus.size(); ++g) {
+      opts.cluster.gpus[g].speed_ppm = g % 3 == 0 ? 1'000'000 : g % 3 == 1 ? 1'500'000 : 700'000;
+    }
+    opts.placement = placements[seed % placements.size()];
+    opts.sched.lane_mode = core::LaneMode::kSingle;
+    opts.model = seed % 2 == 0 ? profiled.get() : none.get();
+    opts.switch_cost_ns = seed % 3 == 1 ? 0 : test::ms(1) + 333;
+    for (const std::string policy : {"fair", "las"}) {
+      CAPTURE(seed);
+      CAPTURE(policy);
+      CAPTURE(opts.placement);
+      compare(jobs, policy, opts, tally);
+    }
+  }
+  CHECK(tally.compared == 240);
+  MESSAGE("joint plans ", tally.joint_plans, " (", tally.paced_plans, " of replicas at different speeds), wakes ",
+          tally.wakes);
+  CHECK(tally.paced_plans > 1000);
 }
 
 // A gang job waiting in the cluster queue is placed at the instant after the one where k GPUs

@@ -3,6 +3,7 @@
 // cluster_gang_plan_test.cpp checks the whole against deciding at every boundary.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <tuple>
 #include <vector>
 
@@ -172,6 +173,54 @@ TEST_CASE("joint plan: add_lane times the offer's jobs as the GPU's executor doe
   joint::Replica r;
   CHECK(joint::replicas_alike(h.slots, h.lanes, "R", r));
   CHECK((r.work == 10 && r.switch_cost == 2 && r.extra == 1 && r.left == 3));
-  h.slots[2].work = 20;  // a GPU of another speed
+  h.slots[2].work = 20;  // a GPU of another speed: the slowest replica's iteration time
   CHECK_FALSE(joint::replicas_alike(h.slots, h.lanes, "R", r));
+  CHECK((r.work == 20 && r.switch_cost == 2 && r.extra == 1 && r.left == 3));
+}
+
+TEST_CASE("joint plan: replicas of different iteration times run each gang run at the slowest one's pace") {
+  // The hand case with R taking 20 on GPU 1 (last ran R: no switch) and 10 on GPU 0 (fresh).
+  // Round 1: S = 100, m = 1; first iteration: max(10, 20) + extra 1: E = 121.
+  // Round 2: GPU 0 runs X (4 + switch 2) to 127; S = 127; max(10 + switch 2, 20) (no extra now):
+  //   E = 147. Round 3: GPU 0 runs X to 153; E = 173; R has none left.
+  Hand h;
+  h.slots[2].work = 20;
+  joint::Replica rep;
+  CHECK_FALSE(joint::replicas_alike(h.slots, h.lanes, "R", rep));
+  joint::Scratch scratch;
+  const joint::Outcome out = joint::plan_rounds(h.slots, h.lanes, rep, 100, core::kNever, scratch, nullptr);
+  CHECK((out.rounds == 3 && out.gang_iterations == 3 && out.end == 173));
+  core::PlanReport r0, r1;
+  joint::write_report(h.slots, h.lanes[0], 7, out.end, r0);
+  joint::write_report(h.slots, h.lanes[1], 8, out.end, r1);
+  CHECK(r0.busy_ns == std::vector<TimeNs>{21 + 20 + 20, 6 + 6});  // R held from each dispatch to the run's end
+  CHECK(r1.busy_ns == std::vector<TimeNs>{73});
+  CHECK(r0.switch_ns == std::vector<TimeNs>{4, 4});
+  // A run of m iterations: the first as above, the others the slowest replica's 20 each.
+  CHECK(joint::gang_end(rep, 0, 3, 20) == 20 + 1 + 2 * 20);
+
+  // X at level 15: R's first turn on GPU 0 holds 2 iterations, a gang run of two: E1 = 100 +
+  // max(10, 20) + 1 = 121, E = 141; its second iteration runs alone, so GPU 0's replica ends it
+  // at 121 + 10 = 131, an instant of its own. Then X (4 + switch 2) to 147, R once: S = 147,
+  // first max(10 + 2, 20): E = 167 (GPU 0's replica at 159).
+  Hand two;
+  two.slots[2].work = 20;
+  two.slots[1].level = 15;
+  CHECK_FALSE(joint::replicas_alike(two.slots, two.lanes, "R", rep));
+  joint::Trace trace;
+  trace.ends.resize(2);
+  const joint::Outcome o = joint::plan_rounds(two.slots, two.lanes, rep, 100, core::kNever, scratch, &trace);
+  CHECK((o.rounds == 2 && o.gang_iterations == 3 && o.end == 167));
+  CHECK(trace.ends[0] == std::vector<TimeNs>{111, 131, 147, 159});
+  CHECK(trace.ends[1] == std::vector<TimeNs>{121, 167});
+  CHECK(trace.rounds == std::vector<std::pair<TimeNs, std::int64_t>>{{121, 2}, {167, 1}});
+  // Gang runs of at most one iteration: the plan ends before the first (no round).
+  Hand capped;
+  capped.slots[2].work = 20;
+  capped.slots[1].level = 15;
+  trace = joint::Trace{};
+  trace.ends.resize(2);
+  const joint::Outcome none = joint::plan_rounds(capped.slots, capped.lanes, rep, 100, core::kNever, scratch, &trace,
+                                                 std::numeric_limits<std::int64_t>::max(), 1);
+  CHECK((none.rounds == 0 && none.end == 100 && capped.lanes[0].clock == 100 && trace.ends[0].empty()));
 }
