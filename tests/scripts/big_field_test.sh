@@ -7,7 +7,9 @@
 #   bash tests/scripts/big_field_test.sh BUILD_DIR [FIELD_BYTES]
 #
 # FIELD_BYTES 2000000000 checks a 2 GB field the same way (needs 2 GB of free disk; ctest runs
-# 300 MB). Prints the wall time and max resident memory it measured.
+# 300 MB). Prints the wall time and max resident memory it measured. In a sanitizer build (ctest
+# sets SALUS_SANITIZE) the margin is 256 MiB: TSan's shadow memory of the read buffers took the
+# run 145 MiB above the one-row trace's (issue 32 asks under 400 MB for a 300 MB field).
 set -euo pipefail
 build=${1:?usage: big_field_test.sh BUILD_DIR [FIELD_BYTES]}
 bytes=${2:-300000000}
@@ -15,6 +17,8 @@ sim=$build/bin/salus-sim
 # The shipped catalog, wherever the build is.
 export SALUS_DATA_DIR=${SALUS_DATA_DIR:-$(cd "$(dirname "$0")/../../traces" && pwd)}
 fail() { echo "big_field_test: $*" >&2; exit 1; }
+margin_kb=65536
+[ -z "${SALUS_SANITIZE:-}" ] || margin_kb=262144
 [ -x "$sim" ] || fail "$sim not found"
 [ -x /usr/bin/time ] || { echo "big_field_test: /usr/bin/time not found: skipped" >&2; exit 77; }
 tmp=$(mktemp -d)
@@ -52,7 +56,7 @@ check() {
     *) fail "the message does not name $trace:$line:1 and the field's $bytes bytes: $err" ;;
   esac
   awk -v s="$secs" 'BEGIN {exit !(s < 20)}' || fail "took $secs s, expected under 20"
-  [ "$rss_kb" -lt $((base_kb + 65536)) ] || fail "max RSS $rss_kb KiB, more than 64 MiB above the one-row trace's $base_kb KiB"
+  [ "$rss_kb" -lt $((base_kb + margin_kb)) ] || fail "max RSS $rss_kb KiB, more than $((margin_kb / 1024)) MiB above the one-row trace's $base_kb KiB"
 }
 # After a header and a row: the format is known when the field comes.
 check "$tmp/big.csv" 3
