@@ -456,6 +456,11 @@ class Cluster {
   bool admits_queued_job(std::int32_t g);
   bool queued_gang_placeable();
   std::size_t able_gpus(Gang& gang);
+  /// A gang job left the cluster queue (placed or rejected): its count is not kept any more.
+  static void forget_able(Gang& gang) {
+    std::vector<std::int32_t>().swap(gang.able);
+    gang.able_known = false;
+  }
   void note_touch(std::int32_t g);
   void update_waiting_gangs();
   void advance(std::int32_t g, TimeNs t) {
@@ -1169,8 +1174,11 @@ void Cluster::update_waiting_gangs() {
     waiting_gangs_.push_back(gang_arrivals_[gangs_arrived_]);
   }
   std::erase_if(waiting_gangs_, [&](std::int32_t k) {
-    const Gang& gang = gangs_[static_cast<std::size_t>(k)];
-    return gang.gpus.front() >= 0 || states_[static_cast<std::size_t>(gang.replicas.front())].status == JobStatus::kRejected;
+    Gang& gang = gangs_[static_cast<std::size_t>(k)];
+    const bool gone =
+        gang.gpus.front() >= 0 || states_[static_cast<std::size_t>(gang.replicas.front())].status == JobStatus::kRejected;
+    if (gone) forget_able(gang);
+    return gone;
   });
 }
 
@@ -1390,7 +1398,10 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
   }
   ++result_.placements;
   if (const auto it = queued_demands_.find({s.persistent, s.ephemeral}); --it->second == 0) queued_demands_.erase(it);
-  if (s.gpus > 1) --queued_gangs_;
+  if (s.gpus > 1) {
+    --queued_gangs_;
+    forget_able(gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r0)])]);
+  }
   return core::PendingQueue::Verdict::kAdmitted;
 }
 
