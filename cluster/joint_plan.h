@@ -6,8 +6,10 @@
 /// the gang's replica among them. A round runs every lane's 1-GPU runs up to the replica's turn
 /// (the head of the lane's rotation, least (level, order)); the gang run starts when the turn has
 /// come on every GPU, at S = max over the lanes of their clocks, runs m iterations (the fewest any
-/// lane's turn holds) and ends at E = S + the iteration time + the extra + the switching cost if
-/// any lane's last job was another + (m - 1) iteration times; every lane's clock is then E.
+/// lane's turn holds) and ends at E = S + the first iteration (the most over the lanes of the
+/// replica's iteration time there and the switching cost where the lane's last job was another)
+/// + the extra + (m - 1) times the slowest replica's iteration time (gang_end); every lane's clock
+/// is then E.
 #include <cstdint>
 #include <limits>
 #include <span>
