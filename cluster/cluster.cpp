@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
 #include <memory>
 #include <numeric>
 #include <queue>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "cluster/joint_plan.h"
 #include "cluster/placement.h"

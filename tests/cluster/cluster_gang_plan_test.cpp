@@ -106,36 +106,45 @@ std::vector<core::JobSpec> random_trace(std::uint64_t seed, int n, std::int32_t 
   });
 }
 
+/// The options both random comparisons start from: `gpus` GPUs of 16 GiB, FAIR's and LAS's one
+/// lane, the placement, model and switching cost the seed picks.
+cluster::ClusterOptions rotation_options(std::uint64_t seed, std::int32_t gpus, const sim::InterferenceModel& profiled,
+                                         const sim::InterferenceModel& none) {
+  cluster::ClusterOptions opts;
+  opts.cluster = cluster::ClusterSpec::uniform(gpus, test::gib(16));
+  const std::vector<std::string> placements = cluster::placement_registry().names();
+  opts.placement = placements[seed % placements.size()];
+  opts.sched.lane_mode = core::LaneMode::kSingle;  // FAIR's and LAS's own
+  opts.model = seed % 2 == 0 ? &profiled : &none;
+  opts.switch_cost_ns = seed % 3 == 1 ? 0 : test::ms(1) + 333;
+  return opts;
+}
+
+/// GPUs of three speeds in turn (1, 1.5, 0.7): a gang's replicas may run at different paces.
+void three_speeds(cluster::ClusterSpec& c) {
+  for (std::size_t g = 0; g < c.gpus.size(); ++g) c.gpus[g].speed_ppm = g % 3 == 0 ? 1'000'000 : g % 3 == 1 ? 1'500'000 : 700'000;
+}
+
 }  // namespace
 
 TEST_CASE("cluster joint plans: a gang job's GPUs planned together give the results of deciding at every boundary") {
   const std::unique_ptr<sim::InterferenceModel> profiled = sim::make_interference("profiled", nullptr, nullptr, 0.8);
   const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
-  const std::vector<std::string> placements = cluster::placement_registry().names();
   Tally tally;
   for (std::uint64_t seed = 1; seed <= 160; ++seed) {
     const auto gpus = static_cast<std::int32_t>(2 + seed % 9);
     const auto jobs = random_trace(seed, 16 + static_cast<int>(seed % 24), gpus);
-    cluster::ClusterOptions opts;
-    opts.cluster = cluster::ClusterSpec::uniform(gpus, test::gib(16));
+    cluster::ClusterOptions opts = rotation_options(seed, gpus, *profiled, *none);
     // Most traces on mixed memory: jobs only the large GPU holds wait in its own queue, and a gang
     // job waiting in the cluster queue may find it can start there once it admitted them.
     if (seed % 4 != 0) opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(20), gpus});
-    opts.placement = placements[seed % placements.size()];
-    opts.sched.lane_mode = core::LaneMode::kSingle;  // FAIR's and LAS's own
-    opts.model = seed % 2 == 0 ? profiled.get() : none.get();
-    opts.switch_cost_ns = seed % 3 == 1 ? 0 : test::ms(1) + 333;
     opts.gang_batches = seed % 5 != 0;
     // Plans beside a waiting gang job cut after a few runs (ClusterOptions::joint_trace_limit):
     // each ends at a gang run's end and the GPUs plan again there.
     if (seed % 7 < 3) opts.joint_trace_limit = static_cast<std::int64_t>(1 + seed % 7 * 9);
     // A third of the traces on GPUs of two or three speeds: a gang's replicas may run at
     // different paces (each gang run at its slowest replica's).
-    if (seed % 3 == 2) {
-      for (std::size_t g = 0; g < opts.cluster.gpus.size(); ++g) {
-        opts.cluster.gpus[g].speed_ppm = g % 3 == 0 ? 1'000'000 : g % 3 == 1 ? 1'500'000 : 700'000;
-      }
-    }
+    if (seed % 3 == 2) three_speeds(opts.cluster);
     if (seed % 4 == 3) {
       std::mt19937_64 rng(seed * 11);
       for (const core::JobSpec& j : jobs) opts.actual_iter_ns.push_back(j.iter_ns + static_cast<core::TimeNs>(rng() % 2'000'000));
@@ -176,7 +185,6 @@ TEST_CASE("cluster joint plans: a gang job's GPUs planned together give the resu
 TEST_CASE("cluster joint plans: replicas at different speeds beside waiting gang jobs, as run by run") {
   const std::unique_ptr<sim::InterferenceModel> profiled = sim::make_interference("profiled", nullptr, nullptr, 0.8);
   const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
-  const std::vector<std::string> placements = cluster::placement_registry().names();
   Tally tally;
   for (std::uint64_t seed = 1; seed <= 120; ++seed) {
     const auto gpus = static_cast<std::int32_t>(3 + seed % 6);
@@ -194,17 +202,10 @@ TEST_CASE("cluster joint plans: replicas at different speeds beside waiting gang
                                             j.ephemeral = test::gib(8);
                                           }
                                         });
-    cluster::ClusterOptions opts;
-    opts.cluster = cluster::ClusterSpec::uniform(gpus, test::gib(16));
+    cluster::ClusterOptions opts = rotation_options(seed, gpus, *profiled, *none);
     opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(20), gpus});
     opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(20), gpus + 1});
-    for (std::size_t g = 0; g < opts.cluster.gpus.size(); ++g) {
-      opts.cluster.gpus[g].speed_ppm = g % 3 == 0 ? 1'000'000 : g % 3 == 1 ? 1'500'000 : 700'000;
-    }
-    opts.placement = placements[seed % placements.size()];
-    opts.sched.lane_mode = core::LaneMode::kSingle;
-    opts.model = seed % 2 == 0 ? profiled.get() : none.get();
-    opts.switch_cost_ns = seed % 3 == 1 ? 0 : test::ms(1) + 333;
+    three_speeds(opts.cluster);
     for (const std::string policy : {"fair", "las"}) {
       CAPTURE(seed);
       CAPTURE(policy);
