@@ -125,8 +125,9 @@ mkdir -p "$OUT" || die "cannot create $OUT"
 #   t_s,rss_kib,pool_rss_kib,pool_vma_kib,fds,threads,file_kib
 # rss_kib is VmRSS; file_kib is RssFile, the pages of mapped files (the program and its shared
 # libraries: a CUDA build maps cuDNN and cuBLAS, hundreds of MiB, whose pages become resident as
-# code first runs; not a leak, and not counted in what must stay flat). The pool is one aligned_alloc of --gpu-mem, an anonymous read-write mapping of
-# its own from 32 MiB up (glibc's largest mmap threshold), but the kernel merges it with an
+# code first runs; not a leak, and not counted in what must stay flat). The pool is one
+# aligned_alloc of --gpu-mem, an anonymous read-write mapping of its own from 32 MiB up (glibc's
+# largest mmap threshold), but the kernel merges it with an
 # adjacent anonymous mapping of the same flags (seen: 672 KiB more); so the pool's mapping is the
 # largest anonymous rw-p mapping of at least --gpu-mem in /proc/PID/smaps, pool_vma_kib its size
 # and pool_rss_kib its resident part (whatever was merged into it counts as the pool's: at most
