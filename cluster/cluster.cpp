@@ -730,7 +730,10 @@ void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
   // A batch needs the replicas in phase: one iteration time on every GPU, or (GPUs of different
   // speeds) every faster replica held to the slowest one's pace where that changes nothing
   // (paceable); else lock-step, one iteration at a time, each ending when the slowest replica's
-  // does.
+  // does. After the first, an iteration run alone (the last of a run, or after a batch was cut)
+  // is paced too where it can be: a faster replica's GPU is then stepped where the slowest one's
+  // is, whether the run went as a batch or one iteration at a time (and a joint plan need not
+  // know where batches were cut: plan_gang).
   TimeNs pace = 0;
   for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
     pace = std::max(pace, at(gang.gpus[i]).exec->sim().iter_time(gang.chosen[i].job));
@@ -753,7 +756,7 @@ void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
     Dispatch d = gang.chosen[i];
     d.iterations = batch ? left : 1;
     if (!first) d.extra_ns = 0;
-    if (batch && !in_phase) {
+    if (!first && !in_phase && paceable) {
       at(g).exec->sim().start_paced(d, pace);
     } else {
       at(g).exec->sim().start(d);
@@ -872,10 +875,15 @@ bool Cluster::plan_gang(Gang& gang) {
   const bool traced = queued_gangs_ > 0;
   // Replicas of different iteration times (GPUs of different speeds): each gang run ends as
   // lock-step ends it (gang_end), but run by run also steps a faster replica's GPU where its own
-  // iterations end when they run one at a time: the first of every gang run, the second of a run
-  // of two (a batch needs two), any after a batch cut for a waiting gang job (check_batches). So
-  // beside a waiting gang job such a plan holds gang runs of at most two iterations, whose
-  // instants the trace keeps (joint::trace_round); it ends before a longer one.
+  // first iteration of every gang run ends (the trace keeps it: joint::trace_round); the later
+  // ones are paced to the slowest replica's (start_sub_runs) where its GPU is paceable, as it
+  // stays through the plan (its one lane idle, nothing admitted or finished). Where one is not,
+  // every iteration of a faster replica ends at an instant of its own: beside a waiting gang job
+  // such a plan holds gang runs of one iteration only.
+  bool paced = true;
+  for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
+    if (joint_slots_[joint_lanes_[i].replica].work < replica.work) paced = paced && paceable_on(gang.gpus[i]);
+  }
   gang.joint_traced = traced;
   gang.joint_work = replica.work;
   gang.joint_trace.rounds.clear();
@@ -886,7 +894,7 @@ bool Cluster::plan_gang(Gang& gang) {
   const TimeNs deadline = cursor_ < order_.size() ? jobs_[static_cast<std::size_t>(order_[cursor_])].arrival_ns : core::kNever;
   const joint::Outcome plan = joint::plan_rounds(joint_slots_, joint_lanes_, replica, t0, deadline, joint_scratch_,
                                                  traced ? &gang.joint_trace : nullptr, opts_.joint_trace_limit,
-                                                 alike || !traced ? replica.left : 2);
+                                                 alike || !traced || paced ? replica.left : 1);
   if (plan.rounds == 0) return false;
   result_.joint_paced_plans += alike ? 0 : 1;
   hand_joint_plans(gang, t0, plan);

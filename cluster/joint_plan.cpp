@@ -147,14 +147,12 @@ TimeNs first_iteration(std::span<const Slot> slots, const Lane& lane, const Repl
 }
 
 // Each lane's replica's first iteration of the gang run from `start` ends with its own extra and
-// switching cost; the gang run's with the slowest replica's. A run of two iterations runs its
-// second alone (a batch needs two): a faster replica's ends before the slowest one's.
+// switching cost; the gang run's with the slowest replica's. The later iterations end on every
+// lane where the slowest replica's do (a faster replica's are paced: Cluster::start_sub_runs).
 void trace_round(std::span<const Slot> slots, const std::vector<Lane>& lanes, const Replica& rep, TimeNs start,
                  TimeNs first_end, std::int64_t m, Trace& trace) {
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     trace.ends[i].push_back(start + first_iteration(slots, lanes[i], rep) + rep.extra);
-    const TimeNs w = slots[lanes[i].replica].work;
-    if (m == 2 && w < rep.work) trace.ends[i].push_back(first_end + w);
   }
   trace.rounds.emplace_back(first_end, m);
 }

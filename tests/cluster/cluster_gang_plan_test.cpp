@@ -178,10 +178,10 @@ TEST_CASE("cluster joint plans: a gang job's GPUs planned together give the resu
 // Gangs across GPUs of three speeds, crowded (a third of the jobs gangs, half of the whole GPU,
 // arriving four times as fast as in the traces above, with gang jobs waiting in the cluster
 // queue): joint plans of replicas at different paces give the results of deciding at every
-// boundary. Beside a waiting gang job such a plan holds gang runs of at most two iterations and
-// keeps the instants where run by run steps a faster replica's GPU on its own (joint_plan_test
-// checks those instants by hand; a waiting gang job that becomes placeable inside a plan is rare
-// here).
+// boundary. Beside a waiting gang job such a plan keeps the instants where run by run steps a
+// faster replica's GPU on its own, the end of its first iteration of each gang run (the later
+// ones are paced); a waiting gang job that becomes placeable inside a plan is rare here (the
+// next test makes it happen).
 TEST_CASE("cluster joint plans: replicas at different speeds beside waiting gang jobs, as run by run") {
   const std::unique_ptr<sim::InterferenceModel> profiled = sim::make_interference("profiled", nullptr, nullptr, 0.8);
   const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
@@ -266,4 +266,62 @@ TEST_CASE("cluster joint plans: a gang job that can start while another gang's j
     CHECK(out.outcome.jobs[6].first_start_ns <= x_end + test::ms(12));
     CHECK(out.joint_plans >= 2);
   }
+}
+
+// The same, with gang A's replicas at different speeds (GPU 0 at 1, GPU 1 at 1.5: A takes 10 ms
+// there and 6.67 ms here, each gang run at the slower one's pace) and 1-GPU jobs a0 and a1 whose
+// iterations (20 or 30 ms) give A turns of two or three iterations under FAIR and LAS: A's joint
+// plans beside the waiting gang job B hold gang runs of two and three iterations. Run by run, the
+// iterations after a gang run's first are paced to the slowest replica's, run as a batch or alone
+// (the second of a run of two, the one left after a batch cut where B became placeable), so GPU
+// 1 is stepped only where GPU 0 is, and a plan need not know where batches were cut. X's length
+// sweeps the instant B becomes placeable across A's runs: B must start where it starts run by
+// run, at the next boundary of GPU 0 or 1.
+TEST_CASE("cluster joint plans: a gang across speeds, long runs beside a waiting gang job, as run by run") {
+  const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
+  const core::Bytes g16 = test::gib(16);
+  std::int64_t wakes_beside_b = 0, compared = 0;
+  for (const std::int64_t other_ms : {20, 30}) {
+    for (std::int64_t x_iterations = 1000; x_iterations < 1024; ++x_iterations) {
+      auto jobs = test::trace({test::job("A", 0, 3000, test::ms(10), 0, g16, 100'000),
+                               test::job("X", 0, x_iterations, test::ms(5) + 77'777, test::gib(10), test::gib(8)),
+                               test::job("Y", 0, 1000, test::ms(5), test::gib(10), test::gib(8)),
+                               test::job("f2", 0, 100'000, test::ms(10), 0, test::gib(4)),
+                               test::job("a0", 0, 2000, test::ms(other_ms), 0, g16),
+                               test::job("a1", 0, 2000, test::ms(other_ms), 0, g16),
+                               test::job("B", test::ms(100), 50, test::ms(20), test::gib(1), test::gib(1))});
+      jobs[0].gpus = 2;
+      jobs[6].gpus = 2;
+      cluster::ClusterOptions opts;
+      opts.cluster = cluster::ClusterSpec::uniform(3, g16);
+      opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(20), 3});
+      opts.cluster.gpus[1].speed_ppm = 1'500'000;
+      opts.cluster.gpus[2].speed_ppm = 700'000;
+      opts.cluster.gpus[3].speed_ppm = 1'200'000;
+      opts.placement = "least-loaded";
+      opts.sched.lane_mode = core::LaneMode::kSingle;
+      opts.model = none.get();
+      opts.switch_cost_ns = test::ms(1);
+      for (const std::string policy : {"fair", "las"}) {
+        CAPTURE(other_ms);
+        CAPTURE(x_iterations);
+        CAPTURE(policy);
+        Tally tally;
+        compare(jobs, policy, opts, tally);
+        ++compared;
+        const cluster::ClusterOutcome out = cluster::run_cluster(jobs, policy, opts);
+        REQUIRE(out.job_gpus[0] == std::vector<std::int32_t>{0, 1});
+        CHECK(out.job_gpus[6] == std::vector<std::int32_t>{2, 3});
+        CHECK(out.joint_paced_plans >= 2);
+        wakes_beside_b += out.joint_wakes;
+        // B starts within one run of GPU 0 or 1 after X's end (a0's or a1's run, or A's of up
+        // to three iterations at 10 ms).
+        const core::TimeNs x_end = out.outcome.jobs[1].finish_ns;
+        CHECK(out.outcome.jobs[6].first_start_ns > x_end);
+        CHECK(out.outcome.jobs[6].first_start_ns <= x_end + test::ms(other_ms * 3 / 2 + 32));
+      }
+    }
+  }
+  CHECK(compared == 96);
+  CHECK(wakes_beside_b >= 48);  // B waited beside A's joint plans, which woke the loop for it
 }

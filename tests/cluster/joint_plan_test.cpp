@@ -200,9 +200,10 @@ TEST_CASE("joint plan: replicas of different iteration times run each gang run a
   CHECK(joint::gang_end(rep, 0, 3, 20) == 20 + 1 + 2 * 20);
 
   // X at level 15: R's first turn on GPU 0 holds 2 iterations, a gang run of two: E1 = 100 +
-  // max(10, 20) + 1 = 121, E = 141; its second iteration runs alone, so GPU 0's replica ends it
-  // at 121 + 10 = 131, an instant of its own. Then X (4 + switch 2) to 147, R once: S = 147,
-  // first max(10 + 2, 20): E = 167 (GPU 0's replica at 159).
+  // max(10, 20) + 1 = 121 (GPU 0's replica's first iteration ends at 111, an instant of its own),
+  // E = 141; the second iteration is paced to the slowest replica's, so GPU 0's replica ends it
+  // at 141 too. Then X (4 + switch 2) to 147, R once: S = 147, first max(10 + 2, 20): E = 167
+  // (GPU 0's replica at 159).
   Hand two;
   two.slots[2].work = 20;
   two.slots[1].level = 15;
@@ -211,7 +212,7 @@ TEST_CASE("joint plan: replicas of different iteration times run each gang run a
   trace.ends.resize(2);
   const joint::Outcome o = joint::plan_rounds(two.slots, two.lanes, rep, 100, core::kNever, scratch, &trace);
   CHECK((o.rounds == 2 && o.gang_iterations == 3 && o.end == 167));
-  CHECK(trace.ends[0] == std::vector<TimeNs>{111, 131, 147, 159});
+  CHECK(trace.ends[0] == std::vector<TimeNs>{111, 147, 159});
   CHECK(trace.ends[1] == std::vector<TimeNs>{121, 167});
   CHECK(trace.rounds == std::vector<std::pair<TimeNs, std::int64_t>>{{121, 2}, {167, 1}});
   // Gang runs of at most one iteration: the plan ends before the first (no round).
