@@ -219,6 +219,39 @@ TEST_CASE("cluster joint plans: replicas at different speeds beside waiting gang
   CHECK(tally.paced_plans > 1000);
 }
 
+namespace {
+
+/// The jobs of the two tests below: gang A (2 GPUs, whole GPU, 10 ms), X and Y (only the 20 GiB
+/// GPU holds them), f2, 1-GPU jobs a0 and a1 beside A (whole GPU, `other` per iteration), gang B
+/// (2 GPUs, small) arriving at 0.1 s.
+std::vector<core::JobSpec> waiting_gang_jobs(std::int64_t x_iterations, core::TimeNs x_iter, core::TimeNs other) {
+  const core::Bytes g16 = test::gib(16);
+  auto jobs = test::trace({test::job("A", 0, 3000, test::ms(10), 0, g16, 100'000),
+                           test::job("X", 0, x_iterations, x_iter, test::gib(10), test::gib(8)),
+                           test::job("Y", 0, 1000, test::ms(5), test::gib(10), test::gib(8)),
+                           test::job("f2", 0, 100'000, test::ms(10), 0, test::gib(4)),
+                           test::job("a0", 0, 2000, other, 0, g16),
+                           test::job("a1", 0, 2000, other, 0, g16),
+                           test::job("B", test::ms(100), 50, test::ms(20), test::gib(1), test::gib(1))});
+  jobs[0].gpus = 2;
+  jobs[6].gpus = 2;
+  return jobs;
+}
+
+/// Their cluster: three GPUs of 16 GiB and one of 20 GiB, least-loaded, one lane, no interference.
+cluster::ClusterOptions waiting_gang_options(const sim::InterferenceModel& none) {
+  cluster::ClusterOptions opts;
+  opts.cluster = cluster::ClusterSpec::uniform(3, test::gib(16));
+  opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(20), 3});
+  opts.placement = "least-loaded";
+  opts.sched.lane_mode = core::LaneMode::kSingle;
+  opts.model = &none;
+  opts.switch_cost_ns = test::ms(1);
+  return opts;
+}
+
+}  // namespace
+
 // A gang job waiting in the cluster queue is placed at the instant after the one where k GPUs
 // became able to start it, whichever GPU that instant is an event of: here the next boundary of
 // a run inside another gang's joint plan. Four GPUs, the last of 20 GiB. Gang A (whole GPU, 10 ms
@@ -231,23 +264,8 @@ TEST_CASE("cluster joint plans: replicas at different speeds beside waiting gang
 // the joint plan; nothing else happens on GPUs 2 and 3 before their jobs end.
 TEST_CASE("cluster joint plans: a gang job that can start while another gang's joint plan runs starts at its next boundary") {
   const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
-  const core::Bytes g16 = test::gib(16);
-  auto jobs = test::trace({test::job("A", 0, 3000, test::ms(10), 0, g16, 100'000),
-                           test::job("X", 0, 1000, test::ms(5), test::gib(10), test::gib(8)),
-                           test::job("Y", 0, 1000, test::ms(5), test::gib(10), test::gib(8)),
-                           test::job("f2", 0, 100'000, test::ms(10), 0, test::gib(4)),
-                           test::job("a0", 0, 2000, test::ms(7), 0, g16),
-                           test::job("a1", 0, 2000, test::ms(7), 0, g16),
-                           test::job("B", test::ms(100), 50, test::ms(20), test::gib(1), test::gib(1))});
-  jobs[0].gpus = 2;
-  jobs[6].gpus = 2;
-  cluster::ClusterOptions opts;
-  opts.cluster = cluster::ClusterSpec::uniform(3, g16);
-  opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(20), 3});
-  opts.placement = "least-loaded";
-  opts.sched.lane_mode = core::LaneMode::kSingle;
-  opts.model = none.get();
-  opts.switch_cost_ns = test::ms(1);
+  const auto jobs = waiting_gang_jobs(1000, test::ms(5), test::ms(7));
+  const cluster::ClusterOptions opts = waiting_gang_options(*none);
   for (const std::string policy : {"fair", "las"}) {
     CAPTURE(policy);
     Tally tally;
@@ -279,29 +297,14 @@ TEST_CASE("cluster joint plans: a gang job that can start while another gang's j
 // run, at the next boundary of GPU 0 or 1.
 TEST_CASE("cluster joint plans: a gang across speeds, long runs beside a waiting gang job, as run by run") {
   const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
-  const core::Bytes g16 = test::gib(16);
+  cluster::ClusterOptions opts = waiting_gang_options(*none);
+  opts.cluster.gpus[1].speed_ppm = 1'500'000;
+  opts.cluster.gpus[2].speed_ppm = 700'000;
+  opts.cluster.gpus[3].speed_ppm = 1'200'000;
   std::int64_t wakes_beside_b = 0, compared = 0;
   for (const std::int64_t other_ms : {20, 30}) {
     for (std::int64_t x_iterations = 1000; x_iterations < 1024; ++x_iterations) {
-      auto jobs = test::trace({test::job("A", 0, 3000, test::ms(10), 0, g16, 100'000),
-                               test::job("X", 0, x_iterations, test::ms(5) + 77'777, test::gib(10), test::gib(8)),
-                               test::job("Y", 0, 1000, test::ms(5), test::gib(10), test::gib(8)),
-                               test::job("f2", 0, 100'000, test::ms(10), 0, test::gib(4)),
-                               test::job("a0", 0, 2000, test::ms(other_ms), 0, g16),
-                               test::job("a1", 0, 2000, test::ms(other_ms), 0, g16),
-                               test::job("B", test::ms(100), 50, test::ms(20), test::gib(1), test::gib(1))});
-      jobs[0].gpus = 2;
-      jobs[6].gpus = 2;
-      cluster::ClusterOptions opts;
-      opts.cluster = cluster::ClusterSpec::uniform(3, g16);
-      opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(20), 3});
-      opts.cluster.gpus[1].speed_ppm = 1'500'000;
-      opts.cluster.gpus[2].speed_ppm = 700'000;
-      opts.cluster.gpus[3].speed_ppm = 1'200'000;
-      opts.placement = "least-loaded";
-      opts.sched.lane_mode = core::LaneMode::kSingle;
-      opts.model = none.get();
-      opts.switch_cost_ns = test::ms(1);
+      const auto jobs = waiting_gang_jobs(x_iterations, test::ms(5) + 77'777, test::ms(other_ms));
       for (const std::string policy : {"fair", "las"}) {
         CAPTURE(other_ms);
         CAPTURE(x_iterations);
