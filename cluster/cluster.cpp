@@ -1,6 +1,7 @@
 #include "cluster/cluster.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -186,6 +187,12 @@ struct Gpu {
   TimeNs joint_end = -1;                // the end of the last joint plan it ran (never rewound)
   core::PlanDispatch offer;             // what its loop offered (Scheduler::offer_plan)
   core::PlanReport report;              // what the plan does
+  // Its plan up to its gang replica's turn (Cluster::turn_plan) beside gang jobs waiting in the
+  // cluster queue: the plan's end and its runs' ends (Cluster::wake_joint_plans); listed in
+  // Cluster::turn_gpus_ until the plan has ended.
+  TimeNs turn_end = -1;
+  std::vector<TimeNs> turn_ends;
+  bool turn_listed = false;
 };
 
 class Cluster {
@@ -444,6 +451,7 @@ class Cluster {
   bool plan_gang(Gang& gang);
   bool joint_lanes(const Gang& gang, TimeNs t0);
   void hand_joint_plans(Gang& gang, TimeNs t0, const joint::Outcome& plan);
+  bool turn_plan(std::int32_t g, const Gang& gang);
   void check_joint_plans_taken();
   void wake_joint_plans(TimeNs t);
   TimeNs next_joint_boundary(const Gang& gang, TimeNs t) const;
@@ -563,6 +571,7 @@ class Cluster {
   joint::Scratch joint_scratch_;
   std::vector<std::int32_t> joint_waiting_;
   std::vector<Gang*> joint_gangs_;  // gangs with a joint plan in flight (ended ones dropped lazily)
+  std::vector<std::int32_t> turn_gpus_;  // GPUs with a traced turn plan in flight (likewise)
   // Instants with no GPU's event where run by run would have stepped a GPU in a joint plan
   // (wake_joint_plans): the loop takes a step there, for the cluster queue's gang jobs.
   std::priority_queue<TimeNs, std::vector<TimeNs>, std::greater<>> wakes_;
@@ -833,7 +842,53 @@ bool Cluster::joint_plan(std::int32_t g) {
     gang.joint_at = now_;
     gang.joint = plan_gang(gang);
   }
-  return gang.joint && gpu.joint_at == now_;
+  if (gang.joint) return gpu.joint_at == now_;
+  return turn_plan(g, gang);
+}
+
+// A GPU of a gang job whose replica is not chosen there, while no joint plan runs (the gang's
+// other GPUs wait for it with the replica chosen, or chose at other instants, or their joint plan
+// did not fit): its rotation's 1-GPU runs up to the replica's turn are fixed (the order depends
+// only on iteration counts) and nothing else of the cluster depends on them but the instants they
+// end at (for the cluster queue's gang jobs: the trace, as a joint plan's), so they are planned
+// in one go (joint::run_before_turn) and the GPU decides at the last one's end, as run by run.
+// Not speculative, as a joint plan: it ends by the next arrival, the GPU hosts a gang (no gang
+// job is placed on it) and admits nothing the queue holds; and it stops before a run that would
+// finish a job. Handed over at the GPU's start_plan as a joint plan's part is (take_joint_plan).
+bool Cluster::turn_plan(std::int32_t g, const Gang& gang) {
+  Gpu& gpu = at(g);
+  if (gpu.joint_at == now_) return true;  // computed at this instant's first asking
+  if (gang.running) return false;
+  std::size_t i = 0;
+  while (gang.gpus[i] != g) ++i;
+  if (gang.is_chosen[i] != 0) return false;
+  const sim::SimExecutor& sim = gpu.exec->sim();
+  if (!gpu.touched || sim.now() != now_ || sim.running() != 0) return false;
+  if (admits_queued_job(g) || !gpu.sched->offer_plan(now_, gpu.offer)) return false;
+  SALUS_INVARIANT(sim.last_job(gpu.offer.lane) == gpu.offer.last_job, "a GPU's offer starts where its lane stands",
+                  std::to_string(g));
+  joint_slots_.clear();
+  joint::Lane lane = joint::add_lane(gpu.offer, sim, gang.replicas[i], now_, joint_slots_);
+  if (lane.replica == joint::kNoSlot) return false;
+  const bool traced = queued_gangs_ > 0;
+  gpu.turn_ends.clear();
+  const TimeNs deadline = cursor_ < order_.size() ? jobs_[static_cast<std::size_t>(order_[cursor_])].arrival_ns : core::kNever;
+  const std::int64_t runs = joint::run_before_turn(joint_slots_, lane, deadline,
+                                                   traced ? opts_.joint_trace_limit : std::numeric_limits<std::int64_t>::max(),
+                                                   traced ? &gpu.turn_ends : nullptr);
+  if (runs == 0) return false;
+  const JobIndex last = gpu.offer.jobs[lane.last - lane.begin].job;
+  joint::write_report(joint_slots_, lane, last, lane.clock, gpu.report);
+  gpu.joint_at = now_;
+  joint_waiting_.push_back(g);
+  if (traced) {
+    gpu.turn_end = lane.clock;
+    if (!gpu.turn_listed) turn_gpus_.push_back(g);
+    gpu.turn_listed = true;
+  }
+  ++result_.turn_plans;
+  result_.turn_plan_runs += runs;
+  return true;
 }
 
 bool Cluster::take_joint_plan(std::int32_t g, const core::PlanDispatch& p, core::PlanReport& report) {
@@ -945,7 +1000,12 @@ void Cluster::hand_joint_plans(Gang& gang, TimeNs t0, const joint::Outcome& plan
 // on them) and admit nothing the queue holds (plan_gang), and no job arrives before its end.
 void Cluster::wake_joint_plans(TimeNs t) {
   std::erase_if(joint_gangs_, [&](const Gang* g) { return g->joint_end <= t; });
-  if (joint_gangs_.empty() || queued_gangs_ == 0) return;
+  std::erase_if(turn_gpus_, [&](std::int32_t g) {
+    Gpu& gpu = at(g);
+    gpu.turn_listed = gpu.turn_end > t;
+    return !gpu.turn_listed;
+  });
+  if ((joint_gangs_.empty() && turn_gpus_.empty()) || queued_gangs_ == 0) return;
   bool any_changed = false;
   for (std::size_t k = 0; k < touched_.size() && !any_changed; ++k) {
     const core::Scheduler& sched = *at(touched_[k]).sched;
@@ -957,6 +1017,14 @@ void Cluster::wake_joint_plans(TimeNs t) {
     const TimeNs w = next_joint_boundary(*gang, t);
     if (w < gang->joint_end) {
       wakes_.push(w);
+      ++result_.joint_wakes;
+    }
+  }
+  for (const std::int32_t g : turn_gpus_) {
+    const Gpu& gpu = at(g);
+    const auto it = std::upper_bound(gpu.turn_ends.begin(), gpu.turn_ends.end(), t);
+    if (it != gpu.turn_ends.end() && *it < gpu.turn_end) {
+      wakes_.push(*it);
       ++result_.joint_wakes;
     }
   }
@@ -1015,7 +1083,7 @@ TimeNs Cluster::next_joint_boundary(const Gang& gang, TimeNs t) const {
 // Before the instant's schedule: what each touched GPU would answer the placement.
 void Cluster::note_layouts() {
   layouts_.clear();
-  if (batching_ == 0 && (joint_gangs_.empty() || queued_gangs_ == 0)) return;
+  if (batching_ == 0 && ((joint_gangs_.empty() && turn_gpus_.empty()) || queued_gangs_ == 0)) return;
   for (std::int32_t g : touched_) layouts_.emplace_back(at(g).sched->layout_version(), at(g).sched->pending());
 }
 
@@ -1550,7 +1618,7 @@ ClusterOutcome Cluster::run() {
     for (Gang* gang : ready_gangs_) start_sub_runs(*gang, t);
     ready_gangs_.clear();
     check_batches(t);
-    if (!joint_gangs_.empty()) wake_joint_plans(t);
+    if (!joint_gangs_.empty() || !turn_gpus_.empty()) wake_joint_plans(t);
     SALUS_INVARIANT(gang_iteration_ends_.empty(), "a gang iteration started at t ends after t", std::to_string(t));
     // 4. When each GPU stepped needs its next step.
     auto reschedule = [&](std::int32_t g) {

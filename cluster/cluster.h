@@ -87,7 +87,9 @@ struct ClusterOutcome {
   std::int64_t joint_plans = 0;                     ///< joint plans of a gang job's GPUs (ClusterOptions::gang_plans)
   std::int64_t joint_gang_runs = 0;                 ///< the gang runs they covered
   std::int64_t joint_paced_plans = 0;               ///< of the joint plans, those of replicas at different speeds
-  std::int64_t joint_wakes = 0;                     ///< instants taken for a waiting gang job inside joint plans
+  std::int64_t joint_wakes = 0;                     ///< instants taken for a waiting gang job inside joint (or turn) plans
+  std::int64_t turn_plans = 0;                      ///< plans of one gang GPU's 1-GPU runs up to its replica's turn
+  std::int64_t turn_plan_runs = 0;                  ///< the 1-GPU runs they covered
 };
 
 /// Runs `jobs` on the cluster under the named policy (policies::make_policy) on every GPU.

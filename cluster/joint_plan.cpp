@@ -65,6 +65,39 @@ std::pair<std::size_t, std::size_t> head(std::span<const Slot> slots, const Lane
   return {h, nx};
 }
 
+namespace {
+
+// The lane's time for a run of k iterations of slot h from its head: its work, its extra, and the
+// switching cost where the lane's last job was another.
+TimeNs run_time(const Slot& s, const Lane& lane, std::size_t h, std::int64_t k) {
+  const bool switches = lane.last != h && lane.last != kNoSlot;
+  return k * s.work + s.extra + (switches ? s.switch_cost : 0);
+}
+
+// Runs k iterations of slot h from the lane's clock: the slot's counts, the lane's clock, runs,
+// switches and last job. Returns the run, to take it back.
+Run take_run(std::span<Slot> slots, Lane& lane, std::size_t h, std::int64_t k) {
+  Slot& s = slots[h];
+  const bool switches = lane.last != h && lane.last != kNoSlot;
+  const TimeNs sw = switches ? s.switch_cost : 0;
+  const TimeNs spent = run_time(s, lane, h, k);
+  const Run run{h, k, spent, sw, s.extra, s.iterations == 0};
+  if (s.iterations == 0) s.first_start = lane.clock;
+  lane.clock += spent;
+  s.level += k * s.step;
+  s.left -= k;
+  s.iterations += k;
+  s.busy += spent;
+  s.switched += sw;
+  s.extra = 0;
+  ++lane.runs;
+  lane.switches += switches;
+  lane.last = h;
+  return run;
+}
+
+}  // namespace
+
 std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log,
                          std::vector<TimeNs>* ends) {
   while (true) {
@@ -73,24 +106,26 @@ std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std
     const std::int64_t k = stretch(s, nx == kNoSlot ? nullptr : &slots[nx]);
     if (h == lane.replica) return k;
     if (k >= s.left) return 0;  // it would finish: the plan ends before this round
-    const bool switches = lane.last != h && lane.last != kNoSlot;
-    const TimeNs sw = switches ? s.switch_cost : 0;
-    const TimeNs spent = k * s.work + s.extra + sw;
-    log.push_back(Run{h, k, spent, sw, s.extra, s.iterations == 0});
-    if (s.iterations == 0) s.first_start = lane.clock;
-    lane.clock += spent;
+    log.push_back(take_run(slots, lane, h, k));
     if (ends != nullptr) ends->push_back(lane.clock);
-    s.level += k * s.step;
-    s.left -= k;
-    s.iterations += k;
-    s.busy += spent;
-    s.switched += sw;
-    s.extra = 0;
-    ++lane.runs;
-    lane.switches += switches;
-    lane.last = h;
     if (lane.clock > deadline) return 0;  // the gang run would end past the deadline
   }
+}
+
+std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::int64_t limit,
+                             std::vector<TimeNs>* ends) {
+  std::int64_t runs = 0;
+  while (runs < limit) {
+    const auto [h, nx] = head(slots, lane);
+    const Slot& s = slots[h];
+    if (h == lane.replica) break;
+    const std::int64_t k = stretch(s, nx == kNoSlot ? nullptr : &slots[nx]);
+    if (k >= s.left || lane.clock + run_time(s, lane, h, k) > deadline) break;
+    take_run(slots, lane, h, k);
+    if (ends != nullptr) ends->push_back(lane.clock);
+    ++runs;
+  }
+  return runs;
 }
 
 void take_back(std::span<Slot> slots, std::span<const Run> log) {

@@ -90,6 +90,12 @@ std::pair<std::size_t, std::size_t> head(std::span<const Slot> slots, const Lane
 /// does not fit: a job would finish, or a run would end past `deadline`.
 std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log,
                          std::vector<TimeNs>* ends);
+/// The lane's 1-GPU runs before its replica's turn, from its clock, as run_to_turn runs them,
+/// but stopping before a run that would finish its job or end past `deadline`, after `limit` runs,
+/// or where the replica's turn has come (Cluster::turn_plan: one GPU's plan while its gang's
+/// other GPUs wait for it). Appends each run's end to `ends` when not null; returns the runs.
+std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::int64_t limit,
+                             std::vector<TimeNs>* ends);
 /// Takes back the runs of `log`, last first.
 void take_back(std::span<Slot> slots, std::span<const Run> log);
 /// The end E of a gang run of m iterations started at S = `start`: lock-step, each iteration ends

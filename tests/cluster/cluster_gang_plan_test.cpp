@@ -32,7 +32,7 @@ std::string describe(const core::JobState& s) {
 
 struct Tally {
   std::int64_t compared = 0, joint_plans = 0, joint_gang_runs = 0, gang_iterations = 0, wakes = 0, joint_events = 0,
-               stepped_events = 0, cut_traces = 0, paced_plans = 0;
+               stepped_events = 0, cut_traces = 0, paced_plans = 0, turn_plans = 0, turn_runs = 0;
 };
 
 /// a and b agree on every job's state, the placements, the busy samples and the counters the
@@ -73,11 +73,14 @@ void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, 
   const cluster::ClusterOutcome each = cluster::run_cluster(jobs, policy, stepped);
   CHECK(apart.joint_plans == 0);
   CHECK(each.joint_plans == 0);
+  CHECK(each.turn_plans == 0);
   check_same(joint, each);
   check_same(apart, each);
   tally.joint_plans += joint.joint_plans;
   tally.joint_gang_runs += joint.joint_gang_runs;
   tally.paced_plans += joint.joint_paced_plans;
+  tally.turn_plans += joint.turn_plans;
+  tally.turn_runs += joint.turn_plan_runs;
   tally.gang_iterations += joint.gang_iterations;
   tally.wakes += joint.joint_wakes;
   tally.joint_events += joint.events;
@@ -167,7 +170,8 @@ TEST_CASE("cluster joint plans: a gang job's GPUs planned together give the resu
   MESSAGE("joint plans ", tally.joint_plans, " covering ", tally.joint_gang_runs, " of ", tally.gang_iterations,
           " gang iterations' runs, wakes ", tally.wakes, ", instants ", tally.joint_events, " with joint plans, ",
           tally.stepped_events, " run by run; ", tally.cut_traces, " runs with plans cut by the trace limit; ",
-          tally.paced_plans, " plans of replicas at different speeds");
+          tally.paced_plans, " plans of replicas at different speeds; turn plans ", tally.turn_plans, " covering ",
+          tally.turn_runs, " 1-GPU runs");
   // Joint plans ran, over many gang runs, beside gang jobs waiting in the queue: not vacuous.
   CHECK(tally.joint_plans > 500);
   CHECK(tally.joint_gang_runs > 20000);
@@ -215,7 +219,7 @@ TEST_CASE("cluster joint plans: replicas at different speeds beside waiting gang
   }
   CHECK(tally.compared == 240);
   MESSAGE("joint plans ", tally.joint_plans, " (", tally.paced_plans, " of replicas at different speeds), wakes ",
-          tally.wakes);
+          tally.wakes, "; turn plans ", tally.turn_plans, " covering ", tally.turn_runs, " 1-GPU runs");
   CHECK(tally.paced_plans > 1000);
 }
 
@@ -327,4 +331,55 @@ TEST_CASE("cluster joint plans: a gang across speeds, long runs beside a waiting
   }
   CHECK(compared == 96);
   CHECK(wakes_beside_b >= 48);  // B waited beside A's joint plans, which woke the loop for it
+}
+
+// A GPU of a gang job whose replica's turn has not come there plans its 1-GPU runs up to it (a
+// turn plan) where no joint plan of the gang's GPUs fits; a gang job waiting in the cluster queue
+// that becomes placeable meanwhile is placed at the next end of one of those runs, as run by run.
+// LAS, four GPUs of a kind each (GPU 3 of 20 GiB). Gang A (whole GPU) runs alone on GPUs 0 and 1
+// from 0; X and Y only GPU 3 holds (X runs, Y waits there); f2 runs alone on GPU 2; gang B (small)
+// arrives at 0.1 s and waits (GPUs 0 and 1 host a gang, GPU 3 not while Y waits there). At 1 s,
+// a1 and b1 (whole GPU, 7 and 9 ms) join GPU 1's lane and c0 (5 iterations) GPU 0's: with nothing
+// attained they run before A. c0 would finish before A's turn on GPU 0, so no joint plan fits;
+// GPU 1 plans a1's and b1's turns up to A's (they catch up with A's 1 s), GPU 0 runs c0, then
+// holds A's replica. X ends inside that stretch (its length swept): B can start on GPUs 2 and 3
+// and is placed at the next instant, the next end of a1's or b1's run.
+TEST_CASE("cluster turn plans: a gang GPU's runs up to its replica's turn, a waiting gang job placed inside them") {
+  const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
+  cluster::ClusterOptions opts = waiting_gang_options(*none);
+  for (const std::string kind : {"zero", "one", "two"}) opts.cluster.kinds.push_back({kind, test::gib(16), cluster::kSpeedOne});
+  opts.cluster.kinds.push_back({"big", test::gib(20), cluster::kSpeedOne});
+  for (std::size_t g = 0; g < opts.cluster.gpus.size(); ++g) opts.cluster.gpus[g].kind = static_cast<std::int32_t>(g);
+  std::int64_t compared = 0, turn_plans = 0, wakes = 0;
+  for (std::int64_t x_iterations = 300; x_iterations < 324; ++x_iterations) {
+    auto jobs = waiting_gang_jobs(x_iterations, test::ms(5) + 77'777, test::ms(7));
+    jobs[4].arrival_ns = jobs[5].arrival_ns = test::ms(1000);
+    jobs[4].gpu_kinds = jobs[5].gpu_kinds = "one";
+    jobs[5].iter_ns = test::ms(9);
+    jobs.push_back(test::job("c0", test::ms(1000), 5, test::ms(7), 0, test::gib(16)));
+    jobs.back().gpu_kinds = "zero";
+    jobs = test::trace(jobs);
+    CAPTURE(x_iterations);
+    Tally tally;
+    compare(jobs, "las", opts, tally);
+    ++compared;
+    const cluster::ClusterOutcome out = cluster::run_cluster(jobs, "las", opts);
+    REQUIRE(out.job_gpus[0] == std::vector<std::int32_t>{0, 1});
+    CHECK(out.job_gpus[4] == std::vector<std::int32_t>{1});
+    CHECK(out.job_gpus[5] == std::vector<std::int32_t>{1});
+    CHECK(out.job_gpus[6] == std::vector<std::int32_t>{2, 3});
+    CHECK(out.job_gpus[7] == std::vector<std::int32_t>{0});
+    turn_plans += out.turn_plans;
+    wakes += out.joint_wakes;
+    // B is placed within one run of GPU 1 after X's end, inside a1's and b1's stretch (a run of
+    // a1 or b1 and a switch), and starts at f2's next boundary on GPU 2.
+    const core::TimeNs x_end = out.outcome.jobs[1].finish_ns;
+    CHECK(x_end > test::ms(1000));
+    CHECK(out.outcome.jobs[6].admitted_ns > x_end);
+    CHECK(out.outcome.jobs[6].admitted_ns <= x_end + test::ms(15));
+    CHECK(out.outcome.jobs[6].first_start_ns <= out.outcome.jobs[6].admitted_ns + test::ms(10));
+  }
+  CHECK(compared == 24);
+  CHECK(turn_plans >= 24);
+  CHECK(wakes >= 24);  // every time, the loop was woken inside a turn plan for B
 }
