@@ -156,6 +156,7 @@ struct Gang {
   TimeNs joint_end = -1;
   TimeNs joint_work = 0;                // its replicas' iteration time (the slowest replica's)
   bool joint_traced = false;
+  bool joint_listed = false;            // in Cluster::joint_gangs_
   joint::Trace joint_trace;             // those ends per GPU and those gang runs
   // While it waits in the cluster queue: the GPUs that could take a replica (Cluster::able_gpus),
   // as of the instant whose first touch was able_seq (valid once able_known).
@@ -570,8 +571,10 @@ class Cluster {
   std::vector<joint::Lane> joint_lanes_;
   joint::Scratch joint_scratch_;
   std::vector<std::int32_t> joint_waiting_;
-  std::vector<Gang*> joint_gangs_;  // gangs with a joint plan in flight (ended ones dropped lazily)
-  std::vector<std::int32_t> turn_gpus_;  // GPUs with a traced turn plan in flight (likewise)
+  // Gangs with a joint plan in flight and GPUs with a traced turn plan in flight, each listed once;
+  // ended ones are dropped when wake_joint_plans reads the lists.
+  std::vector<Gang*> joint_gangs_;
+  std::vector<std::int32_t> turn_gpus_;
   // Instants with no GPU's event where run by run would have stepped a GPU in a joint plan
   // (wake_joint_plans): the loop takes a step there, for the cluster queue's gang jobs.
   std::priority_queue<TimeNs, std::vector<TimeNs>, std::greater<>> wakes_;
@@ -688,8 +691,8 @@ bool GpuExecutor::supports_plans() const { return cluster_.plans(); }
 bool GpuExecutor::plans_lone_job() const { return cluster_.gang_plans() && cluster_.gang_admitted(gpu_); }
 // Spares the policy's plan where start_plan below would refuse it: outside a replay, plan_deadline
 // is now because a gang job waits in the cluster queue, or the lane (the only one: plans run
-// alone) holds this GPU's gang replica and no joint plan of the gang's GPUs runs from now
-// (Cluster::joint_plan decides it for all of them at the first one's asking).
+// alone) holds this GPU's gang replica and neither a joint plan of the gang's GPUs (decided for
+// all of them at the first one's asking) nor this GPU's turn plan runs from now (Cluster::joint_plan).
 bool GpuExecutor::plans_now() const {
   if (replay_until_ != core::kNever) return true;
   if (cluster_.gang_admitted(gpu_)) return cluster_.joint_plan(gpu_);
@@ -698,7 +701,8 @@ bool GpuExecutor::plans_now() const {
 // A plan runs in the simulator as on one GPU, but must end by the first instant a job could be
 // bound to this GPU (Cluster::plan_deadline): a plan is never cut, and a job joining the lane
 // would have cut the run at the next boundary. A plan with a gang replica is the GPU's part of
-// its gang's joint plan, computed with the others' (Cluster::plan_gang).
+// its gang's joint plan, computed with the others' (Cluster::plan_gang), or its turn plan
+// (Cluster::turn_plan).
 bool GpuExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& report) {
   for (const core::PlanJob& j : p.jobs) {
     if (gang_of_[static_cast<std::size_t>(j.job)] >= 0) {
@@ -987,7 +991,8 @@ void Cluster::hand_joint_plans(Gang& gang, TimeNs t0, const joint::Outcome& plan
   }
   result_.gang_iterations += plan.gang_iterations;
   gang.joint_end = plan.end;
-  joint_gangs_.push_back(&gang);
+  if (!gang.joint_listed) joint_gangs_.push_back(&gang);
+  gang.joint_listed = true;
   ++result_.joint_plans;
   result_.joint_gang_runs += plan.rounds;
 }
@@ -999,19 +1004,24 @@ void Cluster::hand_joint_plans(Gang& gang, TimeNs t0, const joint::Outcome& plan
 // cluster depends on those instants: the GPUs in a joint plan host a gang (no gang job is placed
 // on them) and admit nothing the queue holds (plan_gang), and no job arrives before its end.
 void Cluster::wake_joint_plans(TimeNs t) {
-  std::erase_if(joint_gangs_, [&](const Gang* g) { return g->joint_end <= t; });
-  std::erase_if(turn_gpus_, [&](std::int32_t g) {
-    Gpu& gpu = at(g);
-    gpu.turn_listed = gpu.turn_end > t;
-    return !gpu.turn_listed;
-  });
-  if ((joint_gangs_.empty() && turn_gpus_.empty()) || queued_gangs_ == 0) return;
+  if (queued_gangs_ == 0) return;
   bool any_changed = false;
   for (std::size_t k = 0; k < touched_.size() && !any_changed; ++k) {
     const core::Scheduler& sched = *at(touched_[k]).sched;
     any_changed = k >= layouts_.size() || layouts_[k].first != sched.layout_version() || layouts_[k].second != sched.pending();
   }
   if (!any_changed || !queued_gang_placeable()) return;
+  // Plans that have ended leave the lists here only (each gang and GPU is listed once: the flags),
+  // not at every instant.
+  std::erase_if(joint_gangs_, [&](Gang* g) {
+    g->joint_listed = g->joint_end > t;
+    return !g->joint_listed;
+  });
+  std::erase_if(turn_gpus_, [&](std::int32_t g) {
+    Gpu& gpu = at(g);
+    gpu.turn_listed = gpu.turn_end > t;
+    return !gpu.turn_listed;
+  });
   for (const Gang* gang : joint_gangs_) {
     SALUS_INVARIANT(gang->joint_traced, "a joint plan beside a waiting gang job knows its instants", std::to_string(t));
     const TimeNs w = next_joint_boundary(*gang, t);
