@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/gpu/validate.sh without a GPU: the plan fits the 30-minute window, the call names are
+# scripts/gpu/validate.sh without a GPU: the plan fits 15-minute sessions, the call names are
 # checked, a call packs one tarball and prints its table last, call3 finds call2's catalog in a
 # tarball, and tables.py reads a committed GPU run. Binaries are stand-ins that fail at once (the
 # phases that need a GPU end with their exit status, as they would on a machine without one).
@@ -19,7 +19,8 @@ check() {  # check WHAT COND...: runs COND, reports WHAT when it fails
   fi
 }
 
-# The plan: exit 0, three calls in order, each deadline <= 540 s, the window <= 1800 s.
+# The plan: exit 0, three calls in order, each deadline <= 540 s; in 900-s sessions (the device
+# time a session has) one call each, each within its session; all three in one 1800-s session.
 plan=$(bash "$v" plan)
 check "plan exits 0" test $? -eq 0
 check "plan lists call1, call2, call3 in order" \
@@ -28,8 +29,21 @@ while read -r est guard; do
   check "a call's deadline ($guard s) is at most 540 s" test "$guard" -le 540
   check "a call's estimate ($est s) is inside its deadline ($guard s)" test "$est" -lt "$guard"
 done < <(echo "$plan" | awk '$2 == "=" && $3 == "call" { print $4, $5 }')
-read -r est worst < <(echo "$plan" | awk '$1 == "window" { print $2, $3 }')
-check "the window's estimate ($est s) and worst case ($worst s) fit 1800 s" test "$est" -le "$worst" -a "$worst" -le 1800
+read -r est worst < <(echo "$plan" | awk '$1 == "one" && $2 == "session" { print $3, $4 }')
+check "the three calls' estimate ($est s) and worst case ($worst s) in one session fit 1800 s" test "$est" -le "$worst" -a "$worst" -le 1800
+check "900-s sessions: one call each, in order" \
+  test "$(echo "$plan" | awk '$1 == "session" { print $3 }' | tr '\n' ' ')" = "call1 call2 call3 "
+while read -r est guard; do
+  check "a session's estimate ($est s) and worst case ($guard s) fit 900 s" test "$est" -lt "$guard" -a "$guard" -le 900
+done < <(echo "$plan" | awk '$1 == "session" { print $4, $5 }')
+check "the plan says one call per session" grep -q "one call per session, in order (3 sessions)" <<<"$plan"
+plan=$(VALIDATE_WINDOW_S=1800 bash "$v" plan)
+check "VALIDATE_WINDOW_S=1800: exit 0" test $? -eq 0
+check "VALIDATE_WINDOW_S=1800: the three calls in one session" grep -q "the 3 calls fit one 1800-s session" <<<"$plan"
+err=$(VALIDATE_WINDOW_S=600 bash "$v" plan 2>&1 >/dev/null)
+check "VALIDATE_WINDOW_S=600: exit 1" test $? -eq 1
+check "VALIDATE_WINDOW_S=600: says a call does not fit" test "$err" = "validate.sh plan: a call's deadline does not fit a 600-s session"
+plan=$(bash "$v" plan)
 check "the plan gives CROWD_SWEEP a guard" grep -q "^call2  crowd_sweep" <<<"$plan"
 # Every phase a call runs has a row in the plan (its guard comes from there).
 for p in cuda_tests sanitizer losses run_small run_mixed packing_alexnet_25 packing_resnet50_25 timeslice_salus \
