@@ -189,9 +189,9 @@ struct Gpu {
   core::PlanDispatch offer;             // what its loop offered (Scheduler::offer_plan)
   core::PlanReport report;              // what the plan does
   // Its plan up to its gang replica's turn (Cluster::turn_plan) beside gang jobs waiting in the
-  // cluster queue: the plan's end and its runs' ends (Cluster::wake_joint_plans); listed in
-  // Cluster::turn_gpus_ until the plan has ended.
-  TimeNs turn_end = -1;
+  // cluster queue: its runs' ends (Cluster::wake_joint_plans; the plan ends at joint_end, and the
+  // ends of an earlier plan all lie at or before it); listed in Cluster::turn_gpus_ until the
+  // plan has ended.
   std::vector<TimeNs> turn_ends;
   bool turn_listed = false;
 };
@@ -451,6 +451,11 @@ class Cluster {
   }
   bool plan_gang(Gang& gang);
   bool joint_lanes(const Gang& gang, TimeNs t0);
+  bool offer_lane(std::int32_t g, JobIndex replica, TimeNs t0, joint::Lane& lane);
+  /// The next job arrival not yet taken (kNever: none): joint and turn plans end by it.
+  TimeNs next_arrival() const {
+    return cursor_ < order_.size() ? jobs_[static_cast<std::size_t>(order_[cursor_])].arrival_ns : core::kNever;
+  }
   void hand_joint_plans(Gang& gang, TimeNs t0, const joint::Outcome& plan);
   bool turn_plan(std::int32_t g, const Gang& gang);
   void check_joint_plans_taken();
@@ -866,18 +871,12 @@ bool Cluster::turn_plan(std::int32_t g, const Gang& gang) {
   std::size_t i = 0;
   while (gang.gpus[i] != g) ++i;
   if (gang.is_chosen[i] != 0) return false;
-  const sim::SimExecutor& sim = gpu.exec->sim();
-  if (!gpu.touched || sim.now() != now_ || sim.running() != 0) return false;
-  if (admits_queued_job(g) || !gpu.sched->offer_plan(now_, gpu.offer)) return false;
-  SALUS_INVARIANT(sim.last_job(gpu.offer.lane) == gpu.offer.last_job, "a GPU's offer starts where its lane stands",
-                  std::to_string(g));
   joint_slots_.clear();
-  joint::Lane lane = joint::add_lane(gpu.offer, sim, gang.replicas[i], now_, joint_slots_);
-  if (lane.replica == joint::kNoSlot) return false;
+  joint::Lane lane;
+  if (!offer_lane(g, gang.replicas[i], now_, lane)) return false;
   const bool traced = queued_gangs_ > 0;
   gpu.turn_ends.clear();
-  const TimeNs deadline = cursor_ < order_.size() ? jobs_[static_cast<std::size_t>(order_[cursor_])].arrival_ns : core::kNever;
-  const std::int64_t runs = joint::run_before_turn(joint_slots_, lane, deadline,
+  const std::int64_t runs = joint::run_before_turn(joint_slots_, lane, next_arrival(),
                                                    traced ? opts_.joint_trace_limit : std::numeric_limits<std::int64_t>::max(),
                                                    traced ? &gpu.turn_ends : nullptr);
   if (runs == 0) return false;
@@ -885,11 +884,8 @@ bool Cluster::turn_plan(std::int32_t g, const Gang& gang) {
   joint::write_report(joint_slots_, lane, last, lane.clock, gpu.report);
   gpu.joint_at = now_;
   joint_waiting_.push_back(g);
-  if (traced) {
-    gpu.turn_end = lane.clock;
-    if (!gpu.turn_listed) turn_gpus_.push_back(g);
-    gpu.turn_listed = true;
-  }
+  if (traced && !gpu.turn_listed) turn_gpus_.push_back(g);
+  gpu.turn_listed = gpu.turn_listed || traced;
   ++result_.turn_plans;
   result_.turn_plan_runs += runs;
   return true;
@@ -950,8 +946,7 @@ bool Cluster::plan_gang(Gang& gang) {
     gang.joint_trace.ends.resize(joint_lanes_.size());
     for (auto& e : gang.joint_trace.ends) e.clear();
   }
-  const TimeNs deadline = cursor_ < order_.size() ? jobs_[static_cast<std::size_t>(order_[cursor_])].arrival_ns : core::kNever;
-  const joint::Outcome plan = joint::plan_rounds(joint_slots_, joint_lanes_, replica, t0, deadline, joint_scratch_,
+  const joint::Outcome plan = joint::plan_rounds(joint_slots_, joint_lanes_, replica, t0, next_arrival(), joint_scratch_,
                                                  traced ? &gang.joint_trace : nullptr, opts_.joint_trace_limit,
                                                  alike || !traced || paced ? replica.left : 1);
   if (plan.rounds == 0) return false;
@@ -966,18 +961,24 @@ bool Cluster::joint_lanes(const Gang& gang, TimeNs t0) {
   joint_slots_.clear();
   joint_lanes_.clear();
   for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
-    const std::int32_t g = gang.gpus[i];
-    Gpu& gpu = at(g);
-    const sim::SimExecutor& sim = gpu.exec->sim();
-    if (!gpu.touched || sim.now() != t0 || sim.running() != 0) return false;
-    if (admits_queued_job(g)) return false;
-    if (!gpu.sched->offer_plan(t0, gpu.offer)) return false;
-    SALUS_INVARIANT(sim.last_job(gpu.offer.lane) == gpu.offer.last_job, "a GPU's offer starts where its lane stands",
-                    std::to_string(g));
-    joint_lanes_.push_back(joint::add_lane(gpu.offer, sim, gang.replicas[i], t0, joint_slots_));
-    SALUS_INVARIANT(joint_lanes_.back().replica != joint::kNoSlot, "a gang GPU's rotation holds its replica",
-                    std::to_string(g));
+    if (!offer_lane(gang.gpus[i], gang.replicas[i], t0, joint_lanes_.emplace_back())) return false;
   }
+  return true;
+}
+
+// GPU g as a lane of joint_slots_ from its offer (Scheduler::offer_plan), holding `replica`:
+// false when it cannot take part in a joint or turn plan (not stepped at t0, busy, admitting a
+// queued job, or no plan).
+bool Cluster::offer_lane(std::int32_t g, JobIndex replica, TimeNs t0, joint::Lane& lane) {
+  Gpu& gpu = at(g);
+  const sim::SimExecutor& sim = gpu.exec->sim();
+  if (!gpu.touched || sim.now() != t0 || sim.running() != 0) return false;
+  if (admits_queued_job(g)) return false;
+  if (!gpu.sched->offer_plan(t0, gpu.offer)) return false;
+  SALUS_INVARIANT(sim.last_job(gpu.offer.lane) == gpu.offer.last_job, "a GPU's offer starts where its lane stands",
+                  std::to_string(g));
+  lane = joint::add_lane(gpu.offer, sim, replica, t0, joint_slots_);
+  SALUS_INVARIANT(lane.replica != joint::kNoSlot, "a gang GPU's rotation holds its replica", std::to_string(g));
   return true;
 }
 
@@ -1019,7 +1020,7 @@ void Cluster::wake_joint_plans(TimeNs t) {
   });
   std::erase_if(turn_gpus_, [&](std::int32_t g) {
     Gpu& gpu = at(g);
-    gpu.turn_listed = gpu.turn_end > t;
+    gpu.turn_listed = gpu.joint_end > t;
     return !gpu.turn_listed;
   });
   for (const Gang* gang : joint_gangs_) {
@@ -1033,7 +1034,7 @@ void Cluster::wake_joint_plans(TimeNs t) {
   for (const std::int32_t g : turn_gpus_) {
     const Gpu& gpu = at(g);
     const auto it = std::upper_bound(gpu.turn_ends.begin(), gpu.turn_ends.end(), t);
-    if (it != gpu.turn_ends.end() && *it < gpu.turn_end) {
+    if (it != gpu.turn_ends.end() && *it < gpu.joint_end) {
       wakes_.push(*it);
       ++result_.joint_wakes;
     }
