@@ -178,6 +178,7 @@ struct Gpu {
   std::int64_t jobs = 0;                // admitted, unfinished replicas
   std::int64_t util_ppm = 0;            // their summed u
   std::int64_t bound = 0;               // replicas given to it, unfinished (admitted or pending)
+  Bytes room = -1;                      // its key in Cluster::roomy_ (-1: not there)
   std::int32_t gang = -1;               // the gang job it hosts a replica of (at most one)
   bool touched = false;                 // stepped at this instant
   bool event = false;
@@ -270,10 +271,17 @@ class Cluster {
                                                opts.switch_cost_ns, opts.paging_bytes_per_s);
       core::SchedulerOptions so = opts.sched;
       so.capacity = gpu.capacity;
-      gpu.sched = std::make_unique<core::Scheduler>(specs_, states_, *gpu.policy, *gpu.exec, so);
+      // The jobs are checked once, by the first GPU's Scheduler (the replicas are shared).
+      gpu.sched = std::make_unique<core::Scheduler>(
+          specs_, states_, *gpu.policy, *gpu.exec, so,
+          g == 0 ? core::Scheduler::JobCheck::kCheck : core::Scheduler::JobCheck::kCheckedByDriver);
       idle_[gpu_class(gpu)].insert(g);
     }
-    for (const Gpu& g : gpus_) ++gpus_of_class_[gpu_class(g)];
+    for (const Gpu& g : gpus_) {
+      ++gpus_of_class_[gpu_class(g)];
+      uniform_speed_ = uniform_speed_ && g.speed_ppm == at(0).speed_ppm;
+    }
+    uniform_speed_ = uniform_speed_ && job_speed_.empty();
     newcomer_ = at(0).policy->newcomer();
     // Demand classes (P, E) for the placement's memo, when few (a catalog's workloads).
     std::map<std::pair<Bytes, Bytes>, std::int32_t> classes;
@@ -358,8 +366,9 @@ class Cluster {
   Bytes align() const { return opts_.sched.alignment; }
   Bytes aligned_capacity(Bytes c) const { return c / align() * align(); }
   /// GPUs of one class are interchangeable to the placement while nothing is bound to them.
-  using GpuClass = std::pair<Bytes, std::uint64_t>;  // aligned capacity, kind bit
-  GpuClass gpu_class(const Gpu& gpu) const { return {aligned_capacity(gpu.capacity), gpu.kind_bit}; }
+  /// (Speed too: a gang's placement keeps its replicas at one speed where it can, keep_speed.)
+  using GpuClass = std::tuple<Bytes, std::uint64_t, std::int64_t>;  // aligned capacity, kind bit, speed
+  GpuClass gpu_class(const Gpu& gpu) const { return {aligned_capacity(gpu.capacity), gpu.kind_bit, gpu.speed_ppm}; }
   /// Whether input job j may run on a GPU of this kind (JobSpec::gpu_kinds).
   bool allowed(const Gpu& gpu, JobIndex j) const { return (allowed_[static_cast<std::size_t>(j)] & gpu.kind_bit) != 0; }
   void resolve_kinds();
@@ -528,6 +537,8 @@ class Cluster {
   void bind(JobIndex r, std::int32_t g, std::int64_t rank, TimeNs t, bool admit_now);
   void place(TimeNs t);
   core::PendingQueue::Verdict try_place(JobIndex j, TimeNs t);
+  void index_room(std::int32_t g);
+  void gather_candidates(JobIndex j);
   ClusterOutcome finish(TimeNs end);
 
   std::span<const JobSpec> jobs_;
@@ -536,7 +547,12 @@ class Cluster {
   static constexpr std::size_t kMemoClasses = 256;
   std::vector<std::int32_t> demand_of_;  // input job -> its demand class (empty: more than kMemoClasses)
   bool first_candidate_ = takes_first_candidate(placement_);  // the placement takes the first (first-fit)
-  std::vector<GpuClass> idle_seen_;  // try_place: classes whose lowest idle GPU was asked
+  // GPUs with jobs bound, nothing in their own queue and lanes per policy (not exclusive), by the
+  // memory the safety condition leaves them (Scheduler::free_bytes), as of the last index_room:
+  // a job of P + E gets a lane of its own only where that is at least P + E.
+  std::set<std::pair<Bytes, std::int32_t>> roomy_;
+  std::vector<std::int32_t> candidates_;  // gather_candidates' scratch
+  bool uniform_speed_ = true;             // every job runs at one speed on every GPU (keep_speed drops nothing)
   std::vector<std::uint64_t> allowed_;     // input job -> the kind bits it may run on (all: any)
   std::vector<std::int32_t> kind_set_;     // input job -> index of its allowed set (0: any)
   std::vector<std::int64_t> job_speed_;    // input job x kind -> its own speed there (0: the kind's); may be empty
@@ -1297,7 +1313,7 @@ void Cluster::bind(JobIndex r, std::int32_t g, std::int64_t rank, TimeNs t, bool
 std::int64_t Cluster::able_gpus(Bytes need, std::uint64_t kinds) const {
   std::int64_t able = 0;
   for (const auto& [c, count] : gpus_of_class_) {
-    if (c.first >= need && (c.second & kinds) != 0) able += count;
+    if (std::get<0>(c) >= need && (std::get<1>(c) & kinds) != 0) able += count;
   }
   return able;
 }
@@ -1434,43 +1450,43 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
         .push_back(GpuLoad{g, gpu.capacity, gpu.sched->free_bytes(), gpu.jobs, gpu.util_ppm});
   };
   if (s.gpus > 1) {
-    // Too few GPUs can take it (the same test as consider's, counted incrementally): blocked.
+    // Too few GPUs can take it (the same test as consider's, counted incrementally): blocked. A
+    // gang job tried for the first time is not counted (a count from scratch asks every GPU).
     Gang& gang = gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(first_replica_[static_cast<std::size_t>(j)])])];
-    if (able_gpus(gang) < static_cast<std::size_t>(s.gpus)) return core::PendingQueue::Verdict::kBlocked;
-    for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) consider(g);
-  } else if (rank >= first_new_rank_ && first_new_rank_ >= 0 && first_candidate_) {
-    // As below, but the placement takes the first candidate (first-fit): in GPU order, the GPUs
-    // with jobs and the lowest-numbered idle GPU of each memory size, up to the first where it
-    // has a lane of its own (those where it joins a lane are kept on the way, for when none has).
-    idle_seen_.clear();
-    for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()) && loads_.empty(); ++g) {
-      const Gpu& gpu = at(g);
-      if (gpu.bound == 0) {
-        const GpuClass c = gpu_class(gpu);
-        if (std::find(idle_seen_.begin(), idle_seen_.end(), c) != idle_seen_.end()) continue;
-        idle_seen_.push_back(c);
-      }
-      consider(g);
-    }
+    if (gang.able_known && able_gpus(gang) < static_cast<std::size_t>(s.gpus)) return core::PendingQueue::Verdict::kBlocked;
+    gather_candidates(j);
+    for (const std::int32_t g : candidates_) consider(g);
   } else if (rank >= first_new_rank_ && first_new_rank_ >= 0) {
-    // A job queued at this instant: every GPU nothing is bound to is as good as the lowest-
-    // numbered one of its memory size (every placement breaks ties by GPU number), so only
-    // those and the GPUs with jobs are asked.
-    for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) {
-      if (at(g).bound > 0) consider(g);
+    // A job queued at this instant: the GPUs where it may get a lane of its own, in GPU order
+    // (first-fit: up to the first where it does).
+    gather_candidates(j);
+    for (const std::int32_t g : candidates_) {
+      consider(g);
+      if (first_candidate_ && !loads_.empty()) break;
     }
-    const auto busy_end = static_cast<std::ptrdiff_t>(loads_.size());
-    for (const auto& [cap, set] : idle_) {
-      if (!set.empty()) consider(*set.begin());
-    }
-    // Both parts are in GPU order but for the few idle representatives (which join nothing):
-    // merge, not sort.
-    auto by_gpu = [](const GpuLoad& a, const GpuLoad& b) { return a.gpu < b.gpu; };
-    std::sort(loads_.begin() + busy_end, loads_.end(), by_gpu);
-    std::inplace_merge(loads_.begin(), loads_.begin() + busy_end, loads_.end(), by_gpu);
   } else {
     // A job that fitted nowhere at the last pass: only the GPUs changed since can take it.
     for (std::int32_t g : touched_) consider(g);
+  }
+  // Where it gets a lane of its own nowhere (a gang job: on fewer GPUs than it needs, or on GPUs
+  // of several speeds, where keep_speed counts the GPUs it joins a lane on too), every GPU with
+  // jobs is asked whether it would join one there, as are the idle GPUs gather_candidates gave.
+  const bool gathered = s.gpus > 1 || (rank >= first_new_rank_ && first_new_rank_ >= 0);
+  const bool joins = newcomer_ != core::Policy::Newcomer::kWaits && opts_.sched.lane_mode != core::LaneMode::kExclusive;
+  if (gathered && joins &&
+      (s.gpus > 1 ? loads_.size() < static_cast<std::size_t>(s.gpus) || !uniform_speed_ : loads_.empty())) {
+    loads_.clear();
+    joins_.clear();
+    std::size_t idle_at = 0;
+    for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) {
+      if (at(g).bound > 0) {
+        consider(g);
+        continue;
+      }
+      // Of the idle GPUs, those gather_candidates gave (candidates_ is in GPU order).
+      while (idle_at < candidates_.size() && candidates_[idle_at] < g) ++idle_at;
+      if (idle_at < candidates_.size() && candidates_[idle_at] == g) consider(g);
+    }
   }
   if (static_cast<std::int32_t>(loads_.size() + joins_.size()) < s.gpus) return core::PendingQueue::Verdict::kBlocked;
   const JobIndex r0 = first_replica_[static_cast<std::size_t>(j)];
@@ -1481,6 +1497,7 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
     const std::int32_t g = from[c].gpu;
     from.erase(from.begin() + static_cast<std::ptrdiff_t>(c));
     bind(r0 + i, g, rank, t, true);
+    index_room(g);
     if (i == 0 && s.gpus > 1) keep_speed(j, speed_on(at(g), j), s.gpus - 1);
   }
   ++result_.placements;
@@ -1492,9 +1509,38 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
   return core::PendingQueue::Verdict::kAdmitted;
 }
 
+// GPU g's entry in roomy_ brought up to date: the GPUs with jobs whose memory layout or queue may
+// have changed since are those touched at this instant (a GPU changes only when stepped or bound).
+void Cluster::index_room(std::int32_t g) {
+  Gpu& gpu = at(g);
+  const bool out = opts_.sched.lane_mode == core::LaneMode::kExclusive || gpu.bound == 0 || gpu.sched->pending() > 0;
+  const Bytes room = out ? -1 : gpu.sched->free_bytes();
+  if (room == gpu.room) return;
+  if (gpu.room >= 0) roomy_.erase({gpu.room, g});
+  gpu.room = room;
+  if (room >= 0) roomy_.emplace(room, g);
+}
+
+// The GPUs that may start input job j in a lane of its own, in GPU order: those with jobs whose
+// free memory holds its P + E (roomy_), and of each class of idle GPUs (interchangeable: every
+// placement breaks ties by GPU number) the lowest-numbered k, k its GPUs. O(those GPUs), not
+// O(GPUs): on a loaded cluster of whole-GPU jobs only the idle classes' first GPUs.
+void Cluster::gather_candidates(JobIndex j) {
+  const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
+  candidates_.clear();
+  const Bytes need = aligned(s.persistent) + aligned(s.ephemeral);
+  for (auto it = roomy_.lower_bound({need, -1}); it != roomy_.end(); ++it) candidates_.push_back(it->second);
+  for (const auto& [c, set] : idle_) {
+    std::int32_t n = 0;
+    for (auto it = set.begin(); it != set.end() && n < s.gpus; ++it, ++n) candidates_.push_back(*it);
+  }
+  std::sort(candidates_.begin(), candidates_.end());
+}
+
 void Cluster::place(TimeNs t) {
   if (queue_.empty()) return;
   std::sort(touched_.begin(), touched_.end());
+  for (const std::int32_t g : touched_) index_room(g);
   queue_.process([&](JobIndex j) { return try_place(j, t); });
 }
 
@@ -1642,6 +1688,7 @@ ClusterOutcome Cluster::run() {
     };
     for (std::int32_t g : touched_) {
       at(g).touched = false;
+      index_room(g);
       reschedule(g);
     }
     touched_.clear();

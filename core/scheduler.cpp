@@ -858,7 +858,7 @@ class Loop {
 
 namespace {
 
-void check_run(std::span<const JobSpec> jobs, Policy& policy, Executor& executor, const SchedulerOptions& opts) {
+void check_options(Policy& policy, Executor& executor, const SchedulerOptions& opts) {
   if (!policy.supports(opts.lane_mode)) {
     throw std::invalid_argument("policy '" + std::string(policy.name()) + "' does not support lane mode '" +
                                 to_string(opts.lane_mode) + "'");
@@ -873,6 +873,11 @@ void check_run(std::span<const JobSpec> jobs, Policy& policy, Executor& executor
     // paged-out job might never fit again.
     if (!opts.lane_shrink) throw std::invalid_argument("paging needs lane shrinking");
   }
+}
+
+}  // namespace
+
+void check_jobs(std::span<const JobSpec> jobs) {
   for (const JobSpec& s : jobs) {
     if (s.iterations <= 0 || s.iter_ns <= 0 || s.persistent < 0 || s.ephemeral < 0 || s.arrival_ns < 0 ||
         s.gpu_util_ppm <= 0 || s.gpu_util_ppm > 1'000'000 || s.first_iter_extra_ns < 0) {
@@ -887,11 +892,10 @@ void check_run(std::span<const JobSpec> jobs, Policy& policy, Executor& executor
   }
 }
 
-}  // namespace
-
 Scheduler::Scheduler(std::span<const JobSpec> specs, std::span<JobState> states, Policy& policy, Executor& executor,
-                     const SchedulerOptions& opts) {
-  check_run(specs, policy, executor, opts);
+                     const SchedulerOptions& opts, JobCheck check) {
+  check_options(policy, executor, opts);
+  if (check == JobCheck::kCheck) check_jobs(specs);
   if (states.size() != specs.size()) throw std::invalid_argument("Scheduler: one state per job");
   loop_ = std::make_unique<Loop>(specs, policy, executor, opts, states);
 }
@@ -925,7 +929,8 @@ void Scheduler::end_at(TimeNs t) { loop_->end_at(t); }
 
 ScheduleOutcome run_schedule(std::span<const JobSpec> jobs, Policy& policy, Executor& executor,
                              const SchedulerOptions& opts) {
-  check_run(jobs, policy, executor, opts);
+  check_options(policy, executor, opts);
+  check_jobs(jobs);
   Loop loop(jobs, policy, executor, opts);
   return loop.run();
 }

@@ -141,10 +141,13 @@ class Loop;
 /// given to one Scheduler only, which alone writes its JobState in `states`.
 class Scheduler {
  public:
-  /// Checks the options and the jobs as run_schedule does (same exceptions). `states` has one
-  /// entry per spec and outlives the Scheduler.
+  /// Whether the constructor validates every job (check_jobs) or the driver already has, once
+  /// for the run (a cluster of N GPUs would otherwise check the whole trace N times).
+  enum class JobCheck : std::uint8_t { kCheck, kCheckedByDriver };
+  /// Checks the options and (JobCheck::kCheck) the jobs as run_schedule does (same exceptions).
+  /// `states` has one entry per spec and outlives the Scheduler.
   Scheduler(std::span<const JobSpec> specs, std::span<JobState> states, Policy& policy, Executor& executor,
-            const SchedulerOptions& opts);
+            const SchedulerOptions& opts, JobCheck check = JobCheck::kCheck);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -205,6 +208,11 @@ class Scheduler {
  private:
   std::unique_ptr<Loop> loop_;
 };
+
+/// Throws std::invalid_argument, as run_schedule does, for a job with an out-of-range field or an
+/// inference job whose request times do not fit its iterations. O(jobs): a driver of several
+/// Schedulers over one span of jobs calls it once and constructs them with kCheckedByDriver.
+void check_jobs(std::span<const JobSpec> jobs);
 
 /// Runs the jobs to completion under the policy on the executor. Jobs with P + E > capacity (in
 /// aligned units) are rejected at arrival with a reason; all others finish (or fail, if the
