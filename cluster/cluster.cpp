@@ -46,12 +46,12 @@ static_assert(kMaxKinds < 64, "one bit per kind and one for unnamed GPUs");
 class GpuExecutor final : public core::Executor {
  public:
   GpuExecutor(Cluster& cluster, std::int32_t gpu, std::span<const JobSpec> specs,
-              std::span<const std::int32_t> gang_of, const sim::InterferenceModel& model, std::vector<TimeNs> actual,
-              TimeNs switch_cost_ns, std::int64_t paging_bytes_per_s)
+              std::span<const std::int32_t> gang_of, const sim::InterferenceModel& model,
+              std::shared_ptr<const std::vector<TimeNs>> actual, TimeNs switch_cost_ns, std::int64_t paging_bytes_per_s)
       : cluster_(cluster),
         gpu_(gpu),
         gang_of_(gang_of),
-        sim_(specs, model, std::move(actual), switch_cost_ns, paging_bytes_per_s) {}
+        sim_(specs, model, switch_cost_ns, paging_bytes_per_s, std::move(actual)) {}
 
   TimeNs now() const override { return sim_.now(); }
   void admit(JobIndex job, const JobSpec& spec, Bytes offset) override;
@@ -246,8 +246,9 @@ class Cluster {
     // A GPU of speed s runs every iteration in gpu_iter_ns(t, s) (t: the actual time, else the
     // profile's; s: the job's own speed on the GPU's kind where it has one, else the GPU's); one
     // table per speed (per kind where jobs have speeds of their own), copied into each executor
-    // of that speed (kind).
-    std::map<std::pair<std::int32_t, std::int64_t>, std::vector<TimeNs>> scaled;
+    // of that speed (kind), shared by them.
+    const auto shared_actual = actual.empty() ? nullptr : std::make_shared<const std::vector<TimeNs>>(actual);
+    std::map<std::pair<std::int32_t, std::int64_t>, std::shared_ptr<const std::vector<TimeNs>>> scaled;
     for (std::int32_t g = 0; g < n; ++g) {
       Gpu& gpu = at(g);
       const GpuSpec& spec = opts.cluster.gpus[static_cast<std::size_t>(g)];
@@ -260,14 +261,15 @@ class Cluster {
       const std::pair<std::int32_t, std::int64_t> key{job_speed_.empty() ? -1 : gpu.kind, spec.speed_ppm};
       const bool own = key.first >= 0 || spec.speed_ppm != kSpeedOne;
       if (own && !scaled.count(key)) {
-        std::vector<TimeNs>& v = scaled[key];
+        std::vector<TimeNs> v;
         v.reserve(specs_.size());
         for (std::size_t r = 0; r < specs_.size(); ++r) {
           v.push_back(gpu_iter_ns(actual.empty() ? specs_[r].iter_ns : actual[r], speed_on(gpu, owner_[r])));
         }
+        scaled.emplace(key, std::make_shared<const std::vector<TimeNs>>(std::move(v)));
       }
       gpu.policy = policies::make_policy(policy);
-      gpu.exec = std::make_unique<GpuExecutor>(*this, g, specs_, gang_of_, *opts.model, own ? scaled.at(key) : actual,
+      gpu.exec = std::make_unique<GpuExecutor>(*this, g, specs_, gang_of_, *opts.model, own ? scaled.at(key) : shared_actual,
                                                opts.switch_cost_ns, opts.paging_bytes_per_s);
       core::SchedulerOptions so = opts.sched;
       so.capacity = gpu.capacity;

@@ -101,8 +101,14 @@ struct JobState {
   /// Iterations that may start at `now`: all remaining ones for a training job; for an inference
   /// job, the requests that have arrived and are not yet served.
   std::int64_t ready_iterations(const JobSpec& spec, TimeNs now) const;
-  /// Remaining solo time as the profile predicts it.
-  TimeNs remaining_solo_ns(const JobSpec& spec) const { return remaining_iterations(spec) * spec.iter_ns; }
+  /// Remaining solo time as the trace gives it: the remaining iterations x iter_ns, and, until the
+  /// first iteration has ended, its extra (JobSpec::first_iter_extra_ns: a catalog's first-
+  /// iteration cost, or the remainder of a trace's duration that is no whole number of
+  /// iterations). Before the job runs it is its whole solo time, JobSpec::solo_ns() + the extra:
+  /// SRTF's key everywhere (one GPU and clusters), so that two jobs of equal solo time tie.
+  TimeNs remaining_solo_ns(const JobSpec& spec) const {
+    return remaining_iterations(spec) * spec.iter_ns + (iterations_done == 0 ? spec.first_iter_extra_ns : 0);
+  }
 };
 
 /// True when a was submitted before b: earlier arrival, then earlier in the trace.

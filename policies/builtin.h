@@ -12,7 +12,8 @@ inline constexpr std::string_view kFifoDescription =
     "no sharing: one job at a time on the whole GPU, in arrival order, run to completion";
 inline constexpr std::string_view kSrtfDescription =
     "preemptive shortest-remaining-time-first: at every boundary the admitted job with the least "
-    "remaining solo time (remaining iterations x iter_ms) runs; admission in the same order";
+    "remaining solo time (remaining iterations x iter_ms, plus the first iteration's extra until it "
+    "has run) runs; admission in the same order";
 inline constexpr std::string_view kPackDescription =
     "pack jobs into lanes per Algorithm 1, lanes run concurrently; in a lane the earliest admitted "
     "unfinished job runs";

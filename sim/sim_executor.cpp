@@ -15,11 +15,18 @@ using i128 = core::Int128;
 
 SimExecutor::SimExecutor(std::span<const core::JobSpec> jobs, const InterferenceModel& model,
                          std::vector<TimeNs> actual_iter_ns, TimeNs switch_cost_ns, std::int64_t paging_bytes_per_s)
+    : SimExecutor(jobs, model, switch_cost_ns, paging_bytes_per_s,
+                  actual_iter_ns.empty() ? nullptr
+                                         : std::make_shared<const std::vector<TimeNs>>(std::move(actual_iter_ns))) {}
+
+SimExecutor::SimExecutor(std::span<const core::JobSpec> jobs, const InterferenceModel& model, TimeNs switch_cost_ns,
+                         std::int64_t paging_bytes_per_s, std::shared_ptr<const std::vector<TimeNs>> actual_iter_ns)
     : jobs_(jobs),
       model_(model),
-      iter_ns_(std::move(actual_iter_ns)),
+      iter_table_(std::move(actual_iter_ns)),
       switch_cost_ns_(switch_cost_ns),
       paging_bytes_per_s_(paging_bytes_per_s) {
+  if (iter_table_) iter_ns_ = *iter_table_;
   SALUS_INVARIANT(iter_ns_.empty() || iter_ns_.size() == jobs.size(), "one actual iteration time per job", std::to_string(iter_ns_.size()));
   SALUS_INVARIANT(switch_cost_ns >= 0, "switching cost >= 0", std::to_string(switch_cost_ns));
   SALUS_INVARIANT(paging_bytes_per_s >= 0, "paging bandwidth >= 0", std::to_string(paging_bytes_per_s));

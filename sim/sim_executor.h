@@ -15,6 +15,7 @@
 /// iterations end each of them exactly (to the nanosecond) where k runs of one iteration would,
 /// under every interference model.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -38,6 +39,10 @@ class SimExecutor final : public core::Executor {
   SimExecutor(std::span<const core::JobSpec> jobs, const InterferenceModel& model,
               std::vector<core::TimeNs> actual_iter_ns = {}, core::TimeNs switch_cost_ns = 0,
               std::int64_t paging_bytes_per_s = 0);
+  /// The same with a table of actual iteration times shared by several executors (a cluster's
+  /// GPUs of one speed: one table, not one copy per GPU); null: the profile's.
+  SimExecutor(std::span<const core::JobSpec> jobs, const InterferenceModel& model, core::TimeNs switch_cost_ns,
+              std::int64_t paging_bytes_per_s, std::shared_ptr<const std::vector<core::TimeNs>> actual_iter_ns);
 
   core::TimeNs now() const override { return now_; }
   void start(const core::Dispatch& d) override { start_paced(d, iter_time(d.job)); }
@@ -128,7 +133,8 @@ class SimExecutor final : public core::Executor {
 
   std::span<const core::JobSpec> jobs_;
   const InterferenceModel& model_;
-  std::vector<core::TimeNs> iter_ns_;  // iter_time: job j's actual iteration time when given, else the spec's
+  std::shared_ptr<const std::vector<core::TimeNs>> iter_table_;  // owns iter_ns_'s table (may be shared)
+  std::span<const core::TimeNs> iter_ns_;  // iter_time: job j's actual iteration time when given, else the spec's
   // switch_cost: what job j's first iteration after another job's pays: its own
   // (JobSpec::switch_ns) where the catalog measured one, else the run's switch_cost_ns_.
   core::TimeNs switch_cost_ns_;
