@@ -399,6 +399,8 @@ std::vector<GangSize> parse_gang_sizes(std::string_view text) {
   return checked_gang_sizes(std::move(sizes));
 }
 
+static_assert(sizeof(GeneratedJob) == 40, "GeneratedJob is documented as 40 bytes");
+
 GeneratedTrace generate_trace(const Catalog& catalog, const GeneratorOptions& opt) {
   check_options(opt);
   GeneratedTrace trace;
