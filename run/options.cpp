@@ -255,7 +255,8 @@ void add_run_options(OptionTable& t, OptionValues& v) {
   // salus-trace generate's own; --workloads is salus-profile's too.
   traces::GeneratorOptions& g = v.generator;
   const auto num = [](double x) { return traces::format_number(x); };
-  t.add(value_option("jobs", &g.jobs, "N", kTraceGenerate, "number of jobs"));
+  t.add(value_option("jobs", &g.jobs, "N", kTraceGenerate,
+                     "number of jobs (with --shape: the shape's unless given; see --shape)"));
   t.add(value_option("mean-interarrival-s", &g.mean_interarrival_s, "S", kTraceGenerate,
                      "mean of the exponential gaps between arrivals, seconds (first job at 0)"))
       .default_text = num(g.mean_interarrival_s);
@@ -275,6 +276,26 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                      "lenet_32 and mlp_64)"))
       .help_in(kProfile, "comma-separated workloads, e.g. lenet_32,mlp_64,resnet50_25")
       .required_in(kProfile);
+  t.add(value_option("gang-sizes", &v.gang_sizes, "SPEC", kTraceGenerate,
+                     "GPUs per job, SIZE:WEIGHT,... e.g. 1:0.72,2:0.1,4:0.08,8:0.06,16:0.02,32:0.015,64:0.005: a job "
+                     "runs on SIZE GPUs at once (a gang) with probability WEIGHT / the sum of the weights, drawn from a "
+                     "stream of its own (the other columns do not change); the CSV gets a gpus column when some job has "
+                     "more than one (default: every job 1 GPU, no gpus column)"));
+  std::string shapes;
+  for (const auto& e : traces::trace_shape_registry().entries()) {
+    shapes += std::string(shapes.empty() ? "" : "; ") + std::string(e.name) + ": " + std::string(e.description);
+  }
+  t.add(value_option("shape", &v.shape, "NAME", kTraceGenerate,
+                     "a preset of the options above for a cluster (valid: " +
+                         traces::trace_shape_registry().names_joined() + "). " + shapes +
+                         ". Options given beside --shape override its values; --jobs N keeps its span and its load per "
+                         "GPU on a cluster N / its jobs as large: the mean inter-arrival time is the shape's x its jobs "
+                         "/ N (helios: --jobs 336000 is 336000 jobs over the same six months at 47 s, 0.6 of 641.6 "
+                         "GPUs)"));
+  t.add(value_option("layout", &v.layout, "native|helios", kTraceGenerate,
+                     "native: job_id,arrival_s,workload,iterations, and gpus when a job has more than one GPU; helios: Helios' cluster_log.csv columns "
+                     "job_id,gpu_num,submit_time,duration (duration = the solo time in seconds, whole ms), which salus-sim "
+                     "reads as format helios (no workload: --assumed-memory, --assumed-iter-ms)"));
 
   // The trace-reading options (salus-sim, salus-run, salus-trace stats; salus-experiment's gpus_needed).
   TraceOptionValues& tr = v.trace_values;

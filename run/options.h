@@ -183,6 +183,7 @@ struct OptionValues {
   // salus-trace generate (its --seed is `seed`); --workloads is salus-profile's too
   traces::GeneratorOptions generator;
   std::string workloads;
+  std::string gang_sizes, shape, layout = "native";
 };
 
 /// Declares the options of run/ (the trace, the catalog, the policies, the GPU, the model, the

@@ -266,6 +266,16 @@ void write_text_file(const std::string& path, const std::string& text) {
   f.close();
 }
 
+void write_text_file(const std::string& path,
+                     const std::function<void(const std::function<void(std::string_view)>& sink)>& produce) {
+  OutFile f(path);
+  produce([&f](std::string_view piece) {
+    f.line().append(piece);
+    f.row();
+  });
+  f.close();
+}
+
 void write_timeline_rows(const std::vector<core::Segment>& segments, const std::function<void(const core::Segment&)>& row) {
   // Segments come in completion order, one per dispatched run; rows go out in start order (ties:
   // lane). A run that continues the lane's previous one (same job, starting when it ended, no

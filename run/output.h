@@ -3,6 +3,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -99,6 +100,10 @@ std::string read_text_tail(const std::string& path, std::size_t max_bytes);
 /// renamed into place: a run killed while it writes leaves the previous complete file or the new
 /// one, never a torn one.
 void write_text_file(const std::string& path, const std::string& text);
+/// write_text_file for a text made in pieces: `produce` hands each piece, in order, to the sink it
+/// is given; each goes to the file as it comes, so the whole text is never held.
+void write_text_file(const std::string& path,
+                     const std::function<void(const std::function<void(std::string_view)>& sink)>& produce);
 
 /// Prints the notes, the rejected jobs and the Table 1 form to stdout.
 void print_report(const std::vector<std::string>& notes, const std::vector<core::JobSpec>& jobs,

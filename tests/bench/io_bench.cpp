@@ -13,6 +13,9 @@
 //   WriteSummary  the streamed summary JSON of a FIFO run (write_summary_json)
 //   BuildSummary  the same summary as an nlohmann document and dump(2), what salus-sim did before
 //   WriteRunFiles the --out CSVs of a FAIR run (timeline off and runs)
+//   GenerateHelios/N  salus-trace generate --shape helios --jobs N: drawing the jobs, and the native
+//                 CSV written in pieces to a sink that only counts them (no file); N = 3360000 is
+//                 the full Helios-scale trace
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -163,6 +166,27 @@ void BM_WriteRunFiles(benchmark::State& state, run::TimelineMode mode) {
 
 }  // namespace
 
+void BM_GenerateHelios(benchmark::State& state) {
+  traces::GeneratorOptions typed;
+  typed.jobs = static_cast<int>(state.range(0));
+  const traces::GeneratorOptions opt =
+      traces::shaped_options("helios", typed, [](std::string_view name) { return name == "jobs"; });
+  std::size_t bytes = 0;
+  double load = 0;
+  for (auto _ : state) {
+    const traces::GeneratedTrace trace = traces::generate_trace(catalog(), opt);
+    bytes = 0;
+    traces::write_trace_csv(trace, "io_bench", traces::TraceLayout::kNative,
+                            [&bytes](std::string_view piece) { bytes += piece.size(); });
+    load = traces::offered_load(trace).load;
+    benchmark::DoNotOptimize(bytes);
+  }
+  state.counters["jobs/s"] = benchmark::Counter(static_cast<double>(opt.jobs) * static_cast<double>(state.iterations()),
+                                                benchmark::Counter::kIsRate);
+  state.counters["MB"] = static_cast<double>(bytes) / 1e6;
+  state.counters["load"] = load;
+}
+
 BENCHMARK(BM_CsvReader)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ReadTextFile)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_LoadTrace)->Unit(benchmark::kMillisecond);
@@ -170,6 +194,7 @@ BENCHMARK(BM_WriteSummary)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildSummary)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_WriteRunFiles, timeline_off, run::TimelineMode::kOff)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_WriteRunFiles, timeline_runs, run::TimelineMode::kRuns)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GenerateHelios)->Arg(100'000)->Arg(3'360'000)->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
