@@ -3,6 +3,7 @@
 // model, and bad options exit 2.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <string>
@@ -113,6 +114,67 @@ TEST_CASE("gpus_needed on a trace with gang jobs: the curve at N is salus-sim --
     }
   }
   CHECK(compared >= 10);  // the common sizes on all five curves, the answers on their own
+}
+
+TEST_CASE("gpus_needed: the answer is exact (every N from the widest job to it on the curve, each below missing), "
+          "and each rise of the curve is in the JSON and noted") {
+  const std::string dir = (salus::test::scratch() / "gpus_needed_exact").string();
+  const json j = run_gpus_needed("--trace " + kGangTrace, dir);
+  CHECK(j["search"]["method"] == "scan");
+  CHECK(j["search"]["lower"] == 8);
+  CHECK(j["search"]["upper"] == 24);
+  const std::string guarantee = j["search"]["guarantee"].get<std::string>();
+  CHECK(guarantee.find("the search runs every N from 8 (the widest job: fewer GPUs cannot run it) upward until one "
+                       "meets the bound, up to 24 (the peak demand") == 0);
+  CHECK(guarantee.find("the answer is exact, every N below it was run and misses, whatever the curve's shape") !=
+        std::string::npos);
+  std::set<std::string> notes;
+  for (const json& n : j["notes"]) notes.insert(n.get<std::string>());
+  CHECK(notes.contains(guarantee));
+  const double bound = j["bound"]["seconds"].get<double>();
+  int rising = 0;
+  for (const auto& [name, c] : j["policies"].items()) {
+    CAPTURE(name);
+    const auto n = c["gpus_needed"].get<std::int64_t>();
+    for (std::int64_t m = 8; m <= n; ++m) {
+      CAPTURE(m);
+      const json* p = curve_point(c, m);
+      REQUIRE(p != nullptr);
+      CHECK(((*p)["avg_jct_s"].get<double>() <= bound) == (m == n));
+    }
+    CHECK(c["search_runs"] == n - 8 + 1);
+    // Rises: the N whose next N on the curve has a larger average, and the N above the answer missing.
+    json rises = json::array(), missed = json::array();
+    const json& curve = c["curve"];
+    for (std::size_t i = 0; i + 1 < curve.size(); ++i) {
+      const double a = curve[i]["avg_jct_s"].get<double>(), b = curve[i + 1]["avg_jct_s"].get<double>();
+      if (b > a) rises.push_back({{"from", curve[i]["gpus"]}, {"to", curve[i + 1]["gpus"]}, {"from_s", a}, {"to_s", b}});
+    }
+    for (const json& p : curve) {
+      if (p["gpus"].get<std::int64_t>() > n && p["avg_jct_s"].get<double>() > bound) missed.push_back(p["gpus"]);
+    }
+    CHECK(c["rises"] == rises);
+    CHECK(c["missed_above"] == missed);
+    for (std::int64_t m = n + 1; m <= std::min<std::int64_t>(24, n + 4); ++m) CHECK(curve_point(c, m) != nullptr);
+    if (rises.empty()) continue;
+    ++rising;
+    const std::string label = c["label"].get<std::string>();
+    bool noted = false;
+    for (const std::string& note : notes) {
+      noted |= note.rfind(label + ": the curve rises (more GPUs, a larger average) at ", 0) == 0;
+    }
+    CHECK(noted);
+  }
+  CHECK(rising > 0);  // on this fixture some curves rise (Salus SRTF: 12 -> 13 GPUs)
+  // The printed form: the rise of Salus SRTF at 12 -> 13 GPUs, after the table.
+  const auto r = experiment("gpus_needed --plots off --quiet --out '" + dir + "' --trace " + kGangTrace);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("note: " + guarantee + "\n") != std::string::npos);
+  CHECK(r.out.find("  [curve rises: see note]\n") != std::string::npos);
+  const auto srtf_note = r.out.find("note: Salus SRTF: the curve rises (more GPUs, a larger average) at ");
+  REQUIRE(srtf_note != std::string::npos);
+  CHECK(srtf_note > r.out.find("  Salus FAIR "));
+  CHECK(r.out.find("12 -> 13 GPUs (", srtf_note) != std::string::npos);
 }
 
 TEST_CASE("gpus_needed: where PACK needs more GPUs than exclusive FIFO, the output says why, from PACK's curve") {
