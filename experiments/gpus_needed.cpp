@@ -6,6 +6,7 @@
 // read and the model set by salus-sim's own options.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -16,6 +17,7 @@
 #include "cluster/placement.h"
 #include "core/errors.h"
 #include "core/units.h"
+#include "experiments/bound_watch.h"
 #include "run/cli.h"
 #include "run/cpus.h"
 #include "run/output.h"
@@ -56,11 +58,28 @@ constexpr std::int64_t kCurvePoints = 8;
 /// again it shows first.
 constexpr std::int64_t kRunAbove = 4;
 
+/// One N run: in full, or stopped early where it certainly missed the bound (BoundWatch), when
+/// it has no averages.
 struct Point {
   std::int64_t gpus = 0;
   double avg_jct_s = 0, avg_queuing_s = 0, makespan_s = 0;
   std::int64_t done = 0, rejected = 0;
+  bool missed_early = false;  ///< stopped at stopped_at_s: the averages above are not set
+  double stopped_at_s = 0;    ///< simulated time of the stop
+  double lower_bound_s = 0;   ///< the bounded average would have been at least this
 };
+
+/// The curve's entry for a point. A point stopped early has no averages (null): it is known to
+/// miss the bound, by at least lower_bound_s - bound.
+json point_json(const Point& p) {
+  if (p.missed_early) {
+    return {{"gpus", p.gpus},         {"avg_jct_s", nullptr},       {"avg_queuing_s", nullptr},
+            {"makespan_s", nullptr},  {"done", nullptr},            {"missed_early", true},
+            {"stopped_at_s", p.stopped_at_s}, {"lower_bound_s", p.lower_bound_s}};
+  }
+  return {{"gpus", p.gpus},           {"avg_jct_s", p.avg_jct_s}, {"avg_queuing_s", p.avg_queuing_s},
+          {"makespan_s", p.makespan_s}, {"done", p.done},         {"missed_early", false}};
+}
 
 /// Where to look for the answer, from the trace alone: [widest, peak].
 struct SearchBounds {
@@ -99,9 +118,11 @@ std::string search_guarantee(const SearchBounds& b) {
   return "the search runs every N from " + std::to_string(b.widest) + " (the widest job: fewer GPUs cannot run it) "
          "upward until one meets the bound, up to " + std::to_string(b.peak) +
          " (the peak demand, every job started at its arrival; larger N are not run): the answer is exact, every N "
-         "below it was run and misses, whatever the curve's shape (more GPUs can raise the average); the curve adds "
+         "below it was run and misses, whatever the curve's shape (more GPUs can raise the average); a run is "
+         "stopped early once a lower bound on its average (what has happened by then) exceeds the bound, so it "
+         "certainly misses (the curve marks it missed_early, without averages); the curve adds "
          "the " + std::to_string(kRunAbove) + " N above the answer and " + std::to_string(kCurvePoints) +
-         " spread to twice it, and each rise seen on it is noted after the table";
+         " spread to twice it, and each rise seen among its complete runs is noted after the table";
 }
 
 std::string minutes_text(double s) {
@@ -147,29 +168,57 @@ struct Search {
   double bound_s;
 };
 
-ConfigResult run_config(const Search& s, const Config& c) {
-  const auto n_jobs = static_cast<std::int64_t>(s.jobs.size());
+/// The configuration's SimConfig, as salus-sim runs it.
+SimConfig config_for(const Search& s, const Config& c) {
   SimConfig k = s.cfg;
   k.placement = cluster::placement_for(c.policy, s.model.placement);
   if (c.exclusive) k.lanes = core::LaneMode::kExclusive;
+  return k;
+}
+
+/// Runs the trace on N GPUs under the configuration; with `stop_early`, stops it once it
+/// certainly misses the bound (BoundWatch).
+Point run_point(const Search& s, const Config& c, std::int64_t n, bool stop_early) {
+  SimConfig k = config_for(s, c);
+  // N = 1 is salus-sim's one-GPU path (run_schedule), as `--gpus 1` runs it.
+  if (n > 1) k.cluster = cluster::ClusterSpec::uniform(static_cast<std::int32_t>(n), s.cfg.capacity);
+  core::ProgressHook meter;
+  if (s.ctx.progress != nullptr) {
+    meter = s.ctx.progress->hook("gpus_needed: " + std::string(c.label) + " on " + std::to_string(n) + " GPUs", s.jobs);
+  }
+  BoundWatch watch(s.jobs, s.on_queue ? BoundKind::kAvgQueuing : BoundKind::kAvgJct, s.bound_s);
+  k.progress = stop_early ? watch_hook(watch, std::move(meter)) : std::move(meter);
+  Point p{.gpus = n};
+  try {
+    const PolicyRun r = simulate(s.jobs, c.policy, k);
+    p.avg_jct_s = r.metrics.avg_jct_s;
+    p.avg_queuing_s = r.metrics.avg_queuing_s;
+    p.makespan_s = static_cast<double>(r.metrics.makespan_ns) / 1e9;
+    p.done = r.metrics.done;
+    p.rejected = r.metrics.rejected;
+  } catch (const BoundMissed& m) {
+    p.missed_early = true;
+    p.stopped_at_s = static_cast<double>(m.at_ns) / 1e9;
+    p.lower_bound_s = m.lower_bound_s;
+  }
+  if (s.ctx.progress != nullptr) s.ctx.progress->end_run();
+  return p;
+}
+
+ConfigResult run_config(const Search& s, const Config& c) {
+  const auto n_jobs = static_cast<std::int64_t>(s.jobs.size());
+  const SimConfig k = config_for(s, c);
   const core::LaneMode lanes = lane_mode_for(*policies::make_policy(c.policy), k);
   std::map<std::int64_t, Point> tried;  // every N simulated, once
   auto at = [&](std::int64_t n) -> const Point& {
     if (auto it = tried.find(n); it != tried.end()) return it->second;
-    // N = 1 is salus-sim's one-GPU path (run_schedule), as `--gpus 1` runs it.
-    if (n > 1) k.cluster = cluster::ClusterSpec::uniform(static_cast<std::int32_t>(n), s.cfg.capacity);
-    else k.cluster.reset();
-    if (s.ctx.progress != nullptr) {
-      k.progress = s.ctx.progress->hook("gpus_needed: " + std::string(c.label) + " on " + std::to_string(n) + " GPUs", s.jobs);
-    }
-    const PolicyRun r = simulate(s.jobs, c.policy, k);
-    if (s.ctx.progress != nullptr) s.ctx.progress->end_run();
-    return tried[n] = Point{n, r.metrics.avg_jct_s, r.metrics.avg_queuing_s,
-                            static_cast<double>(r.metrics.makespan_ns) / 1e9, r.metrics.done, r.metrics.rejected};
+    return tried[n] = run_point(s, c, n, true);
   };
   auto value = [&](const Point& p) { return s.on_queue ? p.avg_queuing_s : p.avg_jct_s; };
   // Every job that fits a GPU done (one too large is rejected at every N >= the widest job).
-  auto meets = [&](const Point& p) { return p.done + p.rejected == n_jobs && value(p) <= s.bound_s; };
+  auto meets = [&](const Point& p) {
+    return !p.missed_early && p.done + p.rejected == n_jobs && value(p) <= s.bound_s;
+  };
 
   // The fewest N that meets the bound, exact on [widest, peak] (fewest_gpus: every N below the
   // answer is run and misses). Fewer GPUs than the widest job cannot run it, so they miss.
@@ -189,13 +238,14 @@ ConfigResult run_config(const Search& s, const Config& c) {
   ns.erase(std::unique(ns.begin(), ns.end()), ns.end());
   json curve = json::array();
   std::int64_t first_meeting = -1;
-  std::map<std::int64_t, double> values;
+  std::map<std::int64_t, double> values;  // the complete runs': a run stopped early has no average
   std::vector<std::int64_t> missed_above;  // N above the answer, on the curve, that miss the bound
+  std::int64_t stopped_early = 0;
   for (std::int64_t n : ns) {
     const Point& p = at(n);
-    curve.push_back({{"gpus", n}, {"avg_jct_s", p.avg_jct_s}, {"avg_queuing_s", p.avg_queuing_s},
-                     {"makespan_s", p.makespan_s}, {"done", p.done}});
-    values[n] = value(p);
+    curve.push_back(point_json(p));
+    if (p.missed_early) ++stopped_early;
+    else values[n] = value(p);
     if (first_meeting < 0 && meets(p)) first_meeting = n;
     if (found && n > hi && !meets(p)) missed_above.push_back(n);
   }
@@ -205,31 +255,44 @@ ConfigResult run_config(const Search& s, const Config& c) {
     rises_json.push_back({{"from", r.from}, {"to", r.to}, {"from_s", r.from_value}, {"to_s", r.to_value}});
   }
   const Point& shown = found ? tried.at(hi) : at(b.peak);
+  // The jobs rejected are those too large for a GPU, the same at every N: any complete run's.
+  json rejected = nullptr;
+  for (const auto& [n, p] : tried) {
+    if (!p.missed_early) {
+      rejected = p.rejected;
+      break;
+    }
+  }
   ConfigResult out;
   out.entry = {{"label", c.label},
                {"policy", c.policy},
                {"lane_mode", core::to_string(lanes)},
                {"placement", k.placement},
                {"gpus_needed", found ? json(hi) : json(nullptr)},
-               {"rejected", shown.rejected},
+               {"rejected", rejected},
                {"search_runs", search_runs},
                {"simulations", tried.size()},
+               {"stopped_early", stopped_early},
                {"first_meeting_on_curve", first_meeting > 0 ? json(first_meeting) : json(nullptr)},
                {"rises", std::move(rises_json)},
                {"missed_above", missed_above},
                {"curve", std::move(curve)}};
-  char row[320];
-  std::snprintf(row, sizeof row, "  %-16s %-7s %-10s %-13s %11s   %14s  %11s  %11zu%s\n", c.label, c.policy,
+  // A run stopped early has no averages: the bounded one is shown as more than the bound.
+  const std::string over = "> " + minutes_text(s.bound_s);
+  const std::string jct_text = !shown.missed_early ? minutes_text(shown.avg_jct_s) : s.on_queue ? "-" : over;
+  const std::string queuing_text = !shown.missed_early ? minutes_text(shown.avg_queuing_s) : s.on_queue ? over : "-";
+  char row[360];
+  std::snprintf(row, sizeof row, "  %-16s %-7s %-10s %-13s %11s   %14s  %11s  %11zu  %13lld%s\n", c.label, c.policy,
                 core::to_string(lanes), k.placement.c_str(), found ? std::to_string(hi).c_str() : "-",
-                minutes_text(shown.avg_jct_s).c_str(), minutes_text(shown.avg_queuing_s).c_str(), tried.size(),
+                jct_text.c_str(), queuing_text.c_str(), tried.size(), static_cast<long long>(stopped_early),
                 !found ? ("  [not met by any N from " + std::to_string(b.widest) + " to " + std::to_string(b.peak) +
                           " GPUs, the peak demand]").c_str()
                 : !up.empty() ? "  [curve rises: see note]"
                               : "");
   if (!up.empty()) out.note = rise_note(c.label, up, missed_above, found ? hi : -1);
   out.row = row;
-  if (shown.rejected > 0) {
-    out.row += "    (" + std::to_string(shown.rejected) + " jobs fit no GPU of " + core::format_size(s.cfg.capacity) +
+  if (rejected.is_number() && rejected.get<std::int64_t>() > 0) {
+    out.row += "    (" + std::to_string(rejected.get<std::int64_t>()) + " jobs fit no GPU of " + core::format_size(s.cfg.capacity) +
                ": rejected at every N, left out of the averages)\n";
   }
   return out;
@@ -238,8 +301,10 @@ ConfigResult run_config(const Search& s, const Config& c) {
 /// Where Salus PACK needs more GPUs than exclusive FIFO, why, from PACK's curve at the largest N
 /// that fails the bound (on the curve: the N before the answer): the time its jobs spend running
 /// against their solo time (exclusive FIFO runs every job at solo speed), and the queuing. Empty
-/// when PACK needs no more GPUs than FIFO (or either has no answer).
-std::string sharing_costs_gpus(const json& policies, double avg_solo_s, const std::string& interference) {
+/// when PACK needs no more GPUs than FIFO (or either has no answer). Where the search stopped
+/// that run early, `pack_in_full(N)` runs it in full (the curve's entry for it).
+std::string sharing_costs_gpus(const json& policies, double avg_solo_s, const std::string& interference,
+                               const std::function<json(std::int64_t)>& pack_in_full) {
   const json& fifo = policies.at("fifo");
   const json& pack = policies.at("pack");
   if (!fifo.at("gpus_needed").is_number() || !pack.at("gpus_needed").is_number()) return "";
@@ -254,6 +319,11 @@ std::string sharing_costs_gpus(const json& policies, double avg_solo_s, const st
   };
   const json* p = at(pack);
   if (p == nullptr) return "";
+  json full;
+  if (p->at("missed_early").get<bool>()) {
+    full = pack_in_full(np - 1);
+    p = &full;
+  }
   const double jct = p->at("avg_jct_s").get<double>(), queuing = p->at("avg_queuing_s").get<double>();
   const double running = jct - queuing;
   char text[768];
@@ -265,7 +335,7 @@ std::string sharing_costs_gpus(const json& policies, double avg_solo_s, const st
                 queuing / 60, running / 60, avg_solo_s > 0 ? 100 * (running / avg_solo_s - 1) : 0.0, avg_solo_s / 60,
                 interference.c_str());
   std::string why = text;
-  if (const json* f = at(fifo); f != nullptr) {
+  if (const json* f = at(fifo); f != nullptr && !f->at("missed_early").get<bool>()) {
     std::snprintf(text, sizeof text, "; exclusive FIFO there: %.1f min of queuing, average JCT %.1f min",
                   f->at("avg_queuing_s").get<double>() / 60, f->at("avg_jct_s").get<double>() / 60);
     why += text;
@@ -344,7 +414,7 @@ json run_gpus_needed(const ExperimentContext& ctx) {
 
   json out;
   out["experiment"] = "gpus_needed";
-  out["version"] = 2;
+  out["version"] = 3;
   out["input"] = trace_path;
   out["trace_format"] = traces::to_string(loaded.trace.format);
   out["profiles"] = ctx.profiles;
@@ -370,7 +440,7 @@ json run_gpus_needed(const ExperimentContext& ctx) {
   out["notes"] = notes;
 
   std::string table = "  configuration    policy  lanes      placement     GPUs needed   at it: avg JCT  avg queuing  "
-                      "simulations\n";
+                      "simulations  stopped early\n";
   // The configurations are independent: as many at once as this process has CPUs (their results
   // are put in order afterwards, so the output does not depend on it).
   const Search search{ctx, jobs, cfg, model, sb, on_queue, bound_s};
@@ -424,7 +494,14 @@ json run_gpus_needed(const ExperimentContext& ctx) {
     notes_out.push_back(r.note);
   }
   out["notes"] = std::move(notes_out);
-  if (const std::string why = sharing_costs_gpus(policies, avg_solo_s, cfg.interference); !why.empty()) {
+  // The explanation reads PACK's averages at the N below its answer, a run of the search: where
+  // it was stopped early, that N is run again in full for it (one run; the curve keeps the stop).
+  auto run_in_full = [&](std::int64_t n) {
+    const Config& pack = *std::find_if(std::begin(kConfigs), std::end(kConfigs),
+                                       [](const Config& c) { return std::string(c.name) == "pack"; });
+    return point_json(run_point(search, pack, n, false));
+  };
+  if (const std::string why = sharing_costs_gpus(policies, avg_solo_s, cfg.interference, run_in_full); !why.empty()) {
     log(why);
     out["pack_over_fifo"] = why;
   }

@@ -57,7 +57,7 @@ const json* curve_point(const json& config, std::int64_t n) {
 TEST_CASE("gpus_needed on a trace with gang jobs: the curve at N is salus-sim --gpus N, no job folded") {
   const std::string dir = (salus::test::scratch() / "gpus_needed_gang").string();
   const json j = run_gpus_needed("--trace " + kGangTrace, dir);
-  CHECK(j["version"] == 2);
+  CHECK(j["version"] == 3);
   CHECK(j["jobs"] == 20);
   CHECK(j["gang_jobs"] == 10);
   CHECK(j["search"]["widest_job_gpus"] == 8);
@@ -105,6 +105,11 @@ TEST_CASE("gpus_needed on a trace with gang jobs: the curve at N is salus-sim --
       CHECK(j["policies"][policy]["placement"] == r["cluster"]["placement"]);
       const json* p = curve_point(j["policies"][policy], n);
       if (p == nullptr) continue;  // not on this configuration's curve
+      if ((*p)["missed_early"].get<bool>()) {  // stopped once it certainly missed: it does, in full
+        CHECK(r["avg_jct_s"].get<double>() > j["bound"]["seconds"].get<double>());
+        ++compared;
+        continue;
+      }
       CHECK((*p)["avg_jct_s"].get<double>() == r["avg_jct_s"].get<double>());
       CHECK((*p)["avg_queuing_s"].get<double>() == r["avg_queuing_s"].get<double>());
       CHECK((*p)["makespan_s"].get<double>() == r["makespan_s"].get<double>());
@@ -140,18 +145,33 @@ TEST_CASE("gpus_needed: the answer is exact (every N from the widest job to it o
       CAPTURE(m);
       const json* p = curve_point(c, m);
       REQUIRE(p != nullptr);
-      CHECK(((*p)["avg_jct_s"].get<double>() <= bound) == (m == n));
+      if ((*p)["missed_early"].get<bool>()) {
+        CHECK(m < n);
+        CHECK((*p)["lower_bound_s"].get<double>() > bound);
+        CHECK((*p)["avg_jct_s"].is_null());
+      } else {
+        CHECK(((*p)["avg_jct_s"].get<double>() <= bound) == (m == n));
+      }
     }
     CHECK(c["search_runs"] == n - 8 + 1);
     // Rises: the N whose next N on the curve has a larger average, and the N above the answer missing.
+    // The rises are among the complete runs (a run stopped early has no average).
     json rises = json::array(), missed = json::array();
     const json& curve = c["curve"];
-    for (std::size_t i = 0; i + 1 < curve.size(); ++i) {
-      const double a = curve[i]["avg_jct_s"].get<double>(), b = curve[i + 1]["avg_jct_s"].get<double>();
-      if (b > a) rises.push_back({{"from", curve[i]["gpus"]}, {"to", curve[i + 1]["gpus"]}, {"from_s", a}, {"to_s", b}});
+    json complete = json::array();
+    for (const json& p : curve) {
+      if (!p["missed_early"].get<bool>()) complete.push_back(p);
+    }
+    for (std::size_t i = 0; i + 1 < complete.size(); ++i) {
+      const double a = complete[i]["avg_jct_s"].get<double>(), b = complete[i + 1]["avg_jct_s"].get<double>();
+      if (b > a) {
+        rises.push_back({{"from", complete[i]["gpus"]}, {"to", complete[i + 1]["gpus"]}, {"from_s", a}, {"to_s", b}});
+      }
     }
     for (const json& p : curve) {
-      if (p["gpus"].get<std::int64_t>() > n && p["avg_jct_s"].get<double>() > bound) missed.push_back(p["gpus"]);
+      if (p["gpus"].get<std::int64_t>() > n && (p["missed_early"].get<bool>() || p["avg_jct_s"].get<double>() > bound)) {
+        missed.push_back(p["gpus"]);
+      }
     }
     CHECK(c["rises"] == rises);
     CHECK(c["missed_above"] == missed);
@@ -187,6 +207,7 @@ TEST_CASE("gpus_needed: where PACK needs more GPUs than exclusive FIFO, the outp
   const std::string why = j["pack_over_fifo"].get<std::string>();
   const json* at = curve_point(j["policies"]["pack"], np - 1);
   REQUIRE(at != nullptr);
+  REQUIRE_FALSE((*at)["missed_early"].get<bool>());  // 20 jobs: too few steps for a progress call
   char expected[160];
   std::snprintf(expected, sizeof expected, "at %lld GPUs its average JCT %.1f min is %.1f min of queuing",
                 static_cast<long long>(np - 1), (*at)["avg_jct_s"].get<double>() / 60,
@@ -213,7 +234,9 @@ TEST_CASE("gpus_needed: each answer is the first N on its curve meeting the boun
     const json* at = curve_point(c, n);
     REQUIRE(at != nullptr);
     CHECK((*at)["avg_jct_s"].get<double>() <= bound);
-    if (const json* before = curve_point(c, n - 1)) CHECK((*before)["avg_jct_s"].get<double>() > bound);
+    if (const json* before = curve_point(c, n - 1)) {
+      CHECK(((*before)["missed_early"].get<bool>() || (*before)["avg_jct_s"].get<double>() > bound));
+    }
     CHECK(c["search_runs"].get<int>() <= c["simulations"].get<int>());
   }
   CHECK(j["policies"]["fifo"]["gpus_needed"].get<int>() >= j["policies"]["pack"]["gpus_needed"].get<int>());
@@ -226,6 +249,69 @@ TEST_CASE("gpus_needed: each answer is the first N on its curve meeting the boun
       CHECK((*at)["avg_queuing_s"].get<double>() <= 60);
     }
   }
+}
+
+TEST_CASE("gpus_needed stops a run once it certainly misses the bound: each stopped N misses in salus-sim, "
+          "stopped before its last job ends, and the answers are exact") {
+  // 2000 generated jobs: on 1 to 4 GPUs the queue grows for days, long enough for the progress
+  // calls (every 1024 instants) that check the bound.
+  const std::string trace = (salus::test::scratch() / "gpus_needed_2000.csv").string();
+  const auto g = salus::test::run_program(SALUS_SOURCE_DIR, SALUS_TRACE_BIN,
+                                          "generate --jobs 2000 --seed 1 --out '" + trace + "'");
+  REQUIRE(g.code == 0);
+  const std::string dir = (salus::test::scratch() / "gpus_needed_early").string();
+  const json j = run_gpus_needed("--trace '" + trace + "'", dir);
+  const double bound = j["bound"]["seconds"].get<double>();
+  CHECK(j["search"]["guarantee"].get<std::string>().find("a run is stopped early once a lower bound on its average") !=
+        std::string::npos);
+  int stopped = 0;
+  for (std::int64_t n = 1; n <= 8; ++n) {
+    CAPTURE(n);
+    const std::string common = "--trace '" + trace + "' --gpus " + std::to_string(n);
+    json results = sim_summary(common + " --policy fifo,pack,srtf,fair")["results"];
+    json exclusive = sim_summary(common + " --policy srtf --lanes exclusive")["results"][0];
+    exclusive["policy"] = "srtf_exclusive";
+    results.push_back(exclusive);
+    for (const json& r : results) {
+      const std::string policy = r["policy"].get<std::string>();
+      CAPTURE(policy);
+      const json& c = j["policies"][policy];
+      const auto needed = c["gpus_needed"].get<std::int64_t>();
+      const double jct = r["avg_jct_s"].get<double>();
+      // Exact: every N below the answer misses in full, the answer meets.
+      if (n < needed) CHECK(jct > bound);
+      if (n == needed) CHECK(jct <= bound);
+      const json* p = curve_point(c, n);
+      if (p == nullptr) continue;
+      if (!(*p)["missed_early"].get<bool>()) {
+        CHECK((*p)["avg_jct_s"].get<double>() == jct);
+        continue;
+      }
+      ++stopped;
+      CHECK(jct > bound);
+      CHECK((*p)["lower_bound_s"].get<double>() > bound);
+      CHECK((*p)["lower_bound_s"].get<double>() <= jct);
+      double last_finish = 0;
+      for (const json& job : r["jobs"]) last_finish = std::max(last_finish, job["finish_s"].get<double>());
+      CHECK((*p)["stopped_at_s"].get<double>() < last_finish);
+      CHECK((*p)["avg_jct_s"].is_null());
+    }
+  }
+  CHECK(stopped >= 10);  // N = 1 to 4 under every configuration at least
+  std::int64_t counted = 0;
+  for (const auto& [name, c] : j["policies"].items()) {
+    std::int64_t early = 0;
+    for (const json& p : c["curve"]) {
+      early += p["missed_early"].get<bool>() ? 1 : 0;
+      counted += p["missed_early"].get<bool>() && p["gpus"].get<std::int64_t>() <= 8 ? 1 : 0;
+    }
+    CHECK(c["stopped_early"] == early);
+  }
+  CHECK(counted == stopped);
+  // The table counts them.
+  const auto r = experiment("gpus_needed --plots off --quiet --out '" + dir + "' --trace '" + trace + "'");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("simulations  stopped early\n") != std::string::npos);
 }
 
 TEST_CASE("gpus_needed takes salus-sim's model and trace options, and records them") {
