@@ -1702,7 +1702,7 @@ ClusterOutcome Cluster::run() {
       }
       busy_recorded = busy_;
     }
-    if (opts_.progress && result_.events % core::kProgressEvery == 0) opts_.progress({now_, result_.events, states_});
+    if (opts_.progress && result_.events % opts_.progress_every == 0) opts_.progress({now_, result_.events, states_});
   }
   SALUS_INVARIANT(queue_.empty(), "the cluster queue drains", std::to_string(queue_.size()) + " jobs left");
   return finish(end);

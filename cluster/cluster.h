@@ -57,10 +57,11 @@ struct ClusterOptions {
   /// Results are the same either way (tests/cluster/cluster_gang_test.cpp compares them); false
   /// asks every GPU at every count.
   bool incremental_gang_queue = true;
-  /// Called every core::kProgressEvery instants when set (sched.progress is not: the GPUs'
+  /// Called every progress_every instants when set (sched.progress is not: the GPUs'
   /// loops are steps of this one). Progress::jobs holds the replicas' states: job j's k replicas
   /// are consecutive, in input order (a 1-GPU job is its own replica), and finish together.
   core::ProgressHook progress;
+  std::int64_t progress_every = core::kProgressEvery;  ///< instants between progress calls, >= 1
 };
 
 /// GPUs with at least one admitted job, from `time_ns` on.

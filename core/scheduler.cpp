@@ -189,7 +189,7 @@ class Loop {
                           describe_lanes());
       exec_.wait(deadline, completions);
       ++out_.steps;
-      if (opts_.progress && out_.steps % kProgressEvery == 0) opts_.progress(Progress{exec_.now(), out_.steps, states_});
+      if (opts_.progress && out_.steps % opts_.progress_every == 0) opts_.progress(Progress{exec_.now(), out_.steps, states_});
     }
     out_.end_ns = exec_.now();
     if (opts_.record_timeline) sample_memory(out_.end_ns);

@@ -30,8 +30,10 @@ struct Progress {
   std::int64_t events = 0;      ///< loop steps so far
   std::span<const JobState> jobs;  ///< every job's state (a cluster: every replica's, see cluster.h)
 };
-/// Called every kProgressEvery loop steps when set. The loop reads no wall clock and prints
-/// nothing: whether and how to report is the caller's (run/progress.h).
+/// Called every SchedulerOptions::progress_every (by default kProgressEvery) loop steps when set.
+/// The loop reads no wall clock and prints nothing: whether and how to report is the caller's
+/// (run/progress.h). A hook may throw to stop the run: the exception leaves run_schedule (or
+/// run_cluster) and the run's state is dropped with it.
 using ProgressHook = std::function<void(const Progress&)>;
 inline constexpr std::int64_t kProgressEvery = 1024;
 
@@ -70,8 +72,10 @@ struct SchedulerOptions {
   /// The executor's wait() must return now and then for the flag to be seen.
   const std::atomic<bool>* stop = nullptr;
   /// run_schedule only (a driver of Scheduler steps reports its own): called every
-  /// kProgressEvery steps; empty: never (one test of an empty std::function per step).
+  /// progress_every steps; empty: never (one test of an empty std::function per step).
   ProgressHook progress;
+  /// Steps between progress calls, >= 1 (a test of a hook sets 1: every step).
+  std::int64_t progress_every = kProgressEvery;
 };
 
 /// A stretch of consecutive iterations of one job in one lane (rotation 0), or one job's part in

@@ -1,12 +1,12 @@
 // gpus_needed: how many GPUs does sharing save? For a trace and a bound on average JCT (or on
 // average queuing), the fewest GPUs that meet it with exclusive FIFO and SRTF and with Salus
-// under PACK, SRTF and FAIR, searched over the cluster size N from where the trace says to look;
+// under PACK, SRTF and FAIR, every cluster size N from the widest job's up to the first that meets it;
 // the paper's inference result (42 GPUs -> 1) asked of a training trace. Every N is run as
 // `salus-sim --gpus N` runs it: the cluster with gang jobs (N = 1: the one-GPU path), the trace
 // read and the model set by salus-sim's own options.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -17,9 +17,11 @@
 #include "cluster/placement.h"
 #include "core/errors.h"
 #include "core/units.h"
+#include "experiments/bound_watch.h"
 #include "run/cli.h"
 #include "run/cpus.h"
 #include "run/output.h"
+#include "experiments/gpus_search.h"
 #include "experiments/paper_experiments.h"
 #include "run/sim_runner.h"
 #include "policies/registry.h"
@@ -50,22 +52,41 @@ constexpr Config kConfigs[] = {{"fifo", "exclusive FIFO", "fifo", true},
                                {"srtf", "Salus SRTF", "srtf", false},
                                {"fair", "Salus FAIR", "fair", false}};
 
-/// Points of the curve spread evenly, besides the answer, the N before it and the search's.
+/// Points of the curve spread evenly up to twice the answer, besides every N the search ran.
 constexpr std::int64_t kCurvePoints = 8;
+/// The N just above the answer run as well, each of them: where a larger cluster misses the bound
+/// again it shows first.
+constexpr std::int64_t kRunAbove = 4;
 
+/// One N run: in full, or stopped early where it certainly missed the bound (BoundWatch), when
+/// it has no averages.
 struct Point {
   std::int64_t gpus = 0;
   double avg_jct_s = 0, avg_queuing_s = 0, makespan_s = 0;
   std::int64_t done = 0, rejected = 0;
+  bool missed_early = false;  ///< stopped at stopped_at_s: the averages above are not set
+  double stopped_at_s = 0;    ///< simulated time of the stop
+  double lower_bound_s = 0;   ///< the bounded average would have been at least this
 };
 
-/// Where to look for the answer, from the trace alone.
+/// The curve's entry for a point. A point stopped early has no averages (null): it is known to
+/// miss the bound, by at least lower_bound_s - bound.
+json point_json(const Point& p) {
+  if (p.missed_early) {
+    return {{"gpus", p.gpus},         {"avg_jct_s", nullptr},       {"avg_queuing_s", nullptr},
+            {"makespan_s", nullptr},  {"done", nullptr},            {"missed_early", true},
+            {"stopped_at_s", p.stopped_at_s}, {"lower_bound_s", p.lower_bound_s}};
+  }
+  return {{"gpus", p.gpus},           {"avg_jct_s", p.avg_jct_s}, {"avg_queuing_s", p.avg_queuing_s},
+          {"makespan_s", p.makespan_s}, {"done", p.done},         {"missed_early", false}};
+}
+
+/// Where to look for the answer, from the trace alone: [widest, peak].
 struct SearchBounds {
   std::int64_t widest = 1;   ///< GPUs of the widest gang job: fewer cannot run it
   double work_gpu_s = 0;     ///< sum over jobs of GPUs x solo time (switching cost included)
   double span_s = 0;         ///< first arrival to the last end, every job started at its arrival
-  std::int64_t peak = 1;     ///< the most GPUs the jobs occupy at once, so started
-  std::int64_t start = 1;    ///< where the search starts: max(1, widest, ceil(work / span)), at most `peak`
+  std::int64_t peak = 1;     ///< the most GPUs the jobs occupy at once, so started (at least `widest`)
 };
 
 SearchBounds search_bounds(const std::vector<core::JobSpec>& jobs, core::TimeNs switch_ns) {
@@ -89,9 +110,19 @@ SearchBounds search_bounds(const std::vector<core::JobSpec>& jobs, core::TimeNs 
   std::int64_t busy = 0;
   for (const auto& [t, d] : events) b.peak = std::max(b.peak, busy += d);
   b.span_s = static_cast<double>(last - first) / 1e9;
-  const double by_work = b.span_s > 0 ? std::ceil(b.work_gpu_s / b.span_s) : 1;
-  b.start = std::min(b.peak, std::max<std::int64_t>(b.widest, static_cast<std::int64_t>(by_work)));
   return b;
+}
+
+/// What the search assumes and guarantees, as the output's note and the JSON's search.guarantee.
+std::string search_guarantee(const SearchBounds& b) {
+  return "the search runs every N from " + std::to_string(b.widest) + " (the widest job: fewer GPUs cannot run it) "
+         "upward until one meets the bound, up to " + std::to_string(b.peak) +
+         " (the peak demand, every job started at its arrival; larger N are not run): the answer is exact, every N "
+         "below it was run and misses, whatever the curve's shape (more GPUs can raise the average); a run is "
+         "stopped early once a lower bound on its average (what has happened by then) exceeds the bound, so it "
+         "certainly misses (the curve marks it missed_early, without averages); the curve adds "
+         "the " + std::to_string(kRunAbove) + " N above the answer and " + std::to_string(kCurvePoints) +
+         " spread to twice it, and each rise seen among its complete runs is noted after the table";
 }
 
 std::string minutes_text(double s) {
@@ -102,9 +133,29 @@ std::string minutes_text(double s) {
 
 /// What one configuration's search and curve found.
 struct ConfigResult {
-  json entry;       ///< under "policies"
-  std::string row;  ///< of the printed table
+  json entry;        ///< under "policies"
+  std::string row;   ///< of the printed table
+  std::string note;  ///< where the curve rises (empty: it never does among the N run)
 };
+
+/// "Salus SRTF: the curve rises (more GPUs, a larger average) at 12 -> 13 GPUs (318.3 -> 417.7 s); ..."
+std::string rise_note(const char* label, const std::vector<Rise>& up, const std::vector<std::int64_t>& missed_above,
+                      std::int64_t answer) {
+  std::string text = std::string(label) + ": the curve rises (more GPUs, a larger average) at ";
+  for (std::size_t i = 0; i < up.size(); ++i) {
+    char step[112];
+    std::snprintf(step, sizeof step, "%s%lld -> %lld GPUs (%.1f -> %.1f s)", i == 0 ? "" : ", ",
+                  static_cast<long long>(up[i].from), static_cast<long long>(up[i].to), up[i].from_value,
+                  up[i].to_value);
+    text += step;
+  }
+  if (!missed_above.empty()) {
+    text += "; above its answer " + std::to_string(answer) + " it misses the bound again at";
+    for (const std::int64_t n : missed_above) text += " " + std::to_string(n);
+    text += " GPUs";
+  }
+  return text;
+}
 
 /// Everything the configurations share (read-only while they run, from several threads).
 struct Search {
@@ -117,110 +168,131 @@ struct Search {
   double bound_s;
 };
 
-ConfigResult run_config(const Search& s, const Config& c) {
-  const auto n_jobs = static_cast<std::int64_t>(s.jobs.size());
+/// The configuration's SimConfig, as salus-sim runs it.
+SimConfig config_for(const Search& s, const Config& c) {
   SimConfig k = s.cfg;
   k.placement = cluster::placement_for(c.policy, s.model.placement);
   if (c.exclusive) k.lanes = core::LaneMode::kExclusive;
+  return k;
+}
+
+/// Runs the trace on N GPUs under the configuration; with `stop_early`, stops it once it
+/// certainly misses the bound (BoundWatch).
+Point run_point(const Search& s, const Config& c, std::int64_t n, bool stop_early) {
+  SimConfig k = config_for(s, c);
+  // N = 1 is salus-sim's one-GPU path (run_schedule), as `--gpus 1` runs it.
+  if (n > 1) k.cluster = cluster::ClusterSpec::uniform(static_cast<std::int32_t>(n), s.cfg.capacity);
+  core::ProgressHook meter;
+  if (s.ctx.progress != nullptr) {
+    meter = s.ctx.progress->hook("gpus_needed: " + std::string(c.label) + " on " + std::to_string(n) + " GPUs", s.jobs);
+  }
+  BoundWatch watch(s.jobs, s.on_queue ? BoundKind::kAvgQueuing : BoundKind::kAvgJct, s.bound_s);
+  k.progress = stop_early ? watch_hook(watch, std::move(meter)) : std::move(meter);
+  Point p{.gpus = n};
+  try {
+    const PolicyRun r = simulate(s.jobs, c.policy, k);
+    p.avg_jct_s = r.metrics.avg_jct_s;
+    p.avg_queuing_s = r.metrics.avg_queuing_s;
+    p.makespan_s = static_cast<double>(r.metrics.makespan_ns) / 1e9;
+    p.done = r.metrics.done;
+    p.rejected = r.metrics.rejected;
+  } catch (const BoundMissed& m) {
+    p.missed_early = true;
+    p.stopped_at_s = static_cast<double>(m.at_ns) / 1e9;
+    p.lower_bound_s = m.lower_bound_s;
+  }
+  if (s.ctx.progress != nullptr) s.ctx.progress->end_run();
+  return p;
+}
+
+ConfigResult run_config(const Search& s, const Config& c) {
+  const auto n_jobs = static_cast<std::int64_t>(s.jobs.size());
+  const SimConfig k = config_for(s, c);
   const core::LaneMode lanes = lane_mode_for(*policies::make_policy(c.policy), k);
   std::map<std::int64_t, Point> tried;  // every N simulated, once
   auto at = [&](std::int64_t n) -> const Point& {
     if (auto it = tried.find(n); it != tried.end()) return it->second;
-    // N = 1 is salus-sim's one-GPU path (run_schedule), as `--gpus 1` runs it.
-    if (n > 1) k.cluster = cluster::ClusterSpec::uniform(static_cast<std::int32_t>(n), s.cfg.capacity);
-    else k.cluster.reset();
-    if (s.ctx.progress != nullptr) {
-      k.progress = s.ctx.progress->hook("gpus_needed: " + std::string(c.label) + " on " + std::to_string(n) + " GPUs", s.jobs);
-    }
-    const PolicyRun r = simulate(s.jobs, c.policy, k);
-    if (s.ctx.progress != nullptr) s.ctx.progress->end_run();
-    return tried[n] = Point{n, r.metrics.avg_jct_s, r.metrics.avg_queuing_s,
-                            static_cast<double>(r.metrics.makespan_ns) / 1e9, r.metrics.done, r.metrics.rejected};
+    return tried[n] = run_point(s, c, n, true);
   };
   auto value = [&](const Point& p) { return s.on_queue ? p.avg_queuing_s : p.avg_jct_s; };
   // Every job that fits a GPU done (one too large is rejected at every N >= the widest job).
-  auto meets = [&](const Point& p) { return p.done + p.rejected == n_jobs && value(p) <= s.bound_s; };
+  auto meets = [&](const Point& p) {
+    return !p.missed_early && p.done + p.rejected == n_jobs && value(p) <= s.bound_s;
+  };
 
-  // The fewest N that meets the bound, assuming more GPUs never hurt. `lo` fails (fewer GPUs
-  // than the widest job cannot run it), `hi` meets it. The answer is usually near the start
-  // (the GPUs busy on average if every job ran at its arrival), and runs far below it are of an
-  // overloaded cluster (slow: long queues, crowded lanes): so first steps of 1, 2, 4, ... from
-  // the start, up or down, then bisection. The start is not a bound: a bound on the average
-  // lets jobs queue, so fewer GPUs than the average busy can meet it (the walk down finds them).
+  // The fewest N that meets the bound, exact on [widest, peak] (fewest_gpus: every N below the
+  // answer is run and misses). Fewer GPUs than the widest job cannot run it, so they miss.
   const SearchBounds& b = s.bounds;
-  std::int64_t lo = b.widest - 1, hi = -1;
-  if (meets(at(b.start))) {
-    hi = b.start;
-    for (std::int64_t step = 1; hi - step > lo; step *= 2) {
-      if (!meets(at(hi - step))) {
-        lo = hi - step;
-        break;
-      }
-      hi -= step;
-    }
-  } else {
-    lo = b.start;
-    for (std::int64_t step = 1; lo < b.peak; step *= 2) {
-      const std::int64_t n = std::min(b.peak, lo + step);
-      if (meets(at(n))) {
-        hi = n;
-        break;
-      }
-      lo = n;
-    }
-  }
-  const bool found = hi > 0;
-  while (found && hi - lo > 1) {
-    const std::int64_t mid = lo + (hi - lo) / 2;
-    (meets(at(mid)) ? hi : lo) = mid;
-  }
+  const FewestGpus search = fewest_gpus(b.widest, b.peak, [&](std::int64_t n) { return meets(at(n)); });
+  const bool found = search.gpus.has_value();
+  const std::int64_t hi = found ? *search.gpus : -1;
   const std::size_t search_runs = tried.size();
-  // The curve for the figure: from the start (or the N before the answer, when below it)
-  // to twice the answer, kCurvePoints spread evenly, with the answer, the N before it and every
-  // N the search ran between.
-  const std::int64_t from = std::max<std::int64_t>(std::max<std::int64_t>(1, b.widest), found ? std::min(b.start, hi - 1) : b.start);
+  // The curve for the figure and for the rises: every N the search ran, the kRunAbove N above the
+  // answer, and kCurvePoints spread evenly from the widest job to twice the answer.
+  const std::int64_t from = std::max<std::int64_t>(1, b.widest);
   const std::int64_t to = found ? std::min(b.peak, std::max(2 * hi, from + 3)) : b.peak;
-  std::vector<std::int64_t> ns;
+  std::vector<std::int64_t> ns = search.evaluated;
+  for (std::int64_t n = hi + 1; found && n <= std::min(b.peak, hi + kRunAbove); ++n) ns.push_back(n);
   for (std::int64_t i = 0; i < kCurvePoints; ++i) ns.push_back(from + (to - from) * i / (kCurvePoints - 1));
-  if (found) {
-    ns.push_back(hi);
-    if (hi - 1 >= from) ns.push_back(hi - 1);
-  }
-  for (const auto& [n, p] : tried) {
-    if (n >= from && n <= to) ns.push_back(n);
-  }
   std::sort(ns.begin(), ns.end());
   ns.erase(std::unique(ns.begin(), ns.end()), ns.end());
   json curve = json::array();
   std::int64_t first_meeting = -1;
+  std::map<std::int64_t, double> values;  // the complete runs': a run stopped early has no average
+  std::vector<std::int64_t> missed_above;  // N above the answer, on the curve, that miss the bound
+  std::int64_t stopped_early = 0;
   for (std::int64_t n : ns) {
     const Point& p = at(n);
-    curve.push_back({{"gpus", n}, {"avg_jct_s", p.avg_jct_s}, {"avg_queuing_s", p.avg_queuing_s},
-                     {"makespan_s", p.makespan_s}, {"done", p.done}});
+    curve.push_back(point_json(p));
+    if (p.missed_early) ++stopped_early;
+    else values[n] = value(p);
     if (first_meeting < 0 && meets(p)) first_meeting = n;
+    if (found && n > hi && !meets(p)) missed_above.push_back(n);
+  }
+  const std::vector<Rise> up = rises(values);
+  json rises_json = json::array();
+  for (const Rise& r : up) {
+    rises_json.push_back({{"from", r.from}, {"to", r.to}, {"from_s", r.from_value}, {"to_s", r.to_value}});
   }
   const Point& shown = found ? tried.at(hi) : at(b.peak);
+  // The jobs rejected are those too large for a GPU, the same at every N: any complete run's.
+  json rejected = nullptr;
+  for (const auto& [n, p] : tried) {
+    if (!p.missed_early) {
+      rejected = p.rejected;
+      break;
+    }
+  }
   ConfigResult out;
   out.entry = {{"label", c.label},
                {"policy", c.policy},
                {"lane_mode", core::to_string(lanes)},
                {"placement", k.placement},
                {"gpus_needed", found ? json(hi) : json(nullptr)},
-               {"rejected", shown.rejected},
+               {"rejected", rejected},
                {"search_runs", search_runs},
                {"simulations", tried.size()},
+               {"stopped_early", stopped_early},
                {"first_meeting_on_curve", first_meeting > 0 ? json(first_meeting) : json(nullptr)},
+               {"rises", std::move(rises_json)},
+               {"missed_above", missed_above},
                {"curve", std::move(curve)}};
-  char row[320];
-  std::snprintf(row, sizeof row, "  %-16s %-7s %-10s %-13s %11s   %14s  %11s  %11zu%s\n", c.label, c.policy,
+  // A run stopped early has no averages: the bounded one is shown as more than the bound.
+  const std::string over = "> " + minutes_text(s.bound_s);
+  const std::string jct_text = !shown.missed_early ? minutes_text(shown.avg_jct_s) : s.on_queue ? "-" : over;
+  const std::string queuing_text = !shown.missed_early ? minutes_text(shown.avg_queuing_s) : s.on_queue ? over : "-";
+  char row[360];
+  std::snprintf(row, sizeof row, "  %-16s %-7s %-10s %-13s %11s   %14s  %11s  %11zu  %13lld%s\n", c.label, c.policy,
                 core::to_string(lanes), k.placement.c_str(), found ? std::to_string(hi).c_str() : "-",
-                minutes_text(shown.avg_jct_s).c_str(), minutes_text(shown.avg_queuing_s).c_str(), tried.size(),
-                !found ? ("  [not met even with " + std::to_string(b.peak) + " GPUs, the peak demand]").c_str()
-                : first_meeting != hi ? "  [not monotone: a smaller N on the curve meets the bound]"
-                                      : "");
+                jct_text.c_str(), queuing_text.c_str(), tried.size(), static_cast<long long>(stopped_early),
+                !found ? ("  [not met by any N from " + std::to_string(b.widest) + " to " + std::to_string(b.peak) +
+                          " GPUs, the peak demand]").c_str()
+                : !up.empty() ? "  [curve rises: see note]"
+                              : "");
+  if (!up.empty()) out.note = rise_note(c.label, up, missed_above, found ? hi : -1);
   out.row = row;
-  if (shown.rejected > 0) {
-    out.row += "    (" + std::to_string(shown.rejected) + " jobs fit no GPU of " + core::format_size(s.cfg.capacity) +
+  if (rejected.is_number() && rejected.get<std::int64_t>() > 0) {
+    out.row += "    (" + std::to_string(rejected.get<std::int64_t>()) + " jobs fit no GPU of " + core::format_size(s.cfg.capacity) +
                ": rejected at every N, left out of the averages)\n";
   }
   return out;
@@ -229,8 +301,10 @@ ConfigResult run_config(const Search& s, const Config& c) {
 /// Where Salus PACK needs more GPUs than exclusive FIFO, why, from PACK's curve at the largest N
 /// that fails the bound (on the curve: the N before the answer): the time its jobs spend running
 /// against their solo time (exclusive FIFO runs every job at solo speed), and the queuing. Empty
-/// when PACK needs no more GPUs than FIFO (or either has no answer).
-std::string sharing_costs_gpus(const json& policies, double avg_solo_s, const std::string& interference) {
+/// when PACK needs no more GPUs than FIFO (or either has no answer). Where the search stopped
+/// that run early, `pack_in_full(N)` runs it in full (the curve's entry for it).
+std::string sharing_costs_gpus(const json& policies, double avg_solo_s, const std::string& interference,
+                               const std::function<json(std::int64_t)>& pack_in_full) {
   const json& fifo = policies.at("fifo");
   const json& pack = policies.at("pack");
   if (!fifo.at("gpus_needed").is_number() || !pack.at("gpus_needed").is_number()) return "";
@@ -245,6 +319,11 @@ std::string sharing_costs_gpus(const json& policies, double avg_solo_s, const st
   };
   const json* p = at(pack);
   if (p == nullptr) return "";
+  json full;
+  if (p->at("missed_early").get<bool>()) {
+    full = pack_in_full(np - 1);
+    p = &full;
+  }
   const double jct = p->at("avg_jct_s").get<double>(), queuing = p->at("avg_queuing_s").get<double>();
   const double running = jct - queuing;
   char text[768];
@@ -256,7 +335,7 @@ std::string sharing_costs_gpus(const json& policies, double avg_solo_s, const st
                 queuing / 60, running / 60, avg_solo_s > 0 ? 100 * (running / avg_solo_s - 1) : 0.0, avg_solo_s / 60,
                 interference.c_str());
   std::string why = text;
-  if (const json* f = at(fifo); f != nullptr) {
+  if (const json* f = at(fifo); f != nullptr && !f->at("missed_early").get<bool>()) {
     std::snprintf(text, sizeof text, "; exclusive FIFO there: %.1f min of queuing, average JCT %.1f min",
                   f->at("avg_queuing_s").get<double>() / 60, f->at("avg_jct_s").get<double>() / 60);
     why += text;
@@ -305,8 +384,8 @@ json run_gpus_needed(const ExperimentContext& ctx) {
                     " more than one GPU: k replicas in lock-step on k GPUs (gang), as salus-sim --gpus N runs them; "
                     "no cluster smaller than " + std::to_string(sb.widest) + " GPUs is tried");
   }
-  notes.push_back("the search assumes more GPUs never raise the average (bisection); first_meeting_on_curve in the "
-                  "JSON checks it on the curve");
+  const std::string guarantee = search_guarantee(sb);
+  notes.push_back(guarantee);
 
   auto log = [&](const std::string& text) {
     if (ctx.log != nullptr) *ctx.log << text << std::flush;
@@ -323,19 +402,19 @@ json run_gpus_needed(const ExperimentContext& ctx) {
   {
     char line[512];
     std::snprintf(line, sizeof line,
-                  "bound: %s <= %.1f min%s; search from N = %lld (the widest job: %lld GPU%s; work %.1f GPU-h "
-                  "over a span of %.2f h: %.2f GPUs busy on average) up to %lld (the peak demand, every job started "
-                  "at its arrival)\n",
+                  "bound: %s <= %.1f min%s; every N from %lld (the widest job) up to %lld (the peak demand, every "
+                  "job started at its arrival) until one meets it; work %.1f GPU-h over a span of %.2f h: %.2f GPUs "
+                  "busy on average\n",
                   on_queue ? "average queuing" : "average JCT", bound_s / 60,
-                  ctx.bound_jct_min > 0 || on_queue ? "" : " (2x the average solo time)", static_cast<long long>(sb.start),
-                  static_cast<long long>(sb.widest), sb.widest == 1 ? "" : "s", sb.work_gpu_s / 3600, sb.span_s / 3600,
-                  sb.span_s > 0 ? sb.work_gpu_s / sb.span_s : 0.0, static_cast<long long>(sb.peak));
+                  ctx.bound_jct_min > 0 || on_queue ? "" : " (2x the average solo time)",
+                  static_cast<long long>(sb.widest), static_cast<long long>(sb.peak), sb.work_gpu_s / 3600,
+                  sb.span_s / 3600, sb.span_s > 0 ? sb.work_gpu_s / sb.span_s : 0.0);
     log(line);
   }
 
   json out;
   out["experiment"] = "gpus_needed";
-  out["version"] = 2;
+  out["version"] = 3;
   out["input"] = trace_path;
   out["trace_format"] = traces::to_string(loaded.trace.format);
   out["profiles"] = ctx.profiles;
@@ -350,15 +429,18 @@ json run_gpus_needed(const ExperimentContext& ctx) {
   out["gang_jobs"] = gang_jobs;
   out["avg_solo_s"] = avg_solo_s;
   out["bound"] = {{"kind", kind}, {"seconds", bound_s}};
-  out["search"] = {{"start", sb.start},
+  out["search"] = {{"method", "scan"},
+                   {"lower", sb.widest},
                    {"upper", sb.peak},
+                   {"guarantee", guarantee},
+
                    {"widest_job_gpus", sb.widest},
                    {"work_gpu_s", sb.work_gpu_s},
                    {"span_s", sb.span_s}};
   out["notes"] = notes;
 
   std::string table = "  configuration    policy  lanes      placement     GPUs needed   at it: avg JCT  avg queuing  "
-                      "simulations\n";
+                      "simulations  stopped early\n";
   // The configurations are independent: as many at once as this process has CPUs (their results
   // are put in order afterwards, so the output does not depend on it).
   const Search search{ctx, jobs, cfg, model, sb, on_queue, bound_s};
@@ -405,7 +487,21 @@ json run_gpus_needed(const ExperimentContext& ctx) {
     table += results[i].row;
   }
   log(table);
-  if (const std::string why = sharing_costs_gpus(policies, avg_solo_s, cfg.interference); !why.empty()) {
+  json notes_out = out["notes"];
+  for (const ConfigResult& r : results) {
+    if (r.note.empty()) continue;
+    log("note: " + r.note + "\n");
+    notes_out.push_back(r.note);
+  }
+  out["notes"] = std::move(notes_out);
+  // The explanation reads PACK's averages at the N below its answer, a run of the search: where
+  // it was stopped early, that N is run again in full for it (one run; the curve keeps the stop).
+  auto run_in_full = [&](std::int64_t n) {
+    const Config& pack = *std::find_if(std::begin(kConfigs), std::end(kConfigs),
+                                       [](const Config& c) { return std::string(c.name) == "pack"; });
+    return point_json(run_point(search, pack, n, false));
+  };
+  if (const std::string why = sharing_costs_gpus(policies, avg_solo_s, cfg.interference, run_in_full); !why.empty()) {
     log(why);
     out["pack_over_fifo"] = why;
   }

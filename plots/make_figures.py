@@ -839,6 +839,10 @@ def load_gpus_needed(root):
         _known_policy(root["policies"], policy)
         points = []
         for p in node["curve"].list(min_len=1):
+            early = p.get("missed_early")
+            if early is not None and early.value is True:
+                # Stopped once it certainly missed the bound (version 3): no average to draw.
+                continue
             points.append((p["gpus"].integer(lo=1), p[kind + "_s"].num(lo=0)))
         _non_decreasing(node["curve"], [g for g, _ in points], "gpus")
         needed = node.get("gpus_needed")

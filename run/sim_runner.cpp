@@ -55,6 +55,7 @@ PolicyRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& po
     co.paging_bytes_per_s = cfg.paging ? cfg.paging_bytes_per_s : 0;
     co.actual_iter_ns = std::move(actual);
     co.progress = cfg.progress;
+    co.progress_every = cfg.progress_every;
     co.sched.progress = nullptr;  // the cluster's loop reports, not each GPU's steps
     cluster::ClusterOutcome c = cluster::run_cluster(jobs, policy_name, co);
     run.outcome = std::move(c.outcome);

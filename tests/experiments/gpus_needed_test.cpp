@@ -3,6 +3,7 @@
 // model, and bad options exit 2.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <string>
@@ -56,7 +57,7 @@ const json* curve_point(const json& config, std::int64_t n) {
 TEST_CASE("gpus_needed on a trace with gang jobs: the curve at N is salus-sim --gpus N, no job folded") {
   const std::string dir = (salus::test::scratch() / "gpus_needed_gang").string();
   const json j = run_gpus_needed("--trace " + kGangTrace, dir);
-  CHECK(j["version"] == 2);
+  CHECK(j["version"] == 3);
   CHECK(j["jobs"] == 20);
   CHECK(j["gang_jobs"] == 10);
   CHECK(j["search"]["widest_job_gpus"] == 8);
@@ -104,6 +105,11 @@ TEST_CASE("gpus_needed on a trace with gang jobs: the curve at N is salus-sim --
       CHECK(j["policies"][policy]["placement"] == r["cluster"]["placement"]);
       const json* p = curve_point(j["policies"][policy], n);
       if (p == nullptr) continue;  // not on this configuration's curve
+      if ((*p)["missed_early"].get<bool>()) {  // stopped once it certainly missed: it does, in full
+        CHECK(r["avg_jct_s"].get<double>() > j["bound"]["seconds"].get<double>());
+        ++compared;
+        continue;
+      }
       CHECK((*p)["avg_jct_s"].get<double>() == r["avg_jct_s"].get<double>());
       CHECK((*p)["avg_queuing_s"].get<double>() == r["avg_queuing_s"].get<double>());
       CHECK((*p)["makespan_s"].get<double>() == r["makespan_s"].get<double>());
@@ -113,6 +119,82 @@ TEST_CASE("gpus_needed on a trace with gang jobs: the curve at N is salus-sim --
     }
   }
   CHECK(compared >= 10);  // the common sizes on all five curves, the answers on their own
+}
+
+TEST_CASE("gpus_needed: the answer is exact (every N from the widest job to it on the curve, each below missing), "
+          "and each rise of the curve is in the JSON and noted") {
+  const std::string dir = (salus::test::scratch() / "gpus_needed_exact").string();
+  const json j = run_gpus_needed("--trace " + kGangTrace, dir);
+  CHECK(j["search"]["method"] == "scan");
+  CHECK(j["search"]["lower"] == 8);
+  CHECK(j["search"]["upper"] == 24);
+  const std::string guarantee = j["search"]["guarantee"].get<std::string>();
+  CHECK(guarantee.find("the search runs every N from 8 (the widest job: fewer GPUs cannot run it) upward until one "
+                       "meets the bound, up to 24 (the peak demand") == 0);
+  CHECK(guarantee.find("the answer is exact, every N below it was run and misses, whatever the curve's shape") !=
+        std::string::npos);
+  std::set<std::string> notes;
+  for (const json& n : j["notes"]) notes.insert(n.get<std::string>());
+  CHECK(notes.contains(guarantee));
+  const double bound = j["bound"]["seconds"].get<double>();
+  int rising = 0;
+  for (const auto& [name, c] : j["policies"].items()) {
+    CAPTURE(name);
+    const auto n = c["gpus_needed"].get<std::int64_t>();
+    for (std::int64_t m = 8; m <= n; ++m) {
+      CAPTURE(m);
+      const json* p = curve_point(c, m);
+      REQUIRE(p != nullptr);
+      if ((*p)["missed_early"].get<bool>()) {
+        CHECK(m < n);
+        CHECK((*p)["lower_bound_s"].get<double>() > bound);
+        CHECK((*p)["avg_jct_s"].is_null());
+      } else {
+        CHECK(((*p)["avg_jct_s"].get<double>() <= bound) == (m == n));
+      }
+    }
+    CHECK(c["search_runs"] == n - 8 + 1);
+    // Rises: the N whose next N on the curve has a larger average, and the N above the answer missing.
+    // The rises are among the complete runs (a run stopped early has no average).
+    json rises = json::array(), missed = json::array();
+    const json& curve = c["curve"];
+    json complete = json::array();
+    for (const json& p : curve) {
+      if (!p["missed_early"].get<bool>()) complete.push_back(p);
+    }
+    for (std::size_t i = 0; i + 1 < complete.size(); ++i) {
+      const double a = complete[i]["avg_jct_s"].get<double>(), b = complete[i + 1]["avg_jct_s"].get<double>();
+      if (b > a) {
+        rises.push_back({{"from", complete[i]["gpus"]}, {"to", complete[i + 1]["gpus"]}, {"from_s", a}, {"to_s", b}});
+      }
+    }
+    for (const json& p : curve) {
+      if (p["gpus"].get<std::int64_t>() > n && (p["missed_early"].get<bool>() || p["avg_jct_s"].get<double>() > bound)) {
+        missed.push_back(p["gpus"]);
+      }
+    }
+    CHECK(c["rises"] == rises);
+    CHECK(c["missed_above"] == missed);
+    for (std::int64_t m = n + 1; m <= std::min<std::int64_t>(24, n + 4); ++m) CHECK(curve_point(c, m) != nullptr);
+    if (rises.empty()) continue;
+    ++rising;
+    const std::string label = c["label"].get<std::string>();
+    bool noted = false;
+    for (const std::string& note : notes) {
+      noted |= note.rfind(label + ": the curve rises (more GPUs, a larger average) at ", 0) == 0;
+    }
+    CHECK(noted);
+  }
+  CHECK(rising > 0);  // on this fixture some curves rise (Salus SRTF: 12 -> 13 GPUs)
+  // The printed form: the rise of Salus SRTF at 12 -> 13 GPUs, after the table.
+  const auto r = experiment("gpus_needed --plots off --quiet --out '" + dir + "' --trace " + kGangTrace);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("note: " + guarantee + "\n") != std::string::npos);
+  CHECK(r.out.find("  [curve rises: see note]\n") != std::string::npos);
+  const auto srtf_note = r.out.find("note: Salus SRTF: the curve rises (more GPUs, a larger average) at ");
+  REQUIRE(srtf_note != std::string::npos);
+  CHECK(srtf_note > r.out.find("  Salus FAIR "));
+  CHECK(r.out.find("12 -> 13 GPUs (", srtf_note) != std::string::npos);
 }
 
 TEST_CASE("gpus_needed: where PACK needs more GPUs than exclusive FIFO, the output says why, from PACK's curve") {
@@ -125,6 +207,7 @@ TEST_CASE("gpus_needed: where PACK needs more GPUs than exclusive FIFO, the outp
   const std::string why = j["pack_over_fifo"].get<std::string>();
   const json* at = curve_point(j["policies"]["pack"], np - 1);
   REQUIRE(at != nullptr);
+  REQUIRE_FALSE((*at)["missed_early"].get<bool>());  // 20 jobs: too few steps for a progress call
   char expected[160];
   std::snprintf(expected, sizeof expected, "at %lld GPUs its average JCT %.1f min is %.1f min of queuing",
                 static_cast<long long>(np - 1), (*at)["avg_jct_s"].get<double>() / 60,
@@ -151,7 +234,9 @@ TEST_CASE("gpus_needed: each answer is the first N on its curve meeting the boun
     const json* at = curve_point(c, n);
     REQUIRE(at != nullptr);
     CHECK((*at)["avg_jct_s"].get<double>() <= bound);
-    if (const json* before = curve_point(c, n - 1)) CHECK((*before)["avg_jct_s"].get<double>() > bound);
+    if (const json* before = curve_point(c, n - 1)) {
+      CHECK(((*before)["missed_early"].get<bool>() || (*before)["avg_jct_s"].get<double>() > bound));
+    }
     CHECK(c["search_runs"].get<int>() <= c["simulations"].get<int>());
   }
   CHECK(j["policies"]["fifo"]["gpus_needed"].get<int>() >= j["policies"]["pack"]["gpus_needed"].get<int>());
@@ -164,6 +249,69 @@ TEST_CASE("gpus_needed: each answer is the first N on its curve meeting the boun
       CHECK((*at)["avg_queuing_s"].get<double>() <= 60);
     }
   }
+}
+
+TEST_CASE("gpus_needed stops a run once it certainly misses the bound: each stopped N misses in salus-sim, "
+          "stopped before its last job ends, and the answers are exact") {
+  // 2000 generated jobs: on 1 to 4 GPUs the queue grows for days, long enough for the progress
+  // calls (every 1024 instants) that check the bound.
+  const std::string trace = (salus::test::scratch() / "gpus_needed_2000.csv").string();
+  const auto g = salus::test::run_program(SALUS_SOURCE_DIR, SALUS_TRACE_BIN,
+                                          "generate --jobs 2000 --seed 1 --out '" + trace + "'");
+  REQUIRE(g.code == 0);
+  const std::string dir = (salus::test::scratch() / "gpus_needed_early").string();
+  const json j = run_gpus_needed("--trace '" + trace + "'", dir);
+  const double bound = j["bound"]["seconds"].get<double>();
+  CHECK(j["search"]["guarantee"].get<std::string>().find("a run is stopped early once a lower bound on its average") !=
+        std::string::npos);
+  int stopped = 0;
+  for (std::int64_t n = 1; n <= 8; ++n) {
+    CAPTURE(n);
+    const std::string common = "--trace '" + trace + "' --gpus " + std::to_string(n);
+    json results = sim_summary(common + " --policy fifo,pack,srtf,fair")["results"];
+    json exclusive = sim_summary(common + " --policy srtf --lanes exclusive")["results"][0];
+    exclusive["policy"] = "srtf_exclusive";
+    results.push_back(exclusive);
+    for (const json& r : results) {
+      const std::string policy = r["policy"].get<std::string>();
+      CAPTURE(policy);
+      const json& c = j["policies"][policy];
+      const auto needed = c["gpus_needed"].get<std::int64_t>();
+      const double jct = r["avg_jct_s"].get<double>();
+      // Exact: every N below the answer misses in full, the answer meets.
+      if (n < needed) CHECK(jct > bound);
+      if (n == needed) CHECK(jct <= bound);
+      const json* p = curve_point(c, n);
+      if (p == nullptr) continue;
+      if (!(*p)["missed_early"].get<bool>()) {
+        CHECK((*p)["avg_jct_s"].get<double>() == jct);
+        continue;
+      }
+      ++stopped;
+      CHECK(jct > bound);
+      CHECK((*p)["lower_bound_s"].get<double>() > bound);
+      CHECK((*p)["lower_bound_s"].get<double>() <= jct);
+      double last_finish = 0;
+      for (const json& job : r["jobs"]) last_finish = std::max(last_finish, job["finish_s"].get<double>());
+      CHECK((*p)["stopped_at_s"].get<double>() < last_finish);
+      CHECK((*p)["avg_jct_s"].is_null());
+    }
+  }
+  CHECK(stopped >= 10);  // N = 1 to 4 under every configuration at least
+  std::int64_t counted = 0;
+  for (const auto& [name, c] : j["policies"].items()) {
+    std::int64_t early = 0;
+    for (const json& p : c["curve"]) {
+      early += p["missed_early"].get<bool>() ? 1 : 0;
+      counted += p["missed_early"].get<bool>() && p["gpus"].get<std::int64_t>() <= 8 ? 1 : 0;
+    }
+    CHECK(c["stopped_early"] == early);
+  }
+  CHECK(counted == stopped);
+  // The table counts them.
+  const auto r = experiment("gpus_needed --plots off --quiet --out '" + dir + "' --trace '" + trace + "'");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("simulations  stopped early\n") != std::string::npos);
 }
 
 TEST_CASE("gpus_needed takes salus-sim's model and trace options, and records them") {
