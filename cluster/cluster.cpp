@@ -203,6 +203,7 @@ class Cluster {
       : jobs_(jobs), opts_(opts), placement_(placement_registry().at(opts.placement).factory) {
     if (opts.model == nullptr) throw std::invalid_argument("run_cluster: an interference model is required");
     if (opts.cluster.gpus.empty()) throw std::invalid_argument("run_cluster: a cluster of at least one GPU");
+    if (opts.progress_every < 1) throw std::invalid_argument("run_cluster: progress_every must be at least 1");
     // Replicas: job j's k replicas are consecutive; a 1-GPU job is its own replica.
     first_replica_.reserve(jobs.size());
     for (std::size_t j = 0; j < jobs.size(); ++j) {

@@ -865,6 +865,7 @@ void check_options(Policy& policy, Executor& executor, const SchedulerOptions& o
   }
   if (opts.capacity <= 0) throw std::invalid_argument("capacity must be positive");
   if (opts.max_lanes < 0) throw std::invalid_argument("max_lanes must not be negative");
+  if (opts.progress_every < 1) throw std::invalid_argument("progress_every must be at least 1");
   if (opts.alignment < 1) throw std::invalid_argument("alignment must be at least 1 byte");
   if (opts.capacity < opts.alignment) throw std::invalid_argument("capacity must hold at least one alignment unit");
   if (opts.paging && opts.lane_mode == LaneMode::kSingle) {
