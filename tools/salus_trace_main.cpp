@@ -59,7 +59,7 @@ int generate(int argc, char** argv) {
   const std::string& workloads = v.workloads;
   const auto num = [](double x) { return traces::format_number(x); };
   opt.seed = run::parse_seed(v.seed);
-  run::check_output_paths({{"--out", out_path, run::OutputKind::kFile}});
+  table.check_paths(run::kTraceGenerate, vm);
   if (vm.count("workloads")) {
     // Empty items are kept for the generator to name; an empty list is one empty name.
     opt.workloads = workloads.empty() ? std::vector<std::string>{""} : core::split_list(workloads);
