@@ -57,14 +57,14 @@ class EntryReader {
     if (!name) fail("workload has no 'name'");
     if (!name->is_string() || name->get<std::string>().empty()) fail("name must be a non-empty string, got " + json_excerpt(*name));
     p.name = name->get<std::string>();
-    prefix_ = "workload '" + p.name + "': ";
+    prefix_ = "workload '" + text_excerpt(p.name) + "': ";
     for (const auto& item : entry_.items()) {
       const std::string& key = item.key();
       if (std::find_if(std::begin(kEntryKeys), std::end(kEntryKeys), [&](const char* k) { return key == k; }) ==
           std::end(kEntryKeys)) {
         std::string valid;
         for (const char* k : kEntryKeys) valid += (valid.empty() ? "" : ", ") + std::string(k);
-        fail("unknown key '" + key + "' (valid: " + valid + ")");
+        fail("unknown key '" + text_excerpt(key) + "' (valid: " + valid + ")");
       }
     }
     const double persistent = number("persistent_mib", ">= 0", [](double v) { return v >= 0; });
@@ -165,7 +165,7 @@ std::vector<PairSlowdown> read_pairs(const json& pairs, const std::string& text,
     if (!e.is_object()) fail("must be a JSON object, got " + json_excerpt(e));
     for (const auto& item : e.items()) {
       if (item.key() != "a" && item.key() != "b" && item.key() != "slowdown_a" && item.key() != "slowdown_b") {
-        fail("unknown key '" + item.key() + "' (valid: a, b, slowdown_a, slowdown_b)");
+        fail("unknown key '" + text_excerpt(item.key()) + "' (valid: a, b, slowdown_a, slowdown_b)");
       }
     }
     PairSlowdown p;
@@ -214,7 +214,7 @@ std::vector<CrowdSlowdown> read_crowds(const json& crowds, const std::string& te
     if (!e.is_object()) fail("must be a JSON object, got " + json_excerpt(e));
     for (const auto& item : e.items()) {
       if (item.key() != "workloads" && item.key() != "slowdowns") {
-        fail("unknown key '" + item.key() + "' (valid: slowdowns, workloads)");
+        fail("unknown key '" + text_excerpt(item.key()) + "' (valid: slowdowns, workloads)");
       }
     }
     if (!e.contains("workloads") || !e.at("workloads").is_array() || e.at("workloads").size() < 3) {
@@ -257,7 +257,7 @@ std::vector<SweepSlowdown> read_sweeps(const json& sweeps, const std::string& te
     if (!e.is_object()) fail("must be a JSON object, got " + json_excerpt(e));
     for (const auto& item : e.items()) {
       if (item.key() != "workload" && item.key() != "lanes" && item.key() != "slowdowns") {
-        fail("unknown key '" + item.key() + "' (valid: lanes, slowdowns, workload)");
+        fail("unknown key '" + text_excerpt(item.key()) + "' (valid: lanes, slowdowns, workload)");
       }
     }
     SweepSlowdown sw;
@@ -329,7 +329,7 @@ Catalog Catalog::parse(const std::string& text, const std::string& path) {
     const std::string& key = item.key();
     if (key != "crowds" && key != "format" && key != "gpu" && key != "interference" && key != "notes" && key != "pairs" &&
         key != "sweeps" && key != "switch_ms" && key != "workloads") {
-      throw top_error("unknown key '" + key + "' (valid: " + kTopKeys + ")");
+      throw top_error("unknown key '" + text_excerpt(key) + "' (valid: " + kTopKeys + ")");
     }
   }
   if (!doc.contains("format") || doc.at("format") != kFormat) {

@@ -108,6 +108,13 @@ std::string whole_characters(std::string s, bool at_end) {
 
 }  // namespace
 
+std::string text_excerpt(std::string_view text, std::size_t max_chars) {
+  if (text.size() <= max_chars) return std::string(text);
+  const std::size_t half = max_chars > 3 ? (max_chars - 3) / 2 : 1;
+  return whole_characters(std::string(text.substr(0, half)), true) + "..." +
+         whole_characters(std::string(text.substr(text.size() - half)), false);
+}
+
 std::string json_excerpt(const nlohmann::json& value, std::size_t max_chars) {
   std::string whole;
   if (append_json_text(value, true, max_chars + 1, whole) && whole.size() <= max_chars) return whole;

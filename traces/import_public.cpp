@@ -262,7 +262,7 @@ GavelThroughputs load_gavel_throughputs(const LoadOptions& options) {
   }
   for (const auto& item : doc.items()) {
     if (!item.value().is_object()) {
-      throw core::InputError(core::at(options.throughputs, 1, "worker type '" + item.key() + "' must map to an object"));
+      throw core::InputError(core::at(options.throughputs, 1, "worker type '" + text_excerpt(item.key()) + "' must map to an object"));
     }
     tp.workers.emplace_back(item.key(), item.value());
   }

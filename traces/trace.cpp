@@ -168,7 +168,7 @@ void load_json(Trace& trace, std::string_view text, const Catalog& catalog) {
     records = &doc;
   } else if (doc.is_object()) {
     for (const auto& item : doc.items()) {
-      if (item.key() != "jobs") throw core::InputError(core::at(path, 1, "unknown key '" + item.key() + "' (valid: jobs)"));
+      if (item.key() != "jobs") throw core::InputError(core::at(path, 1, "unknown key '" + text_excerpt(item.key()) + "' (valid: jobs)"));
     }
     if (!doc.contains("jobs") || !doc.at("jobs").is_array()) {
       throw core::InputError(core::at(path, 1, "missing \"jobs\" array"));

@@ -370,6 +370,11 @@ TEST_CASE("hostile JSON: a bad value nested or wide is quoted in at most ~80 cha
     CHECK(p.err.size() <= 300);
     CHECK(p.err.rfind("salus-sim: " + philly + ":1: an attempt must be a JSON object, got [", 0) == 0);
   }
+  // A key of 4,000 bytes (within the bound on a field) named in a message: elided the same way.
+  const std::string long_key = write_file("long_key.json", "{\"" + std::string(4000, 'k') + "\": []}\n");
+  check_refused(tool("salus-sim", "--trace " + long_key),
+                "salus-sim: " + long_key + ":1: unknown key '" + std::string(38, 'k') + "..." + std::string(38, 'k') +
+                    "' (valid: jobs)\n");
   const std::string wide_trace = write_file("wide_value.json", "[{\"job_id\": \"a\", \"arrival_s\": 0, \"iterations\": 1, "
                                                                "\"workload\": " + wide_value + "}]\n");
   check_refused(tool("salus-sim", "--trace " + wide_trace),

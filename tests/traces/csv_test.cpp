@@ -207,4 +207,10 @@ TEST_CASE("json: an excerpt of a value is short, whole characters, its beginning
   CHECK(a.size() <= 20);
   CHECK(salus::traces::first_invalid_utf8(a) == std::string::npos);
   CHECK(json_excerpt(nlohmann::json(accents), 20) == "\"\xC3\xA9\xC3\xA9\xC3\xA9...\xC3\xA9\xC3\xA9\xC3\xA9\"");
+  // Text (keys, names) the same way, unquoted.
+  using salus::traces::text_excerpt;
+  CHECK(text_excerpt("jobs") == "jobs");
+  CHECK(text_excerpt(std::string(40, 'a') + std::string(4000, 'b') + std::string(40, 'c')) ==
+        std::string(38, 'a') + "..." + std::string(38, 'c'));
+  CHECK(text_excerpt(accents, 20) == "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9...\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9");
 }
