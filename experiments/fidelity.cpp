@@ -11,6 +11,7 @@
 #include "run/cpus.h"
 #include "run/output.h"
 #include "experiments/siblings.h"
+#include "traces/csv.h"
 
 namespace salus::experiments {
 
@@ -36,7 +37,9 @@ double median_of(std::vector<double> v) {
 
 double relative(double sim, double real) { return real > 0 ? std::abs(sim - real) / real : 0.0; }
 
-json read_json(const std::string& path) { return json::parse(read_text_tail(path, 1 << 30)); }
+// The files a fidelity run reads back (its runs' summaries, calibrations, --predict-from's folder)
+// go through the one JSON reader of inputs: bounded depth, no duplicate keys, errors at file:line.
+json read_json(const std::string& path) { return traces::parse_json(read_text_tail(path, 1 << 30), path); }
 
 }  // namespace
 

@@ -31,7 +31,8 @@ void add_experiment_options(run::OptionTable& t, ExperimentContext& ctx, Experim
                                "fidelity: predict the real runs and calibrations of an earlier sitting (its --out "
                                "directory) again under --calibrate, running nothing on the device; its trace, time "
                                "scale, pool and catalog are the sitting's (--trace: where its trace is on this machine, "
-                               "for a sitting copied from another; it must hold the runs' jobs)")),
+                               "for a sitting copied from another; it must hold the runs' jobs)"))
+           .input_in(kExperiment),
        {"fidelity"});
 
   // gpus_needed

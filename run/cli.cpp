@@ -1,11 +1,13 @@
 #include "run/cli.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include <cerrno>
 #include <cstdio>
@@ -190,17 +192,66 @@ boost::program_options::parsed_options parse_command_line(int argc, char** argv,
   return parsed;
 }
 
-void check_output_paths(const std::vector<OutputPath>& outputs) {
+namespace {
+
+// The file `path` names (following links), or nothing when it does not exist.
+std::optional<struct stat> stat_of(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return st;
+}
+
+bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+
+}  // namespace
+
+void check_output_paths(const std::vector<OutputPath>& outputs, const std::vector<InputPath>& inputs) {
   namespace fs = std::filesystem;
+  // The inputs that exist, as files: an output must be none of them.
+  std::vector<std::pair<const InputPath*, struct stat>> existing;
+  for (const InputPath& in : inputs) {
+    if (const auto st = stat_of(in.path)) existing.emplace_back(&in, *st);
+  }
+  const auto refuse_input = [&](const std::string& what, const struct stat& st) {
+    for (const auto& [in, ist] : existing) {
+      if (same_file(st, ist)) {
+        throw core::InputError(what + " is the same file as " + in->option + " '" + in->path +
+                               "' (an output never replaces an input)");
+      }
+    }
+  };
   for (const OutputPath& out : outputs) {
     if (out.path.empty()) continue;
     const std::string what = out.option + ": '" + out.path + "'";
     std::error_code ec;
     const fs::path p(out.path);
-    const fs::file_status st = fs::status(p, ec);
-    if (fs::exists(st)) {
-      if (out.kind == OutputKind::kFile && fs::is_directory(st)) throw core::InputError(what + " is a folder, not a file");
-      if (out.kind == OutputKind::kFolder && !fs::is_directory(st)) throw core::InputError(what + " is a file, not a folder");
+    if (const auto st = stat_of(out.path)) {
+      const bool folder = S_ISDIR(st->st_mode);
+      if (out.kind == OutputKind::kFile && folder) throw core::InputError(what + " is a folder, not a file");
+      if (out.kind == OutputKind::kFolder && !folder) {
+        if (S_ISREG(st->st_mode)) throw core::InputError(what + " is a file, not a folder");
+        throw core::InputError(what + " is " + file_type_text(st->st_mode) + ", not a folder");
+      }
+      if (out.kind == OutputKind::kFile && !S_ISREG(st->st_mode)) {
+        throw core::InputError(what + " is " + file_type_text(st->st_mode) +
+                               ", not a regular file (an output replaces only a regular file)");
+      }
+      if (out.kind == OutputKind::kFile) refuse_input(what, *st);
+      if (out.kind == OutputKind::kFolder) {
+        // What the folder holds under the names the programs write there: each must be a
+        // regular file and none an input.
+        for (const fs::directory_entry& e : fs::directory_iterator(p, ec)) {
+          if (!run_file_name(e.path().filename().string())) continue;
+          const auto ist = stat_of(e.path().string());
+          if (!ist) continue;
+          const std::string what_inside = out.option + ": '" + e.path().string() + "'";
+          if (!S_ISREG(ist->st_mode)) {
+            throw core::InputError(what_inside + " is " + file_type_text(ist->st_mode) +
+                                   ", not a regular file (an output replaces only a regular file)");
+          }
+          refuse_input(what_inside, *ist);
+        }
+      }
     }
     // The folder that takes the new file (a file's own folder, or the folder itself) or, when it
     // does not exist yet, the nearest folder above it, where it will be made.

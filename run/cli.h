@@ -58,11 +58,19 @@ struct OutputPath {
   std::string path;    ///< as given; empty: not asked for, not checked
   OutputKind kind = OutputKind::kFile;
 };
+/// An input file or folder a program reads (--trace, --profiles, ...), for check_output_paths.
+struct InputPath {
+  std::string option;  ///< "--trace"
+  std::string path;    ///< as given; empty: none
+};
 /// Checks, before a program runs anything, that each output can be written: a file's path is not a
 /// folder and its folder exists or can be made; a folder's path is not a file; no part of either
-/// is a regular file; the folder that will hold it takes a new file. Throws core::InputError
-/// "--option: 'path': what is wrong".
-void check_output_paths(const std::vector<OutputPath>& outputs);
+/// is a regular file; the folder that will hold it takes a new file. An output that exists must be
+/// a regular file (a folder's: a folder): a device, FIFO or socket is never replaced. An output is
+/// never one of `inputs` (the same file by st_dev and st_ino, so through links too); what a folder
+/// output already holds under the names the programs write there (run_file_name) is checked the
+/// same way. Throws core::InputError "--option: 'path': what is wrong".
+void check_output_paths(const std::vector<OutputPath>& outputs, const std::vector<InputPath>& inputs = {});
 
 
 /// "NAME VERSION" (the CMake project version, and `git describe` when the source was a git

@@ -85,6 +85,21 @@ po::variables_map OptionTable::parse(Program program, int argc, char** argv,
   return vm;
 }
 
+void OptionTable::check_paths(Program program, const po::variables_map& vm) const {
+  std::vector<OutputPath> outputs;
+  std::vector<InputPath> inputs;
+  for (const Option& o : options_) {
+    if (!(o.programs & program) || !vm.count(o.name)) continue;
+    const std::string* value = boost::any_cast<std::string>(&vm[o.name].value());
+    if (value == nullptr || value->empty()) continue;
+    if (o.input & program) inputs.push_back({"--" + o.name, *value});
+    for (const auto& [programs, kind] : o.output_for) {
+      if (programs & program) outputs.push_back({"--" + o.name, *value, kind});
+    }
+  }
+  check_output_paths(outputs, inputs);
+}
+
 void OptionTable::check_experiments(const po::variables_map& vm, const std::vector<std::string>& experiments) const {
   for (const Option& o : options_) {
     if (!(o.programs & kExperiment) || o.experiments.empty()) continue;
@@ -146,6 +161,7 @@ void add_run_options(OptionTable& t, OptionValues& v) {
       .help_in(kExperiment, "fidelity: the trace (default: the shipped traces/experiments/fidelity_cpu.csv); "
                             "gpus_needed: the trace (default: the shipped long_trace_100.csv)")
       .required_in(kRun)
+      .input_in(kSim | kRun | kTraceStats | kExperiment)
       .hidden = kTraceStats;
   t.add(value_option("policy", &v.policy, "LIST", kSim | kRun,
                      "comma-separated policies (valid: " + policies::policy_names_joined() + ")"));
@@ -166,19 +182,24 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                      "a cluster of this many GPUs of --gpu-mem each, every one running the policy (1: one GPU, today's path)"));
   t.add(value_option("cluster", &v.cluster, "FILE", kSim,
                      "a cluster file instead of --gpus: CSV nodes,gpus_per_node,gpu_mem[,kind,speed], one row per group "
-                     "of nodes, or Alibaba v2023's openb_node_list_gpu_node.csv (cluster/README.md)"));
+                     "of nodes, or Alibaba v2023's openb_node_list_gpu_node.csv (cluster/README.md)"))
+      .input_in(kSim);
   t.add(value_option("kind-speed", &v.kind_speed, "KIND=SPEED,...", kSim,
                      "with --cluster: KIND=SPEED[,KIND=SPEED...] sets the relative speed of GPU kinds (e.g. "
                      "T4=0.5,V100M32=2; iterations take iter_ns / SPEED)"));
   t.add(value_option("profiles", &v.profiles, "FILE", kSim | kRun | kTraceGenerate | kTraceStats | kExperiment,
                      "workload catalog (JSON)"))
       .help_in(kExperiment, "workload catalog (JSON); with --executor real the default is one measured on the device "
-                            "first by salus-profile (written to OUT/real_catalog.json)");
+                            "first by salus-profile (written to OUT/real_catalog.json)")
+      .input_in(kSim | kRun | kTraceGenerate | kTraceStats | kExperiment);
   t.add(value_option("summary-json", &v.summary_json, "FILE", kSim | kRun, "write the summary JSON here"))
-      .help_in(kRun, "write the summary JSON here (salus-sim's schema plus measurements)");
+      .help_in(kRun, "write the summary JSON here (salus-sim's schema plus measurements)")
+      .output_in(kSim | kRun, OutputKind::kFile);
   t.add(value_option("out", &v.out, "PATH", kSim | kRun | kProfile | kTraceGenerate | kExperiment | kCatalog,
                      "write per-job CSVs, timelines, memory, lane moves and JCT CDFs into this directory"))
       .required_in(kProfile)
+      .output_in(kSim | kRun | kExperiment, OutputKind::kFolder)
+      .output_in(kProfile | kTraceGenerate | kCatalog, OutputKind::kFile)
       .help_in(kRun, "write per-job CSVs, timelines, memory and lane moves into this directory")
       .help_in(kProfile, "catalog file to write")
       .help_in(kTraceGenerate, "write the CSV here (default: standard output)")
@@ -306,7 +327,8 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                      "trace|catalog: a Tiresias job's solo time is the trace's duration (iteration time = duration / "
                      "iterations), or the catalog's iteration time x iterations"));
   t.add(value_option("throughputs", &tr.throughputs, "FILE", traces_read,
-                     "Gavel traces: iteration times from this throughputs file (Gavel's JSON); default: the catalog"));
+                     "Gavel traces: iteration times from this throughputs file (Gavel's JSON); default: the catalog"))
+      .input_in(traces_read);
   t.add(value_option("worker-type", &tr.worker_type, "TYPE", traces_read,
                      "Gavel traces: the --throughputs worker type (default: v100)"));
   t.add(value_option("gavel-scaling", &tr.gavel_scaling, "linear|none|refuse", traces_read,

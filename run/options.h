@@ -81,6 +81,19 @@ struct Option {
     required |= programs;
     return *this;
   }
+  /// The value names a file or folder `programs` read (--trace, --profiles): no output may be it.
+  Programs input = 0;
+  /// The value names what `programs` write, a file or a folder (--out: a folder in salus-sim, a
+  /// file in salus-catalog): checked before the run (OptionTable::check_paths).
+  std::vector<std::pair<Programs, OutputKind>> output_for;
+  Option& input_in(Programs programs) {
+    input |= programs;
+    return *this;
+  }
+  Option& output_in(Programs programs, OutputKind kind) {
+    output_for.emplace_back(programs, kind);
+    return *this;
+  }
 };
 
 /// How an option's value is stored into `field` (a string, a number): Option::make for it.
@@ -154,6 +167,9 @@ class OptionTable {
   boost::program_options::variables_map parse(Program program, int argc, char** argv,
                                               const boost::program_options::positional_options_description* positional =
                                                   nullptr) const;
+  /// Checks `program`'s outputs against its inputs before it runs (check_output_paths): the
+  /// options tagged output_in and input_in, with the values in `vm` (given or defaulted).
+  void check_paths(Program program, const boost::program_options::variables_map& vm) const;
   /// salus-experiment: refuses an option given on the command line (not defaulted) that one of
   /// `experiments` does not take ("--calibrate is for fidelity only"). Throws core::InputError.
   void check_experiments(const boost::program_options::variables_map& vm, const std::vector<std::string>& experiments) const;

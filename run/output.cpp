@@ -9,6 +9,8 @@
 #include <charconv>
 #include <deque>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <functional>
 #include <cstdio>
 #include <stdexcept>
@@ -18,6 +20,9 @@
 #include <iterator>
 #include <sstream>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/errors.h"
@@ -25,6 +30,17 @@
 namespace salus::run {
 
 using traces::append_csv_field;
+
+std::string file_type_text(unsigned mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISREG(mode)) return "a regular file";
+  return "not a regular file";
+}
 
 namespace {
 
@@ -87,23 +103,111 @@ void create_parent(const std::string& path) {
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
 }
 
+// Temporaries removed when a catchable signal ends the program (SIGHUP, SIGINT, SIGTERM, SIGQUIT;
+// SIGKILL cannot be caught and leaves at worst one stray temporary). The one process-wide state of
+// this file: a signal handler has nowhere else to look. Each slot is claimed by an OutFile for its
+// temporary's life; the handler only reads slots marked ready and calls unlink(), which is
+// async-signal-safe. A handler is installed only over the default action, so a program's own
+// (salus-run's SIGINT, which ends its run and writes the outputs) and an ignored signal stay.
+constexpr std::size_t kTemporarySlots = 64;
+constexpr std::size_t kTemporaryPathBytes = 4096;
+struct TemporarySlot {
+  std::atomic<int> state{0};  // 0 free, 1 being filled, 2 ready
+  char path[kTemporaryPathBytes];
+};
+TemporarySlot g_temporaries[kTemporarySlots];
+
+extern "C" void remove_temporaries_and_reraise(int sig) {
+  for (TemporarySlot& slot : g_temporaries) {
+    if (slot.state.load() == 2) ::unlink(slot.path);
+  }
+  // SA_RESETHAND restored the default action: raised again, the signal ends the program as it
+  // would have, with its status.
+  ::raise(sig);
+}
+
+void install_temporary_cleanup() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const int sig : {SIGHUP, SIGINT, SIGTERM, SIGQUIT}) {
+      struct sigaction current {};
+      if (::sigaction(sig, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+      struct sigaction mine {};
+      mine.sa_handler = remove_temporaries_and_reraise;
+      sigemptyset(&mine.sa_mask);
+      mine.sa_flags = SA_RESETHAND;
+      ::sigaction(sig, &mine, nullptr);
+    }
+  });
+}
+
+// The slot holding `path`, or -1 when none is free or the path does not fit (then a signal leaves it).
+int claim_temporary(const std::string& path) {
+  install_temporary_cleanup();
+  if (path.size() >= kTemporaryPathBytes) return -1;
+  for (std::size_t k = 0; k < kTemporarySlots; ++k) {
+    int expected = 0;
+    if (g_temporaries[k].state.compare_exchange_strong(expected, 1)) {
+      std::memcpy(g_temporaries[k].path, path.c_str(), path.size() + 1);
+      g_temporaries[k].state.store(2);
+      return static_cast<int>(k);
+    }
+  }
+  return -1;
+}
+
+void release_temporary(int slot) {
+  if (slot >= 0) g_temporaries[static_cast<std::size_t>(slot)].state.store(0);
+}
+
+// After a rename: the folder's entry reaches the disk (the file's bytes did by fsync before it).
+void sync_folder(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const int fd = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
 // A file written through a buffer that is flushed as it fills, so an output of any size costs a
 // megabyte of memory. Callers append to line() and call row() after each line. The bytes go to a
 // temporary file beside the target (".<name>.tmp-<pid>-<n>", same folder, so same file system),
-// renamed over the target by close(): a run killed at any moment leaves the previous complete file
-// or the new complete one, never a torn one (plus, at worst, a stray temporary). Not closed (an
-// exception on the way), the temporary is removed and the target left as it was.
+// synced and renamed over the target by close(), and the folder synced: a run killed at any moment
+// (or a machine that loses power) leaves the previous complete file or the new complete one, never
+// a torn one; a catchable signal removes the temporary. Not closed (an exception on the way), the
+// temporary is removed and the target left as it was. The target, when it exists, must be a
+// regular file (never a device, FIFO or socket: check_target), and the new file gets its
+// permissions.
 class OutFile {
  public:
   explicit OutFile(std::string path) : path_(std::move(path)) {
     create_parent(path_);
+    const std::optional<struct stat> old = check_target();
+    const mode_t mode = old ? (old->st_mode & 0777) : 0;
     static std::atomic<unsigned> counter{0};
     const std::filesystem::path p(path_);
     tmp_ = (p.parent_path() / ("." + p.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
                                std::to_string(counter++)))
                .string();
-    f_ = std::fopen(tmp_.c_str(), "wb");
-    if (f_ == nullptr) throw core::InputError(path_ + ": cannot open for writing");
+    slot_ = claim_temporary(tmp_);
+    // Truncated, not exclusive: a temporary of the same name is a stray of a killed run whose pid
+    // this one reuses (containers repeat pids).
+    const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, old ? mode : 0666);
+    if (fd >= 0 && old) {
+      ::fchmod(fd, mode);  // exactly the old file's, whatever the umask
+      // Root writing another user's file gives it back to them; elsewhere this fails, harmlessly.
+      if (old->st_uid != ::geteuid() || old->st_gid != ::getegid()) {
+        [[maybe_unused]] const int ignored = ::fchown(fd, old->st_uid, old->st_gid);
+      }
+    }
+    f_ = fd < 0 ? nullptr : ::fdopen(fd, "wb");
+    if (f_ == nullptr) {
+      const int e = errno;
+      if (fd >= 0) ::close(fd);
+      ::unlink(tmp_.c_str());
+      release_temporary(slot_);
+      throw core::InputError(path_ + ": cannot open for writing (" + std::strerror(e) + ")");
+    }
     buf_.reserve(kFlushBytes + 4096);
   }
   OutFile(const OutFile&) = delete;
@@ -113,31 +217,53 @@ class OutFile {
       std::fclose(f_);
       std::remove(tmp_.c_str());
     }
+    release_temporary(slot_);
   }
   std::string& line() { return buf_; }
   void row() {
     if (buf_.size() >= kFlushBytes) flush();
   }
-  /// Flushes, closes and renames into place; throws core::InputError when any write failed (the
-  /// target then is as it was).
+  /// Flushes, syncs, closes and renames into place; throws core::InputError when any write failed
+  /// or the target became something other than a regular file (the target then is as it was).
   void close() {
     flush();
+    const bool synced = std::fflush(f_) == 0 && ::fsync(::fileno(f_)) == 0;
     const bool closed = std::fclose(f_) == 0;
     f_ = nullptr;
-    if (failed_ || !closed) {
+    if (failed_ || !synced || !closed) {
       std::remove(tmp_.c_str());
       throw core::InputError(path_ + ": write failed");
+    }
+    try {
+      check_target();  // again: it may have been made a FIFO or device since the file was opened
+    } catch (...) {
+      std::remove(tmp_.c_str());
+      throw;
     }
     if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
       const int e = errno;
       std::remove(tmp_.c_str());
       throw core::InputError(path_ + ": cannot write (" + std::strerror(e) + ")");
     }
+    release_temporary(slot_);
+    slot_ = -1;
+    sync_folder(path_);
   }
   std::FILE* file() { return f_; }
 
  private:
   static constexpr std::size_t kFlushBytes = 1 << 20;
+  // The file the output replaces (none: there is none); throws when the target is not a regular
+  // file.
+  std::optional<struct stat> check_target() const {
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) != 0) return std::nullopt;
+    if (!S_ISREG(st.st_mode)) {
+      throw core::InputError(path_ + ": is " + file_type_text(st.st_mode) +
+                             ", not a regular file (an output replaces only a regular file)");
+    }
+    return st;
+  }
   void flush() {
     if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size()) failed_ = true;
     buf_.clear();
@@ -146,6 +272,7 @@ class OutFile {
   std::FILE* f_ = nullptr;
   std::string buf_;
   bool failed_ = false;
+  int slot_ = -1;
 };
 
 }  // namespace
@@ -468,6 +595,15 @@ void write_lane_moves_csv(const std::string& path, const PolicyRun& run) {
 }
 
 }  // namespace
+
+bool run_file_name(std::string_view name) {
+  if (name == "summary.json" || name == "jct_cdf.csv") return true;
+  for (const std::string_view suffix :
+       {"_jobs.csv", "_timeline.csv", "_memory.csv", "_lane_moves.csv", "_job_gpus.csv", "_gpus_busy.csv", "_jct_by_size.csv"}) {
+    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) return true;
+  }
+  return false;
+}
 
 void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs,
                      TimelineMode timeline) {
@@ -799,18 +935,17 @@ void write_streamed_outputs(const nlohmann::json& header, const std::string& sum
     }
     std::error_code ec;
     if (std::filesystem::equivalent(first, path, ec)) return;  // the same file named twice
-    // Copied to a temporary beside the target and renamed into place, as every output is written
-    // (a copy over the target truncates it first: a run killed then left it empty).
-    const std::filesystem::path target(path);
-    const std::filesystem::path tmp =
-        target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-copy");
-    std::filesystem::copy_file(first, tmp, std::filesystem::copy_options::overwrite_existing, ec);
-    if (!ec) std::filesystem::rename(tmp, target, ec);
-    if (ec) {
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      throw core::InputError(path + ": cannot write (" + ec.message() + ")");
+    // Copied through an OutFile, as every output is written (a copy over the target truncates it
+    // first: a run killed then left it empty).
+    std::ifstream in(first, std::ios::binary);
+    if (!in) throw core::InputError(first + ": cannot read back");
+    OutFile f(path);
+    char chunk[1 << 16];
+    while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+      f.line().append(chunk, static_cast<std::size_t>(in.gcount()));
+      f.row();
     }
+    f.close();
   };
   if (!summary_path.empty()) write_summary(summary_path);
   if (!out_dir.empty()) {

@@ -58,6 +58,11 @@ TimelineMode parse_timeline_mode(const std::string& text, const std::string& opt
 /// rotation's segments (Segment::rotation > 0) are rows of their own, never merged.
 void write_timeline_rows(const std::vector<core::Segment>& segments, const std::function<void(const core::Segment&)>& row);
 
+/// Whether a program writing into a folder (--out DIR: write_outputs, write_streamed_outputs) may
+/// write a file of this name there: summary.json, jct_cdf.csv, <policy>_jobs.csv and the other
+/// per-policy CSVs. check_output_paths refuses a folder holding an input of such a name.
+bool run_file_name(std::string_view name);
+
 /// Writes DIR/<policy>_jobs.csv, _timeline.csv (unless `timeline` is kOff; columns lane, job_id,
 /// start_s, end_s, iterations, switch_s, rotation: empty for a run, else the plan's number), _memory.csv,
 /// _lane_moves.csv and DIR/jct_cdf.csv, streaming each file. A run with PolicyRun::gpu_timelines
@@ -92,13 +97,20 @@ void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jo
 /// (time_s,gpus_busy) and _jct_by_size.csv (gpus,jobs,avg_jct_s).
 void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const PolicyRun& run);
 
+/// What a file's type is, for messages: "a character device", "a FIFO", "a socket", "a folder",
+/// "a regular file", ... (`mode` is stat's st_mode).
+std::string file_type_text(unsigned mode);
+
 /// The last `max_bytes` of a file ("" when it cannot be read): logs in error messages, whole
 /// small files otherwise.
 std::string read_text_tail(const std::string& path, std::size_t max_bytes);
 /// Writes text to a file, creating parent directories; throws core::InputError on failure. Like
-/// every output file of the programs, it is written to a temporary file in the same folder and
-/// renamed into place: a run killed while it writes leaves the previous complete file or the new
-/// one, never a torn one.
+/// every output file of the programs, it is written to a temporary file in the same folder, synced
+/// and renamed into place, and the folder synced: a run killed while it writes leaves the previous
+/// complete file or the new one, never a torn one; SIGHUP, SIGINT, SIGTERM and SIGQUIT (where the
+/// program left their default action) remove the temporary. A file replaced keeps its permissions;
+/// a target that exists and is not a regular file (a device, FIFO, socket) is refused, never
+/// replaced.
 void write_text_file(const std::string& path, const std::string& text);
 /// write_text_file for a text made in pieces: `produce` hands each piece, in order, to the sink it
 /// is given; each goes to the file as it comes, so the whole text is never held.

@@ -33,7 +33,7 @@ int body(int argc, char** argv) {
   }
   po::notify(vm);
   const std::string& out = v.out;
-  run::check_output_paths({{"--out", out, run::OutputKind::kFile}});
+  table.check_paths(run::kCatalog, vm);
 
   const std::string text = traces::catalog_json();
   if (out.empty()) {

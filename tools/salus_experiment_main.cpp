@@ -65,7 +65,8 @@ int body(int argc, char** argv) {
   table.add(run::value_option("name", &name, "NAME", run::kExperiment,
                               "experiment: " + experiments::experiment_names_joined() + ", or all"));
   table.add(run::value_option("inputs", &ctx.data_dir, "DIR", run::kExperiment,
-                              "directory with the experiments' inputs (long_trace_100.csv, experiments/...)"));
+                              "directory with the experiments' inputs (long_trace_100.csv, experiments/...)"))
+      .input_in(run::kExperiment);
   table.add(run::value_option("executor", &executor, "NAME", run::kExperiment,
                               "what runs the iterations: " + real::executor_registry().names_joined() +
                                   " (real runs each experiment's documented real variant: see below)"));
@@ -90,7 +91,7 @@ int body(int argc, char** argv) {
   po::notify(stored);
   const std::string& out_dir = ctx.out_dir;
   std::string cpus = v.cpus;
-  run::check_output_paths({{"--out", out_dir, run::OutputKind::kFolder}});
+  table.check_paths(run::kExperiment, vm);
   if (plots != "auto" && plots != "on" && plots != "off") {
     throw core::InputError("--plots: unknown value '" + plots + "' (valid: auto, on, off)");
   }

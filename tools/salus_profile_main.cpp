@@ -34,7 +34,7 @@ int body(int argc, char** argv) {
   }
   po::notify(vm);
   const std::string& device_name = r.run.device;
-  run::check_output_paths({{"--out", v.out, run::OutputKind::kFile}});
+  table.check_paths(run::kProfile, vm);
   // Before any thread: on the cpu device one CPU unless --cpus says otherwise (README, --cpus).
   if (const std::string note = run::pin_for_device("salus-profile", v.cpus, device_name, nullptr); !note.empty()) {
     std::printf("note: %s\n", note.c_str());

@@ -76,8 +76,7 @@ void parse(int argc, char** argv, Options& o, bool* help) {
     o.rc.faults = gpu::parse_fault_rates(r.inject_faults, seed);
   }
   o.load = run::make_load_options(v.trace_values, seed);
-  run::check_output_paths({{"--summary-json", v.summary_json, run::OutputKind::kFile},
-                           {"--out", v.out, run::OutputKind::kFolder}});
+  table.check_paths(run::kRun, vm);
 }
 
 int body(int argc, char** argv) {

@@ -82,8 +82,7 @@ void parse(int argc, char** argv, Options& o, bool* help) {
   o.cfg.record_timeline = !v.out.empty();
   o.cfg.record_segments = o.timeline != run::TimelineMode::kOff;  // no file, so nothing to keep
   o.cfg.timeline_plans = o.timeline != run::TimelineMode::kFull;
-  run::check_output_paths({{"--summary-json", v.summary_json, run::OutputKind::kFile},
-                           {"--out", v.out, run::OutputKind::kFolder}});
+  table.check_paths(run::kSim, vm);
 }
 
 int body(int argc, char** argv) {

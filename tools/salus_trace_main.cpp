@@ -64,7 +64,7 @@ int generate(int argc, char** argv) {
   traces::GeneratorOptions opt = v.generator;
   const std::string& out_path = v.out;
   opt.seed = run::parse_seed(v.seed);
-  run::check_output_paths({{"--out", out_path, run::OutputKind::kFile}});
+  table.check_paths(run::kTraceGenerate, vm);
   if (given("workloads")) {
     // Empty items are kept for the generator to name; an empty list is one empty name.
     opt.workloads = v.workloads.empty() ? std::vector<std::string>{""} : core::split_list(v.workloads);

@@ -51,20 +51,20 @@ class EntryReader {
   EntryReader(const json& entry, std::string path, long line) : entry_(entry), path_(std::move(path)), line_(line) {}
 
   WorkloadProfile read() {
-    if (!entry_.is_object()) fail("a workload must be a JSON object, got " + entry_.dump());
+    if (!entry_.is_object()) fail("a workload must be a JSON object, got " + json_excerpt(entry_));
     WorkloadProfile p;
     const json* name = entry_.contains("name") ? &entry_.at("name") : nullptr;
     if (!name) fail("workload has no 'name'");
-    if (!name->is_string() || name->get<std::string>().empty()) fail("name must be a non-empty string, got " + name->dump());
+    if (!name->is_string() || name->get<std::string>().empty()) fail("name must be a non-empty string, got " + json_excerpt(*name));
     p.name = name->get<std::string>();
-    prefix_ = "workload '" + p.name + "': ";
+    prefix_ = "workload '" + text_excerpt(p.name) + "': ";
     for (const auto& item : entry_.items()) {
       const std::string& key = item.key();
       if (std::find_if(std::begin(kEntryKeys), std::end(kEntryKeys), [&](const char* k) { return key == k; }) ==
           std::end(kEntryKeys)) {
         std::string valid;
         for (const char* k : kEntryKeys) valid += (valid.empty() ? "" : ", ") + std::string(k);
-        fail("unknown key '" + key + "' (valid: " + valid + ")");
+        fail("unknown key '" + text_excerpt(key) + "' (valid: " + valid + ")");
       }
     }
     const double persistent = number("persistent_mib", ">= 0", [](double v) { return v >= 0; });
@@ -125,12 +125,12 @@ class EntryReader {
     if (!entry_.contains(key)) return core::bytes_from_mib(mib);
     const json& v = entry_.at(key);
     if (!v.is_number_integer() || v.get<std::int64_t>() < 0) {
-      fail(std::string(key) + " must be a whole number of bytes >= 0, got " + v.dump());
+      fail(std::string(key) + " must be a whole number of bytes >= 0, got " + json_excerpt(v));
     }
     const core::Bytes b = v.get<std::int64_t>();
     if (std::abs(core::to_mib(b) - mib) > 0.0051) {
       fail(std::string(key) + " = " + std::to_string(b) + " B is " + std::to_string(core::to_mib(b)) + " MiB, but " +
-           mib_key + " says " + entry_.at(mib_key).dump() + " MiB");
+           mib_key + " says " + json_excerpt(entry_.at(mib_key)) + " MiB");
     }
     return b;
   }
@@ -139,7 +139,7 @@ class EntryReader {
   double number(const char* key, const char* range, Ok ok) const {
     const json& v = required(key);
     if (!v.is_number() || !std::isfinite(v.get<double>()) || !ok(v.get<double>())) {
-      fail(std::string(key) + " must be a number " + range + ", got " + v.dump());
+      fail(std::string(key) + " must be a number " + range + ", got " + json_excerpt(v));
     }
     return v.get<double>();
   }
@@ -162,10 +162,10 @@ std::vector<PairSlowdown> read_pairs(const json& pairs, const std::string& text,
     const long line = i < lines.size() ? lines[i] : 1;
     const json& e = pairs[i];
     auto fail = [&](const std::string& what) { throw core::InputError(core::at(path, line, "pair: " + what)); };
-    if (!e.is_object()) fail("must be a JSON object, got " + e.dump());
+    if (!e.is_object()) fail("must be a JSON object, got " + json_excerpt(e));
     for (const auto& item : e.items()) {
       if (item.key() != "a" && item.key() != "b" && item.key() != "slowdown_a" && item.key() != "slowdown_b") {
-        fail("unknown key '" + item.key() + "' (valid: a, b, slowdown_a, slowdown_b)");
+        fail("unknown key '" + text_excerpt(item.key()) + "' (valid: a, b, slowdown_a, slowdown_b)");
       }
     }
     PairSlowdown p;
@@ -178,7 +178,7 @@ std::vector<PairSlowdown> read_pairs(const json& pairs, const std::string& text,
     for (const char* key : {"slowdown_a", "slowdown_b"}) {
       if (!e.contains(key) || !e.at(key).is_number() || !std::isfinite(e.at(key).get<double>()) ||
           !(e.at(key).get<double>() > 0)) {
-        fail(std::string(key) + " must be a number > 0" + (e.contains(key) ? ", got " + e.at(key).dump() : ""));
+        fail(std::string(key) + " must be a number > 0" + (e.contains(key) ? ", got " + json_excerpt(e.at(key)) : ""));
       }
       (std::string_view(key) == "slowdown_a" ? p.slowdown_a : p.slowdown_b) = e.at(key).get<double>();
     }
@@ -186,8 +186,8 @@ std::vector<PairSlowdown> read_pairs(const json& pairs, const std::string& text,
     // takes it in place of 2u, which cannot say more than 2 (u <= 1). salus-profile does not
     // write it (README: on one CPU it overshot PACK); a catalog made by hand may.
     if (p.a == p.b && p.slowdown_a != p.slowdown_b) {
-      fail("'" + p.a + "' beside itself has one slowdown (slowdown_a " + e.at("slowdown_a").dump() + ", slowdown_b " +
-           e.at("slowdown_b").dump() + ")");
+      fail("'" + p.a + "' beside itself has one slowdown (slowdown_a " + json_excerpt(e.at("slowdown_a")) + ", slowdown_b " +
+           json_excerpt(e.at("slowdown_b")) + ")");
     }
     const auto key = std::minmax(p.a, p.b);
     if (const auto it = seen.find(key); it != seen.end()) {
@@ -211,10 +211,10 @@ std::vector<CrowdSlowdown> read_crowds(const json& crowds, const std::string& te
     const long line = i < lines.size() ? lines[i] : 1;
     const json& e = crowds[i];
     auto fail = [&](const std::string& what) { throw core::InputError(core::at(path, line, "crowd: " + what)); };
-    if (!e.is_object()) fail("must be a JSON object, got " + e.dump());
+    if (!e.is_object()) fail("must be a JSON object, got " + json_excerpt(e));
     for (const auto& item : e.items()) {
       if (item.key() != "workloads" && item.key() != "slowdowns") {
-        fail("unknown key '" + item.key() + "' (valid: slowdowns, workloads)");
+        fail("unknown key '" + text_excerpt(item.key()) + "' (valid: slowdowns, workloads)");
       }
     }
     if (!e.contains("workloads") || !e.at("workloads").is_array() || e.at("workloads").size() < 3) {
@@ -226,13 +226,13 @@ std::vector<CrowdSlowdown> read_crowds(const json& crowds, const std::string& te
     CrowdSlowdown c;
     for (const json& w : e.at("workloads")) {
       if (!w.is_string() || catalog.find(w.get<std::string>()) == nullptr) {
-        fail("unknown workload " + w.dump() + " (not an entry of this catalog)");
+        fail("unknown workload " + json_excerpt(w) + " (not an entry of this catalog)");
       }
       c.workloads.push_back(w.get<std::string>());
     }
     for (const json& s : e.at("slowdowns")) {
       if (!s.is_number() || !std::isfinite(s.get<double>()) || !(s.get<double>() > 0)) {
-        fail("a slowdown must be a number > 0, got " + s.dump());
+        fail("a slowdown must be a number > 0, got " + json_excerpt(s));
       }
       c.slowdowns.push_back(s.get<double>());
     }
@@ -254,10 +254,10 @@ std::vector<SweepSlowdown> read_sweeps(const json& sweeps, const std::string& te
     const long line = i < lines.size() ? lines[i] : 1;
     const json& e = sweeps[i];
     auto fail = [&](const std::string& what) { throw core::InputError(core::at(path, line, "sweep: " + what)); };
-    if (!e.is_object()) fail("must be a JSON object, got " + e.dump());
+    if (!e.is_object()) fail("must be a JSON object, got " + json_excerpt(e));
     for (const auto& item : e.items()) {
       if (item.key() != "workload" && item.key() != "lanes" && item.key() != "slowdowns") {
-        fail("unknown key '" + item.key() + "' (valid: lanes, slowdowns, workload)");
+        fail("unknown key '" + text_excerpt(item.key()) + "' (valid: lanes, slowdowns, workload)");
       }
     }
     SweepSlowdown sw;
@@ -273,10 +273,10 @@ std::vector<SweepSlowdown> read_sweeps(const json& sweeps, const std::string& te
     }
     for (const json& k : e.at("lanes")) {
       if (!k.is_number_integer() || k.get<std::int64_t>() < 2 || k.get<std::int64_t>() > 1024) {
-        fail("a number of lanes must be a whole number from 2 to 1024, got " + k.dump());
+        fail("a number of lanes must be a whole number from 2 to 1024, got " + json_excerpt(k));
       }
       const auto lanes = static_cast<std::size_t>(k.get<std::int64_t>());
-      if (!sw.lanes.empty() && lanes <= sw.lanes.back()) fail("'lanes' must be increasing, got " + e.at("lanes").dump());
+      if (!sw.lanes.empty() && lanes <= sw.lanes.back()) fail("'lanes' must be increasing, got " + json_excerpt(e.at("lanes")));
       sw.lanes.push_back(lanes);
     }
     if (!e.contains("slowdowns") || !e.at("slowdowns").is_array() || e.at("slowdowns").size() != sw.lanes.size()) {
@@ -284,7 +284,7 @@ std::vector<SweepSlowdown> read_sweeps(const json& sweeps, const std::string& te
     }
     for (const json& s : e.at("slowdowns")) {
       if (!s.is_number() || !std::isfinite(s.get<double>()) || !(s.get<double>() > 0)) {
-        fail("a slowdown must be a number > 0, got " + s.dump());
+        fail("a slowdown must be a number > 0, got " + json_excerpt(s));
       }
       sw.slowdowns.push_back(s.get<double>());
     }
@@ -329,12 +329,12 @@ Catalog Catalog::parse(const std::string& text, const std::string& path) {
     const std::string& key = item.key();
     if (key != "crowds" && key != "format" && key != "gpu" && key != "interference" && key != "notes" && key != "pairs" &&
         key != "sweeps" && key != "switch_ms" && key != "workloads") {
-      throw top_error("unknown key '" + key + "' (valid: " + kTopKeys + ")");
+      throw top_error("unknown key '" + text_excerpt(key) + "' (valid: " + kTopKeys + ")");
     }
   }
   if (!doc.contains("format") || doc.at("format") != kFormat) {
     throw top_error(std::string("\"format\" must be \"") + kFormat + "\"" +
-                    (doc.contains("format") ? ", got " + doc.at("format").dump() : ""));
+                    (doc.contains("format") ? ", got " + json_excerpt(doc.at("format")) : ""));
   }
   if (!doc.contains("gpu") || !doc.at("gpu").is_string() || doc.at("gpu").get<std::string>().empty()) {
     throw top_error("\"gpu\" must be a non-empty string naming the GPU the figures are for");
@@ -366,13 +366,13 @@ Catalog Catalog::parse(const std::string& text, const std::string& path) {
     const std::optional<core::TimeNs> ns =
         v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0 ? core::ns_from_ms(v.get<double>())
                                                                                 : std::nullopt;
-    if (!ns) throw top_error("\"switch_ms\" must be a number of milliseconds >= 0, got " + v.dump());
+    if (!ns) throw top_error("\"switch_ms\" must be a number of milliseconds >= 0, got " + json_excerpt(v));
     catalog.switch_ns_ = *ns;
   }
   if (doc.contains("interference")) {
     const json& v = doc.at("interference");
     if (!v.is_string() || v.get<std::string>().empty()) {
-      throw top_error("\"interference\" must name an interference model, got " + v.dump());
+      throw top_error("\"interference\" must name an interference model, got " + json_excerpt(v));
     }
     catalog.interference_ = v.get<std::string>();
   }

@@ -15,6 +15,118 @@ bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
 }  // namespace
 
+namespace {
+
+// Appends the compact text of `value` to `out` until it holds `limit` bytes or more; true when the
+// whole value was written. Backwards (`forward` false), the tokens come last to first and each
+// token's bytes reversed, so that reversing `out` gives the value's end. An explicit stack: the
+// value may be nested as deep as an input is allowed to be.
+bool append_json_text(const nlohmann::json& value, bool forward, std::size_t limit, std::string& out) {
+  const auto put = [&](std::string_view token) {
+    if (forward) {
+      out += token;
+    } else {
+      out.append(token.rbegin(), token.rend());
+    }
+  };
+  struct Frame {
+    const nlohmann::json* container;
+    std::size_t next;         // elements begun so far
+    std::string pending_key;  // backwards: the key written once its value is
+  };
+  std::vector<Frame> stack;
+  const nlohmann::json* current = &value;
+  for (;;) {
+    if (out.size() >= limit) return false;
+    if (current != nullptr) {
+      if (current->is_array() || current->is_object()) {
+        put(current->is_array() ? (forward ? "[" : "]") : (forward ? "{" : "}"));
+        stack.push_back({current, 0, {}});
+      } else {
+        put(current->dump());
+      }
+      current = nullptr;
+      continue;
+    }
+    if (stack.empty()) return true;
+    Frame& top = stack.back();
+    if (!top.pending_key.empty()) {
+      put(":");
+      put(top.pending_key);
+      top.pending_key.clear();
+      continue;
+    }
+    const nlohmann::json& c = *top.container;
+    if (top.next == c.size()) {
+      put(c.is_array() ? (forward ? "]" : "[") : (forward ? "}" : "{"));
+      stack.pop_back();
+      continue;
+    }
+    if (top.next > 0) put(",");
+    // Elements at most `limit` from the end walked, since each writes a byte: stepping an
+    // iterator there is cheap.
+    const auto step = static_cast<std::ptrdiff_t>(top.next++);
+    const auto take = [&](auto it) {
+      std::advance(it, step);
+      if (c.is_object()) {
+        std::string key = nlohmann::json(it.key()).dump();
+        if (forward) {
+          put(key);
+          put(":");
+        } else {
+          top.pending_key = std::move(key);
+        }
+      }
+      current = &*it;
+    };
+    if (forward) {
+      take(c.cbegin());
+    } else {
+      take(c.crbegin());
+    }
+  }
+}
+
+// Cut back to a whole UTF-8 character at the end (`at_end`) or the start of `s`.
+std::string whole_characters(std::string s, bool at_end) {
+  const auto continuation = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; };
+  if (at_end) {
+    std::size_t n = s.size();
+    while (n > 0 && continuation(s[n - 1])) --n;
+    if (n > 0 && static_cast<unsigned char>(s[n - 1]) >= 0xC0) {
+      // A lead byte: keep its character only if all of it is there.
+      const unsigned char lead = static_cast<unsigned char>(s[n - 1]);
+      const std::size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+      if (s.size() - (n - 1) < length) s.resize(n - 1);
+    }
+    return s;
+  }
+  std::size_t k = 0;
+  while (k < s.size() && continuation(s[k])) ++k;
+  return s.substr(k);
+}
+
+}  // namespace
+
+std::string text_excerpt(std::string_view text, std::size_t max_chars) {
+  if (text.size() <= max_chars) return std::string(text);
+  const std::size_t half = max_chars > 3 ? (max_chars - 3) / 2 : 1;
+  return whole_characters(std::string(text.substr(0, half)), true) + "..." +
+         whole_characters(std::string(text.substr(text.size() - half)), false);
+}
+
+std::string json_excerpt(const nlohmann::json& value, std::size_t max_chars) {
+  std::string whole;
+  if (append_json_text(value, true, max_chars + 1, whole) && whole.size() <= max_chars) return whole;
+  const std::size_t half = max_chars > 3 ? (max_chars - 3) / 2 : 1;
+  std::string head = whole.substr(0, std::min(whole.size(), half));
+  std::string tail;
+  append_json_text(value, false, half, tail);
+  std::reverse(tail.begin(), tail.end());
+  if (tail.size() > half) tail = tail.substr(tail.size() - half);
+  return whole_characters(std::move(head), true) + "..." + whole_characters(std::move(tail), false);
+}
+
 CsvReader::CsvReader(std::string_view text, const std::string& path) : text_(text), path_(path) {
   if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // UTF-8 byte order mark
 }
@@ -166,11 +278,69 @@ CsvTable parse_csv(std::string_view text, const std::string& path) {
 
 namespace {
 
-// A JSON string or number longer than kMaxFieldBytes is refused before the parser copies it: the
-// same bound as a CSV field, with file:line:column.
+// One pass over the text before the parser sees it, refusing what nlohmann's parser would accept
+// or choke on, each with file:line:
+// - a string or number longer than kMaxFieldBytes (the same bound as a CSV field), before the
+//   parser copies it;
+// - nesting deeper than kMaxJsonDepth: the parser itself keeps a stack, but copying, comparing
+//   or printing a value recurses, and 100,000 levels overflow the thread's stack;
+// - a key given twice in one object (the parser keeps the last, silently);
+// - a NUL byte (the parser takes it for the end of the input and ignores what follows) and any
+//   token after the top-level value.
+// Valid JSON is tokenised exactly (strings with their escapes); in invalid JSON a string stops at
+// the end of its line (a raw line break is refused by the parser) so that lines stay counted.
+struct JsonKey {
+  std::string text;
+  long line;
+  std::size_t order;
+};
+
+std::string decoded_key(std::string_view token) {
+  if (token.find('\\') == std::string_view::npos) return std::string(token.substr(1, token.size() - 2));
+  try {
+    return nlohmann::json::parse(token).get<std::string>();
+  } catch (const nlohmann::json::exception&) {
+    return std::string(token);  // a bad escape: the parser refuses it
+  }
+}
+
+// The key repeated first in one object's keys (by where its second occurrence is), or null.
+const JsonKey* first_repeated(std::vector<JsonKey>& keys) {
+  if (keys.size() < 2) return nullptr;
+  if (keys.size() <= 16) {
+    for (std::size_t j = 1; j < keys.size(); ++j) {
+      for (std::size_t i = 0; i < j; ++i) {
+        if (keys[i].text == keys[j].text) return &keys[j];
+      }
+    }
+    return nullptr;
+  }
+  std::sort(keys.begin(), keys.end(),
+            [](const JsonKey& a, const JsonKey& b) { return a.text != b.text ? a.text < b.text : a.order < b.order; });
+  const JsonKey* best = nullptr;
+  for (std::size_t j = 1; j < keys.size(); ++j) {
+    const bool second = keys[j].text == keys[j - 1].text && (j < 2 || keys[j - 2].text != keys[j].text);
+    if (second && (best == nullptr || keys[j].order < best->order)) best = &keys[j];
+  }
+  return best;
+}
+
 void check_json_tokens(std::string_view text, const std::string& path) {
   long line = 1;
   std::size_t line_start = 0;
+  std::vector<char> stack;                 // '{' or '[' of each open container
+  std::vector<std::vector<JsonKey>> keys;  // the keys of each open container (objects only)
+  bool expect_key = false;                 // the next string is a key of the innermost object
+  bool seen_value = false;                 // a top-level value has begun
+  const auto fail = [&](std::size_t at, const std::string& what) {
+    throw core::InputError(core::at(path, line, what + " (column " + std::to_string(at - line_start + 1) + ")"));
+  };
+  // A value that begins at the top level: the document, or bytes after it.
+  const auto top_level_value = [&](std::size_t at) {
+    if (!stack.empty()) return;
+    if (seen_value) fail(at, "bytes after the JSON document");
+    seen_value = true;
+  };
   for (std::size_t i = 0; i < text.size();) {
     const char c = text[i];
     if (c == '\n') {
@@ -178,25 +348,80 @@ void check_json_tokens(std::string_view text, const std::string& path) {
       line_start = ++i;
       continue;
     }
-    const bool string = c == '"';
-    const bool number = c == '-' || (c >= '0' && c <= '9');
-    if (!string && !number) {
+    if (c == ' ' || c == '\t' || c == '\r') {
       ++i;
       continue;
     }
+    if (c == '\0') fail(i, "a NUL byte, which JSON text never holds");
+    if (stack.empty() && seen_value) fail(i, "bytes after the JSON document");
     const std::size_t start = i;
-    if (string) {
+    if (c == '"') {
+      top_level_value(i);
       for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i) {
+        if (text[i] == '\0') fail(i, "a NUL byte, which JSON text never holds");
+        // As core/text_input.cpp's streamed scanner counts (the escaped byte skipped, whatever it
+        // is): both give one byte count for a field past the bound.
         if (text[i] == '\\') ++i;
       }
       if (i < text.size() && text[i] == '"') ++i;
-    } else {
+      if (i - start > kMaxFieldBytes + 2) field_too_long(path, line, start - line_start + 1, i - start);
+      if (expect_key && !stack.empty() && stack.back() == '{') {
+        std::vector<JsonKey>& mine = keys[stack.size() - 1];
+        mine.push_back({decoded_key(text.substr(start, i - start)), line, mine.size()});
+      }
+      expect_key = false;
+      continue;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      top_level_value(i);
       while (i < text.size() && (text[i] == '-' || text[i] == '+' || text[i] == '.' || text[i] == 'e' ||
                                  text[i] == 'E' || (text[i] >= '0' && text[i] <= '9'))) {
         ++i;
       }
+      if (i - start > kMaxFieldBytes + 2) field_too_long(path, line, start - line_start + 1, i - start);
+      expect_key = false;
+      continue;
     }
-    if (i - start > kMaxFieldBytes + 2) field_too_long(path, line, start - line_start + 1, i - start);
+    ++i;
+    switch (c) {
+      case '{':
+      case '[':
+        top_level_value(start);
+        stack.push_back(c);
+        if (stack.size() > kMaxJsonDepth) {
+          fail(start, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+        }
+        if (keys.size() < stack.size()) keys.resize(stack.size());
+        keys[stack.size() - 1].clear();
+        expect_key = c == '{';
+        break;
+      case '}':
+      case ']':
+        if (stack.empty()) break;  // the parser names it
+        if (stack.back() == '{') {
+          if (const JsonKey* k = first_repeated(keys[stack.size() - 1])) {
+            throw core::InputError(core::at(path, k->line, "duplicate key " + json_excerpt(nlohmann::json(k->text)) +
+                                                               " in one object (a key is given once)"));
+          }
+        }
+        stack.pop_back();
+        expect_key = false;
+        break;
+      case ',':
+        expect_key = !stack.empty() && stack.back() == '{';
+        break;
+      case ':':
+        expect_key = false;
+        break;
+      default: {
+        // true, false, null, or bytes the parser names.
+        while (i < text.size() && text[i] >= 'a' && text[i] <= 'z') ++i;
+        const std::string_view word = text.substr(start, i - start);
+        if (word == "true" || word == "false" || word == "null") top_level_value(start);
+        expect_key = false;
+        break;
+      }
+    }
   }
 }
 

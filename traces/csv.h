@@ -86,9 +86,25 @@ using core::first_invalid_utf8;
 using core::read_text_file;
 using core::TextSyntax;
 
-/// Parses JSON (text that is not UTF-8 is refused by check_utf8 first); a syntax error becomes
-/// core::InputError "path:line: invalid JSON: <what>".
+/// The deepest nesting of arrays and objects a JSON input may have: far beyond any trace, catalog,
+/// throughputs file or configuration, and shallow enough that code walking a value recursively
+/// (copying, comparing, printing it) stays within the stack.
+inline constexpr std::size_t kMaxJsonDepth = 256;
+
+/// Parses a JSON input: the one parser of every JSON file the programs read (traces, catalogs,
+/// throughputs, configurations). Each is a core::InputError "path:line: what" (", column N"
+/// where one helps): text that is not UTF-8 (check_utf8); a string or number past kMaxFieldBytes;
+/// nesting deeper than kMaxJsonDepth; a key given twice in one object; a NUL byte; anything after
+/// the top-level value; and the parser's syntax errors ("invalid JSON: <what>").
 nlohmann::json parse_json(std::string_view text, const std::string& path);
+
+/// A JSON value as an error message quotes it: compact, at most `max_chars` bytes (longer: its
+/// beginning and its end with "..." between), built without recursion and without writing the
+/// whole value, so any value an input holds can be quoted.
+std::string json_excerpt(const nlohmann::json& value, std::size_t max_chars = 80);
+/// Text (a key, a name) as an error message quotes it: as it is up to `max_chars` bytes, else its
+/// beginning and end with "..." between, cut at whole UTF-8 characters.
+std::string text_excerpt(std::string_view text, std::size_t max_chars = 80);
 
 /// The 1-based line on which each element of an array in valid JSON `text` starts. With an
 /// empty `key` the array is the top-level value; otherwise it is the value of `key` in the

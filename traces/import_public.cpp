@@ -262,7 +262,7 @@ GavelThroughputs load_gavel_throughputs(const LoadOptions& options) {
   }
   for (const auto& item : doc.items()) {
     if (!item.value().is_object()) {
-      throw core::InputError(core::at(options.throughputs, 1, "worker type '" + item.key() + "' must map to an object"));
+      throw core::InputError(core::at(options.throughputs, 1, "worker type '" + text_excerpt(item.key()) + "' must map to an object"));
     }
     tp.workers.emplace_back(item.key(), item.value());
   }
@@ -537,7 +537,7 @@ void read_philly(Trace& trace, std::string_view text, const Catalog&, const Load
   for (std::size_t r = 0; r < doc.size(); ++r) {
     const json& rec = doc[r];
     const Place place{path, lines.size() == doc.size() ? lines[r] : 0, r};
-    if (!rec.is_object()) place.fail("a job must be a JSON object, got " + rec.dump());
+    if (!rec.is_object()) place.fail("a job must be a JSON object, got " + json_excerpt(rec));
     auto text_of = [&](const json& obj, const char* key, bool required) -> std::string {
       const auto it = obj.find(key);
       if (it == obj.end() || it->is_null()) {
@@ -546,7 +546,7 @@ void read_philly(Trace& trace, std::string_view text, const Catalog&, const Load
       }
       if (it->is_string()) return it->get<std::string>();
       if (it->is_number()) return it->dump();
-      place.fail(std::string("\"") + key + "\" must be a string, got " + it->dump());
+      place.fail(std::string("\"") + key + "\" must be a string, got " + json_excerpt(*it));
     };
     core::JobSpec job;
     job.id = text_of(rec, "jobid", true);
@@ -558,7 +558,7 @@ void read_philly(Trace& trace, std::string_view text, const Catalog&, const Load
     std::int64_t gpus = 0;
     bool any = false;
     for (const json& a : *attempts) {
-      if (!a.is_object()) place.fail("an attempt must be a JSON object, got " + a.dump());
+      if (!a.is_object()) place.fail("an attempt must be a JSON object, got " + json_excerpt(a));
       const std::string s = text_of(a, "start_time", false), e = text_of(a, "end_time", false);
       if (s.empty() || e.empty() || s == "None" || e == "None") continue;
       const core::TimeNs start = time_field(place, "start_time", s), end = time_field(place, "end_time", e);

@@ -168,7 +168,7 @@ void load_json(Trace& trace, std::string_view text, const Catalog& catalog) {
     records = &doc;
   } else if (doc.is_object()) {
     for (const auto& item : doc.items()) {
-      if (item.key() != "jobs") throw core::InputError(core::at(path, 1, "unknown key '" + item.key() + "' (valid: jobs)"));
+      if (item.key() != "jobs") throw core::InputError(core::at(path, 1, "unknown key '" + text_excerpt(item.key()) + "' (valid: jobs)"));
     }
     if (!doc.contains("jobs") || !doc.at("jobs").is_array()) {
       throw core::InputError(core::at(path, 1, "missing \"jobs\" array"));
@@ -186,7 +186,7 @@ void load_json(Trace& trace, std::string_view text, const Catalog& catalog) {
   for (std::size_t r = 0; r < records->size(); ++r) {
     const json& record = (*records)[r];
     const Place place{path, lines.size() == records->size() ? lines[r] : 0, r};
-    if (!record.is_object()) place.fail("a job must be a JSON object, got " + record.dump());
+    if (!record.is_object()) place.fail("a job must be a JSON object, got " + json_excerpt(record));
     RawJob raw;
     for (const auto& item : record.items()) {
       const std::optional<Column> c = find_column(item.key());
@@ -200,12 +200,12 @@ void load_json(Trace& trace, std::string_view text, const Catalog& catalog) {
       if (*c == kJobId) {
         if (v.is_string()) cell = v.get<std::string>();
         else if (v.is_number_integer()) cell = v.dump();
-        else place.fail("job_id must be a string or an integer, got " + v.dump());
+        else place.fail("job_id must be a string or an integer, got " + json_excerpt(v));
       } else if (*c == kWorkload) {
-        if (!v.is_string()) place.fail("workload must be a string, got " + v.dump());
+        if (!v.is_string()) place.fail("workload must be a string, got " + json_excerpt(v));
         cell = v.get<std::string>();
       } else {
-        if (!v.is_number()) place.fail(std::string(kColumnNames[*c]) + " must be a JSON number, got " + v.dump());
+        if (!v.is_number()) place.fail(std::string(kColumnNames[*c]) + " must be a JSON number, got " + json_excerpt(v));
         cell = v.dump();
       }
     }

@@ -83,7 +83,9 @@ TEST_CASE("salus-run and salus-profile --cpus: bad lists exit 2 with the message
   for (const std::string prog : {"salus-run", "salus-profile"}) {
     CAPTURE(prog);
     const std::string args = prog == "salus-run" ? "--trace traces/examples/real_small.csv --device cpu --cpus "
-                                                 : "--workloads mlp_64 --out /dev/null --cpus ";
+                                                 : "--workloads mlp_64 --out " +
+                                                       (salus::test::scratch() / "cpus_catalog.json").string() +
+                                                       " --cpus ";
     const auto bad = salus::test::run_program(SALUS_SOURCE_DIR, sibling(prog), args + "0-x");
     CHECK(bad.code == 2);
     CHECK(bad.err == prog + ": --cpus: '0-x' is not a CPU list (CPU numbers and ranges: 0, 2-3, 0,2-3)\n");

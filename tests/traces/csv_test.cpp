@@ -122,3 +122,95 @@ TEST_CASE("csv: append_csv_field writes what the row reader reads back, quoting 
   salus::traces::append_csv_field(plain, "");
   CHECK(plain == "in side");  // neither needs quotes
 }
+
+// ---- Hostile JSON: depth, duplicate keys, bytes after the document (tests/README.md, "Hostile input")
+
+TEST_CASE("json: nesting up to kMaxJsonDepth is read, one level more is refused at its line and column") {
+  using salus::traces::kMaxJsonDepth;
+  const std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  CHECK(parse_json(ok, "t.json").is_array());
+  const std::string deep = "\n" + std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']');
+  CHECK_THROWS_WITH_AS(parse_json(deep, "t.json"), "t.json:2: JSON nested deeper than 256 levels (column 257)", InputError);
+  // Objects count as arrays do; brackets inside strings do not count.
+  std::string objects;
+  for (std::size_t k = 0; k <= kMaxJsonDepth; ++k) objects += "{\"k\":";
+  objects += "1" + std::string(kMaxJsonDepth + 1, '}');
+  CHECK_THROWS_WITH_AS(parse_json(objects, "t.json"), "t.json:1: JSON nested deeper than 256 levels (column 1281)",
+                       InputError);
+  const std::string in_string = "[\"" + std::string(1000, '[') + "\\\"[{\"]";
+  CHECK(parse_json(in_string, "t.json").size() == 1);
+  // 100,000 levels: refused before the parser, which would build a value no code here can walk.
+  const std::string huge = std::string(100'000, '[') + std::string(100'000, ']');
+  CHECK_THROWS_WITH_AS(parse_json(huge, "t.json"), "t.json:1: JSON nested deeper than 256 levels (column 257)", InputError);
+}
+
+TEST_CASE("json: a key given twice in one object is refused at the second one's line") {
+  CHECK_THROWS_WITH_AS(parse_json("{\"a\": 1,\n \"b\": 2,\n \"a\": 3}", "t.json"),
+                       "t.json:3: duplicate key \"a\" in one object (a key is given once)", InputError);
+  // Written with an escape, the same key.
+  CHECK_THROWS_WITH_AS(parse_json("[{\"a\": 1, \"\\u0061\": 2}]", "t.json"),
+                       "t.json:1: duplicate key \"a\" in one object (a key is given once)", InputError);
+  // Nested objects have keys of their own; the same key in two objects is fine.
+  CHECK(parse_json("{\"a\": {\"a\": 1}, \"b\": [{\"a\": 1}, {\"a\": 2}]}", "t.json").size() == 2);
+  // A wide object (sorted, not compared pairwise): the first repeat by position is named.
+  std::string wide = "{";
+  for (int k = 0; k < 40; ++k) wide += "\"k" + std::to_string(k) + "\": " + std::to_string(k) + ",\n";
+  wide += "\"k7\": 0, \"k3\": 0}";
+  CHECK_THROWS_WITH_AS(parse_json(wide, "t.json"), "t.json:41: duplicate key \"k7\" in one object (a key is given once)",
+                       InputError);
+  // A string value equal to a key is not a key.
+  CHECK(parse_json("{\"a\": \"a\", \"b\": [\"a\", \"b\"]}", "t.json").size() == 2);
+}
+
+TEST_CASE("json: a NUL byte and bytes after the document are refused, not ignored") {
+  CHECK_THROWS_WITH_AS(parse_json(std::string("[1]\0[2]", 7), "t.json"),
+                       "t.json:1: a NUL byte, which JSON text never holds (column 4)", InputError);
+  CHECK_THROWS_WITH_AS(parse_json(std::string("[\"a\0b\"]", 7), "t.json"),
+                       "t.json:1: a NUL byte, which JSON text never holds (column 4)", InputError);
+  CHECK_THROWS_WITH_AS(parse_json("[1]\n\n  [2]", "t.json"), "t.json:3: bytes after the JSON document (column 3)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_json("{\"a\": 1}}", "t.json"), "t.json:1: bytes after the JSON document (column 9)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_json("\"s\" 1", "t.json"), "t.json:1: bytes after the JSON document (column 5)", InputError);
+  CHECK_THROWS_WITH_AS(parse_json("null x", "t.json"), "t.json:1: bytes after the JSON document (column 6)", InputError);
+  // Blank space after the document, and a byte order mark before it, are fine.
+  CHECK(parse_json("[1]\n\r\n\t \n", "t.json").size() == 1);
+  CHECK(parse_json("\xEF\xBB\xBF[1]", "t.json").size() == 1);
+  CHECK(parse_json("7", "t.json") == 7);
+}
+
+TEST_CASE("json: an excerpt of a value is short, whole characters, its beginning and end") {
+  using salus::traces::json_excerpt;
+  CHECK(json_excerpt(nlohmann::json::parse("{\"a\": [1, 2, {\"b\": null}]}")) == "{\"a\":[1,2,{\"b\":null}]}");
+  CHECK(json_excerpt(nlohmann::json("text")) == "\"text\"");
+  nlohmann::json wide = nlohmann::json::array();
+  for (int k = 0; k < 100'000; ++k) wide.push_back(k);
+  const std::string w = json_excerpt(wide);
+  CHECK(w.size() <= 80);
+  CHECK(w.substr(0, 8) == "[0,1,2,3");
+  CHECK(w.substr(w.size() - 7) == ",99999]");
+  CHECK(w.find("...") != std::string::npos);
+  // Deep: built without recursion, as deep as an input may be and far deeper.
+  nlohmann::json deep = 1;
+  for (int k = 0; k < 5000; ++k) deep = nlohmann::json::array({std::move(deep)});
+  const std::string d = json_excerpt(deep);
+  CHECK(d == std::string(38, '[') + "..." + std::string(38, ']'));
+  nlohmann::json keyed = nlohmann::json::object();
+  for (int k = 0; k < 50; ++k) keyed["key" + std::to_string(k)] = k;
+  const std::string o = json_excerpt(keyed);
+  CHECK(o.substr(0, 11) == "{\"key0\":0,\"");
+  CHECK(o.substr(o.size() - 9) == "\"key9\":9}");
+  // Multi-byte characters are never cut.
+  std::string accents;
+  for (int k = 0; k < 100; ++k) accents += "\xC3\xA9";
+  const std::string a = json_excerpt(nlohmann::json(accents), 20);
+  CHECK(a.size() <= 20);
+  CHECK(salus::traces::first_invalid_utf8(a) == std::string::npos);
+  CHECK(json_excerpt(nlohmann::json(accents), 20) == "\"\xC3\xA9\xC3\xA9\xC3\xA9...\xC3\xA9\xC3\xA9\xC3\xA9\"");
+  // Text (keys, names) the same way, unquoted.
+  using salus::traces::text_excerpt;
+  CHECK(text_excerpt("jobs") == "jobs");
+  CHECK(text_excerpt(std::string(40, 'a') + std::string(4000, 'b') + std::string(40, 'c')) ==
+        std::string(38, 'a') + "..." + std::string(38, 'c'));
+  CHECK(text_excerpt(accents, 20) == "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9...\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9");
+}
