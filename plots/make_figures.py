@@ -188,8 +188,8 @@ def read_json(file, experiment):
     version = root.get("version")
     # Version 2 adds the executor (sim or real), the device and the time scale to "config";
     # the figures read the same keys from both.
-    if version is not None and version.integer() not in (1, 2):
-        version.fail(f"{version.value} is not supported (this script reads versions 1 and 2)")
+    if version is not None and version.integer() not in (1, 2, 3):
+        version.fail(f"{version.value} is not supported (this script reads versions 1 to 3)")
     return root
 
 
