@@ -127,6 +127,46 @@ class GpuExecutor final : public core::Executor {
   }
 };
 
+/// The GPUs by the memory the safety condition leaves them (a speed mechanism of the placement,
+/// Cluster::gather_candidates): a tree of maxima over GPU numbers, so that the GPUs with at least
+/// some free memory come out in GPU order, each in O(log GPUs), the others never looked at.
+class RoomIndex {
+ public:
+  explicit RoomIndex(std::size_t gpus) {
+    while (leaves_ < gpus) leaves_ *= 2;
+    tree_.assign(2 * leaves_, -1);
+  }
+  /// GPU g's free memory, or -1: not a candidate.
+  Bytes room(std::int32_t g) const { return tree_[leaves_ + static_cast<std::size_t>(g)]; }
+  void set(std::int32_t g, Bytes room) {
+    std::size_t i = leaves_ + static_cast<std::size_t>(g);
+    tree_[i] = room;
+    for (i /= 2; i >= 1; i /= 2) tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
+  }
+  /// Calls f(g) for every GPU whose room is at least `need`, in GPU order, while f returns true.
+  template <typename F>
+  void each_at_least(Bytes need, F&& f) const {
+    stack_.clear();
+    stack_.push_back(1);
+    while (!stack_.empty()) {
+      const std::size_t i = stack_.back();
+      stack_.pop_back();
+      if (tree_[i] < need) continue;
+      if (i >= leaves_) {
+        if (!f(static_cast<std::int32_t>(i - leaves_))) return;
+        continue;
+      }
+      stack_.push_back(2 * i + 1);
+      stack_.push_back(2 * i);
+    }
+  }
+
+ private:
+  std::size_t leaves_ = 1;
+  std::vector<Bytes> tree_;
+  mutable std::vector<std::size_t> stack_;
+};
+
 /// A job of k > 1 GPUs: its replicas and the state of its current lock-step run.
 struct Gang {
   JobIndex job = core::kNoJob;          // input job
@@ -178,7 +218,6 @@ struct Gpu {
   std::int64_t jobs = 0;                // admitted, unfinished replicas
   std::int64_t util_ppm = 0;            // their summed u
   std::int64_t bound = 0;               // replicas given to it, unfinished (admitted or pending)
-  Bytes room = -1;                      // its key in Cluster::roomy_ (-1: not there)
   std::int32_t gang = -1;               // the gang job it hosts a replica of (at most one)
   bool touched = false;                 // stepped at this instant
   bool event = false;
@@ -550,10 +589,11 @@ class Cluster {
   static constexpr std::size_t kMemoClasses = 256;
   std::vector<std::int32_t> demand_of_;  // input job -> its demand class (empty: more than kMemoClasses)
   bool first_candidate_ = takes_first_candidate(placement_);  // the placement takes the first (first-fit)
-  // GPUs with jobs bound, nothing in their own queue and lanes per policy (not exclusive), by the
-  // memory the safety condition leaves them (Scheduler::free_bytes), as of the last index_room:
-  // a job of P + E gets a lane of its own only where that is at least P + E.
-  std::set<std::pair<Bytes, std::int32_t>> roomy_;
+  // GPUs with jobs bound and nothing in their own queue, by the memory the safety condition leaves
+  // them (Scheduler::free_bytes), as of the last index_room: a job of P + E gets a lane of its
+  // own only where that is at least P + E. Only with lanes per Algorithm 1 (LaneMode::kAuto): in
+  // one lane or exclusively, a GPU with jobs never opens another.
+  RoomIndex roomy_{opts_.cluster.gpus.size()};
   std::vector<std::int32_t> candidates_;  // gather_candidates' scratch
   bool uniform_speed_ = true;             // every job runs at one speed on every GPU (keep_speed drops nothing)
   std::vector<std::uint64_t> allowed_;     // input job -> the kind bits it may run on (all: any)
@@ -1515,13 +1555,10 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
 // GPU g's entry in roomy_ brought up to date: the GPUs with jobs whose memory layout or queue may
 // have changed since are those touched at this instant (a GPU changes only when stepped or bound).
 void Cluster::index_room(std::int32_t g) {
-  Gpu& gpu = at(g);
-  const bool out = opts_.sched.lane_mode == core::LaneMode::kExclusive || gpu.bound == 0 || gpu.sched->pending() > 0;
-  const Bytes room = out ? -1 : gpu.sched->free_bytes();
-  if (room == gpu.room) return;
-  if (gpu.room >= 0) roomy_.erase({gpu.room, g});
-  gpu.room = room;
-  if (room >= 0) roomy_.emplace(room, g);
+  if (opts_.sched.lane_mode != core::LaneMode::kAuto) return;
+  const Gpu& gpu = at(g);
+  const Bytes room = gpu.bound == 0 || gpu.sched->pending() > 0 ? -1 : gpu.sched->free_bytes();
+  if (room != roomy_.room(g)) roomy_.set(g, room);
 }
 
 // The GPUs that may start input job j in a lane of its own, in GPU order: those with jobs whose
@@ -1531,13 +1568,18 @@ void Cluster::index_room(std::int32_t g) {
 void Cluster::gather_candidates(JobIndex j) {
   const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
   candidates_.clear();
-  const Bytes need = aligned(s.persistent) + aligned(s.ephemeral);
-  for (auto it = roomy_.lower_bound({need, -1}); it != roomy_.end(); ++it) candidates_.push_back(it->second);
   for (const auto& [c, set] : idle_) {
     std::int32_t n = 0;
     for (auto it = set.begin(); it != set.end() && n < s.gpus; ++it, ++n) candidates_.push_back(*it);
   }
+  // A few idle GPUs, then the GPUs with room, already in GPU order: sort the first, merge.
   std::sort(candidates_.begin(), candidates_.end());
+  const auto idle = static_cast<std::ptrdiff_t>(candidates_.size());
+  roomy_.each_at_least(aligned(s.persistent) + aligned(s.ephemeral), [&](std::int32_t g) {
+    candidates_.push_back(g);
+    return true;
+  });
+  std::inplace_merge(candidates_.begin(), candidates_.begin() + idle, candidates_.end());
 }
 
 void Cluster::place(TimeNs t) {
