@@ -5,9 +5,12 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "support/temp_files.h"
 
@@ -24,6 +27,23 @@ inline std::string slurp(const std::filesystem::path& p) {
   std::ostringstream s;
   s << f.rdbuf();
   return s.str();
+}
+
+/// Starts args[0] with args (a path, no search), its stdout and stderr to /dev/null, and returns
+/// its pid without waiting (-1 when it could not fork): for tests that signal a run mid-way.
+inline pid_t spawn_silent(const std::vector<std::string>& args) {
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  std::FILE* null = std::fopen("/dev/null", "w");
+  if (null != nullptr) {
+    ::dup2(::fileno(null), 1);
+    ::dup2(::fileno(null), 2);
+  }
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execv(argv[0], argv.data());
+  ::_exit(127);
 }
 
 /// The process's scratch folder, created.

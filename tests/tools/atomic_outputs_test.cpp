@@ -26,20 +26,8 @@ namespace {
 
 // Starts salus-sim with `args`, output to /dev/null; returns its pid.
 pid_t start(const std::vector<std::string>& args) {
-  const pid_t pid = ::fork();
+  const pid_t pid = salus::test::spawn_silent(args);
   REQUIRE(pid >= 0);
-  if (pid == 0) {
-    std::FILE* null = std::fopen("/dev/null", "w");
-    if (null != nullptr) {
-      ::dup2(::fileno(null), 1);
-      ::dup2(::fileno(null), 2);
-    }
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
   return pid;
 }
 

@@ -262,20 +262,8 @@ TEST_CASE("hostile outputs: SIGTERM or SIGINT while outputs are written removes 
   int caught = 0;  // runs that a signal ended while a temporary was there
   for (int k = 0; k < 12 && caught < 4; ++k) {
     const int sig = k % 2 == 0 ? SIGTERM : SIGINT;
-    const pid_t pid = ::fork();
+    const pid_t pid = salus::test::spawn_silent(args);
     REQUIRE(pid >= 0);
-    if (pid == 0) {
-      std::FILE* null = std::fopen("/dev/null", "w");
-      if (null != nullptr) {
-        ::dup2(::fileno(null), 1);
-        ::dup2(::fileno(null), 2);
-      }
-      std::vector<char*> argv;
-      for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
     // Signalled as soon as a temporary shows up (a few files later each time).
     const int skip = k / 2;
     int seen = 0;
