@@ -243,19 +243,24 @@ class Cluster {
     if (opts.model == nullptr) throw std::invalid_argument("run_cluster: an interference model is required");
     if (opts.cluster.gpus.empty()) throw std::invalid_argument("run_cluster: a cluster of at least one GPU");
     if (opts.progress_every < 1) throw std::invalid_argument("run_cluster: progress_every must be at least 1");
-    // Replicas: job j's k replicas are consecutive; a 1-GPU job is its own replica.
-    first_replica_.reserve(jobs.size());
+    // Replicas: job j's k replicas are consecutive; a 1-GPU job is its own replica. A job wider
+    // than the cluster gets one, which its arrival rejects ("needs k GPUs ..."): nothing is sized
+    // by a width the cluster cannot hold (a trace's gpus = 100000000 would otherwise be as many
+    // copies of the job).
+    first_replica_.reserve(jobs.size() + 1);
+    const auto cluster_gpus = static_cast<std::int64_t>(opts.cluster.gpus.size());
     for (std::size_t j = 0; j < jobs.size(); ++j) {
       const JobSpec& s = jobs[j];
       if (s.gpus < 1) throw std::invalid_argument("job '" + s.id + "' needs at least one GPU");
       first_replica_.push_back(static_cast<JobIndex>(specs_.size()));
-      const std::int32_t gang = s.gpus > 1 ? static_cast<std::int32_t>(gangs_.size()) : -1;
+      const std::int32_t width = s.gpus <= cluster_gpus ? s.gpus : 1;
+      const std::int32_t gang = width > 1 ? static_cast<std::int32_t>(gangs_.size()) : -1;
       if (gang >= 0) {
         Gang g;
         g.job = static_cast<JobIndex>(j);
         gangs_.push_back(std::move(g));
       }
-      for (std::int32_t r = 0; r < s.gpus; ++r) {
+      for (std::int32_t r = 0; r < width; ++r) {
         if (gang >= 0) gangs_.back().replicas.push_back(static_cast<JobIndex>(specs_.size()));
         specs_.push_back(s);
         owner_.push_back(static_cast<JobIndex>(j));
@@ -263,6 +268,7 @@ class Cluster {
         replica_pos_.push_back(r);
       }
     }
+    first_replica_.push_back(static_cast<JobIndex>(specs_.size()));  // the end of the last job's
     std::vector<TimeNs> actual;
     if (!opts.actual_iter_ns.empty()) {
       if (opts.actual_iter_ns.size() != jobs.size()) throw std::invalid_argument("run_cluster: one actual time per job");
@@ -460,6 +466,11 @@ class Cluster {
     if (--gpu.bound == 0) idle_[gpu_class(gpu)].insert(g);
   }
 
+  /// Input job j's replicas: its GPUs, or 1 for a job wider than the cluster (rejected at arrival).
+  std::int32_t replicas_of(JobIndex j) const {
+    const auto i = static_cast<std::size_t>(j);
+    return first_replica_[i + 1] - first_replica_[i];
+  }
   Gang& gang_of(JobIndex r) { return gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r)])]; }
   void gang_sub_done(const Completion& c) {
     Gang& gang = gang_of(c.job);
@@ -605,7 +616,7 @@ class Cluster {
   std::vector<JobIndex> owner_;            // replica -> input job
   std::vector<std::int32_t> gang_of_;      // replica -> gang, -1 for a 1-GPU job
   std::vector<std::int32_t> replica_pos_;  // replica -> its position in the gang
-  std::vector<JobIndex> first_replica_;    // input job -> its first replica
+  std::vector<JobIndex> first_replica_;    // input job -> its first replica (one more: the replicas' end)
   std::vector<Gang> gangs_;
   std::vector<Gpu> gpus_;
   std::map<GpuClass, std::set<std::int32_t>> idle_;  // by class: GPUs nothing is bound to
@@ -1448,7 +1459,7 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
     if (limited && allowed_[static_cast<std::size_t>(j)] == 0) {
       reason = "gpu_kinds '" + s.gpu_kinds + "': the cluster has no GPU of those kinds (kinds: " + kind_names() + ")";
     }
-    for (std::int32_t i = 0; i < s.gpus; ++i) {
+    for (std::int32_t i = 0; i < replicas_of(j); ++i) {
       JobState& st = states_[static_cast<std::size_t>(r0 + i)];
       st.status = JobStatus::kRejected;
       st.reason = reason;
@@ -1460,7 +1471,7 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
   if (first_new_rank_ < 0) first_new_rank_ = rank;
   // Its replicas' submit rank is its arrival rank from now on (the policies' tie-break, and
   // Policy::starts_at_once compares it with the lane's jobs' while it waits here).
-  for (std::int32_t i = 0; i < s.gpus; ++i) states_[static_cast<std::size_t>(r0 + i)].submit_rank = rank;
+  for (std::int32_t i = 0; i < replicas_of(j); ++i) states_[static_cast<std::size_t>(r0 + i)].submit_rank = rank;
   // The queue is visited in the policy's admission order (SRTF: least solo time first; priority:
   // highest first; the others: arrival order), as each GPU's own pending queue is. The class key
   // keeps gang jobs apart from 1-GPU jobs of the same P and E (the queue skips the rest of a class
@@ -1596,7 +1607,7 @@ ClusterOutcome Cluster::finish(TimeNs end) {
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     const auto r0 = static_cast<std::size_t>(first_replica_[j]);
     JobState st = states_[r0];
-    for (std::int32_t i = 1; i < jobs_[j].gpus; ++i) {
+    for (std::int32_t i = 1; i < replicas_of(static_cast<JobIndex>(j)); ++i) {
       const JobState& o = states_[r0 + static_cast<std::size_t>(i)];
       // The gang starts when its last replica is first chosen (the others' lanes were held).
       if (o.first_start_ns < 0 || st.first_start_ns < 0) {

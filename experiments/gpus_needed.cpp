@@ -24,6 +24,7 @@
 #include "experiments/gpus_search.h"
 #include "experiments/paper_experiments.h"
 #include "run/sim_runner.h"
+#include "traces/csv.h"
 #include "policies/registry.h"
 
 namespace salus::experiments {
@@ -51,6 +52,10 @@ constexpr Config kConfigs[] = {{"fifo", "exclusive FIFO", "fifo", true},
                                {"pack", "Salus PACK", "pack", false},
                                {"srtf", "Salus SRTF", "srtf", false},
                                {"fair", "Salus FAIR", "fair", false}};
+
+/// The largest cluster the search simulates: each GPU is a scheduler of its own, so a trace whose
+/// widest job needs more (a gpus column of 100000000) is refused before anything is sized by it.
+constexpr std::int64_t kMaxSearchGpus = 100'000;
 
 /// Points of the curve spread evenly up to twice the answer, besides every N the search ran.
 constexpr std::int64_t kCurvePoints = 8;
@@ -84,6 +89,7 @@ json point_json(const Point& p) {
 /// Where to look for the answer, from the trace alone: [widest, peak].
 struct SearchBounds {
   std::int64_t widest = 1;   ///< GPUs of the widest gang job: fewer cannot run it
+  std::string widest_id;     ///< its id
   double work_gpu_s = 0;     ///< sum over jobs of GPUs x solo time (switching cost included)
   double span_s = 0;         ///< first arrival to the last end, every job started at its arrival
   std::int64_t peak = 1;     ///< the most GPUs the jobs occupy at once, so started (at least `widest`)
@@ -98,7 +104,10 @@ SearchBounds search_bounds(const std::vector<core::JobSpec>& jobs, core::TimeNs 
     // Solo, as the simulator runs it alone: every iteration, the first one's extra time and at
     // most one switch (a GPU whose lane last ran another job charges it on the first iteration).
     const core::TimeNs solo = s.solo_ns() + s.first_iter_extra_ns + std::max(switch_ns, s.switch_ns);
-    b.widest = std::max<std::int64_t>(b.widest, s.gpus);
+    if (s.gpus > b.widest) {
+      b.widest = s.gpus;
+      b.widest_id = s.id;
+    }
     b.work_gpu_s += static_cast<double>(s.gpus) * static_cast<double>(solo) / 1e9;
     first = std::min(first, s.arrival_ns);
     last = std::max(last, s.arrival_ns + solo);
@@ -369,6 +378,11 @@ json run_gpus_needed(const ExperimentContext& ctx) {
   const double bound_s = on_queue ? ctx.bound_queue_min * 60 : ctx.bound_jct_min > 0 ? ctx.bound_jct_min * 60 : 2 * avg_solo_s;
   const char* kind = on_queue ? "avg_queuing" : "avg_jct";
   const SearchBounds sb = search_bounds(jobs, cfg.switch_cost_ns);
+  if (sb.widest > kMaxSearchGpus) {
+    throw core::InputError("gpus_needed: job '" + traces::text_excerpt(sb.widest_id) + "' needs " +
+                           std::to_string(sb.widest) + " GPUs; the search simulates clusters of at most " +
+                           std::to_string(kMaxSearchGpus) + " GPUs");
+  }
 
   std::vector<std::string> policy_names;
   for (const Config& c : kConfigs) {

@@ -2,6 +2,7 @@
 // gang jobs on hand-computed cases; the cluster file's errors.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -170,6 +171,25 @@ TEST_CASE("gang job: replicas wait for k GPUs, and an iteration ends with the sl
     const run::PolicyRun r = run::simulate(test::trace({g}), "fifo", cluster_config(2, "first-fit"));
     CHECK(r.outcome.jobs[0].status == core::JobStatus::kRejected);
     CHECK(r.outcome.jobs[0].reason == "needs 3 GPUs with P + E = 1.95 GiB free, the cluster has 2 that large");
+  }
+  SUBCASE("a width no cluster holds: rejected without a copy per GPU asked, the others run (every policy)") {
+    // 2^31 - 1 replicas of 224 bytes would be 480 GB: the run ends only if none is made.
+    auto g = test::job("g", 0, 3, test::ms(100), test::mib(1000), test::mib(1000));
+    g.gpus = std::numeric_limits<std::int32_t>::max();
+    auto two = test::job("two", 0, 2, test::ms(100), test::mib(1000), test::mib(1000));
+    two.gpus = 2;
+    const auto jobs = test::trace({g, two, test::job("one", test::ms(50), 2, test::ms(100), test::mib(1000), test::mib(1000))});
+    for (const std::string& policy : policies::policy_names()) {
+      INFO(policy);
+      const run::PolicyRun r = run::simulate(jobs, policy, cluster_config(2, "first-fit"));
+      CHECK(r.outcome.jobs[0].status == core::JobStatus::kRejected);
+      CHECK(r.outcome.jobs[0].reason ==
+            "needs 2147483647 GPUs with P + E = 1.95 GiB free, the cluster has 2 that large");
+      CHECK(r.job_gpus[0].empty());
+      CHECK(r.outcome.jobs[1].status == core::JobStatus::kDone);
+      CHECK(r.job_gpus[1] == std::vector<std::int32_t>{0, 1});
+      CHECK(r.outcome.jobs[2].status == core::JobStatus::kDone);
+    }
   }
 }
 

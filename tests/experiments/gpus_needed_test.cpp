@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -355,6 +356,14 @@ TEST_CASE("gpus_needed: bad options exit 2 naming what is wrong") {
   r = experiment("gpus_needed --switch-cost-ms -1 --plots off");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --switch-cost-ms: must be a non-negative number\n");
+  // A job wider than any cluster the search would simulate: refused before a cluster is sized by it.
+  const std::string wide = (salus::test::scratch() / "gpus_needed_wide.csv").string();
+  std::ofstream(wide) << "job_id,arrival_s,iterations,persistent_mib,ephemeral_mib,iter_ms,gpus\n"
+                         "w,0,10,100,100,10,100000000\na,1,10,100,100,10,1\n";
+  r = experiment("gpus_needed --trace " + wide + " --plots off");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: gpus_needed: job 'w' needs 100000000 GPUs; the search simulates clusters of at "
+                 "most 100000 GPUs\n");
 }
 
 TEST_CASE("--quiet: stdout is the same with and without it, and nothing is on stderr with it") {
