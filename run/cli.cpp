@@ -233,8 +233,7 @@ void check_output_paths(const std::vector<OutputPath>& outputs, const std::vecto
         throw core::InputError(what + " is " + file_type_text(st->st_mode) + ", not a folder");
       }
       if (out.kind == OutputKind::kFile && !S_ISREG(st->st_mode)) {
-        throw core::InputError(what + " is " + file_type_text(st->st_mode) +
-                               ", not a regular file (an output replaces only a regular file)");
+        throw core::InputError(what + " " + not_a_regular_file(st->st_mode));
       }
       if (out.kind == OutputKind::kFile) refuse_input(what, *st);
       if (out.kind == OutputKind::kFolder) {
@@ -245,10 +244,7 @@ void check_output_paths(const std::vector<OutputPath>& outputs, const std::vecto
           const auto ist = stat_of(e.path().string());
           if (!ist) continue;
           const std::string what_inside = out.option + ": '" + e.path().string() + "'";
-          if (!S_ISREG(ist->st_mode)) {
-            throw core::InputError(what_inside + " is " + file_type_text(ist->st_mode) +
-                                   ", not a regular file (an output replaces only a regular file)");
-          }
+          if (!S_ISREG(ist->st_mode)) throw core::InputError(what_inside + " " + not_a_regular_file(ist->st_mode));
           refuse_input(what_inside, *ist);
         }
       }

@@ -230,7 +230,7 @@ void add_run_options(OptionTable& t, OptionValues& v) {
   const auto cpus_help = [](const std::string& default_text) {
     return "run this program's threads (and the programs it starts) on these CPUs only, e.g. 0 or 0-1 or 0,2, or all: "
            "every CPU this process may use, where the OS places them (default: " +
-           default_text + "; the README says why the CPU device's measurements want them pinned)";
+           default_text + "; docs/real-backend.md, \"Pinning: --cpus\", says why the CPU device's measurements want them pinned)";
   };
   t.add(value_option("cpus", &v.cpus, "LIST", kRun | kProfile | kExperiment, cpus_help("where the OS places them")))
       .help_in(kRun, cpus_help("on the cpu device the CPUs the catalog's figures were measured on, else one CPU, the "
@@ -259,7 +259,7 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                                            "sitting predicted again under another model)");
   t.add(value_option("share-exponent", &m.share_exponent, "X", models,
                      "shares: raise each lane's slowdown to this power, in (0, 2] (below 1: a crowd of lanes overlaps "
-                     "better than its shares add up to; 0.8 fits the measured H100 traces, see the README)"));
+                     "better than its shares add up to; 0.8 fits the measured H100 traces: docs/model.md, \"Assumptions and named options\")"));
   t.add(value_option("lane-shrink", &m.lane_shrink, "on|off", models,
                      "on|off: a lane's size follows the largest E of its jobs down when that job finishes (the paper's "
                      "L_j = max E); off: a lane keeps the largest size it ever had until its last job finishes"));

@@ -42,6 +42,10 @@ std::string file_type_text(unsigned mode) {
   return "not a regular file";
 }
 
+std::string not_a_regular_file(unsigned mode) {
+  return "is " + file_type_text(mode) + ", not a regular file (an output replaces only a regular file)";
+}
+
 namespace {
 
 // Appends the exact decimal seconds of a nanosecond count (seconds_text) without a temporary.
@@ -259,8 +263,7 @@ class OutFile {
     struct stat st {};
     if (::stat(path_.c_str(), &st) != 0) return std::nullopt;
     if (!S_ISREG(st.st_mode)) {
-      throw core::InputError(path_ + ": is " + file_type_text(st.st_mode) +
-                             ", not a regular file (an output replaces only a regular file)");
+      throw core::InputError(path_ + ": " + not_a_regular_file(st.st_mode));
     }
     return st;
   }

@@ -100,6 +100,9 @@ void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec
 /// What a file's type is, for messages: "a character device", "a FIFO", "a socket", "a folder",
 /// "a regular file", ... (`mode` is stat's st_mode).
 std::string file_type_text(unsigned mode);
+/// "is a FIFO, not a regular file (an output replaces only a regular file)": why an output that
+/// exists as something else is refused (checked before the run and again at the rename).
+std::string not_a_regular_file(unsigned mode);
 
 /// The last `max_bytes` of a file ("" when it cannot be read): logs in error messages, whole
 /// small files otherwise.
