@@ -77,6 +77,9 @@ class GpuExecutor final : public core::Executor {
   bool plans_lone_job() const override;
   bool start_plan(const core::PlanDispatch& p, core::PlanReport& report) override;
   void wait(TimeNs deadline, std::vector<Completion>& out) override;
+  /// A lane its gang replica holds (chosen, its other GPUs not yet): kHeldLane. A gang run in
+  /// flight: its lock-step iterations done so far and the sub-run's to its next boundary.
+  std::int64_t iterations_by_next_boundary(LaneId lane, TimeNs t) const override;
 
   sim::SimExecutor& sim() { return sim_; }
   /// While set (Cluster::rewind), plans end by this instant instead of Cluster::plan_deadline.
@@ -188,16 +191,7 @@ struct Gang {
   bool transfer = false;                // a paging transfer was charged to a replica's lane since its sub-run began
   TimeNs joint_at = -1;                 // the instant a joint plan was last decided for its GPUs
   bool joint = false;                   // and whether one was computed then (Cluster::plan_gang)
-  // The joint plan in flight (Cluster::plan_gang): its end, and, when gang jobs wait in the
-  // cluster queue, the instants run by run would step its GPUs at (Cluster::wake_joint_plans):
-  // per GPU the ends of its 1-GPU runs and of its replica's first iteration of each gang run,
-  // and per gang run its first iteration's end on the slowest replica and its iterations
-  // (joint::Trace).
-  TimeNs joint_end = -1;
-  TimeNs joint_work = 0;                // its replicas' iteration time (the slowest replica's)
-  bool joint_traced = false;
-  bool joint_listed = false;            // in Cluster::joint_gangs_
-  joint::Trace joint_trace;             // those ends per GPU and those gang runs
+  TimeNs joint_end = -1;                // the end of the joint plan in flight (Cluster::plan_gang)
   // While it waits in the cluster queue: the GPUs that could take a replica (Cluster::able_gpus),
   // as of the instant whose first touch was able_seq (valid once able_known).
   std::vector<std::int32_t> able;
@@ -228,12 +222,6 @@ struct Gpu {
   TimeNs joint_end = -1;                // the end of the last joint plan it ran (never rewound)
   core::PlanDispatch offer;             // what its loop offered (Scheduler::offer_plan)
   core::PlanReport report;              // what the plan does
-  // Its plan up to its gang replica's turn (Cluster::turn_plan) beside gang jobs waiting in the
-  // cluster queue: its runs' ends (Cluster::wake_joint_plans; the plan ends at joint_end, and the
-  // ends of an earlier plan all lie at or before it); listed in Cluster::turn_gpus_ until the
-  // plan has ended.
-  std::vector<TimeNs> turn_ends;
-  bool turn_listed = false;
 };
 
 class Cluster {
@@ -387,6 +375,12 @@ class Cluster {
     if (++gang.n_chosen == static_cast<std::int32_t>(gang.replicas.size())) ready_gangs_.push_back(&gang);
   }
   void gang_cut(JobIndex r) { gang_of(r).cut = true; }
+  /// Replica r's gang run: its lock-step iterations done so far, or -1 while it is held (some
+  /// replica's GPU has not chosen it yet).
+  std::int64_t gang_run_iterations(JobIndex r) const {
+    const Gang& g = gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r)])];
+    return g.running ? g.iterations : -1;
+  }
   void gang_transfer(JobIndex r) { gang_of(r).transfer = true; }
   bool plans() const { return opts_.plans; }
   bool gang_plans() const { return opts_.plans && opts_.gang_plans; }
@@ -472,6 +466,7 @@ class Cluster {
     return first_replica_[i + 1] - first_replica_[i];
   }
   Gang& gang_of(JobIndex r) { return gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r)])]; }
+
   void gang_sub_done(const Completion& c) {
     Gang& gang = gang_of(c.job);
     const auto i = static_cast<std::size_t>(replica_pos_[static_cast<std::size_t>(c.job)]);
@@ -521,8 +516,6 @@ class Cluster {
   void hand_joint_plans(Gang& gang, TimeNs t0, const joint::Outcome& plan);
   bool turn_plan(std::int32_t g, const Gang& gang);
   void check_joint_plans_taken();
-  void wake_joint_plans(TimeNs t);
-  TimeNs next_joint_boundary(const Gang& gang, TimeNs t) const;
   void resolve_gangs(TimeNs t);
   // Batched gang runs (ClusterOptions::gang_batches; see "Gang jobs" below).
   void note_layouts();
@@ -574,11 +567,9 @@ class Cluster {
       case Kind::kNewLane: return Start::kNewLane;
       case Kind::kExistingLane: break;
     }
-    switch (newcomer_) {
-      case core::Policy::Newcomer::kWaits: return Start::kNo;
-      case core::Policy::Newcomer::kTakesTurn: return Start::kJoins;
-      case core::Policy::Newcomer::kByOrder: break;
-    }
+    // FAIR and LAS take turns, SRTF and priority by their order; never in a lane its gang
+    // replica holds (Scheduler::starts_at_once).
+    if (newcomer_ == core::Policy::Newcomer::kWaits) return Start::kNo;
     return sched.starts_at_once(first_replica_[static_cast<std::size_t>(j)], now_) ? Start::kJoins : Start::kNo;
   }
   /// GPUs whose memory could ever hold P + E bytes (aligned).
@@ -646,13 +637,6 @@ class Cluster {
   std::vector<joint::Lane> joint_lanes_;
   joint::Scratch joint_scratch_;
   std::vector<std::int32_t> joint_waiting_;
-  // Gangs with a joint plan in flight and GPUs with a traced turn plan in flight, each listed once;
-  // ended ones are dropped when wake_joint_plans reads the lists.
-  std::vector<Gang*> joint_gangs_;
-  std::vector<std::int32_t> turn_gpus_;
-  // Instants with no GPU's event where run by run would have stepped a GPU in a joint plan
-  // (wake_joint_plans): the loop takes a step there, for the cluster queue's gang jobs.
-  std::priority_queue<TimeNs, std::vector<TimeNs>, std::greater<>> wakes_;
   std::priority_queue<std::pair<TimeNs, std::int32_t>, std::vector<std::pair<TimeNs, std::int32_t>>, std::greater<>>
       heap_;
   core::PendingQueue queue_;               // the cluster queue: arrival order, class skip
@@ -763,6 +747,15 @@ void GpuExecutor::note_transfer(LaneId lane) {
   if (const JobIndex r = gang_lane(lane); r != core::kNoJob) cluster_.gang_transfer(r);
 }
 bool GpuExecutor::supports_plans() const { return cluster_.plans(); }
+std::int64_t GpuExecutor::iterations_by_next_boundary(LaneId lane, TimeNs t) const {
+  const JobIndex r = gang_lane(lane);
+  if (r == core::kNoJob) return sim_.iterations_by_next_boundary(lane, t);
+  const std::int64_t done = cluster_.gang_run_iterations(r);
+  if (done < 0) return kHeldLane;
+  const std::int64_t sub = sim_.iterations_by_next_boundary(lane, t);
+  return sub < 0 ? sub : done + sub;
+}
+
 bool GpuExecutor::plans_lone_job() const { return cluster_.gang_plans() && cluster_.gang_admitted(gpu_); }
 // Spares the policy's plan where start_plan below would refuse it: outside a replay, plan_deadline
 // is now because a gang job waits in the cluster queue, or the lane (the only one: plans run
@@ -944,18 +937,12 @@ bool Cluster::turn_plan(std::int32_t g, const Gang& gang) {
   joint_slots_.clear();
   joint::Lane lane;
   if (!offer_lane(g, gang.replicas[i], now_, lane)) return false;
-  const bool traced = queued_gangs_ > 0;
-  gpu.turn_ends.clear();
-  const std::int64_t runs = joint::run_before_turn(joint_slots_, lane, next_arrival(),
-                                                   traced ? opts_.joint_trace_limit : std::numeric_limits<std::int64_t>::max(),
-                                                   traced ? &gpu.turn_ends : nullptr);
+  const std::int64_t runs = joint::run_before_turn(joint_slots_, lane, next_arrival());
   if (runs == 0) return false;
   const JobIndex last = gpu.offer.jobs[lane.last - lane.begin].job;
   joint::write_report(joint_slots_, lane, last, lane.clock, gpu.report);
   gpu.joint_at = now_;
   joint_waiting_.push_back(g);
-  if (traced && !gpu.turn_listed) turn_gpus_.push_back(g);
-  gpu.turn_listed = gpu.turn_listed || traced;
   ++result_.turn_plans;
   result_.turn_plan_runs += runs;
   return true;
@@ -995,30 +982,7 @@ bool Cluster::plan_gang(Gang& gang) {
   if (!joint_lanes(gang, t0)) return false;
   joint::Replica replica;
   const bool alike = joint::replicas_alike(joint_slots_, joint_lanes_, specs_[gang.replicas.front()].id, replica);
-  // The instants run by run steps these GPUs at matter only to gang jobs waiting in the cluster
-  // queue (none can arrive before the plan's end).
-  const bool traced = queued_gangs_ > 0;
-  // Replicas of different iteration times (GPUs of different speeds): each gang run ends as
-  // lock-step ends it (gang_end), but run by run also steps a faster replica's GPU where its own
-  // first iteration of every gang run ends (the trace keeps it: joint::trace_round); the later
-  // ones are paced to the slowest replica's (start_sub_runs) where its GPU is paceable, as it
-  // stays through the plan (its one lane idle, nothing admitted or finished). Where one is not,
-  // every iteration of a faster replica ends at an instant of its own: beside a waiting gang job
-  // such a plan holds gang runs of one iteration only.
-  bool paced = true;
-  for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
-    if (joint_slots_[joint_lanes_[i].replica].work < replica.work) paced = paced && paceable_on(gang.gpus[i]);
-  }
-  gang.joint_traced = traced;
-  gang.joint_work = replica.work;
-  gang.joint_trace.rounds.clear();
-  if (traced) {
-    gang.joint_trace.ends.resize(joint_lanes_.size());
-    for (auto& e : gang.joint_trace.ends) e.clear();
-  }
-  const joint::Outcome plan = joint::plan_rounds(joint_slots_, joint_lanes_, replica, t0, next_arrival(), joint_scratch_,
-                                                 traced ? &gang.joint_trace : nullptr, opts_.joint_trace_limit,
-                                                 alike || !traced || paced ? replica.left : 1);
+  const joint::Outcome plan = joint::plan_rounds(joint_slots_, joint_lanes_, replica, t0, next_arrival(), joint_scratch_);
   if (plan.rounds == 0) return false;
   result_.joint_paced_plans += alike ? 0 : 1;
   hand_joint_plans(gang, t0, plan);
@@ -1062,73 +1026,8 @@ void Cluster::hand_joint_plans(Gang& gang, TimeNs t0, const joint::Outcome& plan
   }
   result_.gang_iterations += plan.gang_iterations;
   gang.joint_end = plan.end;
-  if (!gang.joint_listed) joint_gangs_.push_back(&gang);
-  gang.joint_listed = true;
   ++result_.joint_plans;
   result_.joint_gang_runs += plan.rounds;
-}
-
-// Gang jobs waiting in the cluster queue are tried on every GPU at every instant, and one that k
-// GPUs can start after an instant's `schedule` is placed at the next instant, whichever GPU it
-// is an event of: as check_batches cuts batched gang runs there, the loop takes a step at the
-// next instant where run by run would have stepped a GPU in a joint plan. Nothing else of the
-// cluster depends on those instants: the GPUs in a joint plan host a gang (no gang job is placed
-// on them) and admit nothing the queue holds (plan_gang), and no job arrives before its end.
-void Cluster::wake_joint_plans(TimeNs t) {
-  if (queued_gangs_ == 0) return;
-  bool any_changed = false;
-  for (std::size_t k = 0; k < touched_.size() && !any_changed; ++k) {
-    const core::Scheduler& sched = *at(touched_[k]).sched;
-    any_changed = k >= layouts_.size() || layouts_[k].first != sched.layout_version() || layouts_[k].second != sched.pending();
-  }
-  if (!any_changed || !queued_gang_placeable()) return;
-  // Plans that have ended leave the lists here only (each gang and GPU is listed once: the flags),
-  // not at every instant.
-  std::erase_if(joint_gangs_, [&](Gang* g) {
-    g->joint_listed = g->joint_end > t;
-    return !g->joint_listed;
-  });
-  std::erase_if(turn_gpus_, [&](std::int32_t g) {
-    Gpu& gpu = at(g);
-    gpu.turn_listed = gpu.joint_end > t;
-    return !gpu.turn_listed;
-  });
-  for (const Gang* gang : joint_gangs_) {
-    SALUS_INVARIANT(gang->joint_traced, "a joint plan beside a waiting gang job knows its instants", std::to_string(t));
-    const TimeNs w = next_joint_boundary(*gang, t);
-    if (w < gang->joint_end) {
-      wakes_.push(w);
-      ++result_.joint_wakes;
-    }
-  }
-  for (const std::int32_t g : turn_gpus_) {
-    const Gpu& gpu = at(g);
-    const auto it = std::upper_bound(gpu.turn_ends.begin(), gpu.turn_ends.end(), t);
-    if (it != gpu.turn_ends.end() && *it < gpu.joint_end) {
-      wakes_.push(*it);
-      ++result_.joint_wakes;
-    }
-  }
-}
-
-// The first instant after t at which run by run steps one of the gang's GPUs in its joint plan:
-// the end of a 1-GPU run or of a replica's first iteration of a gang run on one GPU, or an
-// iteration boundary of a gang run (a batch is cut there when a gang job waits: check_batches).
-TimeNs Cluster::next_joint_boundary(const Gang& gang, TimeNs t) const {
-  TimeNs next = gang.joint_end;
-  for (const std::vector<TimeNs>& ends : gang.joint_trace.ends) {
-    const auto it = std::upper_bound(ends.begin(), ends.end(), t);
-    if (it != ends.end()) next = std::min(next, *it);
-  }
-  const auto& rounds = gang.joint_trace.rounds;
-  const auto it = std::upper_bound(rounds.begin(), rounds.end(), t, [&](TimeNs x, const std::pair<TimeNs, std::int64_t>& r) {
-    return x < r.first + (r.second - 1) * gang.joint_work;
-  });
-  if (it != rounds.end()) {
-    const TimeNs e1 = it->first;
-    next = std::min(next, e1 > t ? e1 : e1 + ((t - e1) / gang.joint_work + 1) * gang.joint_work);
-  }
-  return next;
 }
 
 // Batched gang runs (ClusterOptions::gang_batches). After a gang run's first iteration, while
@@ -1164,7 +1063,7 @@ TimeNs Cluster::next_joint_boundary(const Gang& gang, TimeNs t) const {
 // Before the instant's schedule: what each touched GPU would answer the placement.
 void Cluster::note_layouts() {
   layouts_.clear();
-  if (batching_ == 0 && ((joint_gangs_.empty() && turn_gpus_.empty()) || queued_gangs_ == 0)) return;
+  if (batching_ == 0) return;
   for (std::int32_t g : touched_) layouts_.emplace_back(at(g).sched->layout_version(), at(g).sched->pending());
 }
 
@@ -1691,9 +1590,7 @@ ClusterOutcome Cluster::run() {
     const TimeNs next_arrival = cursor < n ? jobs_[order[cursor]].arrival_ns : core::kNever;
     // Every GPU takes a step at 0, as run_schedule's loop does before its first wait.
     TimeNs t = result_.events == 0 ? 0 : std::min(next_arrival, heap_.empty() ? core::kNever : heap_.top().first);
-    if (!wakes_.empty()) t = std::min(t, wakes_.top());
     if (t == core::kNever) break;
-    while (!wakes_.empty() && wakes_.top() <= t) wakes_.pop();
     now_ = t;
     instant_seq_ = touch_seq_;
     taken_ = false;
@@ -1722,8 +1619,11 @@ ClusterOutcome Cluster::run() {
     for (std::int32_t g : touched_) {
       if (at(g).event) at(g).sched->split_at_instant(t, true, scratch_);
     }
-    place(t);
+    // The placement judges every GPU as this instant leaves it (its finishes, lane moves and
+    // shrinks, its own queue's admissions: Scheduler::settle), before it dispatches.
     note_layouts();
+    for (std::int32_t g : touched_) at(g).sched->settle(t, at(g).event);
+    place(t);
     for (std::int32_t g : touched_) at(g).sched->schedule(t, at(g).event);
     if (!joint_waiting_.empty()) check_joint_plans_taken();
     // 3. Gang runs whose every replica was chosen start now; batched gang runs are cut back
@@ -1731,7 +1631,6 @@ ClusterOutcome Cluster::run() {
     for (Gang* gang : ready_gangs_) start_sub_runs(*gang, t);
     ready_gangs_.clear();
     check_batches(t);
-    if (!joint_gangs_.empty() || !turn_gpus_.empty()) wake_joint_plans(t);
     SALUS_INVARIANT(gang_iteration_ends_.empty(), "a gang iteration started at t ends after t", std::to_string(t));
     // 4. When each GPU stepped needs its next step.
     auto reschedule = [&](std::int32_t g) {

@@ -46,12 +46,6 @@ struct ClusterOptions {
   /// Results are the same either way (tests/cluster/cluster_gang_test.cpp compares them); false
   /// dispatches every lock-step iteration on its own.
   bool gang_batches = true;
-  /// With gang_plans: the most a joint plan records of the instants run by run would step its
-  /// GPUs at, which it keeps while a gang job waits in the cluster queue (one per 1-GPU run and
-  /// per gang run and GPU): a plan that reaches it ends at that gang run's end, where the GPUs
-  /// decide and plan again, so results do not depend on it (cluster_gang_plan_test cuts plans
-  /// after a few runs); it bounds the memory of a rotation of millions of runs.
-  std::int64_t joint_trace_limit = std::int64_t{1} << 16;
   /// Count the GPUs that could take a gang job waiting in the cluster queue incrementally (only
   /// the GPUs touched since the last count are asked again; cluster.cpp, Cluster::able_gpus).
   /// Results are the same either way (tests/cluster/cluster_gang_test.cpp compares them); false
@@ -88,7 +82,6 @@ struct ClusterOutcome {
   std::int64_t joint_plans = 0;                     ///< joint plans of a gang job's GPUs (ClusterOptions::gang_plans)
   std::int64_t joint_gang_runs = 0;                 ///< the gang runs they covered
   std::int64_t joint_paced_plans = 0;               ///< of the joint plans, those of replicas at different speeds
-  std::int64_t joint_wakes = 0;                     ///< instants taken for a waiting gang job inside joint (or turn) plans
   std::int64_t turn_plans = 0;                      ///< plans of one gang GPU's 1-GPU runs up to its replica's turn
   std::int64_t turn_plan_runs = 0;                  ///< the 1-GPU runs they covered
 };

@@ -98,8 +98,7 @@ Run take_run(std::span<Slot> slots, Lane& lane, std::size_t h, std::int64_t k) {
 
 }  // namespace
 
-std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log,
-                         std::vector<TimeNs>* ends) {
+std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log) {
   while (true) {
     const auto [h, nx] = head(slots, lane);
     Slot& s = slots[h];
@@ -107,22 +106,19 @@ std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std
     if (h == lane.replica) return k;
     if (k >= s.left) return 0;  // it would finish: the plan ends before this round
     log.push_back(take_run(slots, lane, h, k));
-    if (ends != nullptr) ends->push_back(lane.clock);
     if (lane.clock > deadline) return 0;  // the gang run would end past the deadline
   }
 }
 
-std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::int64_t limit,
-                             std::vector<TimeNs>* ends) {
+std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline) {
   std::int64_t runs = 0;
-  while (runs < limit) {
+  while (true) {
     const auto [h, nx] = head(slots, lane);
     const Slot& s = slots[h];
     if (h == lane.replica) break;
     const std::int64_t k = stretch(s, nx == kNoSlot ? nullptr : &slots[nx]);
     if (k >= s.left || lane.clock + run_time(s, lane, h, k) > deadline) break;
     take_run(slots, lane, h, k);
-    if (ends != nullptr) ends->push_back(lane.clock);
     ++runs;
   }
   return runs;
@@ -162,15 +158,9 @@ void run_gang(std::span<Slot> slots, std::span<Lane> lanes, TimeNs switch_cost, 
 
 namespace {
 
-// The round does not fit: its 1-GPU runs (and their ends in the trace) are taken back.
-void undo_round(std::span<Slot> slots, std::vector<Lane>& lanes, const Scratch& scratch, Trace* trace) {
+// The round does not fit: its 1-GPU runs are taken back.
+void undo_round(std::span<Slot> slots, std::vector<Lane>& lanes, const Scratch& scratch) {
   take_back(slots, scratch.log);
-  if (trace != nullptr) {
-    for (std::size_t i = 0; i < lanes.size(); ++i) {
-      std::vector<TimeNs>& ends = trace->ends[i];
-      ends.resize(ends.size() - static_cast<std::size_t>(lanes[i].runs - scratch.saved[i].runs));
-    }
-  }
   lanes = scratch.saved;
 }
 
@@ -181,23 +171,11 @@ TimeNs first_iteration(std::span<const Slot> slots, const Lane& lane, const Repl
   return slots[lane.replica].work + (switched ? rep.switch_cost : 0);
 }
 
-// Each lane's replica's first iteration of the gang run from `start` ends with its own extra and
-// switching cost; the gang run's with the slowest replica's. The later iterations end on every
-// lane where the slowest replica's do (a faster replica's are paced: Cluster::start_sub_runs).
-void trace_round(std::span<const Slot> slots, const std::vector<Lane>& lanes, const Replica& rep, TimeNs start,
-                 TimeNs first_end, std::int64_t m, Trace& trace) {
-  for (std::size_t i = 0; i < lanes.size(); ++i) {
-    trace.ends[i].push_back(start + first_iteration(slots, lanes[i], rep) + rep.extra);
-  }
-  trace.rounds.emplace_back(first_end, m);
-}
-
 }  // namespace
 
 Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep, TimeNs t0, TimeNs deadline,
-                    Scratch& scratch, Trace* trace, std::int64_t trace_limit, std::int64_t max_run) {
+                    Scratch& scratch) {
   Outcome out{0, 0, t0};
-  std::int64_t traced = 0;  // instants the trace holds
   while (rep.left > 0) {
     scratch.log.clear();
     scratch.saved = lanes;
@@ -207,7 +185,7 @@ Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep
     TimeNs first = 0;  // the gang run's first iteration, on its slowest lane
     for (std::size_t i = 0; i < lanes.size(); ++i) {
       Lane& lane = lanes[i];
-      const std::int64_t turn = run_to_turn(slots, lane, deadline, scratch.log, trace ? &trace->ends[i] : nullptr);
+      const std::int64_t turn = run_to_turn(slots, lane, deadline, scratch.log);
       if (turn == 0) {
         fits = false;
         break;
@@ -217,21 +195,16 @@ Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep
       first = std::max(first, first_iteration(slots, lane, rep));
     }
     const TimeNs e = gang_end(rep, start, m, first);
-    if (!fits || e > deadline || m > max_run) {
-      undo_round(slots, lanes, scratch, trace);
+    if (!fits || e > deadline) {
+      undo_round(slots, lanes, scratch);
       break;
     }
-    if (trace != nullptr) trace_round(slots, lanes, rep, start, gang_end(rep, start, 1, first), m, *trace);
     run_gang(slots, lanes, rep.switch_cost, m, e);
     rep.extra = 0;
     rep.left -= m;
     out.end = e;
     ++out.rounds;
     out.gang_iterations += m;
-    if (trace != nullptr) {
-      traced += static_cast<std::int64_t>(scratch.log.size() + lanes.size()) + 1;
-      if (traced >= trace_limit) break;
-    }
   }
   return out;
 }

@@ -54,13 +54,6 @@ struct Replica {
   TimeNs work = 0, switch_cost = 0, extra = 0;
   std::int64_t left = 0;
 };
-/// What run by run steps the GPUs at (Cluster::wake_joint_plans): per lane the ends of its 1-GPU
-/// runs and of its replica's first iteration of each gang run; per gang run (first iteration's
-/// end on the slowest replica, iterations).
-struct Trace {
-  std::vector<std::vector<TimeNs>> ends;
-  std::vector<std::pair<TimeNs, std::int64_t>> rounds;
-};
 /// The joint plan: its gang runs, their iterations, and its end.
 struct Outcome {
   std::int64_t rounds = 0, gang_iterations = 0;
@@ -85,17 +78,15 @@ bool replicas_alike(std::span<const Slot> slots, std::span<const Lane> lanes, co
 std::int64_t stretch(const Slot& h, const Slot* next);
 /// The head of the lane's rotation (least (level, order)) and the least of the others (kNoSlot: none).
 std::pair<std::size_t, std::size_t> head(std::span<const Slot> slots, const Lane& lane);
-/// Runs the lane's 1-GPU runs up to its replica's turn, logging each in `log` (and its end in
-/// `ends` when not null). Returns the turn's length (the replica's stretch), or 0 when the round
-/// does not fit: a job would finish, or a run would end past `deadline`.
-std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log,
-                         std::vector<TimeNs>* ends);
+/// Runs the lane's 1-GPU runs up to its replica's turn, logging each in `log`. Returns the turn's
+/// length (the replica's stretch), or 0 when the round does not fit: a job would finish, or a run
+/// would end past `deadline`.
+std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log);
 /// The lane's 1-GPU runs before its replica's turn, from its clock, as run_to_turn runs them,
-/// but stopping before a run that would finish its job or end past `deadline`, after `limit` runs,
-/// or where the replica's turn has come (Cluster::turn_plan: one GPU's plan while its gang's
-/// other GPUs wait for it). Appends each run's end to `ends` when not null; returns the runs.
-std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::int64_t limit,
-                             std::vector<TimeNs>* ends);
+/// but stopping before a run that would finish its job or end past `deadline`, or where the
+/// replica's turn has come (Cluster::turn_plan: one GPU's plan while its gang's other GPUs wait
+/// for it). Returns the runs.
+std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline);
 /// Takes back the runs of `log`, last first.
 void take_back(std::span<Slot> slots, std::span<const Run> log);
 /// The end E of a gang run of m iterations started at S = `start`: lock-step, each iteration ends
@@ -110,13 +101,9 @@ inline TimeNs gang_end(const Replica& rep, TimeNs start, std::int64_t m, TimeNs 
 /// and every lane's clock moves to e.
 void run_gang(std::span<Slot> slots, std::span<Lane> lanes, TimeNs switch_cost, std::int64_t m, TimeNs e);
 /// The rounds from t0: each lane's runs to the replica's turn, then the gang run, while the round
-/// ends by `deadline` and no 1-GPU job finishes in it, or until the replicas finish. `trace`, when
-/// not null, gets what run by run steps at, and the plan ends with the first round after which it
-/// holds `trace_limit` instants or more (at least one round), and before a gang run of more than
-/// `max_run` iterations.
+/// ends by `deadline` and no 1-GPU job finishes in it, or until the replicas finish.
 Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep, TimeNs t0, TimeNs deadline,
-                    Scratch& scratch, Trace* trace, std::int64_t trace_limit = std::numeric_limits<std::int64_t>::max(),
-                    std::int64_t max_run = std::numeric_limits<std::int64_t>::max());
+                    Scratch& scratch);
 /// Lane `lane`'s report: per job of its offer (in the offer's order) what the plan ran.
 void write_report(std::span<const Slot> slots, const Lane& lane, core::JobIndex last_job, TimeNs end,
                   core::PlanReport& r);

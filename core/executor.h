@@ -137,6 +137,22 @@ class Executor {
     return false;
   }
 
+  /// Where the lane's run in flight reaches its first iteration boundary at or after t (where
+  /// stop_at_boundary would end it, or its own end if that comes first): the iterations of the run
+  /// that have ended by then, >= 1. kUnknownBoundary where the executor cannot tell (a real
+  /// executor; an idle lane; a plan), kHeldLane where no newcomer can run in the lane before the
+  /// run ends (cluster/: a gang replica holding its lane until its other GPUs choose it). Asked
+  /// only by Scheduler::starts_at_once, for a driver that binds a job where it starts at once.
+  static constexpr std::int64_t kUnknownBoundary = -1;
+  static constexpr std::int64_t kHeldLane = -2;
+  /// t >= now(); a driver of several executors under one clock asks at its own instant, which an
+  /// executor not stepped since may not have reached (nothing changes its runs' pace before).
+  virtual std::int64_t iterations_by_next_boundary(LaneId lane, TimeNs t) const {
+    (void)lane;
+    (void)t;
+    return kUnknownBoundary;
+  }
+
   /// Plans (start_plan): an executor that can run a whole rotation in one go says so. The loop
   /// plans only when the lane is the only one and nothing runs, so the lane runs alone.
   virtual bool supports_plans() const { return false; }

@@ -102,7 +102,8 @@ class Policy {
   virtual Newcomer newcomer() const { return Newcomer::kWaits; }
   /// kByOrder only: whether `job`, joining `lane` now (lane.jobs: its admitted, unfinished jobs,
   /// not empty; `job` not among them, arrived and not yet run), would be chosen at the lane's
-  /// next iteration boundary, judged on the jobs' states at the lane's last boundary. The answer
+  /// next iteration boundary, judged on the jobs' states at that boundary (the running job's
+  /// iterations done by then, where the executor can tell: Scheduler::starts_at_once). The answer
   /// must be monotone in admission order: a job later in (admission_key, arrival) order than one
   /// that does not start at once in a lane does not either.
   virtual bool starts_at_once(const SchedulerView& view, const LaneSnapshot& lane, JobIndex job) const {

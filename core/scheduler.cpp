@@ -247,7 +247,25 @@ class Loop {
     SALUS_INVARIANT(r.choice == LaneChoice::kExistingLane || r.choice == LaneChoice::kGrownLane,
                     "starts_at_once is asked of a job joining a lane", s.id);
     const LaneSchedule& ls = sched_of(r.lane);
-    return policy_.starts_at_once(view(now), LaneSnapshot{r.lane, ls.jobs, ls.last_job, ls.running}, job);
+    // The lane decides next at its run's next boundary: the job running there is judged on what
+    // it has left then (SRTF), where the executor can tell; a held lane starts no newcomer.
+    std::int64_t done = Executor::kUnknownBoundary;
+    if (ls.running != kNoJob) {
+      done = exec_.iterations_by_next_boundary(r.lane, now);
+      if (done == Executor::kHeldLane) return false;
+    }
+    if (policy_.newcomer() == Policy::Newcomer::kTakesTurn) return true;
+    if (done <= 0) return policy_.starts_at_once(view(now), snapshot(r.lane, ls), job);
+    // The running job's state as of that boundary, for the one question (put back after it). One
+    // that finishes there counts with nothing left (SRTF: it comes first): so the answer only
+    // turns from yes to no while the GPU takes no step, and a GPU not stepped since it refused a
+    // job need not be asked again.
+    JobState& st = states_[static_cast<std::size_t>(ls.running)];
+    const std::int64_t before = st.iterations_done;
+    st.iterations_done = std::min(spec(ls.running).iterations, before + done);
+    const bool starts = policy_.starts_at_once(view(now), snapshot(r.lane, ls), job);
+    st.iterations_done = before;
+    return starts;
   }
 
   /// ProcessRequests now (the cluster, after binding a job to this GPU, so that the next
@@ -448,7 +466,8 @@ class Loop {
     ++terminal_;
   }
 
-  void schedule_lanes(TimeNs now, bool event) {
+  /// Lane moves and ProcessRequests at this instant (schedule_lanes' first half).
+  void settle_lanes(TimeNs now, bool event) {
     std::vector<LaneMove>* log = opts_.record_timeline ? &out_.lane_moves : nullptr;
     const bool moved = lanes_.unsettled() && settle(now, log) > 0;
     if (event || moved) {
@@ -462,6 +481,21 @@ class Loop {
         checked_layout_ = layout_version_;
       }
     }
+  }
+
+  /// Scheduler::settle: the first half now, remembered so that schedule(now) does not do it again
+  /// while nothing changed in between.
+  void settle_only(TimeNs now, bool event) {
+    settle_lanes(now, event);
+    settled_at_ = now;
+    settled_layout_ = layout_version_;
+    settled_pending_ = pending_.size();
+  }
+
+  void schedule_lanes(TimeNs now, bool event) {
+    const bool settled = settled_at_ == now && settled_layout_ == layout_version_ && settled_pending_ == pending_.size();
+    settled_at_ = -1;
+    if (!settled) settle_lanes(now, event);
     requests_.recheck(now, [&](LaneId id) {
       if (sched(id).running != kNoJob) cut_at_boundary(id);
     });
@@ -853,6 +887,10 @@ class Loop {
   std::int64_t busy_lanes_ = 0;
   Bytes ephemeral_active_ = 0;
   std::uint64_t layout_version_ = 1;  // bumped at every change of the memory layout
+  // The instant settle_only last ran at, and the layout and queue it left (schedule_lanes).
+  TimeNs settled_at_ = -1;
+  std::uint64_t settled_layout_ = 0;
+  std::size_t settled_pending_ = 0;
   std::uint64_t checked_layout_ = 0;  // the version check_invariants last saw
 };
 
@@ -907,6 +945,7 @@ void Scheduler::split_at_instant(TimeNs now, bool event, std::vector<Completion>
   loop_->split_at_instant(now, event, scratch);
 }
 void Scheduler::schedule(TimeNs now, bool event) { loop_->schedule(now, event); }
+void Scheduler::settle(TimeNs now, bool event) { loop_->settle_only(now, event); }
 void Scheduler::admit_pending(TimeNs now) { loop_->admit_pending(now); }
 void Scheduler::replan(TimeNs now) { loop_->replan(now); }
 bool Scheduler::offer_plan(TimeNs now, PlanDispatch& out) { return loop_->offer_plan(now, out); }

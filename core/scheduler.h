@@ -139,7 +139,7 @@ class Loop;
 /// (cluster/: one per GPU under one global clock). run_schedule is the loop over one of these; a
 /// driver takes the same steps in the same order at each instant t:
 ///   take_completions (the executor's completions at t), arrive (each job given to this GPU at t),
-///   split_at_instant, schedule; then the executor's next completion and next_request(t) say when
+///   split_at_instant, [settle,] schedule; then the executor's next completion and next_request(t) say when
 ///   this GPU needs the next step.
 /// Jobs are indexed by the span of specs shared by every Scheduler of a cluster; each job is
 /// given to one Scheduler only, which alone writes its JobState in `states`.
@@ -165,6 +165,11 @@ class Scheduler {
   void split_at_instant(TimeNs now, bool event, std::vector<Completion>& scratch);
   /// ProcessRequests (after every lane move) when `event`, then dispatches idle lanes.
   void schedule(TimeNs now, bool event);
+  /// schedule's first half alone: lane moves and ProcessRequests, nothing dispatched. A driver
+  /// that binds jobs on the GPU's state once this instant's finishes, moves and shrinks have
+  /// settled calls it before its placement, then schedule(now, event), which does not repeat it
+  /// where nothing changed in between (cluster/).
+  void settle(TimeNs now, bool event);
   /// ProcessRequests now, without dispatching (a driver that binds a job and must see it admitted).
   void admit_pending(TimeNs now);
   /// Takes back the plan (Executor::start_plan) this GPU's last step dispatched at `now`, which
@@ -192,10 +197,13 @@ class Scheduler {
   /// or into a lane that holds jobs already (kExistingLane: opened or grown for it by FindLane).
   enum class AdmitKind : std::uint8_t { kNo, kNewLane, kExistingLane };
   AdmitKind admit_kind(Bytes persistent, Bytes ephemeral) const;
-  /// For a job whose admit_kind is kExistingLane, under a policy whose newcomer() is kByOrder:
-  /// whether it would run from that lane's next boundary on (Policy::starts_at_once) rather than
-  /// wait behind the lane's jobs. `job` has arrived (its submit rank is set) and is not yet given
-  /// to this GPU.
+  /// For a job whose admit_kind is kExistingLane, under a policy whose newcomer() is not kWaits:
+  /// whether it would run from that lane's next boundary on rather than wait behind the lane's
+  /// jobs: never where the executor says the lane is held (Executor::kHeldLane); kTakesTurn
+  /// always otherwise; kByOrder by Policy::starts_at_once, on the lane jobs' states at that
+  /// boundary (the running job's iterations done by then, Executor::iterations_by_next_boundary,
+  /// where the executor can tell; else as of its dispatch). `job` has arrived (its submit rank is
+  /// set) and is not yet given to this GPU.
   bool starts_at_once(JobIndex job, TimeNs now) const;
   /// Changes whenever the memory layout does (admission, finish, lane move, paging): while it
   /// and pending() == 0 stay the same, so does every answer of can_admit_now.

@@ -156,6 +156,17 @@ void SimExecutor::stop_after_iteration_at(core::LaneId lane, TimeNs t) {
   }
 }
 
+std::int64_t SimExecutor::iterations_by_next_boundary(core::LaneId lane, TimeNs t) const {
+  for (const Run& r : runs_) {
+    if (r.d.lane != lane) continue;
+    if (r.plan) return kUnknownBoundary;
+    // stop_at_boundary's boundary: the first at or after t, never before the first iteration.
+    const Progress p = progress(r, std::max(t, now_));
+    return std::min(r.d.iterations, std::max<std::int64_t>(1, p.at_boundary ? p.iteration : p.iteration + 1));
+  }
+  return kUnknownBoundary;
+}
+
 bool SimExecutor::end_if_at_boundary(core::LaneId lane) {
   for (Run& r : runs_) {
     if (r.d.lane != lane) continue;

@@ -52,6 +52,7 @@ class SimExecutor final : public core::Executor {
   void start_paced(const core::Dispatch& d, core::TimeNs iter_ns);
   void stop_at_boundary(core::LaneId lane) override;
   bool end_if_at_boundary(core::LaneId lane) override;
+  std::int64_t iterations_by_next_boundary(core::LaneId lane, core::TimeNs t) const override;
   bool supports_paging() const override { return paging_bytes_per_s_ > 0; }
   bool supports_plans() const override { return true; }
   /// Runs the plan's iterations one after the other at solo speed (the lane runs alone), each of

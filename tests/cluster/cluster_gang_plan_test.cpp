@@ -31,8 +31,8 @@ std::string describe(const core::JobState& s) {
 }
 
 struct Tally {
-  std::int64_t compared = 0, joint_plans = 0, joint_gang_runs = 0, gang_iterations = 0, wakes = 0, joint_events = 0,
-               stepped_events = 0, cut_traces = 0, paced_plans = 0, turn_plans = 0, turn_runs = 0;
+  std::int64_t compared = 0, joint_plans = 0, joint_gang_runs = 0, gang_iterations = 0, joint_events = 0,
+               stepped_events = 0, paced_plans = 0, turn_plans = 0, turn_runs = 0;
 };
 
 /// a and b agree on every job's state, the placements, the busy samples and the counters the
@@ -82,7 +82,6 @@ void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, 
   tally.turn_plans += joint.turn_plans;
   tally.turn_runs += joint.turn_plan_runs;
   tally.gang_iterations += joint.gang_iterations;
-  tally.wakes += joint.joint_wakes;
   tally.joint_events += joint.events;
   tally.stepped_events += each.events;
   ++tally.compared;
@@ -142,9 +141,6 @@ TEST_CASE("cluster joint plans: a gang job's GPUs planned together give the resu
     // job waiting in the cluster queue may find it can start there once it admitted them.
     if (seed % 4 != 0) opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(20), gpus});
     opts.gang_batches = seed % 5 != 0;
-    // Plans beside a waiting gang job cut after a few runs (ClusterOptions::joint_trace_limit):
-    // each ends at a gang run's end and the GPUs plan again there.
-    if (seed % 7 < 3) opts.joint_trace_limit = static_cast<std::int64_t>(1 + seed % 7 * 9);
     // A third of the traces on GPUs of two or three speeds: a gang's replicas may run at
     // different paces (each gang run at its slowest replica's).
     if (seed % 3 == 2) three_speeds(opts.cluster);
@@ -157,35 +153,24 @@ TEST_CASE("cluster joint plans: a gang job's GPUs planned together give the resu
       CAPTURE(policy);
       CAPTURE(opts.placement);
       compare(jobs, policy, opts, tally);
-      if (opts.joint_trace_limit < cluster::ClusterOptions{}.joint_trace_limit) {
-        cluster::ClusterOptions whole = opts;
-        whole.joint_trace_limit = cluster::ClusterOptions{}.joint_trace_limit;
-        tally.cut_traces += cluster::run_cluster(jobs, policy, opts).joint_plans > cluster::run_cluster(jobs, policy, whole).joint_plans;
-      }
     }
   }
   CHECK(tally.compared == 320);
-  CHECK(tally.cut_traces > 5);  // the limit cut plans short (more plans than without it)
   CHECK(tally.paced_plans > 50);  // gangs across GPUs of different speeds were planned jointly
   MESSAGE("joint plans ", tally.joint_plans, " covering ", tally.joint_gang_runs, " of ", tally.gang_iterations,
-          " gang iterations' runs, wakes ", tally.wakes, ", instants ", tally.joint_events, " with joint plans, ",
-          tally.stepped_events, " run by run; ", tally.cut_traces, " runs with plans cut by the trace limit; ",
-          tally.paced_plans, " plans of replicas at different speeds; turn plans ", tally.turn_plans, " covering ",
+          " gang iterations' runs, instants ", tally.joint_events, " with joint plans, ",
+          tally.stepped_events, " run by run; ", tally.paced_plans, " plans of replicas at different speeds; turn plans ", tally.turn_plans, " covering ",
           tally.turn_runs, " 1-GPU runs");
   // Joint plans ran, over many gang runs, beside gang jobs waiting in the queue: not vacuous.
   CHECK(tally.joint_plans > 500);
   CHECK(tally.joint_gang_runs > 20000);
-  CHECK(tally.wakes > 5);
   CHECK(tally.joint_events < tally.stepped_events);
 }
 
 // Gangs across GPUs of three speeds, crowded (a third of the jobs gangs, half of the whole GPU,
 // arriving four times as fast as in the traces above, with gang jobs waiting in the cluster
 // queue): joint plans of replicas at different paces give the results of deciding at every
-// boundary. Beside a waiting gang job such a plan keeps the instants where run by run steps a
-// faster replica's GPU on its own, the end of its first iteration of each gang run (the later
-// ones are paced); a waiting gang job that becomes placeable inside a plan is rare here (the
-// next test makes it happen).
+// boundary.
 TEST_CASE("cluster joint plans: replicas at different speeds beside waiting gang jobs, as run by run") {
   const std::unique_ptr<sim::InterferenceModel> profiled = sim::make_interference("profiled", nullptr, nullptr, 0.8);
   const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
@@ -218,8 +203,7 @@ TEST_CASE("cluster joint plans: replicas at different speeds beside waiting gang
     }
   }
   CHECK(tally.compared == 240);
-  MESSAGE("joint plans ", tally.joint_plans, " (", tally.paced_plans, " of replicas at different speeds), wakes ",
-          tally.wakes, "; turn plans ", tally.turn_plans, " covering ", tally.turn_runs, " 1-GPU runs");
+  MESSAGE("joint plans ", tally.joint_plans, " (", tally.paced_plans, " of replicas at different speeds); turn plans ", tally.turn_plans, " covering ", tally.turn_runs, " 1-GPU runs");
   CHECK(tally.paced_plans > 1000);
 }
 
@@ -256,16 +240,15 @@ cluster::ClusterOptions waiting_gang_options(const sim::InterferenceModel& none)
 
 }  // namespace
 
-// A gang job waiting in the cluster queue is placed at the instant after the one where k GPUs
-// became able to start it, whichever GPU that instant is an event of: here the next boundary of
-// a run inside another gang's joint plan. Four GPUs, the last of 20 GiB. Gang A (whole GPU, 10 ms
+// A gang job waiting in the cluster queue is placed at the instant k GPUs become able to start it,
+// once those GPUs have settled (here: admitted a job from their own queue), while another gang's
+// joint plan runs on other GPUs. Four GPUs, the last of 20 GiB. Gang A (whole GPU, 10 ms
 // iterations) takes GPUs 0 and 1, with 1-GPU jobs a0 and a1 (whole GPU, 7 ms) beside it: joint
 // plans. X and Y (P 10 GiB, E 8 GiB) only GPU 3 holds: X runs, Y waits in GPU 3's own queue. f2
 // (E 4 GiB) runs alone on GPU 2 for a long time. Gang B (P = E = 1 GiB, 2 GPUs) arrives at 0.1 s:
 // GPU 2 could start it, GPU 3 not while Y waits there, GPUs 0 and 1 host a gang; B waits. When X
-// ends (5 s), GPU 3 admits Y (in its schedule, after the placement), and B can start on GPUs 2
-// and 3: run by run, it is placed at the next instant, the next boundary on GPU 0 or 1, inside
-// the joint plan; nothing else happens on GPUs 2 and 3 before their jobs end.
+// ends (5 s), GPU 3 settles (admits Y from its own queue), and then B can start on GPUs 2 and 3:
+// it is placed at 5 s, inside A's joint plan, and starts at their next boundaries.
 TEST_CASE("cluster joint plans: a gang job that can start while another gang's joint plan runs starts at its next boundary") {
   const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
   const auto jobs = waiting_gang_jobs(1000, test::ms(5), test::ms(7));
@@ -279,11 +262,10 @@ TEST_CASE("cluster joint plans: a gang job that can start while another gang's j
     CHECK(out.job_gpus[4] == std::vector<std::int32_t>{0});
     CHECK(out.job_gpus[5] == std::vector<std::int32_t>{1});
     CHECK(out.job_gpus[6] == std::vector<std::int32_t>{2, 3});
-    CHECK(out.joint_wakes >= 1);
-    // B starts within one run of GPU 0 or 1 after X's end (5 s), long before either gang run
-    // or 1-GPU job there ends.
+    // B is placed at X's end (5 s) and starts within one run of GPUs 2 and 3 after it.
     const core::TimeNs x_end = out.outcome.jobs[1].finish_ns;
     CHECK(x_end == test::ms(5000));
+    CHECK(out.outcome.jobs[6].admitted_ns == x_end);
     CHECK(out.outcome.jobs[6].first_start_ns > x_end);
     CHECK(out.outcome.jobs[6].first_start_ns <= x_end + test::ms(12));
     CHECK(out.joint_plans >= 2);
@@ -295,17 +277,15 @@ TEST_CASE("cluster joint plans: a gang job that can start while another gang's j
 // iterations (20 or 30 ms) give A turns of two or three iterations under FAIR and LAS: A's joint
 // plans beside the waiting gang job B hold gang runs of two and three iterations. Run by run, the
 // iterations after a gang run's first are paced to the slowest replica's, run as a batch or alone
-// (the second of a run of two, the one left after a batch cut where B became placeable), so GPU
-// 1 is stepped only where GPU 0 is, and a plan need not know where batches were cut. X's length
-// sweeps the instant B becomes placeable across A's runs: B must start where it starts run by
-// run, at the next boundary of GPU 0 or 1.
+// (the second of a run of two), so GPU 1 is stepped only where GPU 0 is. X's length sweeps the
+// instant B becomes placeable across A's runs: B must start where it starts run by run.
 TEST_CASE("cluster joint plans: a gang across speeds, long runs beside a waiting gang job, as run by run") {
   const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
   cluster::ClusterOptions opts = waiting_gang_options(*none);
   opts.cluster.gpus[1].speed_ppm = 1'500'000;
   opts.cluster.gpus[2].speed_ppm = 700'000;
   opts.cluster.gpus[3].speed_ppm = 1'200'000;
-  std::int64_t wakes_beside_b = 0, compared = 0;
+  std::int64_t compared = 0;
   for (const std::int64_t other_ms : {20, 30}) {
     for (std::int64_t x_iterations = 1000; x_iterations < 1024; ++x_iterations) {
       const auto jobs = waiting_gang_jobs(x_iterations, test::ms(5) + 77'777, test::ms(other_ms));
@@ -320,37 +300,35 @@ TEST_CASE("cluster joint plans: a gang across speeds, long runs beside a waiting
         REQUIRE(out.job_gpus[0] == std::vector<std::int32_t>{0, 1});
         CHECK(out.job_gpus[6] == std::vector<std::int32_t>{2, 3});
         CHECK(out.joint_paced_plans >= 2);
-        wakes_beside_b += out.joint_wakes;
-        // B starts within one run of GPU 0 or 1 after X's end (a0's or a1's run, or A's of up
-        // to three iterations at 10 ms).
+        // B is placed at X's end and starts within a run of GPUs 2 and 3 after it.
         const core::TimeNs x_end = out.outcome.jobs[1].finish_ns;
+        CHECK(out.outcome.jobs[6].admitted_ns == x_end);
         CHECK(out.outcome.jobs[6].first_start_ns > x_end);
         CHECK(out.outcome.jobs[6].first_start_ns <= x_end + test::ms(other_ms * 3 / 2 + 32));
       }
     }
   }
   CHECK(compared == 96);
-  CHECK(wakes_beside_b >= 48);  // B waited beside A's joint plans, which woke the loop for it
 }
 
 // A GPU of a gang job whose replica's turn has not come there plans its 1-GPU runs up to it (a
 // turn plan) where no joint plan of the gang's GPUs fits; a gang job waiting in the cluster queue
-// that becomes placeable meanwhile is placed at the next end of one of those runs, as run by run.
+// that becomes placeable meanwhile is placed then, as run by run.
 // LAS, four GPUs of a kind each (GPU 3 of 20 GiB). Gang A (whole GPU) runs alone on GPUs 0 and 1
 // from 0; X and Y only GPU 3 holds (X runs, Y waits there); f2 runs alone on GPU 2; gang B (small)
 // arrives at 0.1 s and waits (GPUs 0 and 1 host a gang, GPU 3 not while Y waits there). At 1 s,
 // a1 and b1 (whole GPU, 7 and 9 ms) join GPU 1's lane and c0 (5 iterations) GPU 0's: with nothing
 // attained they run before A. c0 would finish before A's turn on GPU 0, so no joint plan fits;
 // GPU 1 plans a1's and b1's turns up to A's (they catch up with A's 1 s), GPU 0 runs c0, then
-// holds A's replica. X ends inside that stretch (its length swept): B can start on GPUs 2 and 3
-// and is placed at the next instant, the next end of a1's or b1's run.
+// holds A's replica. X ends inside that stretch (its length swept): GPU 3 admits Y, B can start
+// on GPUs 2 and 3 and is placed at X's end.
 TEST_CASE("cluster turn plans: a gang GPU's runs up to its replica's turn, a waiting gang job placed inside them") {
   const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
   cluster::ClusterOptions opts = waiting_gang_options(*none);
   for (const std::string kind : {"zero", "one", "two"}) opts.cluster.kinds.push_back({kind, test::gib(16), cluster::kSpeedOne});
   opts.cluster.kinds.push_back({"big", test::gib(20), cluster::kSpeedOne});
   for (std::size_t g = 0; g < opts.cluster.gpus.size(); ++g) opts.cluster.gpus[g].kind = static_cast<std::int32_t>(g);
-  std::int64_t compared = 0, turn_plans = 0, wakes = 0;
+  std::int64_t compared = 0, turn_plans = 0;
   for (std::int64_t x_iterations = 300; x_iterations < 324; ++x_iterations) {
     auto jobs = waiting_gang_jobs(x_iterations, test::ms(5) + 77'777, test::ms(7));
     jobs[4].arrival_ns = jobs[5].arrival_ns = test::ms(1000);
@@ -370,16 +348,13 @@ TEST_CASE("cluster turn plans: a gang GPU's runs up to its replica's turn, a wai
     CHECK(out.job_gpus[6] == std::vector<std::int32_t>{2, 3});
     CHECK(out.job_gpus[7] == std::vector<std::int32_t>{0});
     turn_plans += out.turn_plans;
-    wakes += out.joint_wakes;
-    // B is placed within one run of GPU 1 after X's end, inside a1's and b1's stretch (a run of
-    // a1 or b1 and a switch), and starts at f2's next boundary on GPU 2.
+    // B is placed at X's end, inside a1's and b1's stretch, and starts at f2's next boundary on
+    // GPU 2.
     const core::TimeNs x_end = out.outcome.jobs[1].finish_ns;
     CHECK(x_end > test::ms(1000));
-    CHECK(out.outcome.jobs[6].admitted_ns > x_end);
-    CHECK(out.outcome.jobs[6].admitted_ns <= x_end + test::ms(15));
+    CHECK(out.outcome.jobs[6].admitted_ns == x_end);
     CHECK(out.outcome.jobs[6].first_start_ns <= out.outcome.jobs[6].admitted_ns + test::ms(10));
   }
   CHECK(compared == 24);
   CHECK(turn_plans >= 24);
-  CHECK(wakes >= 24);  // every time, the loop was woken inside a turn plan for B
 }

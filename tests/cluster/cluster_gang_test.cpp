@@ -252,11 +252,11 @@ TEST_CASE("batched gang runs: a cut mid-batch ends the run on every replica with
 // replicas hold 2 GiB on each; a (17 GiB, only GPU 0 holds it) runs there until 950 ms, b fills
 // GPU 1; p (17 GiB) is given to GPU 0 at 200 ms and waits in its own queue (it fits neither
 // beside a nor in a's lane); j (768 MiB) arrives at 300 ms, and neither GPU admits it (GPU 0 has
-// p pending, GPU 1 is full): the cluster queue. At 950 ms a finishes: the placement still finds
-// p pending on GPU 0, then GPU 0 admits p, and now j fits beside it (19.75 of 20 GiB). Lock-step
-// places j at g's next boundary, 1000 ms; so must the batch, which is cut back to end there
-// (without that cut, j would wait for p's finish at 1450 ms).
-TEST_CASE("batched gang runs: a queued job that a replica's GPU admits after the placement is placed at the next boundary") {
+// p pending, GPU 1 is full): the cluster queue. At 950 ms a finishes: GPU 0 settles, admitting p
+// from its own queue, and now j fits beside it (19.75 of 20 GiB): the placement, which judges
+// GPU 0 as 950 ms leaves it, places j there at 950 ms, batch or not (placed before GPU 0 admitted
+// p, j would wait for a later step of GPU 0).
+TEST_CASE("batched gang runs: a queued job that a replica's GPU can admit once it settled is placed at that instant") {
   const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
   auto g = test::job("g", 0, 30, test::ms(100), test::gib(1), test::gib(1));
   g.gpus = 2;
@@ -275,8 +275,8 @@ TEST_CASE("batched gang runs: a queued job that a replica's GPU admits after the
     CHECK(r.outcome.jobs[3].status == core::JobStatus::kDone);
     CHECK(r.outcome.jobs[1].finish_ns == test::ms(950));
     CHECK(r.outcome.jobs[3].admitted_ns == test::ms(950));
-    CHECK(r.outcome.jobs[4].admitted_ns == test::ms(1000));
-    CHECK(r.outcome.jobs[4].finish_ns == test::ms(1150));
+    CHECK(r.outcome.jobs[4].admitted_ns == test::ms(950));
+    CHECK(r.outcome.jobs[4].finish_ns == test::ms(1100));
     CHECK(r.outcome.jobs[0].finish_ns == test::ms(3000));
     CHECK(r.placements == 3);  // g, b and j; a and p were given to GPU 0 without a choice
   }

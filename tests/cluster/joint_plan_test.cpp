@@ -63,13 +63,12 @@ TEST_CASE("joint plan: run_to_turn runs the lane's jobs up to the replica's turn
   h.lanes[0].last = 0;
   const std::vector<joint::Slot> before = h.slots;
   std::vector<joint::Run> log;
-  std::vector<TimeNs> ends;
-  CHECK(joint::run_to_turn(h.slots, h.lanes[0], core::kNever, log, &ends) == 1);
+  CHECK(joint::run_to_turn(h.slots, h.lanes[0], core::kNever, log) == 1);
   REQUIRE(log.size() == 1);
   CHECK(log[0].slot == 1);
-  CHECK(ends == std::vector<TimeNs>{106});  // 100 + X's 4 + the switching cost 2
   const joint::Slot& x = h.slots[1];
   CHECK((x.level == 15 && x.left == 99 && x.iterations == 1 && x.busy == 6 && x.switched == 2 && x.first_start == 100));
+  // 100 + X's 4 + the switching cost 2.
   CHECK((h.lanes[0].clock == 106 && h.lanes[0].runs == 1 && h.lanes[0].switches == 1 && h.lanes[0].last == 1));
   joint::take_back(h.slots, log);
   for (std::size_t q = 0; q < before.size(); ++q) {
@@ -84,12 +83,12 @@ TEST_CASE("joint plan: run_to_turn runs the lane's jobs up to the replica's turn
   Hand late;
   late.slots[0].level = 10;
   log.clear();
-  CHECK(joint::run_to_turn(late.slots, late.lanes[0], 103, log, nullptr) == 0);
+  CHECK(joint::run_to_turn(late.slots, late.lanes[0], 103, log) == 0);
   Hand last;
   last.slots[0].level = 10;
   last.slots[1].left = 1;
   log.clear();
-  CHECK(joint::run_to_turn(last.slots, last.lanes[0], core::kNever, log, nullptr) == 0);
+  CHECK(joint::run_to_turn(last.slots, last.lanes[0], core::kNever, log) == 0);
   CHECK(log.empty());
 }
 
@@ -100,15 +99,10 @@ TEST_CASE("joint plan: plan_rounds computes the max-plus recurrence round by rou
   // Round 3: GPU 0 runs X to 135; S = 135, E = 147; R has none left.
   Hand h;
   joint::Scratch scratch;
-  joint::Trace trace;
-  trace.ends.resize(2);
-  const joint::Outcome out = joint::plan_rounds(h.slots, h.lanes, h.replica, 100, core::kNever, scratch, &trace);
+  const joint::Outcome out = joint::plan_rounds(h.slots, h.lanes, h.replica, 100, core::kNever, scratch);
   CHECK(out.rounds == 3);
   CHECK(out.gang_iterations == 3);
   CHECK(out.end == 147);
-  CHECK(trace.ends[0] == std::vector<TimeNs>{111, 117, 129, 135, 147});
-  CHECK(trace.ends[1] == std::vector<TimeNs>{111, 127, 145});
-  CHECK(trace.rounds == std::vector<std::pair<TimeNs, std::int64_t>>{{111, 1}, {129, 1}, {147, 1}});
   core::PlanReport r0, r1;
   joint::write_report(h.slots, h.lanes[0], 7, out.end, r0);
   joint::write_report(h.slots, h.lanes[1], 8, out.end, r1);
@@ -124,29 +118,14 @@ TEST_CASE("joint plan: plan_rounds computes the max-plus recurrence round by rou
   // A deadline at 140 takes round 3 back (X's run to 135 with it); X finishing in round 2 stops
   // the plan after round 1.
   Hand d;
-  trace = joint::Trace{};
-  trace.ends.resize(2);
-  const joint::Outcome cut = joint::plan_rounds(d.slots, d.lanes, d.replica, 100, 140, scratch, &trace);
+  const joint::Outcome cut = joint::plan_rounds(d.slots, d.lanes, d.replica, 100, 140, scratch);
   CHECK((cut.rounds == 2 && cut.end == 129));
-  CHECK(trace.ends[0] == std::vector<TimeNs>{111, 117, 129});
   CHECK((d.slots[1].level == 15 && d.slots[1].iterations == 1 && d.lanes[0].clock == 129 && d.lanes[0].runs == 3));
   Hand f;
   f.slots[1].left = 1;
-  const joint::Outcome first = joint::plan_rounds(f.slots, f.lanes, f.replica, 100, core::kNever, scratch, nullptr);
+  const joint::Outcome first = joint::plan_rounds(f.slots, f.lanes, f.replica, 100, core::kNever, scratch);
   CHECK((first.rounds == 1 && first.end == 111 && f.slots[1].iterations == 0));
 
-  // A trace limit ends the plan with the round after which the trace holds that many instants:
-  // round 1 records 3 (an end per lane, the gang run), round 2 four more (X's run on GPU 0).
-  for (const auto& [limit, rounds, end] : {std::tuple{1, 1, 111}, std::tuple{3, 1, 111}, std::tuple{4, 2, 129},
-                                           std::tuple{7, 2, 129}, std::tuple{8, 3, 147}}) {
-    CAPTURE(limit);
-    Hand l;
-    trace = joint::Trace{};
-    trace.ends.resize(2);
-    const joint::Outcome o = joint::plan_rounds(l.slots, l.lanes, l.replica, 100, core::kNever, scratch, &trace, limit);
-    CHECK((o.rounds == rounds && o.end == end && l.lanes[0].clock == end && l.lanes[1].clock == end));
-    CHECK(trace.rounds.size() == static_cast<std::size_t>(rounds));
-  }
 }
 
 TEST_CASE("joint plan: add_lane times the offer's jobs as the GPU's executor does, replicas_alike") {
@@ -188,7 +167,7 @@ TEST_CASE("joint plan: replicas of different iteration times run each gang run a
   joint::Replica rep;
   CHECK_FALSE(joint::replicas_alike(h.slots, h.lanes, "R", rep));
   joint::Scratch scratch;
-  const joint::Outcome out = joint::plan_rounds(h.slots, h.lanes, rep, 100, core::kNever, scratch, nullptr);
+  const joint::Outcome out = joint::plan_rounds(h.slots, h.lanes, rep, 100, core::kNever, scratch);
   CHECK((out.rounds == 3 && out.gang_iterations == 3 && out.end == 173));
   core::PlanReport r0, r1;
   joint::write_report(h.slots, h.lanes[0], 7, out.end, r0);
@@ -208,20 +187,7 @@ TEST_CASE("joint plan: replicas of different iteration times run each gang run a
   two.slots[2].work = 20;
   two.slots[1].level = 15;
   CHECK_FALSE(joint::replicas_alike(two.slots, two.lanes, "R", rep));
-  joint::Trace trace;
-  trace.ends.resize(2);
-  const joint::Outcome o = joint::plan_rounds(two.slots, two.lanes, rep, 100, core::kNever, scratch, &trace);
+  const joint::Outcome o = joint::plan_rounds(two.slots, two.lanes, rep, 100, core::kNever, scratch);
   CHECK((o.rounds == 2 && o.gang_iterations == 3 && o.end == 167));
-  CHECK(trace.ends[0] == std::vector<TimeNs>{111, 147, 159});
-  CHECK(trace.ends[1] == std::vector<TimeNs>{121, 167});
-  CHECK(trace.rounds == std::vector<std::pair<TimeNs, std::int64_t>>{{121, 2}, {167, 1}});
-  // Gang runs of at most one iteration: the plan ends before the first (no round).
-  Hand capped;
-  capped.slots[2].work = 20;
-  capped.slots[1].level = 15;
-  trace = joint::Trace{};
-  trace.ends.resize(2);
-  const joint::Outcome none = joint::plan_rounds(capped.slots, capped.lanes, rep, 100, core::kNever, scratch, &trace,
-                                                 std::numeric_limits<std::int64_t>::max(), 1);
-  CHECK((none.rounds == 0 && none.end == 100 && capped.lanes[0].clock == 100 && trace.ends[0].empty()));
+  CHECK((two.lanes[0].clock == 167 && two.lanes[1].clock == 167));
 }
