@@ -519,6 +519,7 @@ class Cluster {
   void resolve_gangs(TimeNs t);
   // Batched gang runs (ClusterOptions::gang_batches; see "Gang jobs" below).
   void note_layouts();
+  void start_ready_gangs(TimeNs t);
   void check_batches(TimeNs t);
   bool batch_breaks(const Gang& gang);
   void stop_batch(Gang& gang, TimeNs t);
@@ -621,6 +622,10 @@ class Cluster {
   std::int32_t recent_head_ = -1;
   std::uint64_t touch_seq_ = 0, instant_seq_ = 0, seen_stamp_ = 0;
   std::vector<Gang*> ready_gangs_;
+  // start_ready_gangs: the GPUs whose held lanes a gang run's start freed, and those bound to
+  // while the queue is tried on them (bind, while second_pass_).
+  std::vector<std::int32_t> freed_, rebound_;
+  bool second_pass_ = false;
   std::vector<Gang*> gang_iteration_ends_;
   std::int64_t batching_ = 0;              // gangs whose sub-runs in flight are a batch
   // note_layouts: each touched GPU's layout version and pending jobs before the instant's
@@ -795,6 +800,31 @@ bool GpuExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& repo
 // Every replica's GPU chose its replica: the gang run starts now, one iteration at a time on
 // every GPU (the first carries the job's first-iteration extra and each lane's switching cost).
 // After the first, the rest of the run is dispatched as one batch on every GPU (below).
+// The gang runs whose every replica was chosen at t start. A gang run's start frees the lanes its
+// replicas held (a held lane starts no newcomer): the cluster queue is tried again on its GPUs at
+// t, and what is bound there is dispatched at t (which may complete another gang's choice).
+void Cluster::start_ready_gangs(TimeNs t) {
+  while (!ready_gangs_.empty()) {
+    freed_.clear();
+    for (Gang* gang : ready_gangs_) {
+      const bool first = !gang->running;
+      start_sub_runs(*gang, t);
+      if (first) freed_.insert(freed_.end(), gang->gpus.begin(), gang->gpus.end());
+    }
+    ready_gangs_.clear();
+    if (queue_.empty() || freed_.empty()) return;
+    for (const std::int32_t g : freed_) touch(g);
+    rebound_.clear();
+    second_pass_ = true;
+    place(t);
+    second_pass_ = false;
+    std::sort(rebound_.begin(), rebound_.end());
+    rebound_.erase(std::unique(rebound_.begin(), rebound_.end()), rebound_.end());
+    for (const std::int32_t g : rebound_) at(g).sched->schedule(t, true);
+    if (!joint_waiting_.empty()) check_joint_plans_taken();
+  }
+}
+
 void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
   const bool first = !gang.running;
   if (first) {
@@ -1242,6 +1272,7 @@ void Cluster::update_waiting_gangs() {
 
 void Cluster::bind(JobIndex r, std::int32_t g, std::int64_t rank, TimeNs t, bool admit_now) {
   touch(g);
+  if (second_pass_) rebound_.push_back(g);
   Gpu& gpu = at(g);
   if (admit_now) gpu.sched->split_at_instant(t, true, scratch_);
   gpu.event = true;
@@ -1628,8 +1659,7 @@ ClusterOutcome Cluster::run() {
     if (!joint_waiting_.empty()) check_joint_plans_taken();
     // 3. Gang runs whose every replica was chosen start now; batched gang runs are cut back
     //    where lock-step could differ from them.
-    for (Gang* gang : ready_gangs_) start_sub_runs(*gang, t);
-    ready_gangs_.clear();
+    start_ready_gangs(t);
     check_batches(t);
     SALUS_INVARIANT(gang_iteration_ends_.empty(), "a gang iteration started at t ends after t", std::to_string(t));
     // 4. When each GPU stepped needs its next step.

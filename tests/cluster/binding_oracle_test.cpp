@@ -10,10 +10,12 @@
 //      the bind (a lane of its own, or a lane with nothing in flight), at the end of the run in
 //      flight in its lane (SRTF, priority), or within its lane's next turn (FAIR, LAS: no other
 //      job of the lane runs twice after the bind before it runs).
-// Where the outputs do not say enough it asks nothing (a GPU counts as unable): a run in flight
-// not at solo pace (its next boundary unknown; SRTF only), a GPU holding a gang replica (whether
-// its lane is held is not in the outputs; FAIR and LAS joins), a lane move still pending (the
-// layout not settled). So (a) may miss a violation but never reports one that is not.
+// A gang replica holds its lane on a GPU from the instant that GPU chose it (its run's segment
+// there starts) to the instant the last of its GPUs chose it (the latest start of that run's
+// segments): a held lane starts no newcomer. Where the outputs do not say enough it asks nothing
+// (a GPU counts as unable): a run in flight not at solo pace (its next boundary unknown; SRTF
+// only), a lane move still pending (the layout not settled), blocks placed at one instant with a
+// gang replica. So (a) may miss a violation but never reports one that is not.
 // It runs on random traces with gangs under every policy x placement x interference model (none,
 // profiled), and on the hand cases of the issue that found the rule broken.
 #include <doctest/doctest.h>
@@ -231,6 +233,26 @@ class Oracle {
     return *std::find_if(gpus_[g].begin(), gpus_[g].end(), [&](const Resident& r) { return r.job == j; });
   }
 
+  /// Whether the gang replica `res` holds its lane on GPU g at t: chosen there (its run's segment
+  /// starts: a gang run's segment on each GPU starts when that GPU chose it) before t, and the run
+  /// starting after t (when the last of its GPUs chose it: the latest of the run's segments'
+  /// starts, the k-th run on every GPU being the same gang run).
+  bool held(std::size_t g, const Resident& res, TimeNs t) const {
+    for (std::size_t k = 0; k < res.runs.size(); ++k) {
+      const TimeNs chosen = res.runs[k].start_ns;
+      if (chosen >= t) break;
+      TimeNs start = chosen;
+      for (std::size_t h = 0; h < gpus_.size(); ++h) {
+        if (h == g) continue;
+        for (const Resident& o : gpus_[h]) {
+          if (o.job == res.job && k < o.runs.size()) start = std::max(start, o.runs[k].start_ns);
+        }
+      }
+      if (t < start) return true;
+    }
+    return false;
+  }
+
   /// A lane move on g still due at t: the layout was not settled (a move at m > t with nothing
   /// finishing on g in (t, m], so it was waiting at t for a run to reach its boundary).
   bool unsettled(std::size_t g, TimeNs t) const {
@@ -325,7 +347,12 @@ class Oracle {
     const Bytes top = st.blocks.empty() ? 0 : std::prev(st.blocks.end())->first + std::prev(st.blocks.end())->second;
     if (st.ambiguous || top > c - lanes_after || first_fit(st.blocks, p) + p > c - lanes_after) return false;
     if (mode_ == Mode::kAuto) return true;
-    if (policy_ == "fair" || policy_ == "las") return !gang_here;  // a held lane is not in the outputs
+    if (policy_ == "fair" || policy_ == "las") {
+      for (const Resident* res : here) {
+        if (jobs_[res->job].gpus > 1 && held(g, *res, t)) return false;
+      }
+      return true;
+    }
     for (const Resident* res : here) {
       const core::JobSpec& o = jobs_[res->job];
       TimeNs left = 0;
