@@ -43,7 +43,7 @@ static_assert(kMaxKinds < 64, "one bit per kind and one for unnamed GPUs");
 /// a gang job, the cluster's lock-step coordination (a dispatch holds the lane until every
 /// replica's GPU has chosen its replica; the run's iterations end together, and after the first
 /// they run as one batch while the replicas stay in phase: Cluster::check_batches).
-class GpuExecutor final : public core::Executor {
+class GpuExecutor final : public core::Executor, public core::Planning {
  public:
   GpuExecutor(Cluster& cluster, std::int32_t gpu, std::span<const JobSpec> specs,
               std::span<const std::int32_t> gang_of, const sim::InterferenceModel& model,
@@ -71,6 +71,7 @@ class GpuExecutor final : public core::Executor {
   bool end_if_at_boundary(LaneId lane) override {
     return gang_lane(lane) == core::kNoJob && sim_.end_if_at_boundary(lane);
   }
+  core::Planning* planning() override { return this; }
   bool supports_plans() const override;
   bool plans_now() const override;
   /// A lane that holds only this GPU's gang replica takes part in its gang's joint plans.

@@ -127,67 +127,64 @@ class Executor {
   /// the lane is idle. The run then completes with fewer iterations than dispatched.
   virtual void stop_at_boundary(LaneId lane) = 0;
 
-  /// If the lane's run has an iteration boundary exactly at now (not its last), ends the run
-  /// there and returns true; the completion comes with the next wait(now). The loop calls it
-  /// before admitting jobs, so that a run batched across this instant behaves exactly as if it
-  /// had been dispatched iteration by iteration. A real executor, whose boundaries never fall
-  /// exactly on an event, keeps the default.
-  virtual bool end_if_at_boundary(LaneId lane) {
-    (void)lane;
-    return false;
-  }
-
-  /// Where the lane's run in flight reaches its first iteration boundary at or after t (where
-  /// stop_at_boundary would end it, or its own end if that comes first): the iterations of the run
-  /// that have ended by then, >= 1. kUnknownBoundary where the executor cannot tell (a real
-  /// executor; an idle lane; a plan), kHeldLane where no newcomer can run in the lane before the
-  /// run ends (cluster/: a gang replica holding its lane until its other GPUs choose it). Asked
-  /// only by Scheduler::starts_at_once, for a driver that binds a job where it starts at once.
-  static constexpr std::int64_t kUnknownBoundary = -1;
-  static constexpr std::int64_t kHeldLane = -2;
-  /// t >= now(); a driver of several executors under one clock asks at its own instant, which an
-  /// executor not stepped since may not have reached (nothing changes its runs' pace before).
-  virtual std::int64_t iterations_by_next_boundary(LaneId lane, TimeNs t) const {
-    (void)lane;
-    (void)t;
-    return kUnknownBoundary;
-  }
-
-  /// Plans (start_plan): an executor that can run a whole rotation in one go says so. The loop
-  /// plans only when the lane is the only one and nothing runs, so the lane runs alone.
-  virtual bool supports_plans() const { return false; }
-  /// Asked before each plan, ahead of the policy's Policy::plan: false when start_plan would
-  /// refuse any plan offered now (cluster/: while a gang job waits in the cluster queue, or a GPU
-  /// whose lane holds a gang replica when no joint plan of its gang's GPUs starts now; the
-  /// cluster computes such a joint plan here, at the first of the gang's GPUs to ask, from every
-  /// one's Scheduler::offer_plan). Plans equal the runs they stand for, so the answer changes
-  /// only how much work the loop does, never a result.
-  virtual bool plans_now() const { return true; }
-  /// Plans rotate at least two jobs, unless the executor asks for plans of a lane that holds
-  /// one (cluster/: a GPU whose lane holds only its gang replica takes part in its gang's joint
-  /// plan). Asked where the lane holds one job, before plans_now.
-  virtual bool plans_lone_job() const { return false; }
-  /// Runs the plan in the idle lane and fills `report`; the plan completes at report.end_ns with
-  /// the next wait (a Completion with plan set). Returns false, and starts nothing, when fewer
-  /// than two iterations of it would run. A plan is never cut: it ends at or before the deadline.
-  virtual bool start_plan(const PlanDispatch& p, PlanReport& report) {
-    (void)p;
-    (void)report;
-    return false;
-  }
-
-  /// Takes back the plan just started in `lane` (start_plan at now(), the clock not moved since):
-  /// afterwards the lane is idle and the executor as it was before start_plan. Only a driver that
-  /// runs plans speculatively calls it (cluster/: a plan that runs past a job bound to its GPU).
-  virtual void cancel_plan(LaneId lane) {
-    SALUS_INVARIANT(false, "cancel_plan only after a start_plan that started a plan", "lane " + std::to_string(lane));
-  }
+  /// The optional part for runs taken in one go (Planning, below): null, the default, where the
+  /// executor takes every run as dispatched (a real executor); the loop then batches no run
+  /// across an instant and plans nothing.
+  virtual class Planning* planning() { return nullptr; }
 
   /// Waits until at least one run completes or the clock reaches `deadline`, whichever is
   /// first, and appends every run completed by then to `out`. `deadline` may be kNever only
   /// while some run is in flight. A real-time executor may return earlier with nothing (the loop
   /// then checks its stop flag and waits again).
   virtual void wait(TimeNs deadline, std::vector<Completion>& out) = 0;
+};
+
+/// What an executor that takes runs in one go offers the loop (the simulator: a run of many
+/// iterations batched across instants, a policy's rotation as one plan), and a driver of several
+/// loops under one clock (cluster/, through Scheduler) asks of it. Plans equal the runs they stand
+/// for; the loop's results never depend on whether an executor has this part.
+class Planning {
+ public:
+  virtual ~Planning() = default;
+
+  /// If the lane's run has an iteration boundary exactly at now (not its last), ends the run
+  /// there and returns true; the completion comes with the next wait(now). The loop calls it
+  /// before admitting jobs, so that a run batched across this instant behaves exactly as if it
+  /// had been dispatched iteration by iteration.
+  virtual bool end_if_at_boundary(LaneId lane) = 0;
+
+  /// Where the lane's run in flight reaches its first iteration boundary at or after t (where
+  /// Executor::stop_at_boundary would end it, or its own end if that comes first): the iterations
+  /// of the run that have ended by then, >= 1. kUnknownBoundary where the executor cannot tell (an
+  /// idle lane; a plan), kHeldLane where no newcomer can run in the lane before the run ends (a
+  /// driver's run that holds the lane for something outside this loop). t >= now(): a driver of
+  /// several executors under one clock asks at its own instant, which an executor not stepped
+  /// since may not have reached (nothing changes its runs' pace before). Asked only by
+  /// Scheduler::starts_at_once.
+  static constexpr std::int64_t kUnknownBoundary = -1;
+  static constexpr std::int64_t kHeldLane = -2;
+  virtual std::int64_t iterations_by_next_boundary(LaneId lane, TimeNs t) const = 0;
+
+  /// Whether the loop may plan at all (start_plan); the calls above hold either way.
+  virtual bool supports_plans() const { return true; }
+  /// Asked before each plan, ahead of the policy's Policy::plan: false when start_plan would
+  /// refuse any plan offered now (a driver's reasons: it may compute the plans of several loops
+  /// together here, from each one's Scheduler::offer_plan). Plans equal the runs they stand for,
+  /// so the answer changes only how much work the loop does, never a result. The loop plans only
+  /// when the lane is the only one and nothing runs, so the lane runs alone.
+  virtual bool plans_now() const { return true; }
+  /// Plans rotate at least two jobs, unless the executor asks for plans of a lane that holds one
+  /// (a driver that plans such a lane with other loops'). Asked where the lane holds one job,
+  /// before plans_now.
+  virtual bool plans_lone_job() const { return false; }
+  /// Runs the plan in the idle lane and fills `report`; the plan completes at report.end_ns with
+  /// the next wait (a Completion with plan set). Returns false, and starts nothing, when fewer
+  /// than two iterations of it would run. A plan is never cut: it ends at or before the deadline.
+  virtual bool start_plan(const PlanDispatch& p, PlanReport& report) = 0;
+  /// Takes back the plan just started in `lane` (start_plan at now(), the clock not moved since):
+  /// afterwards the lane is idle and the executor as it was before start_plan. Only a driver that
+  /// runs plans speculatively calls it (Scheduler::replan).
+  virtual void cancel_plan(LaneId lane) = 0;
 };
 
 }  // namespace salus::core

@@ -144,7 +144,7 @@ class Policy {
   /// lane.jobs, such that the iteration chosen at each boundary is the least (level, order) not
   /// yet run, counting only the hooks those iterations trigger (a choice of k iterations must
   /// be these k in a row, exactly as for Decision). The loop hands it to an executor that runs
-  /// it in one go (Executor::start_plan) and reports it with on_plan_done instead of one
+  /// it in one go (Planning::start_plan) and reports it with on_plan_done instead of one
   /// on_iterations_done per run. Default: no plan (the loop asks choose at every boundary).
   virtual bool plan(const SchedulerView& view, const LaneSnapshot& lane, std::vector<RotationEntry>& out) {
     (void)view;

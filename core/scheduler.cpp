@@ -48,7 +48,7 @@ struct LaneSchedule {
   JobIndex running = kNoJob;
   bool cut = false;             // stop_at_boundary already requested for the current run
   bool needs_decision = false;  // a job joined (or was paged back in) since the current run started
-  bool plan = false;            // the run in flight is a plan (Executor::start_plan)
+  bool plan = false;            // the run in flight is a plan (Planning::start_plan)
   std::int32_t paged = 0;       // of its jobs, how many are paged out
 };
 
@@ -249,10 +249,10 @@ class Loop {
     const LaneSchedule& ls = sched_of(r.lane);
     // The lane decides next at its run's next boundary: the job running there is judged on what
     // it has left then (SRTF), where the executor can tell; a held lane starts no newcomer.
-    std::int64_t done = Executor::kUnknownBoundary;
+    std::int64_t done = Planning::kUnknownBoundary;
     if (ls.running != kNoJob) {
-      done = exec_.iterations_by_next_boundary(r.lane, now);
-      if (done == Executor::kHeldLane) return false;
+      done = planning_ != nullptr ? planning_->iterations_by_next_boundary(r.lane, now) : Planning::kUnknownBoundary;
+      if (done == Planning::kHeldLane) return false;
     }
     if (policy_.newcomer() == Policy::Newcomer::kTakesTurn) return true;
     if (done <= 0) return policy_.starts_at_once(view(now), snapshot(r.lane, ls), job);
@@ -337,7 +337,7 @@ class Loop {
     if (!lanes_.unsettled()) return false;
     bool any = false;
     for (const Lane& l : lanes_.lanes()) {
-      if (l.busy && !lanes_.ready(l.id) && exec_.end_if_at_boundary(l.id)) any = true;
+      if (l.busy && !lanes_.ready(l.id) && planning_ != nullptr && planning_->end_if_at_boundary(l.id)) any = true;
     }
     return any;
   }
@@ -686,7 +686,7 @@ class Loop {
     exec_.start(run);
   }
 
-  // ---- Plans: a lane's rotation run in one go (Policy::plan, Executor::start_plan) ----------
+  // ---- Plans: a lane's rotation run in one go (Policy::plan, Planning::start_plan) ----------
   // Only where nothing else can happen until the plan ends: the lane is the only one and idle,
   // no job is gated or paged, and the plan ends at or before the next arrival or with the first
   // finish. Its iterations are then exactly those the policy would choose run by run, and the
@@ -695,12 +695,12 @@ class Loop {
   // in the timeline (a Segment per job) and one memory sample.
 
   bool try_plan(TimeNs now, const Lane& lane, LaneSchedule& ls, std::span<const JobIndex> choices) {
-    if ((choices.size() < 2 && !exec_.plans_lone_job()) || ls.paged > 0 || requests_.any() || busy_lanes_ > 0 ||
-        lanes_.lanes().size() != 1 || !exec_.plans_now()) {
+    if ((choices.size() < 2 && !planning_->plans_lone_job()) || ls.paged > 0 || requests_.any() || busy_lanes_ > 0 ||
+        lanes_.lanes().size() != 1 || !planning_->plans_now()) {
       return false;
     }
     if (!build_plan(now, lane, ls, choices)) return false;
-    if (!exec_.start_plan(plan_, plan_report_)) return false;
+    if (!planning_->start_plan(plan_, plan_report_)) return false;
     const PlanReport& r = plan_report_;
     // What cancel_plan puts back.
     plan_undo_.started.clear();
@@ -764,7 +764,7 @@ class Loop {
     }
     const Lane& lane = lanes_.lanes().front();
     LaneSchedule& ls = sched(lane.id);
-    if ((ls.jobs.size() < 2 && !exec_.plans_lone_job()) || ls.paged > 0 || !build_plan(now, lane, ls, ls.jobs)) return false;
+    if ((ls.jobs.size() < 2 && !planning_->plans_lone_job()) || ls.paged > 0 || !build_plan(now, lane, ls, ls.jobs)) return false;
     out = plan_;
     return true;
   }
@@ -780,7 +780,7 @@ class Loop {
     LaneSchedule& ls = sched(lane.id);
     SALUS_INVARIANT(ls.plan && plan_.lane == lane.id, "replan takes back the plan in flight", std::to_string(now));
     const PlanReport& r = plan_report_;
-    exec_.cancel_plan(lane.id);
+    planning_->cancel_plan(lane.id);
     for (JobIndex j : plan_undo_.started) state(j).first_start_ns = -1;
     lanes_.set_busy(lane.id, false);
     --busy_lanes_;
@@ -869,7 +869,8 @@ class Loop {
   bool paging_ = opts_.paging && opts_.lane_mode == LaneMode::kSingle;
   std::vector<JobIndex> paged_;  // admitted jobs whose persistent memory is paged out
   std::vector<JobIndex> resident_scratch_;
-  bool plans_ = exec_.supports_plans() && (!opts_.record_timeline || opts_.timeline_plans) && !paging_;
+  Planning* planning_ = exec_.planning();
+  bool plans_ = planning_ != nullptr && planning_->supports_plans() && (!opts_.record_timeline || opts_.timeline_plans) && !paging_;
   TimeNs next_arrival_ = kNever;  // of the next job to arrive, for a plan's deadline
   std::vector<RotationEntry> plan_entries_;
   PlanDispatch plan_;

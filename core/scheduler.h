@@ -123,7 +123,7 @@ struct ScheduleOutcome {
   std::int64_t switches = 0;           ///< runs of a job other than the lane's previous one
   std::int64_t page_outs = 0;          ///< persistent blocks paged out (paging)
   std::int64_t page_ins = 0;           ///< and paged back in
-  std::int64_t plans = 0;              ///< rotation plans run (Policy::plan, Executor::start_plan)
+  std::int64_t plans = 0;              ///< rotation plans run (Policy::plan, Planning::start_plan)
   std::int64_t plan_closed_form = 0;   ///< iterations of plans the executor counted in closed form
   std::int64_t steps = 0;              ///< loop steps (executor waits)
   std::int64_t iterations = 0;         ///< iterations completed
@@ -172,19 +172,18 @@ class Scheduler {
   void settle(TimeNs now, bool event);
   /// ProcessRequests now, without dispatching (a driver that binds a job and must see it admitted).
   void admit_pending(TimeNs now);
-  /// Takes back the plan (Executor::start_plan) this GPU's last step dispatched at `now`, which
+  /// Takes back the plan (Planning::start_plan) this GPU's last step dispatched at `now`, which
   /// is still the executor's clock, and dispatches its lane again at `now`: the executor's
   /// start_plan decides its deadline anew, and may refuse (the lane then gets an ordinary run).
   /// For a driver that runs plans speculatively past instants where a job might be bound to the
   /// GPU (cluster/); afterwards the loop is exactly as if the plan had never been dispatched.
   void replan(TimeNs now);
-  /// The plan (Executor::start_plan) that schedule(now) would offer the executor next, were it
+  /// The plan (Planning::start_plan) that schedule(now) would offer the executor next, were it
   /// called now: false when it would offer none or might change something first (jobs pending, a
   /// lane to settle, more than one lane, a run in flight, gated or paged jobs, fewer than two
-  /// jobs unless Executor::plans_lone_job, no Policy::plan); the executor's plans_now is not asked. Changes nothing the loop or
-  /// the policy keeps. For a driver that plans several GPUs together (cluster/: a gang job's GPUs,
-  /// whose plans it computes at the first one's Executor::plans_now and hands each at its
-  /// start_plan).
+  /// jobs unless Planning::plans_lone_job, no Policy::plan); the executor's plans_now is not asked. Changes nothing the loop or
+  /// the policy keeps. For a driver that plans several loops together (cluster/), computing their
+  /// plans at the first one's Planning::plans_now and handing each its own at its start_plan.
   bool offer_plan(TimeNs now, PlanDispatch& out);
   /// The next inference request to wait for (kNever: none).
   TimeNs next_request(TimeNs now) const;
@@ -199,9 +198,9 @@ class Scheduler {
   AdmitKind admit_kind(Bytes persistent, Bytes ephemeral) const;
   /// For a job whose admit_kind is kExistingLane, under a policy whose newcomer() is not kWaits:
   /// whether it would run from that lane's next boundary on rather than wait behind the lane's
-  /// jobs: never where the executor says the lane is held (Executor::kHeldLane); kTakesTurn
+  /// jobs: never where the executor says the lane is held (Planning::kHeldLane); kTakesTurn
   /// always otherwise; kByOrder by Policy::starts_at_once, on the lane jobs' states at that
-  /// boundary (the running job's iterations done by then, Executor::iterations_by_next_boundary,
+  /// boundary (the running job's iterations done by then, Planning::iterations_by_next_boundary,
   /// where the executor can tell; else as of its dispatch). `job` has arrived (its submit rank is
   /// set) and is not yet given to this GPU.
   bool starts_at_once(JobIndex job, TimeNs now) const;

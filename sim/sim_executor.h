@@ -26,7 +26,7 @@
 
 namespace salus::sim {
 
-class SimExecutor final : public core::Executor {
+class SimExecutor final : public core::Executor, public core::Planning {
  public:
   /// `actual_iter_ns[j]`, if not empty, is the time job j's iterations really take (e.g. the
   /// profile with noise); otherwise the profiled iter_ns, read from `jobs` at each dispatch (no
@@ -54,7 +54,7 @@ class SimExecutor final : public core::Executor {
   bool end_if_at_boundary(core::LaneId lane) override;
   std::int64_t iterations_by_next_boundary(core::LaneId lane, core::TimeNs t) const override;
   bool supports_paging() const override { return paging_bytes_per_s_ > 0; }
-  bool supports_plans() const override { return true; }
+  core::Planning* planning() override { return this; }
   /// Runs the plan's iterations one after the other at solo speed (the lane runs alone), each of
   /// the same work as in a run dispatched for it, in a tight loop over the plan's jobs, the
   /// fastest job in blocks, and jumped in closed form where it can be (sim/rotation.h).

@@ -70,7 +70,6 @@ class CheckingExecutor final : public Executor {
     inner_.start(d);
   }
   void stop_at_boundary(LaneId lane) override { inner_.stop_at_boundary(lane); }
-  bool end_if_at_boundary(LaneId lane) override { return inner_.end_if_at_boundary(lane); }
   void wait(TimeNs deadline, std::vector<Completion>& out) override { inner_.wait(deadline, out); }
 
   int admits = 0;
