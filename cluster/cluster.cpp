@@ -629,8 +629,9 @@ class Cluster {
   bool second_pass_ = false;
   std::vector<Gang*> gang_iteration_ends_;
   std::int64_t batching_ = 0;              // gangs whose sub-runs in flight are a batch
-  // note_layouts: each touched GPU's layout version and pending jobs before the instant's
-  // schedule, by position in touched_; check_batches: the GPUs whose answers may have changed.
+  // note_layouts: each touched GPU's layout version and pending jobs after the placement, before
+  // the instant's schedule, by position in touched_; check_batches: the GPUs whose answers may
+  // have changed since the placement judged them.
   std::vector<std::pair<std::uint64_t, std::size_t>> layouts_;
   std::vector<char> changed_;              // per GPU
   std::vector<std::int32_t> gang_arrivals_;  // gangs in arrival order
@@ -802,15 +803,22 @@ bool GpuExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& repo
 // every GPU (the first carries the job's first-iteration extra and each lane's switching cost).
 // After the first, the rest of the run is dispatched as one batch on every GPU (below).
 // The gang runs whose every replica was chosen at t start. A gang run's start frees the lanes its
-// replicas held (a held lane starts no newcomer): the cluster queue is tried again on its GPUs at
-// t, and what is bound there is dispatched at t (which may complete another gang's choice).
+// replicas held since an earlier instant (a held lane starts no newcomer; a lane chosen at t was
+// not held when the placement judged it): where a newcomer may join a lane (FAIR, LAS, SRTF,
+// priority; no gang job, as the GPUs host one), the cluster queue is tried again on those GPUs
+// at t, and what is bound there is dispatched at t (which may complete another gang's choice).
 void Cluster::start_ready_gangs(TimeNs t) {
+  const bool joins = newcomer_ != core::Policy::Newcomer::kWaits;
   while (!ready_gangs_.empty()) {
     freed_.clear();
     for (Gang* gang : ready_gangs_) {
       const bool first = !gang->running;
+      if (first && joins) {
+        for (std::size_t i = 0; i < gang->gpus.size(); ++i) {
+          if (gang->run_start[i] < t) freed_.push_back(gang->gpus[i]);
+        }
+      }
       start_sub_runs(*gang, t);
-      if (first) freed_.insert(freed_.end(), gang->gpus.begin(), gang->gpus.end());
     }
     ready_gangs_.clear();
     if (queue_.empty() || freed_.empty()) return;
@@ -1653,9 +1661,9 @@ ClusterOutcome Cluster::run() {
     }
     // The placement judges every GPU as this instant leaves it (its finishes, lane moves and
     // shrinks, its own queue's admissions: Scheduler::settle), before it dispatches.
-    note_layouts();
     for (std::int32_t g : touched_) at(g).sched->settle(t, at(g).event);
     place(t);
+    note_layouts();
     for (std::int32_t g : touched_) at(g).sched->schedule(t, at(g).event);
     if (!joint_waiting_.empty()) check_joint_plans_taken();
     // 3. Gang runs whose every replica was chosen start now; batched gang runs are cut back
