@@ -132,10 +132,11 @@ PyPolicy::PyPolicy(py::object policy) : policy_(std::move(policy)) {
   if (newcomer_ == Newcomer::kByOrder && !starts_at_once_) {
     throw py::type_error("policy '" + name_ + "': newcomer = 'by_order' needs starts_at_once(view, lane, job)");
   }
-  view_ = std::make_unique<View>();
-  lane_ = std::make_unique<Lane>();
-  view_obj_ = py::cast(view_.get(), py::return_value_policy::reference);
-  lane_obj_ = py::cast(lane_.get(), py::return_value_policy::reference);
+  // Owned by Python: a view a hook keeps outlives this object, and raises when read.
+  view_obj_ = py::cast(View{});
+  lane_obj_ = py::cast(Lane{});
+  view_ = view_obj_.cast<View*>();
+  lane_ = lane_obj_.cast<Lane*>();
 }
 
 PyPolicy::~PyPolicy() = default;

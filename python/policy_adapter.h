@@ -70,10 +70,10 @@ class PyPolicy final : public core::Policy {
   // The overridden hooks, bound to the object (None: not overridden).
   py::object begin_, admission_key_, starts_at_once_, on_admit_, on_join_, on_iterations_done_, on_finish_, choose_,
       plan_, on_plan_done_;
-  // One view and one lane for every call, handed to Python by reference.
-  std::unique_ptr<View> view_;
-  std::unique_ptr<Lane> lane_;
+  // One view and one lane for every call: Python objects, pointed at the loop's for each call.
   py::object view_obj_, lane_obj_;
+  View* view_ = nullptr;
+  Lane* lane_ = nullptr;
 };
 
 }  // namespace salus::python
