@@ -20,7 +20,8 @@ import tempfile
 from . import _salus
 from ._salus import InputError, Lane, RunReport, View
 
-__all__ = ["simulate", "Policy", "Result", "options", "policy_names", "InputError", "View", "Lane", "RunReport"]
+__all__ = ["simulate", "sweep", "Policy", "Result", "options", "policy_names", "InputError", "View", "Lane",
+           "RunReport"]
 
 
 def _find_data_dir():
@@ -248,3 +249,6 @@ def simulate(trace=None, policy=None, gpus=None, cluster=None, **options):
             # A DataFrame's rows are lines 2, 3, ... of the file it was written to: named as such.
             raise InputError(str(e).replace(path, trace_name)) from None
     return Result(raw)
+
+
+from .sweep import sweep  # noqa: E402  (needs simulate and Policy above)
