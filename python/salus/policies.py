@@ -1,5 +1,5 @@
-"""Two built-in policies written again in Python, as salus.Policy subclasses: SRTF and FAIR as
-policies/srtf.cpp and policies/fair.cpp decide (policies/README.md), without their speed
+"""Three built-in policies written again in Python, as salus.Policy subclasses: PACK, SRTF and FAIR
+as policies/pack.cpp, srtf.cpp and fair.cpp decide (policies/README.md), without their speed
 mechanisms (FAIR's tree and plans). They give the built-ins' results exactly (tests/python), and
 are the examples docs/python.md starts from.
 
@@ -8,6 +8,20 @@ are the examples docs/python.md starts from.
     r = salus.simulate(policy=["srtf", Srtf()])   # the built-in and this one, side by side
 """
 from . import Policy
+
+
+class Pack(Policy):
+    """The earliest admitted job of a lane runs; lanes per Algorithm 1."""
+
+    name = "pack_py"
+    description = "PACK in Python: the earliest admitted job of the lane"
+    default_lanes = "auto"
+    lanes = ("auto", "single")
+    newcomer = "waits"
+
+    def choose(self, view, lane):
+        j = lane.jobs[0]  # admission order
+        return j, view.remaining_iterations(j)
 
 
 class Srtf(Policy):

@@ -10,7 +10,7 @@ import pandas as pd
 
 import salus
 from helpers import SalusTest, frame_of, generate
-from salus.policies import Fair, Srtf
+from salus.policies import Fair, Pack, Srtf
 
 
 class PolicyTest(SalusTest):
@@ -42,6 +42,12 @@ class PolicyTest(SalusTest):
         self.assert_same_runs(r, "fair", "fair_py")
         # The two policies differ from each other: the comparison can fail.
         self.assertFalse(frame_of(r, "srtf").equals(frame_of(r, "fair")))
+
+    def test_python_pack_matches_the_builtin(self):
+        for gpus in (1, 4):
+            r = salus.simulate(policy=["pack", Pack()], gpus=gpus, gpu_mem="8GiB", placement="util-pack", quiet=True)
+            self.assert_same_runs(r, "pack", "pack_py")
+            self.assertGreater(r.summary["results"][0]["max_concurrent_lanes"], 1)
 
     def test_python_srtf_and_fair_match_the_builtins_in_auto_lanes(self):
         r = salus.simulate(policy=["srtf", Srtf(), "fair", Fair()], lanes="auto", gpu_mem="8GiB", quiet=True)
