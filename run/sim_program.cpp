@@ -102,6 +102,7 @@ std::vector<SimOptionInfo> sim_options() {
   char name[] = "salus-sim";
   char* argv[] = {name, nullptr};
   const po::variables_map vm = table.parse(kSim, 1, argv);
+  const po::options_description desc = table.description(kSim, "", true);
   std::vector<SimOptionInfo> out;
   for (const Option& opt : table.options()) {
     if (!(opt.programs & kSim) || (opt.hidden & kSim)) continue;
@@ -110,7 +111,6 @@ std::vector<SimOptionInfo> sim_options() {
     info.help = opt.help_of(kSim);
     info.value_name = opt.value_name;
     if (opt.make) {
-      const po::options_description desc = table.description(kSim, "", true);
       const po::option_description& d = desc.find(opt.name, false);
       info.is_switch = d.semantic()->max_tokens() == 0;
     }

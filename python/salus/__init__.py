@@ -208,6 +208,8 @@ def simulate(trace=None, policy=None, gpus=None, cluster=None, **options):
         names = []
         for p in (policy if isinstance(policy, (list, tuple)) else [policy]):
             if isinstance(p, Policy):
+                if not isinstance(p.name, str) or not p.name or any(c in p.name for c in ", \t\n"):
+                    raise ValueError("policy name %r: a word without commas or spaces" % (p.name,))
                 python_policies.append((p.name, p))
                 names.append(p.name)
             elif isinstance(p, type) and issubclass(p, Policy):
