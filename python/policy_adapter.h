@@ -3,7 +3,6 @@
 /// virtuals call the methods a subclass of salus.Policy overrides (salus/__init__.py). The loop
 /// sees an ordinary policy; the Python object sees a view of the state valid during the call.
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
