@@ -721,24 +721,30 @@ void write_summary_json(const std::string& path, const nlohmann::json& header, c
   OutFile f(path);
   {
     JsonWriter w(f.file());
-    bool results_done = false;
-    auto results = [&] {
-      w.key("results");
-      write_results_json(w, jobs, runs);
-      results_done = true;
-    };
-    w.begin_object();
-    for (const auto& item : header.items()) {
-      if (item.key() == "results") continue;
-      if (!results_done && item.key() > "results") results();
-      w.key(item.key());
-      w.value(item.value());
-    }
-    if (!results_done) results();
-    w.end_object();
+    write_summary(w, header, jobs, runs);
     if (!w.finish()) throw core::InputError(path + ": write failed");
   }
   f.close();
+}
+
+void write_summary(JsonWriter& w, const nlohmann::json& header, const std::vector<core::JobSpec>& jobs,
+                   const std::vector<PolicyRun>& runs) {
+  if (!header.is_object()) throw std::logic_error("write_summary: the header must be a JSON object");
+  bool results_done = false;
+  auto results = [&] {
+    w.key("results");
+    write_results_json(w, jobs, runs);
+    results_done = true;
+  };
+  w.begin_object();
+  for (const auto& item : header.items()) {
+    if (item.key() == "results") continue;
+    if (!results_done && item.key() > "results") results();
+    w.key(item.key());
+    w.value(item.value());
+  }
+  if (!results_done) results();
+  w.end_object();
 }
 
 // ---- Cluster runs ------------------------------------------------------------------------------

@@ -41,6 +41,10 @@ nlohmann::json result_json(const std::vector<core::JobSpec>& jobs, const PolicyR
 /// when the file cannot be written.
 void write_summary_json(const std::string& path, const nlohmann::json& header, const std::vector<core::JobSpec>& jobs,
                         const std::vector<PolicyRun>& runs);
+/// The summary write_summary_json writes, to any writer (the Python module: a string writer),
+/// without the final newline (JsonWriter::finish writes it).
+void write_summary(JsonWriter& w, const nlohmann::json& header, const std::vector<core::JobSpec>& jobs,
+                   const std::vector<PolicyRun>& runs);
 
 /// What <policy>_timeline.csv holds: nothing (no file, kOff); one row per run, a run being
 /// consecutive iterations of one job in one lane without a switch between them, and where the

@@ -40,6 +40,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/check-readme.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 ln -s "$src/traces" "$src/plots" "$src/tests" "$work/"
 mkdir -p "$work/build" && ln -s "$bin" "$work/build/bin"
+# The Python module (python/), where it was built: <build>/python.
+[ -d "$build/python/salus" ] && ln -s "$build/python" "$work/build/python"
 # The ```sh blocks, one command a line (a line ending in \ continues), comments and blank lines dropped.
 mapfile -t cmds < <(awk '
   /^```sh[[:space:]]*$/ { inblock = 1; next }
@@ -60,6 +62,9 @@ for c in "${cmds[@]}"; do
   fi
   if [[ $c == */usr/bin/python3\ plots/* ]] && ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
     skipped+=("$c (no matplotlib for /usr/bin/python3)"); continue
+  fi
+  if [[ $c == PYTHONPATH=build/python\ * ]] && [ ! -d "$work/build/python" ]; then
+    skipped+=("$c (the Python module is not built: pybind11-dev, python3-dev)"); continue
   fi
   t0=$(date +%s.%N)
   out=$(cd "$work" && bash -c "$c" 2>&1 </dev/null); rc=$?

@@ -1,114 +1,32 @@
 // salus-sim: replays a job trace in the discrete-event simulator under one or more policies and
 // prints the paper's Table 1 (makespan, average queuing, average JCT, 95th-percentile JCT).
-#include <cmath>
+// The options, the runs and the summary are run/sim_program.h's, which the Python module shares.
 #include <cstdio>
 #include <iostream>
 #include <string>
-#include <vector>
 
-#include <boost/program_options.hpp>
-
-#include "cluster/cluster_file.h"
-#include "cluster/placement.h"
-#include "core/errors.h"
-#include "policies/registry.h"
 #include "run/cli.h"
-#include "run/options.h"
 #include "run/output.h"
 #include "run/sim_program.h"
-#include "run/sim_runner.h"
-#include "sim/interference.h"
-#include "traces/catalog.h"
-#include "traces/trace.h"
 
-namespace po = boost::program_options;
 using namespace salus;
 
 namespace {
 
-/// The 100-job production-style trace of the long-running experiment (salus-experiment long_trace).
-std::string default_trace() { return traces::data_dir() + "/long_trace_100.csv"; }
-
-struct Options {
-  run::OptionValues v;  ///< as typed: the paths, --time-scale, --quiet, ...
-  std::vector<std::string> policies;
-  run::SimConfig cfg;
-  run::TimelineMode timeline = run::TimelineMode::kRuns;
-  run::ModelOptions model;   ///< --lanes, --interference, --switch-cost-ms, --placement, ...
-  traces::LoadOptions load;  ///< --format, --window, --sample, ...
-};
-
-void parse(int argc, char** argv, Options& o, bool* help) {
-  run::OptionValues& v = o.v;
-  v.trace = default_trace();
-  run::OptionTable table;
-  run::add_run_options(table, v);
-  po::variables_map vm = table.parse(run::kSim, argc, argv);
-  const std::string after =
-      "\nPolicies:\n" + policies::policy_registry().help() + "\nInterference models (auto: the catalog's "
-      "\"interference\", else shares with a catalog pair table, else profiled):\n" + sim::interference_registry().help() +
-      "\nPlacements (--gpus N > 1, --cluster):\n" + cluster::placement_registry().help() +
-      "\nTrace formats (--format; how each maps to jobs: salus-trace formats):\n" + run::trace_formats_help(false);
-  if (run::print_help_or_version(table, run::kSim, "salus-sim",
-                                 "salus-sim: replay a job trace on one simulated GPU under Salus scheduling policies\n\nOptions",
-                                 vm, after)) {
-    *help = true;
-    return;
-  }
-  po::notify(vm);
-  const std::uint64_t seed = run::parse_seed(v.seed);
-  o.policies = run::parse_policy_list(v.policy);
-  o.cfg.capacity = run::parse_capacity(v.gpu_mem);
-  o.model = run::make_model_options(v.model_values, vm);
-  o.cfg.lane_shrink = o.model.lane_shrink;  // --paging needs it
-  o.cfg.paging = run::parse_on_off("--paging", v.paging);
-  if (!(v.paging_gbps > 0 && v.paging_gbps <= 1e6)) throw core::InputError("--paging-gbps: must be a number in (0, 1e6]");
-  o.cfg.paging_bytes_per_s = static_cast<std::int64_t>(std::llround(v.paging_gbps * 1e9));
-  if (o.cfg.paging && !o.cfg.lane_shrink) throw core::InputError("--paging on needs --lane-shrink on");
-  if (!(v.profile_noise >= 0 && v.profile_noise < 100)) throw core::InputError("--profile-noise: must be in [0, 100)");
-  o.cfg.profile_noise = v.profile_noise / 100.0;
-  o.cfg.seed = seed;
-  if (v.gpus < 1 || v.gpus > 1'000'000) throw core::InputError("--gpus: must be an integer in [1, 1000000]");
-  if (vm.count("cluster") && !vm["gpus"].defaulted()) throw core::InputError("--gpus and --cluster: give one of them");
-  if (vm.count("kind-speed") && !vm.count("cluster")) throw core::InputError("--kind-speed needs --cluster");
-  if (vm.count("cluster")) {
-    o.cfg.cluster = cluster::load_cluster_file(v.cluster);
-    if (vm.count("kind-speed")) cluster::set_kind_speeds(*o.cfg.cluster, v.kind_speed, "--kind-speed");
-  } else if (v.gpus > 1) {
-    o.cfg.cluster = cluster::ClusterSpec::uniform(static_cast<std::int32_t>(v.gpus), o.cfg.capacity);
-  }
-  o.load = run::make_load_options(v.trace_values, seed);
-  o.timeline = run::parse_timeline_mode(v.timeline);
-  o.cfg.record_timeline = !v.out.empty();
-  o.cfg.record_segments = o.timeline != run::TimelineMode::kOff;  // no file, so nothing to keep
-  o.cfg.timeline_plans = o.timeline != run::TimelineMode::kFull;
-  table.check_paths(run::kSim, vm);
-}
-
 int body(int argc, char** argv) {
-  bool help = false;
-  Options o;
-  parse(argc, argv, o, &help);
-  if (help) return 0;
+  run::SimProgramOptions o;
+  if (!run::parse_sim_command_line(argc, argv, o)) return 0;  // --help, --version
   const run::OptionValues& v = o.v;
-  run::TraceJobs loaded =
-      o.cfg.cluster ? run::load_jobs(v.trace, v.profiles, *o.cfg.cluster, v.time_scale, o.load)
-                    : run::load_jobs(v.trace, v.profiles, o.cfg.capacity, v.time_scale, o.load);
-  run::apply_model(o.model, loaded, o.cfg);
-  const traces::Trace& trace = loaded.trace;
-  const std::vector<core::JobSpec>& jobs = loaded.jobs;
-
-  std::vector<std::string> notes = run::sim_notes(loaded, o.policies, o.cfg);
-  if (const std::string note = run::cluster_out_note(o.cfg, !v.out.empty()); !note.empty()) notes.push_back(note);
-  const std::vector<run::PolicyRun> runs = run::simulate_policies(jobs, o.policies, o.cfg, v.quiet);
-  std::fputs(run::sim_header_line(v.trace, trace, jobs.size(), o.cfg, runs).c_str(), stdout);
-  run::print_report(notes, jobs, runs);
-  if (o.cfg.cluster) run::print_cluster_report(std::cout, jobs, runs);
+  const run::SimProgramResult r = run::run_sim_program(o);
+  const std::vector<core::JobSpec>& jobs = r.loaded.jobs;
+  std::fputs(run::sim_header_line(v.trace, r.loaded.trace, jobs.size(), r.cfg, r.runs).c_str(), stdout);
+  run::print_report(r.notes, jobs, r.runs);
+  if (r.cfg.cluster) run::print_cluster_report(std::cout, jobs, r.runs);
 
   if (v.summary_json.empty() && v.out.empty()) return 0;
   // The header is small; the per-job results are streamed (write_streamed_outputs).
-  const nlohmann::json summary = run::sim_summary_header(v.trace, trace, v.profiles, o.cfg, v.time_scale, notes);
-  run::write_streamed_outputs(summary, v.summary_json, v.out, jobs, runs, o.timeline);
+  const nlohmann::json summary = run::sim_program_summary_header(o, r, v.trace);
+  run::write_streamed_outputs(summary, v.summary_json, v.out, jobs, r.runs, o.timeline);
   return 0;
 }
 

@@ -2,7 +2,9 @@
 // policy's lane modes.
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/errors.h"
@@ -57,4 +59,31 @@ TEST_CASE("lane modes: default and supported per policy") {
   CHECK(std::string(salus::core::to_string(LaneMode::kExclusive)) == "exclusive");
   CHECK(std::string(salus::core::to_string(LaneMode::kSingle)) == "single");
   CHECK(std::string(salus::core::to_string(LaneMode::kAuto)) == "auto");
+}
+
+TEST_CASE("a ScopedPolicy is made by its name while it lives, on its thread only") {
+  int made = 0;
+  {
+    salus::policies::ScopedPolicy scoped("mine", [&made] {
+      ++made;
+      return make_policy("pack");  // any policy object will do
+    });
+    CHECK(make_policy("mine")->name() == "pack");
+    CHECK(make_policy("fifo")->name() == "fifo");  // the table is still there
+    CHECK(made == 1);
+    CHECK(salus::policies::policy_names().size() == 6);  // and unchanged
+    CHECK_THROWS_AS(salus::policies::ScopedPolicy("mine", [] { return make_policy("fifo"); }), std::invalid_argument);
+    CHECK_THROWS_AS(salus::policies::ScopedPolicy("srtf", [] { return make_policy("fifo"); }), std::invalid_argument);
+    bool unknown_elsewhere = false;
+    std::thread([&] {
+      try {
+        make_policy("mine");
+      } catch (const salus::core::InputError&) {
+        unknown_elsewhere = true;
+      }
+    }).join();
+    CHECK(unknown_elsewhere);
+  }
+  CHECK_THROWS_AS(make_policy("mine"), salus::core::InputError);
+  CHECK(made == 1);
 }
