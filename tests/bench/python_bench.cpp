@@ -23,6 +23,7 @@
 #include <pybind11/embed.h>
 
 #include "policies/registry.h"
+#include "tests/bench/bench_trace.h"
 #include "python/policy_adapter.h"
 #include "run/sim_runner.h"
 
@@ -31,40 +32,7 @@ namespace {
 using namespace salus;
 namespace py = pybind11;
 
-struct Shape {
-  double iter_ms, p_mib, e_mib, util;
-};
-constexpr Shape kShapes[] = {
-    {120, 300, 3000, 0.9}, {60, 110, 1500, 0.7}, {250, 820, 9000, 1.0},
-    {35, 60, 800, 0.35},   {400, 550, 6000, 1.0}, {15, 25, 200, 0.25},
-};
-
-std::vector<core::JobSpec> make_trace(int n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  auto uniform = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; };
-  std::vector<core::JobSpec> jobs;
-  double mean_solo_s = 0;
-  for (const Shape& s : kShapes) mean_solo_s += s.iter_ms / 1000.0 * 100.0;
-  mean_solo_s /= std::size(kShapes);
-  const double mean_gap_s = mean_solo_s / 0.85;
-  double t = 0;
-  for (int i = 0; i < n; ++i) {
-    const Shape& s = kShapes[rng() % std::size(kShapes)];
-    core::JobSpec j;
-    j.id = "j" + std::to_string(i);
-    j.trace_order = i;
-    j.arrival_ns = static_cast<core::TimeNs>(t * 1e9);
-    const double iters = std::exp(std::log(10.0) + uniform() * (std::log(1000.0) - std::log(10.0)));
-    j.iterations = std::max<std::int64_t>(1, std::llround(iters < 200 ? iters : 200 + (iters - 200) * 0.1));
-    j.iter_ns = static_cast<core::TimeNs>(s.iter_ms * 1e6);
-    j.persistent = static_cast<core::Bytes>(s.p_mib * core::kMiB);
-    j.ephemeral = static_cast<core::Bytes>(s.e_mib * core::kMiB);
-    j.gpu_util_ppm = static_cast<std::int32_t>(s.util * 1e6);
-    jobs.push_back(j);
-    t += -std::log(1.0 - uniform()) * mean_gap_s;
-  }
-  return jobs;
-}
+std::vector<core::JobSpec> make_trace(int n, std::uint64_t seed) { return bench::make_trace(n, seed, 10.0); }
 
 double thread_cpu_seconds() {
   timespec ts{};
