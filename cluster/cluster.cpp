@@ -397,9 +397,15 @@ class Cluster {
     return false;
   }
   bool gang_queued() const { return queued_gangs_ > 0; }
-  /// Joint plans: whether GPU g, which hosts an admitted gang replica, has a joint plan to run
-  /// now (decided for all the gang's GPUs at the first one's asking), and hands it over.
-  bool joint_plan(std::int32_t g);
+  /// Whether GPU g, which hosts an admitted gang replica, has its part of a joint plan or its
+  /// turn plan to run from now (computed in the instant's planning phase, plan_gangs).
+  bool joint_plan_ready(std::int32_t g) const {
+    return opts_.gang_plans && gpus_[static_cast<std::size_t>(g)].joint_at == now_;
+  }
+  /// The planning phase of instant t, after the placement and before any GPU dispatches: the
+  /// joint plans of the gangs whose GPUs all decide at t, else the turn plans of their GPUs,
+  /// each handed to its GPU as data (its start_plan takes it).
+  void plan_gangs();
   bool take_joint_plan(std::int32_t g, const core::PlanDispatch& p, core::PlanReport& report);
   std::size_t gpus() const { return gpus_.size(); }
   TimeNs plan_deadline(std::int32_t g);
@@ -766,11 +772,11 @@ std::int64_t GpuExecutor::iterations_by_next_boundary(LaneId lane, TimeNs t) con
 bool GpuExecutor::plans_lone_job() const { return cluster_.gang_plans() && cluster_.gang_admitted(gpu_); }
 // Spares the policy's plan where start_plan below would refuse it: outside a replay, plan_deadline
 // is now because a gang job waits in the cluster queue, or the lane (the only one: plans run
-// alone) holds this GPU's gang replica and neither a joint plan of the gang's GPUs (decided for
-// all of them at the first one's asking) nor this GPU's turn plan runs from now (Cluster::joint_plan).
+// alone) holds this GPU's gang replica and neither a joint plan of the gang's GPUs nor this GPU's
+// turn plan runs from now (computed before any GPU dispatched: Cluster::plan_gangs).
 bool GpuExecutor::plans_now() const {
   if (replay_until_ != core::kNever) return true;
-  if (cluster_.gang_admitted(gpu_)) return cluster_.joint_plan(gpu_);
+  if (cluster_.gang_admitted(gpu_)) return cluster_.joint_plan_ready(gpu_);
   return !cluster_.gang_queued();
 }
 // A plan runs in the simulator as on one GPU, but must end by the first instant a job could be
@@ -940,21 +946,23 @@ void Cluster::resolve_gangs(TimeNs t) {
 //    GPU's memory), or at the end of the gang run that finishes the gang (all replicas finish at
 //    E, as run by run);
 //  - every GPU of the gang takes part (touched at this instant, its lane the only one and idle,
-//    Scheduler::offer_plan gives its rotation); the plans are computed at the first of them whose
-//    loop asks plans_now (none of them has dispatched yet) and handed to each at its start_plan,
-//    checked against the offer it makes then. No plan without at least one whole gang run.
+//    Scheduler::offer_plan gives its rotation); the plans are computed in the instant's planning
+//    phase (plan_gangs: after the placement, before any GPU dispatches) and handed to each at its
+//    start_plan, checked against the offer it makes then. No plan without at least one whole
+//    gang run.
 // At E every GPU of the gang gets its plan's completion and decides, as at a gang run's end; the
 // Gang's own state is as a gang run's end leaves it (not running, nothing chosen).
-bool Cluster::joint_plan(std::int32_t g) {
-  if (!opts_.gang_plans) return false;
-  Gpu& gpu = at(g);
-  Gang& gang = gangs_[static_cast<std::size_t>(gpu.gang)];
-  if (gang.joint_at != now_) {
-    gang.joint_at = now_;
-    gang.joint = plan_gang(gang);
+void Cluster::plan_gangs() {
+  if (!opts_.gang_plans || !opts_.plans) return;
+  for (const std::int32_t g : touched_) {
+    if (!gang_admitted(g)) continue;
+    Gang& gang = gangs_[static_cast<std::size_t>(at(g).gang)];
+    if (gang.joint_at != now_) {
+      gang.joint_at = now_;
+      gang.joint = plan_gang(gang);
+    }
+    if (!gang.joint) turn_plan(g, gang);
   }
-  if (gang.joint) return gpu.joint_at == now_;
-  return turn_plan(g, gang);
 }
 
 // A GPU of a gang job whose replica is not chosen there, while no joint plan runs (the gang's
@@ -1664,6 +1672,7 @@ ClusterOutcome Cluster::run() {
     for (std::int32_t g : touched_) at(g).sched->settle(t, at(g).event);
     place(t);
     note_layouts();
+    plan_gangs();
     for (std::int32_t g : touched_) at(g).sched->schedule(t, at(g).event);
     if (!joint_waiting_.empty()) check_joint_plans_taken();
     // 3. Gang runs whose every replica was chosen start now; batched gang runs are cut back
