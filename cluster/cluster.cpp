@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "cluster/able_gpus.h"
 #include "cluster/joint_plan.h"
 #include "cluster/placement.h"
 #include "core/errors.h"
@@ -193,11 +194,7 @@ struct Gang {
   TimeNs joint_at = -1;                 // the instant a joint plan was last decided for its GPUs
   bool joint = false;                   // and whether one was computed then (Cluster::plan_gang)
   TimeNs joint_end = -1;                // the end of the joint plan in flight (Cluster::plan_gang)
-  // While it waits in the cluster queue: the GPUs that could take a replica (Cluster::able_gpus),
-  // as of the instant whose first touch was able_seq (valid once able_known).
-  std::vector<std::int32_t> able;
-  std::uint64_t able_seq = 0;
-  bool able_known = false;
+  AbleSet able;  // while it waits in the cluster queue: the GPUs that could take a replica
 };
 
 struct Gpu {
@@ -277,6 +274,7 @@ class Cluster {
     resolve_kinds();
     const auto n = static_cast<std::int32_t>(opts.cluster.gpus.size());
     gpus_.resize(static_cast<std::size_t>(n));
+    touch_log_.reset(gpus_.size());
     resolve_job_speeds();
     // A GPU of speed s runs every iteration in gpu_iter_ns(t, s) (t: the actual time, else the
     // profile's; s: the job's own speed on the GPU's kind where it has one, else the GPU's); one
@@ -441,7 +439,7 @@ class Cluster {
     gpu.touched = true;
     gpu.event = false;
     touched_.push_back(g);
-    note_touch(g);
+    touch_log_.touch(g);
     const TimeNs plan_end = gpu.exec->sim().plan_end_ns();
     const bool rewound = plan_end != core::kNever && plan_end > now_;
     SALUS_INVARIANT(!rewound || gpu.joint_end != plan_end, "a joint plan is never taken back", std::to_string(now_));
@@ -533,12 +531,6 @@ class Cluster {
   bool admits_queued_job(std::int32_t g);
   bool queued_gang_placeable();
   std::size_t able_gpus(Gang& gang);
-  /// A gang job left the cluster queue (placed or rejected): its count is not kept any more.
-  static void forget_able(Gang& gang) {
-    std::vector<std::int32_t>().swap(gang.able);
-    gang.able_known = false;
-  }
-  void note_touch(std::int32_t g);
   void update_waiting_gangs();
   void advance(std::int32_t g, TimeNs t) {
     SALUS_INVARIANT(t == now_, "GPUs advance to the cluster's instant", std::to_string(t));
@@ -621,13 +613,11 @@ class Cluster {
   std::map<GpuClass, std::set<std::int32_t>> idle_;  // by class: GPUs nothing is bound to
   std::map<GpuClass, std::int64_t> gpus_of_class_;    // class -> how many GPUs have it
   std::vector<std::int32_t> touched_;
-  // The GPUs by their last touch, latest first (a list through recent_prev_/recent_next_, -1 at
-  // its ends), each with the touch's sequence number: able_gpus asks only those touched since.
-  std::vector<std::int32_t> recent_prev_, recent_next_;
-  std::vector<std::uint64_t> touch_seq_of_;
-  std::vector<std::uint64_t> seen_;        // able_gpus: GPUs already asked this call (by stamp)
-  std::int32_t recent_head_ = -1;
-  std::uint64_t touch_seq_ = 0, instant_seq_ = 0, seen_stamp_ = 0;
+  // The GPUs by their last touch (able_gpus asks a waiting gang job's count again only of those
+  // touched since), and the instant's first touch's sequence number.
+  TouchLog touch_log_;
+  AbleCounter able_counter_;
+  std::uint64_t instant_seq_ = 0;
   std::vector<Gang*> ready_gangs_;
   // start_ready_gangs: the GPUs whose held lanes a gang run's start freed, and those bound to
   // while the queue is tried on them (bind, while second_pass_).
@@ -1208,58 +1198,12 @@ bool Cluster::queued_gang_placeable() {
 }
 
 // The GPUs that could take a replica of the gang's job now (no gang there, can_start), kept per
-// gang while it waits: a GPU's answer changes only at an instant it is touched (its completions,
-// a bind, its schedule), so the GPUs touched at or since the instant of the last count are asked
-// again and the others keep theirs. O(GPUs touched since) instead of O(GPUs) per call: with 108
+// gang while it waits and recounted only on the GPUs touched since (cluster/able_gpus.h): with 108
 // GPUs and gang jobs waiting at millions of instants the full count was most of the run.
 std::size_t Cluster::able_gpus(Gang& gang) {
   const JobIndex j = gang.job;
-  auto able = [&](std::int32_t g) { return at(g).gang < 0 && can_start(g, j) != Start::kNo; };
-  if (!gang.able_known || !opts_.incremental_gang_queue) {
-    gang.able.clear();
-    for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) {
-      if (able(g)) gang.able.push_back(g);
-    }
-  } else {
-    const std::uint64_t stamp = ++seen_stamp_;
-    for (std::int32_t g = recent_head_; g >= 0 && touch_seq_of_[static_cast<std::size_t>(g)] > gang.able_seq;
-         g = recent_next_[static_cast<std::size_t>(g)]) {
-      seen_[static_cast<std::size_t>(g)] = stamp;
-    }
-    std::erase_if(gang.able, [&](std::int32_t g) { return seen_[static_cast<std::size_t>(g)] == stamp; });
-    for (std::int32_t g = recent_head_; g >= 0 && touch_seq_of_[static_cast<std::size_t>(g)] > gang.able_seq;
-         g = recent_next_[static_cast<std::size_t>(g)]) {
-      if (able(g)) gang.able.push_back(g);
-    }
-  }
-  gang.able_known = true;
-  gang.able_seq = instant_seq_;
-  return gang.able.size();
-}
-
-// GPU g is touched at this instant: it moves to the head of the recency list.
-void Cluster::note_touch(std::int32_t g) {
-  const auto u = static_cast<std::size_t>(g);
-  if (recent_prev_.empty()) {
-    recent_prev_.assign(gpus_.size(), -1);
-    recent_next_.assign(gpus_.size(), -1);
-    touch_seq_of_.assign(gpus_.size(), 0);
-    seen_.assign(gpus_.size(), 0);
-    for (std::int32_t h = 0; h < static_cast<std::int32_t>(gpus_.size()); ++h) {  // every GPU, never touched yet
-      recent_next_[static_cast<std::size_t>(h)] = h + 1 < static_cast<std::int32_t>(gpus_.size()) ? h + 1 : -1;
-      recent_prev_[static_cast<std::size_t>(h)] = h - 1;
-    }
-    recent_head_ = gpus_.empty() ? -1 : 0;
-  }
-  touch_seq_of_[u] = ++touch_seq_;
-  if (recent_head_ == g) return;
-  const std::int32_t p = recent_prev_[u], n = recent_next_[u];
-  if (p >= 0) recent_next_[static_cast<std::size_t>(p)] = n;
-  if (n >= 0) recent_prev_[static_cast<std::size_t>(n)] = p;
-  recent_prev_[u] = -1;
-  recent_next_[u] = recent_head_;
-  if (recent_head_ >= 0) recent_prev_[static_cast<std::size_t>(recent_head_)] = g;
-  recent_head_ = g;
+  return able_counter_.count(gang.able, touch_log_, instant_seq_, gpus_.size(), opts_.incremental_gang_queue,
+                             [&](std::int32_t g) { return at(g).gang < 0 && can_start(g, j) != Start::kNo; });
 }
 
 // waiting_gangs_: the gangs that arrived and wait in the cluster queue (neither placed nor
@@ -1280,7 +1224,7 @@ void Cluster::update_waiting_gangs() {
     Gang& gang = gangs_[static_cast<std::size_t>(k)];
     const bool gone =
         gang.gpus.front() >= 0 || states_[static_cast<std::size_t>(gang.replicas.front())].status == JobStatus::kRejected;
-    if (gone) forget_able(gang);
+    if (gone) gang.able.forget();
     return gone;
   });
 }
@@ -1454,7 +1398,7 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
     // Too few GPUs can take it (the same test as consider's, counted incrementally): blocked. A
     // gang job tried for the first time is not counted (a count from scratch asks every GPU).
     Gang& gang = gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(first_replica_[static_cast<std::size_t>(j)])])];
-    if (gang.able_known && able_gpus(gang) < static_cast<std::size_t>(s.gpus)) return core::PendingQueue::Verdict::kBlocked;
+    if (gang.able.known && able_gpus(gang) < static_cast<std::size_t>(s.gpus)) return core::PendingQueue::Verdict::kBlocked;
     gather_candidates(j);
     for (const std::int32_t g : candidates_) consider(g);
   } else if (rank >= first_new_rank_ && first_new_rank_ >= 0) {
@@ -1505,7 +1449,7 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
   if (const auto it = queued_demands_.find({s.persistent, s.ephemeral}); --it->second == 0) queued_demands_.erase(it);
   if (s.gpus > 1) {
     --queued_gangs_;
-    forget_able(gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r0)])]);
+    gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r0)])].able.forget();
   }
   return core::PendingQueue::Verdict::kAdmitted;
 }
@@ -1640,7 +1584,7 @@ ClusterOutcome Cluster::run() {
     TimeNs t = result_.events == 0 ? 0 : std::min(next_arrival, heap_.empty() ? core::kNever : heap_.top().first);
     if (t == core::kNever) break;
     now_ = t;
-    instant_seq_ = touch_seq_;
+    instant_seq_ = touch_log_.seq();
     taken_ = false;
     if (result_.events++ == 0) {
       for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) touch(g);
