@@ -307,7 +307,7 @@ Catalog Catalog::load(const std::string& path) {
                            "; set SALUS_DATA_DIR to the folder holding profiles/catalog.json, or pass --profiles)");
   }
   // Opened again to read: a field past the bound is the file's mistake, not a missing catalog.
-  return parse(read_text_file(path, "catalog file", TextSyntax::kJson), path);
+  return parse(read_text_file(path, "catalog file", TextBound::kNone), path);
 }
 
 std::string catalog_text(const json& doc) {

@@ -184,11 +184,11 @@ class FirstSeen {
       where_.reserve(jobs.capacity());
       advise_huge_pages(where_.data(), where_.capacity() * sizeof(where_[0]));
     }
-    where_.push_back({place.line, place.index});
+    where_.push_back(place.line > 0 ? place.line : -static_cast<std::int64_t>(place.index) - 1);
     const Slot added{static_cast<std::uint32_t>(jobs.size()), hash(jobs.back().id)};
-    if (jobs.size() * 2 > slots_.size()) {  // load factor at most 1/2; sized for the reserved jobs at once
+    if (jobs.size() * 4 > slots_.size() * 3) {  // load factor at most 3/4; sized for the reserved jobs at once
       std::size_t n = std::max<std::size_t>(64, slots_.size() * 2);
-      while (n < jobs.capacity() * 2) n *= 2;
+      while (n * 3 < jobs.capacity() * 4) n *= 2;
       std::vector<Slot> old;
       old.reserve(n);
       advise_huge_pages(old.data(), n * sizeof(Slot));
@@ -201,8 +201,8 @@ class FirstSeen {
     put(added);
   }
   std::string where_first(std::int64_t k) const {
-    const auto& [line, index] = where_[static_cast<std::size_t>(k)];
-    return line > 0 ? "first at line " + std::to_string(line) : "first is job " + std::to_string(index + 1);
+    const std::int64_t w = where_[static_cast<std::size_t>(k)];
+    return w > 0 ? "first at line " + std::to_string(w) : "first is job " + std::to_string(-w);
   }
 
  private:
@@ -221,7 +221,7 @@ class FirstSeen {
     slots_[i] = s;
   }
   std::vector<Slot> slots_;
-  std::vector<std::pair<long, std::size_t>> where_;
+  std::vector<std::int64_t> where_;  // each job's line, or -(its index + 1) where it has none (JSON)
 };
 
 // Appends a job, rejecting a job_id seen before.
@@ -273,12 +273,12 @@ inline std::string joined(const std::vector<std::string>& names) {
 
 namespace salus::traces {
 // The importers of the public traces (import_public.cpp), read through trace_format_registry().
-void read_gavel(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
-void read_philly(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
-void read_helios(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
-void read_alibaba(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
-void read_pollux(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
-void read_acme(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
-void read_lucid(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
-void read_pai2020(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
+void read_gavel(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
+void read_philly(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
+void read_helios(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
+void read_alibaba(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
+void read_pollux(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
+void read_acme(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
+void read_lucid(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
+void read_pai2020(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
 }  // namespace salus::traces

@@ -243,29 +243,42 @@ void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Ca
 
 // ---- readers of the table ------------------------------------------------------------------
 
-void reserve_jobs(Trace& trace, std::string_view text) {
-  // One job per line at most: reserving keeps a large trace from being copied as it grows.
-  trace.jobs.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+void reserve_jobs(Trace& trace, TraceInput& input) {
+  // A job per row at most, the rows counted by a first pass of the reader itself: growing the
+  // vector instead would hold the old and the new array at once (twice the jobs' memory at the
+  // last doubling). Counting stops at the first error, which the second pass reports in its
+  // place; a count no allocation can hold is not reserved (the rows then fail, or grow the vector).
+  std::size_t rows = 0;
+  try {
+    CsvReader counter = input.rows();
+    while (counter.next()) ++rows;
+  } catch (const core::InputError&) {
+  }
+  try {
+    trace.jobs.reserve(rows);
+    trace.whole_gpu.reserve(rows);
+    trace.memory_share_ppm.reserve(rows);
+  } catch (const std::bad_alloc&) {
+    return;
+  }
   advise_huge_pages(trace.jobs.data(), trace.jobs.capacity() * sizeof(core::JobSpec));
-  trace.whole_gpu.reserve(trace.jobs.capacity());
-  trace.memory_share_ppm.reserve(trace.jobs.capacity());
 }
 
-void read_native(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions&) {
-  reserve_jobs(trace, text);
-  CsvReader rows(text, trace.path);
+void read_native(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions&) {
+  reserve_jobs(trace, input);
+  CsvReader rows = input.rows();
   if (!rows.next()) throw core::InputError(core::at(trace.path, 1, "no jobs"));
   const CsvRow header{rows.line(), {rows.fields().begin(), rows.fields().end()}};
   load_native_csv(trace, header, rows, catalog);
 }
 
-void read_json(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions&) {
-  load_json(trace, text, catalog);
+void read_json(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions&) {
+  load_json(trace, input.text(core::TextBound::kNone), catalog);
 }
 
-void read_tiresias(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options) {
-  reserve_jobs(trace, text);
-  CsvReader rows(text, trace.path);
+void read_tiresias(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options) {
+  reserve_jobs(trace, input);
+  CsvReader rows = input.rows();
   if (!rows.next()) throw core::InputError(core::at(trace.path, 1, "no jobs"));
   const CsvRow header{rows.line(), {rows.fields().begin(), rows.fields().end()}};
   load_tiresias(trace, header, rows, catalog, options);
@@ -600,16 +613,6 @@ const char* to_string(TraceFormat f) {
 
 const core::Registry<TraceFormatInfo>& trace_format_registry() { return kFormatRegistry; }
 
-TextSyntax text_syntax(TraceFormat format) {
-  switch (format) {
-    case TraceFormat::kJson:
-    case TraceFormat::kPhilly: return TextSyntax::kJson;
-    case TraceFormat::kGavel: return TextSyntax::kTsv;
-    case TraceFormat::kUnknown: return TextSyntax::kTrace;
-    default: return TextSyntax::kCsv;
-  }
-}
-
 TraceFormat detect_format(std::string_view text) {
   std::size_t i = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
   while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) ++i;
@@ -679,17 +682,21 @@ std::string first_line_of(std::string_view text) {
 
 }  // namespace
 
-Trace load_trace_text(std::string_view text, const std::string& path, const Catalog& catalog, const LoadOptions& options) {
-  check_utf8(text, path);
+namespace {
+
+// `head` is the input's beginning (all of it in memory, or the first bytes of a file): the format
+// is found from it.
+Trace load(TraceInput& input, std::string_view head, const Catalog& catalog, const LoadOptions& options) {
+  const std::string& path = input.path();
   Trace trace;
   trace.path = path;
   const TraceFormatInfo* info = nullptr;
   if (options.format.empty()) {
-    const TraceFormat f = detect_format(text);
+    const TraceFormat f = detect_format(head);
     if (f == TraceFormat::kUnknown) {
       std::string known;
       for (const auto& e : kFormatRegistry.entries()) known += (known.empty() ? "" : ", ") + std::string(e.name);
-      throw core::InputError(core::at(path, 1, "format not recognised: its first line reads '" + first_line_of(text) +
+      throw core::InputError(core::at(path, 1, "format not recognised: its first line reads '" + first_line_of(head) +
                                                    "'; known formats: " + known +
                                                    " (`salus-trace formats` lists their columns; --format NAME reads "
                                                    "the file as one of them)"));
@@ -704,20 +711,29 @@ Trace load_trace_text(std::string_view text, const std::string& path, const Cata
   }
   trace.format = info->format;
   trace.assumed_memory = options.assumed_memory;
-  info->read(trace, text, catalog, options);
+  info->read(trace, input, catalog, options);
   select_jobs(trace, options);
   return trace;
 }
 
+}  // namespace
+
+Trace load_trace_text(std::string_view text, const std::string& path, const Catalog& catalog, const LoadOptions& options) {
+  check_utf8(text, path);
+  TraceInput input(text, path);
+  return load(input, text, catalog, options);
+}
+
 Trace load_trace(const std::string& path, const Catalog& catalog, const LoadOptions& options) {
-  // The fields are bounded by the rules of the format's reader: the named one, or the one the
-  // text will be recognised as.
-  TextSyntax syntax = TextSyntax::kTrace;
-  if (!options.format.empty()) {
-    if (const auto* e = kFormatRegistry.find(options.format)) syntax = text_syntax(e->factory.format);
-  }
-  const std::string text = read_text_file(path, "trace file", syntax);
-  return load_trace_text(text, path, catalog, options);
+  // The file is not read whole here: its first bytes tell the format, and the format's reader
+  // reads on (CSV row by row, in a window of a few times the bound on a line).
+  core::InputFile file(path, "trace file");
+  std::string head;
+  const bool whole = core::append_from(file, head, kMaxLineBytes + (std::size_t{1} << 16)) < kMaxLineBytes + (std::size_t{1} << 16);
+  const std::string_view checked = whole ? std::string_view(head) : std::string_view(head).substr(0, core::complete_utf8_prefix(head));
+  check_utf8(checked, path);
+  TraceInput input(file);
+  return load(input, head, catalog, options);
 }
 
 // The scheduler rounds every E up to its alignment (core::kAlignment, 256 bytes in every run) and

@@ -16,6 +16,8 @@
 
 namespace salus::traces {
 
+class TraceInput;  // traces/csv.h
+
 /// kUnknown: what detect_format says of a file it does not recognise (no reader; load_trace refuses it).
 enum class TraceFormat { kNative, kJson, kTiresias, kGavel, kPhilly, kHelios, kAlibaba, kPollux, kAcme, kLucid, kPai2020, kUnknown };
 const char* to_string(TraceFormat f);
@@ -97,7 +99,7 @@ struct Trace {
 
 /// Reads one format from the file's text into `trace` (path set, everything else empty). Throws
 /// core::InputError naming "path:line: what is wrong".
-using TraceReader = void (*)(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
+using TraceReader = void (*)(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
 
 /// One entry of the format table: the reader, its TraceFormat and the mapping of the format's
 /// columns to a job, for `salus-trace formats` and the README.
@@ -107,10 +109,6 @@ struct TraceFormatInfo {
   std::string_view mapping;
 };
 const core::Registry<TraceFormatInfo>& trace_format_registry();
-
-/// The syntax of a format's text (JSON, Gavel's tab-separated lines, else CSV), by which
-/// read_text_file bounds its fields.
-core::TextSyntax text_syntax(TraceFormat format);
 
 /// The format `text` is recognised as: JSON by a leading '{' or '[' (Philly's job log by its
 /// "submitted_time" key), a Gavel trace by a first line of 10 or 7 tab-separated fields, Alibaba
