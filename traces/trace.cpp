@@ -56,7 +56,7 @@ core::JobSpec make_job(const RawJob& raw, const Catalog& catalog, const Place& p
   const WorkloadProfile* profile = nullptr;
   if (!job.workload.empty()) {
     profile = catalog.find(job.workload);
-    if (!profile) place.fail("unknown workload '" + job.workload + "' (valid: " + catalog.names_joined() + ")");
+    if (!profile) place.fail(catalog.unknown_workload(job.workload));
   }
   if (raw[kArrival].empty()) place.fail("arrival_s is missing");
   job.arrival_ns = seconds_field(place, "arrival_s", raw[kArrival], false);
@@ -646,6 +646,9 @@ TraceFormat detect_format(std::string_view text) {
   if (has_columns(header, {"gpu_num", "submit_time", "duration", "gmem", "gpu_util"})) return TraceFormat::kLucid;
   if (has_columns(header, {"gpu_num", "submit_time", "duration", "type", "gpu_time"})) return TraceFormat::kAcme;
   if (has_columns(header, {"gpu_num", "submit_time", "duration"})) return TraceFormat::kHelios;
+  // A job log of the Helios family missing its duration: the reader names the missing column
+  // (the native reader would name arrival_s).
+  if (has_columns(header, {"gpu_num", "submit_time"})) return TraceFormat::kHelios;
   if (has_columns(header, {"gpu_milli", "num_gpu"})) return TraceFormat::kAlibaba;  // the reader refuses a list without times
   if (has_columns(header, {"application", "num_replicas", "batch_size"})) return TraceFormat::kPollux;
   if (has_columns(header, {"job_name", "task_name", "inst_num", "plan_gpu"})) return TraceFormat::kPai2020;
