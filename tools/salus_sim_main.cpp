@@ -36,6 +36,8 @@ struct Options {
   run::TimelineMode timeline = run::TimelineMode::kRuns;
   run::ModelOptions model;   ///< --lanes, --interference, --switch-cost-ms, --placement, ...
   traces::LoadOptions load;  ///< --format, --window, --sample, ...
+  /// Options given that change nothing in this run, each a note saying why (never silent).
+  std::vector<std::string> unused;
 };
 
 void parse(int argc, char** argv, Options& o, bool* help) {
@@ -83,6 +85,13 @@ void parse(int argc, char** argv, Options& o, bool* help) {
   o.cfg.record_segments = o.timeline != run::TimelineMode::kOff;  // no file, so nothing to keep
   o.cfg.timeline_plans = o.timeline != run::TimelineMode::kFull;
   table.check_paths(run::kSim, vm);
+  const auto given = [&](const char* name) { return vm.count(name) && !vm[name].defaulted(); };
+  if (given("placement") && !o.cfg.cluster) {
+    o.unused.push_back("--placement has no effect on one GPU (it places jobs across --gpus N > 1 or --cluster)");
+  }
+  if (given("timeline") && v.out.empty()) {
+    o.unused.push_back("--timeline has no effect without --out (it chooses what --out's timeline files hold)");
+  }
 }
 
 int body(int argc, char** argv) {
@@ -98,7 +107,12 @@ int body(int argc, char** argv) {
   const traces::Trace& trace = loaded.trace;
   const std::vector<core::JobSpec>& jobs = loaded.jobs;
 
-  std::vector<std::string> notes = run::sim_notes(loaded, o.policies, o.cfg);
+  if (!v.trace_values.throughputs.empty() && trace.format != traces::TraceFormat::kGavel) {
+    o.unused.push_back(std::string("--throughputs has no effect: the trace is ") + traces::to_string(trace.format) +
+                       ", and only a Gavel trace's jobs take their iteration times from it");
+  }
+  std::vector<std::string> notes = o.unused;
+  for (std::string& n : run::sim_notes(loaded, o.policies, o.cfg)) notes.push_back(std::move(n));
   if (const std::string note = run::cluster_out_note(o.cfg, !v.out.empty()); !note.empty()) notes.push_back(note);
   const std::vector<run::PolicyRun> runs = run::simulate_policies(jobs, o.policies, o.cfg, v.quiet);
   std::fputs(run::sim_header_line(v.trace, trace, jobs.size(), o.cfg, runs).c_str(), stdout);
