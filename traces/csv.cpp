@@ -319,6 +319,22 @@ std::string_view TraceInput::text(core::TextBound bound) {
   return read_;
 }
 
+long find_row_line(const std::string& path, const std::vector<std::string_view>& values) {
+  try {
+    core::InputFile file(path, "trace file");
+    CsvReader rows(file);
+    while (rows.next()) {
+      bool all = true;
+      for (std::string_view v : values) {
+        all = all && std::find(rows.fields().begin(), rows.fields().end(), v) != rows.fields().end();
+      }
+      if (all) return rows.line();
+    }
+  } catch (const core::InputError&) {
+  }
+  return 0;
+}
+
 CsvTable parse_csv(std::string_view text, const std::string& path) {
   CsvTable table;
   CsvReader reader(text, path);

@@ -106,6 +106,11 @@ class TraceInput {
   bool have_text_ = false;
 };
 
+/// The line of the first row of CSV file `path` that has every one of `values` as a field (a job's
+/// id and workload), for an error found after loading, where the job no longer knows its line;
+/// 0 when there is none or the file is not read as CSV.
+long find_row_line(const std::string& path, const std::vector<std::string_view>& values);
+
 /// Splits `text` into a header and data rows (CsvReader's rules), keeping them all.
 CsvTable parse_csv(std::string_view text, const std::string& path);
 
