@@ -156,7 +156,7 @@ void load_native_csv(Trace& trace, const CsvRow& header, CsvReader& rows, const 
     first.prefetch(raw[kJobId]);
     add_job(trace, make_job(raw, catalog, place), place, first);
   }
-  if (trace.jobs.empty()) throw core::InputError(core::at(path, header.line, "no jobs"));
+  if (trace.jobs.empty() && trace.streamed == 0) throw core::InputError(core::at(path, header.line, "no jobs"));
 }
 
 void load_json(Trace& trace, std::string_view text, const Catalog& catalog) {
@@ -265,7 +265,7 @@ void reserve_jobs(Trace& trace, TraceInput& input) {
 }
 
 void read_native(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions&) {
-  reserve_jobs(trace, input);
+  if (trace.sink == nullptr) reserve_jobs(trace, input);
   CsvReader rows = input.rows();
   if (!rows.next()) throw core::InputError(core::at(trace.path, 1, "no jobs"));
   const CsvRow header{rows.line(), {rows.fields().begin(), rows.fields().end()}};
@@ -689,7 +689,8 @@ namespace {
 
 // `head` is the input's beginning (all of it in memory, or the first bytes of a file): the format
 // is found from it.
-Trace load(TraceInput& input, std::string_view head, const Catalog& catalog, const LoadOptions& options) {
+Trace load(TraceInput& input, std::string_view head, const Catalog& catalog, const LoadOptions& options,
+           const JobSink* sink = nullptr) {
   const std::string& path = input.path();
   Trace trace;
   trace.path = path;
@@ -714,8 +715,21 @@ Trace load(TraceInput& input, std::string_view head, const Catalog& catalog, con
   }
   trace.format = info->format;
   trace.assumed_memory = options.assumed_memory;
+  // Only the native reader hands jobs over as it reads them: the others come back to their jobs
+  // (arrivals shifted to the first, ids made unique), and --window and --sample choose afterwards.
+  const bool stream = sink != nullptr && trace.format == TraceFormat::kNative && !options.window_start &&
+                      !options.window_end && options.sample >= 1.0;
+  if (stream) trace.sink = sink;
   info->read(trace, input, catalog, options);
+  trace.sink = nullptr;
   select_jobs(trace, options);
+  if (sink != nullptr && !stream) {
+    for (const core::JobSpec& j : trace.jobs) (*sink)(j);
+    trace.streamed = static_cast<std::int64_t>(trace.jobs.size());
+    trace.jobs = {};
+    trace.whole_gpu = {};
+    trace.memory_share_ppm = {};
+  }
   return trace;
 }
 
@@ -727,7 +741,9 @@ Trace load_trace_text(std::string_view text, const std::string& path, const Cata
   return load(input, text, catalog, options);
 }
 
-Trace load_trace(const std::string& path, const Catalog& catalog, const LoadOptions& options) {
+namespace {
+
+Trace load_file(const std::string& path, const Catalog& catalog, const LoadOptions& options, const JobSink* sink) {
   // The file is not read whole here: its first bytes tell the format, and the format's reader
   // reads on (CSV row by row, in a window of a few times the bound on a line).
   core::InputFile file(path, "trace file");
@@ -736,7 +752,18 @@ Trace load_trace(const std::string& path, const Catalog& catalog, const LoadOpti
   const std::string_view checked = whole ? std::string_view(head) : std::string_view(head).substr(0, core::complete_utf8_prefix(head));
   check_utf8(checked, path);
   TraceInput input(file);
-  return load(input, head, catalog, options);
+  return load(input, head, catalog, options, sink);
+}
+
+}  // namespace
+
+Trace load_trace(const std::string& path, const Catalog& catalog, const LoadOptions& options) {
+  return load_file(path, catalog, options, nullptr);
+}
+
+Trace load_trace_streamed(const std::string& path, const Catalog& catalog, const LoadOptions& options,
+                          const JobSink& sink) {
+  return load_file(path, catalog, options, &sink);
 }
 
 // The scheduler rounds every E up to its alignment (core::kAlignment, 256 bytes in every run) and
