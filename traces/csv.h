@@ -10,6 +10,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/errors.h"
 #include "core/huge_pages.h"
 #include "core/text_input.h"
 
@@ -146,9 +147,8 @@ nlohmann::json parse_json(std::string_view text, const std::string& path);
 /// beginning and its end with "..." between), built without recursion and without writing the
 /// whole value, so any value an input holds can be quoted.
 std::string json_excerpt(const nlohmann::json& value, std::size_t max_chars = 80);
-/// Text (a key, a name) as an error message quotes it: as it is up to `max_chars` bytes, else its
-/// beginning and end with "..." between, cut at whole UTF-8 characters.
-std::string text_excerpt(std::string_view text, std::size_t max_chars = 80);
+/// core/errors.h: text (a key, a name) as an error message quotes it, in at most 80 bytes.
+using core::text_excerpt;
 
 /// The 1-based line on which each element of an array in valid JSON `text` starts. With an
 /// empty `key` the array is the top-level value; otherwise it is the value of `key` in the
