@@ -28,11 +28,26 @@ std::string whole_characters(std::string s, bool at_end) {
   return s.substr(k);
 }
 
+namespace {
+
+// A NUL byte would end the message where it is printed (what() is a C string): written \x00.
+std::string without_nul(std::string s) {
+  if (s.find('\0') == std::string::npos) return s;
+  std::string out;
+  for (char c : s) {
+    if (c == '\0') out += "\\x00";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string text_excerpt(std::string_view text, std::size_t max_chars) {
-  if (text.size() <= max_chars) return std::string(text);
+  if (text.size() <= max_chars) return without_nul(std::string(text));
   const std::size_t half = max_chars > 3 ? (max_chars - 3) / 2 : 1;
-  return whole_characters(std::string(text.substr(0, half)), true) + "..." +
-         whole_characters(std::string(text.substr(text.size() - half)), false);
+  return without_nul(whole_characters(std::string(text.substr(0, half)), true) + "..." +
+                     whole_characters(std::string(text.substr(text.size() - half)), false));
 }
 
 void invariant_failed(const char* invariant, const char* file, int line, const std::string& detail) {

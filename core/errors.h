@@ -20,7 +20,8 @@ inline std::string at(const std::string& file, long line, const std::string& wha
 }
 
 /// Text (a key, a name, a value) as an error message quotes it: as it is up to `max_chars` bytes,
-/// else its beginning and end with "..." between, cut at whole UTF-8 characters.
+/// else its beginning and end with "..." between, cut at whole UTF-8 characters; a NUL byte written
+/// \x00 (it would end the message).
 std::string text_excerpt(std::string_view text, std::size_t max_chars = 80);
 /// `s` cut back to whole UTF-8 characters at its end (`at_end`) or its start.
 std::string whole_characters(std::string s, bool at_end);

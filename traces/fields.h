@@ -92,8 +92,8 @@ struct Place {
 // The cell as it appears in messages ("got '...'"); only built on the error path. A long cell is
 // cut to its first 60 bytes and its length, so that a message stays a line.
 inline std::string quoted(std::string_view text) {
-  if (text.size() <= 80) return "'" + std::string(text) + "'";
-  return "'" + std::string(text.substr(0, 60)) + "...' (" + std::to_string(text.size()) + " bytes)";
+  if (text.size() <= 80) return "'" + text_excerpt(text) + "'";
+  return "'" + text_excerpt(text.substr(0, 60), 60) + "...' (" + std::to_string(text.size()) + " bytes)";
 }
 
 template <typename Ok>

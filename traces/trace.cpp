@@ -72,7 +72,7 @@ core::JobSpec make_job(const RawJob& raw, const Catalog& catalog, const Place& p
     }
     const double v = decimal_field(place, name, raw[c], ">= 0", [](double x) { return x >= 0; });
     const std::optional<core::Bytes> bytes = core::bytes_from_mib(v);
-    if (!bytes) place.fail(name + " is too large, got '" + raw[c] + "'");
+    if (!bytes) place.fail(name + " is too large, got " + fields::quoted(raw[c]));
     return *bytes;
   };
   job.persistent = mib(kPersistent, profile ? profile->persistent : 0);
@@ -83,8 +83,8 @@ core::JobSpec make_job(const RawJob& raw, const Catalog& catalog, const Place& p
   } else {
     const double ms = decimal_field(place, "iter_ms", raw[kIterMs], "> 0", [](double x) { return x > 0; });
     const std::optional<core::TimeNs> ns = core::ns_from_ms(ms);
-    if (!ns) place.fail("iter_ms is too large, got '" + raw[kIterMs] + "'");
-    if (*ns <= 0) place.fail("iter_ms rounds to 0 ns, got '" + raw[kIterMs] + "'");
+    if (!ns) place.fail("iter_ms is too large, got " + fields::quoted(raw[kIterMs]));
+    if (*ns <= 0) place.fail("iter_ms rounds to 0 ns, got " + fields::quoted(raw[kIterMs]));
     job.iter_ns = *ns;
   }
   if (!missing.empty()) {
@@ -104,7 +104,7 @@ core::JobSpec make_job(const RawJob& raw, const Catalog& catalog, const Place& p
   // Optional: GPUs the job runs on at once (a cluster gang-schedules it); 1 when absent.
   if (!raw[kGpus].empty()) {
     const std::int64_t gpus = count_field(place, "gpus", raw[kGpus]);
-    if (gpus > std::numeric_limits<std::int32_t>::max()) place.fail("gpus is too large, got '" + raw[kGpus] + "'");
+    if (gpus > std::numeric_limits<std::int32_t>::max()) place.fail("gpus is too large, got " + fields::quoted(raw[kGpus]));
     job.gpus = static_cast<std::int32_t>(gpus);
   }
   check_solo_time(place, job);

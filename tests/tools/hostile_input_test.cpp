@@ -490,6 +490,12 @@ TEST_CASE("hostile messages: one bounded line, control bytes escaped, the neares
   CHECK(r.err.find("unknown workload 'a\\x1b]0;pwned\\x07z'") != std::string::npos);
   CHECK(r.err.find('\x1b') == std::string::npos);
   CHECK(r.err.find('\x07') == std::string::npos);
+  // A NUL byte inside a field no longer ends the message where it stands.
+  const std::string nul = write_file("nul_field.csv", header + std::string("j1,0,10,a\0b\n", 13));
+  const Result n = tool("salus-sim", "--trace " + nul);
+  CHECK(n.code == 2);
+  CHECK(n.err.find(nul + ":2: unknown workload 'a\\x00b' (nearest: ") != std::string::npos);
+  CHECK(n.err.find("docs/traces.md \"The workload catalog\")\n") != std::string::npos);
   // A value of 100,000 characters: one line of at most 300, its beginning and end.
   const std::string x(100'000, 'x');
   const Case long_values[] = {
