@@ -410,8 +410,7 @@ void check_json_tokens(std::string_view text, const std::string& path) {
       top_level_value(i);
       for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i) {
         if (text[i] == '\0') fail(i, "a NUL byte, which JSON text never holds");
-        // As core/text_input.cpp's streamed scanner counts (the escaped byte skipped, whatever it
-        // is): both give one byte count for a field past the bound.
+        // An escape takes the next byte with it, whatever it is.
         if (text[i] == '\\') ++i;
       }
       if (i < text.size() && text[i] == '"') ++i;
