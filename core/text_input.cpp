@@ -79,6 +79,13 @@ std::string read_rest(InputFile& file, TextBound bound) {
     // file claims: a sparse file of 100 GB reserves nothing before its bytes prove a line too long.
     const std::size_t from = text.size();
     if (append_from(file, text, kChunk) == 0) break;
+    if (bound == TextBound::kJson) {
+      const void* nul = std::memchr(text.data() + from, '\0', text.size() - from);
+      if (nul != nullptr) {
+        text.resize(static_cast<std::size_t>(static_cast<const char*>(nul) - text.data()) + 1);
+        break;
+      }
+    }
     if (bound == TextBound::kLines) {
       for (std::size_t i = from;;) {
         const void* nl = std::memchr(text.data() + i, '\n', text.size() - i);

@@ -63,8 +63,11 @@ std::size_t append_from(InputFile& file, std::string& out, std::size_t n);
 
 /// How read_text_file checks what it reads.
 enum class TextBound {
-  kNone,   ///< nothing but what is read: the reader checks the whole text (JSON, whose lines may be long)
+  kNone,   ///< nothing: the reader checks the whole text
   kLines,  ///< no line longer than kMaxLineBytes: reading stops at the first (line_too_long)
+  /// JSON (whose lines may be long): reading stops after the first NUL byte, which JSON text never
+  /// holds and traces::parse_json refuses at its line and column (a sparse file is all NULs).
+  kJson,
 };
 
 /// The whole file as bytes, read in chunks into a buffer that grows with what is read (never

@@ -308,7 +308,7 @@ Catalog Catalog::load(const std::string& path) {
                            "; set SALUS_DATA_DIR to the folder holding profiles/catalog.json, or pass --profiles)");
   }
   // Opened again to read: a field past the bound is the file's mistake, not a missing catalog.
-  return parse(read_text_file(path, "catalog file", TextBound::kNone), path);
+  return parse(read_text_file(path, "catalog file", TextBound::kJson), path);
 }
 
 std::string catalog_text(const json& doc) {

@@ -94,8 +94,8 @@ class TraceInput {
   explicit TraceInput(core::InputFile& file) : path_(file.path()), file_(&file) {}
   /// A reader of the input's rows from its first byte (each call starts again).
   CsvReader rows();
-  /// The whole input; from a file, read with `bound` (lines bounded, or not: JSON) and checked to
-  /// be UTF-8 (check_utf8's error).
+  /// The whole input; from a file, read with `bound` (lines bounded, or to the first NUL: JSON)
+  /// and checked to be UTF-8 (check_utf8's error).
   std::string_view text(core::TextBound bound);
   const std::string& path() const { return path_; }
 

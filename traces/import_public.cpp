@@ -248,7 +248,7 @@ namespace steps {
 GavelThroughputs load_gavel_throughputs(const LoadOptions& options) {
   GavelThroughputs tp;
   if (options.throughputs.empty()) return tp;
-  const std::string tp_text = read_text_file(options.throughputs, "throughputs file", TextBound::kNone);
+  const std::string tp_text = read_text_file(options.throughputs, "throughputs file", TextBound::kJson);
   const json doc = parse_json(tp_text, options.throughputs);
   if (!doc.is_object() || doc.empty()) {
     throw core::InputError(core::at(options.throughputs, 1, "expected an object {worker_type: {job: {\"null\": steps/s}}}"));
@@ -532,7 +532,7 @@ void read_gavel(Trace& trace, TraceInput& input, const Catalog& catalog, const L
 
 void read_philly(Trace& trace, TraceInput& input, const Catalog&, const LoadOptions& options) {
   const std::string& path = trace.path;
-  const std::string_view text = input.text(core::TextBound::kNone);
+  const std::string_view text = input.text(core::TextBound::kJson);
   const json doc = parse_json(text, path);
   if (!doc.is_array()) throw core::InputError(core::at(path, 1, "expected a JSON list of jobs (Philly cluster_job_log)"));
   const std::vector<long> lines = json_array_element_lines(text, "");

@@ -273,7 +273,7 @@ void read_native(Trace& trace, TraceInput& input, const Catalog& catalog, const 
 }
 
 void read_json(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions&) {
-  load_json(trace, input.text(core::TextBound::kNone), catalog);
+  load_json(trace, input.text(core::TextBound::kJson), catalog);
 }
 
 void read_tiresias(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options) {

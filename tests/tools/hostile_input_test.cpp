@@ -464,6 +464,11 @@ TEST_CASE("hostile rows: a line past 4 MiB, a row of 50,000 fields, a sparse fil
     CAPTURE(c.args);
     check_refused(tool(c.tool, c.args), c.err);
   }
+  // Read as JSON (a trace, a catalog), it is read to its first byte, a NUL, and refused there.
+  const std::string nul_at_1 = ":1: a NUL byte, which JSON text never holds (column 1)\n";
+  check_refused(tool("salus-sim", "--trace " + sparse + " --format json"), "salus-sim: " + sparse + nul_at_1);
+  check_refused(tool("salus-sim", kHand + " --profiles " + sparse), "salus-sim: " + sparse + nul_at_1);
+  check_refused(tool("salus-trace", "stats " + sparse + " --format philly"), "salus-trace: " + sparse + nul_at_1);
   // Its format found from its text, the same (its first line is no CSV header either).
   check_refused(tool("salus-sim", "--trace " + sparse),
                 "salus-sim: " + sparse + ":1: a line longer than 4194304 bytes, more than a line may have (is this the right file?)\n");

@@ -144,6 +144,11 @@ TEST_CASE("bounded read: Gavel rows and read_text_file's lines hold the bounds")
   CHECK_THROWS_WITH_AS(wide.next(), ("g.tsv:1: more than " + std::to_string(kMaxFieldsPerLine) +
                                      " fields in one row, more than a row may have (is this the right file?)").c_str(),
                        InputError);
+  // JSON is read to its first NUL byte (included, for the parser to name), no further.
+  const std::string nul = salus::test::temp_file("bounded_nul.json", std::string("[1,\n2]\0", 7) + std::string(1 << 20, 'x'));
+  CHECK(salus::core::read_text_file(nul, "test file", salus::core::TextBound::kJson) == std::string("[1,\n2]\0", 7));
+  CHECK_THROWS_WITH_AS(traces::parse_json(salus::core::read_text_file(nul, "test file", salus::core::TextBound::kJson), nul),
+                       (nul + ":2: a NUL byte, which JSON text never holds (column 3)").c_str(), InputError);
   // A file of one endless line is refused after the bound, whatever its size.
   const std::string line = salus::test::temp_file("bounded_line.txt", std::string(kMaxLineBytes + 2, '\0'));
   CHECK_THROWS_WITH_AS(salus::core::read_text_file(line, "test file", salus::core::TextBound::kLines),
@@ -159,6 +164,7 @@ TEST_CASE("bounded read: valid files read back byte for byte") {
     const std::string whole((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     REQUIRE(!whole.empty());
     CHECK(salus::core::read_text_file(path, "test file", salus::core::TextBound::kNone) == whole);
+    CHECK(salus::core::read_text_file(path, "test file", salus::core::TextBound::kJson) == whole);
     CHECK(salus::core::read_text_file(path, "test file", salus::core::TextBound::kLines) == whole);
   }
 }
