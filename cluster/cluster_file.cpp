@@ -28,14 +28,26 @@ std::string trim(const std::string& s) {
 std::vector<std::string> split(const std::string& line) { return core::split_list(line); }
 
 // The cells of the next row that is not blank or a comment ('#'), counting lines in `lineno`;
-// false at the end of the file.
-bool next_row(std::istream& f, int& lineno, std::vector<std::string>& cells) {
+// false at the end of the file. A row is held to the bounds of core/text_input.h: a line of at
+// most kMaxLineBytes (load_cluster_file reads no further than one past it), kMaxFieldsPerLine
+// fields of at most kMaxFieldBytes each (counted between commas, blanks included; columns from 1).
+bool next_row(std::istream& f, const std::string& path, int& lineno, std::vector<std::string>& cells) {
   std::string line;
   while (std::getline(f, line)) {
     ++lineno;
+    if (line.size() > core::kMaxLineBytes + 1) core::line_too_long(path, lineno);
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::string t = trim(line);
     if (t.empty() || t[0] == '#') continue;
+    std::size_t fields = 0;
+    for (std::size_t start = 0;;) {
+      const std::size_t comma = line.find(',', start);
+      const std::size_t end = comma == std::string::npos ? line.size() : comma;
+      if (end - start > core::kMaxFieldBytes) core::field_too_long(path, lineno, start + 1, end - start);
+      if (++fields > core::kMaxFieldsPerLine) core::too_many_fields(path, lineno);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
     cells = split(t);
     return true;
   }
@@ -186,7 +198,7 @@ ClusterSpec load_alibaba_nodes(std::istream& f, const std::string& path, const s
   std::vector<std::string> unknown;
   std::int32_t node = 0;
   std::vector<std::string> cells;
-  while (next_row(f, lineno, cells)) {
+  while (next_row(f, path, lineno, cells)) {
     if (cells.size() != header.size()) {
       fail("expected " + std::to_string(header.size()) + " fields, got " + std::to_string(cells.size()));
     }
@@ -263,7 +275,7 @@ void set_kind_speeds(ClusterSpec& c, const std::string& spec, const std::string&
 }
 
 ClusterSpec load_cluster_file(const std::string& path) {
-  return load_cluster_text(core::read_text_file(path, "cluster file", core::TextSyntax::kLines), path);
+  return load_cluster_text(core::read_text_file(path, "cluster file", core::TextBound::kLines), path);
 }
 
 ClusterSpec load_cluster_text(std::string_view text, const std::string& path) {
@@ -285,7 +297,7 @@ ClusterSpec read_cluster(std::istream& f, const std::string& path) {
     throw core::InputError(path + ":" + std::to_string(lineno) + ": " + what);
   };
   std::vector<std::string> cells;
-  while (next_row(f, lineno, cells)) {
+  while (next_row(f, path, lineno, cells)) {
     if (!header) {
       if (!cells.empty() && cells[0] == "sn") return load_alibaba_nodes(f, path, cells, lineno);
       for (std::size_t i = 0; i < cells.size(); ++i) {

@@ -2,6 +2,7 @@
 /// Error types shared by every folder.
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace salus::core {
 
@@ -17,6 +18,13 @@ class InputError : public std::runtime_error {
 inline std::string at(const std::string& file, long line, const std::string& what) {
   return file + ":" + std::to_string(line) + ": " + what;
 }
+
+/// Text (a key, a name, a value) as an error message quotes it: as it is up to `max_chars` bytes,
+/// else its beginning and end with "..." between, cut at whole UTF-8 characters; a NUL byte written
+/// \x00 (it would end the message).
+std::string text_excerpt(std::string_view text, std::size_t max_chars = 80);
+/// `s` cut back to whole UTF-8 characters at its end (`at_end`) or its start.
+std::string whole_characters(std::string s, bool at_end);
 
 /// Opens an input file (a trace, catalog, cluster file, throughputs, node list, configuration) for
 /// reading and returns its descriptor, or throws InputError naming it: "path: cannot open <kind>:

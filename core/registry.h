@@ -123,7 +123,7 @@ class Registry {
   std::string unknown(std::string_view name, std::string_view also = {}) const {
     std::vector<std::string_view> valid;
     for (const Entry& e : entries_) valid.push_back(e.name);
-    return "unknown " + std::string(kind_) + " '" + std::string(name) + "' (valid: " + names_joined() +
+    return "unknown " + std::string(kind_) + " '" + text_excerpt(name) + "' (valid: " + names_joined() +
            std::string(also) + ")" + did_you_mean(name, valid);
   }
 

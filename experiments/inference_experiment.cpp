@@ -54,7 +54,7 @@ struct InferenceConfig {
 }
 
 InferenceConfig load_config(const std::string& path, const traces::Catalog& catalog) {
-  const std::string text = traces::read_text_file(path, "experiment configuration", traces::TextSyntax::kJson);
+  const std::string text = traces::read_text_file(path, "experiment configuration", traces::TextBound::kJson);
   const json j = traces::parse_json(text, path);
   if (!j.is_object()) throw core::InputError(core::at(path, 1, "expected a JSON object"));
   static const char* kKeys[] = {"format", "notes", "models", "instances", "request_rate_per_s", "duration_s", "seed",

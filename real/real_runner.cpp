@@ -13,6 +13,7 @@
 #include "gpu_backend/memory_pool.h"
 #include "gpu_backend/model.h"
 #include "policies/registry.h"
+#include "traces/csv.h"
 
 namespace salus::real {
 namespace {
@@ -168,11 +169,18 @@ RealRunner::RealRunner(RealRunConfig cfg)
 
 core::Bytes RealRunner::capacity() const { return cfg_.capacity / core::kAlignment * core::kAlignment; }
 
-void RealRunner::check_workloads(const std::vector<core::JobSpec>& jobs) {
+void RealRunner::check_workloads(const std::vector<core::JobSpec>& jobs, const std::string& trace_path) {
   for (const core::JobSpec& s : jobs) {
     if (!gpu::parse_real_workload(s.workload)) {
-      throw core::InputError("job " + s.id + ": workload '" + s.workload + "' has no real model (valid: " +
-                             gpu::real_workload_help() + ")");
+      std::string where;
+      if (!trace_path.empty()) {
+        std::vector<std::string_view> values = {s.id};
+        if (!s.workload.empty()) values.push_back(s.workload);
+        const long line = traces::find_row_line(trace_path, values);
+        where = line > 0 ? core::at(trace_path, line, "") : trace_path + ": ";
+      }
+      throw core::InputError(where + "job " + traces::text_excerpt(s.id) + ": workload '" + traces::text_excerpt(s.workload) +
+                             "' has no real model (valid: " + gpu::real_workload_help() + ")");
     }
   }
 }

@@ -47,8 +47,9 @@ class RealRunner final : public run::PolicyRunner {
 
   std::string_view executor() const override { return "real"; }
   /// Throws core::InputError "job ID: workload 'x' has no real model (valid: ...)" for the first
-  /// job whose workload the real backend does not implement.
-  static void check_workloads(const std::vector<core::JobSpec>& jobs);
+  /// job whose workload the real backend does not implement; given the trace's path, the message
+  /// starts "TRACE:LINE: " (TRACE: where the row is not found again, a JSON trace).
+  static void check_workloads(const std::vector<core::JobSpec>& jobs, const std::string& trace_path = "");
   /// Checks that every job's workload has a model (core::InputError naming the job otherwise),
   /// sizes each workload's network once, takes P and E from the models with memory_from_model,
   /// rounds P and E up to 256 bytes, and warms the device up.

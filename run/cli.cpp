@@ -281,6 +281,33 @@ bool parse_on_off(const std::string& option, const std::string& value) {
   throw core::InputError(option + ": must be on or off, got '" + value + "'");
 }
 
+std::string error_line(std::string_view what, std::size_t max_bytes) {
+  std::string out;
+  out.reserve(what.size());
+  for (const char c : what) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\x%02x", static_cast<unsigned>(u));
+      out += esc;
+    } else {
+      out += c;
+    }
+  }
+  return traces::text_excerpt(out, max_bytes);
+}
+
+namespace {
+
+// Prints "<tool>: <prefix><what><suffix>" as one bounded line.
+void print_error(const char* tool, const char* prefix, std::string_view what, const char* suffix) {
+  const std::size_t fixed = std::strlen(tool) + 2 + std::strlen(prefix) + std::strlen(suffix);
+  const std::string line = error_line(what, fixed < 200 ? 300 - fixed : 100);
+  std::fprintf(stderr, "%s: %s%s%s\n", tool, prefix, line.c_str(), suffix);
+}
+
+}  // namespace
+
 int guarded_main(const char* tool, int (*body)(int, char**), int argc, char** argv) {
   try {
     const int status = body(argc, argv);
@@ -294,16 +321,16 @@ int guarded_main(const char* tool, int (*body)(int, char**), int argc, char** ar
     }
     return status;
   } catch (const core::InputError& e) {
-    std::fprintf(stderr, "%s: %s\n", tool, e.what());
+    print_error(tool, "", e.what(), "");
     return 2;
   } catch (const boost::program_options::error& e) {
-    std::fprintf(stderr, "%s: %s (see --help)\n", tool, e.what());
+    print_error(tool, "", e.what(), " (see --help)");
     return 2;
   } catch (const std::logic_error& e) {
-    std::fprintf(stderr, "%s: internal error: %s\n", tool, e.what());
+    print_error(tool, "internal error: ", e.what(), "");
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", tool, e.what());
+    print_error(tool, "error: ", e.what(), "");
     return 1;
   }
 }

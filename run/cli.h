@@ -81,7 +81,13 @@ std::string version_text(const char* tool);
 bool parse_on_off(const std::string& option, const std::string& value);
 
 
-/// Runs a program's body and turns errors into exit statuses: bad input (core::InputError, a
+/// An error message as a program prints it: control bytes escaped (ESC as \x1b, a line break as
+/// \x0a: one line that cannot drive the terminal), and past `max_bytes` its beginning and end with
+/// "..." between (traces::text_excerpt).
+std::string error_line(std::string_view what, std::size_t max_bytes);
+
+/// Runs a program's body and turns errors into exit statuses (each message one line of at most
+/// 300 characters with its prefix, error_line): bad input (core::InputError, a
 /// command-line error) prints "<tool>: what" and returns 2; a broken invariant (std::logic_error)
 /// "<tool>: internal error: what" and 1; any other failure "<tool>: error: what" and 1. Standard
 /// output is flushed at the end: a failed write to it ("> /dev/full") is "<tool>: error: cannot

@@ -176,9 +176,8 @@ std::string pin_for_device(const std::string& program, const std::string& value,
       throw core::InputError(
           "--cpus " + value + " runs the cpu device's lanes on " + count_phrase(cpus.size()) + ", but " + cat +
           " was measured on " + count_phrase(recorded->size()) + " (" + cpus_phrase(*recorded) +
-          "): lanes on one CPU take turns, on several they run side by side, so its iteration times and pair "
-          "slowdowns describe another device than this run. Drop --cpus (" + program +
-          " then runs on the catalog's CPUs), or measure a catalog on these CPUs with salus-profile --cpus " +
+          "): its times describe another device (docs/real-backend.md, \"Pinning: --cpus\"). Drop --cpus, or "
+          "measure a catalog on these CPUs with salus-profile --cpus " +
           cpu_list_text(cpus));
     }
     pin_to_cpus(cpus);

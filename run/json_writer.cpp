@@ -1,5 +1,7 @@
 #include "run/json_writer.h"
 
+#include <cerrno>
+
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -24,8 +26,13 @@ JsonWriter::~JsonWriter() {
 
 void JsonWriter::flush_if_full() {
   if (out_ == nullptr || buf_.size() < kFlushBytes) return;
-  if (std::fwrite(buf_.data(), 1, buf_.size(), out_) != buf_.size()) failed_ = true;
+  if (std::fwrite(buf_.data(), 1, buf_.size(), out_) != buf_.size()) fail();
   buf_.clear();
+}
+
+void JsonWriter::fail() {
+  if (!failed_) error_ = errno;
+  failed_ = true;
 }
 
 void JsonWriter::newline_indent() {
@@ -183,9 +190,9 @@ bool JsonWriter::finish() {
   if (!stack_.empty() || after_key_) throw std::logic_error("JsonWriter: finish inside a container");
   buf_ += '\n';
   if (out_ == nullptr) return true;
-  if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), out_) != buf_.size()) failed_ = true;
+  if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), out_) != buf_.size()) fail();
   buf_.clear();
-  if (std::fflush(out_) != 0) failed_ = true;
+  if (std::fflush(out_) != 0) fail();
   return !failed_;
 }
 

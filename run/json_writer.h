@@ -46,6 +46,8 @@ class JsonWriter {
 
   /// Writes the final newline and flushes; returns false when a write to the file failed.
   bool finish();
+  /// errno of the first write or flush that failed (ENOSPC: the disk is full); 0 when none did.
+  int error() const { return error_; }
   /// The text written so far (string writer).
   const std::string& text() const { return buf_; }
 
@@ -53,6 +55,7 @@ class JsonWriter {
   void before_value();
   void newline_indent();
   void flush_if_full();
+  void fail();  // notes the first failure's errno
   void write_string(std::string_view s);
 
   std::FILE* out_ = nullptr;
@@ -64,6 +67,7 @@ class JsonWriter {
   std::vector<Level> stack_;
   bool after_key_ = false;
   bool failed_ = false;
+  int error_ = 0;
 };
 
 }  // namespace salus::run

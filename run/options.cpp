@@ -91,7 +91,16 @@ void OptionTable::check_paths(Program program, const po::variables_map& vm) cons
   for (const Option& o : options_) {
     if (!(o.programs & program) || !vm.count(o.name)) continue;
     const std::string* value = boost::any_cast<std::string>(&vm[o.name].value());
-    if (value == nullptr || value->empty()) continue;
+    if (value == nullptr) continue;
+    if (value->empty()) {
+      // Given as '' (a shell variable that was empty): it would write nothing, silently.
+      bool output = false;
+      for (const auto& [programs, kind] : o.output_for) output = output || (programs & program);
+      if (output && !vm[o.name].defaulted()) {
+        throw core::InputError("--" + o.name + ": an empty path (name a file, or leave the option out)");
+      }
+      continue;
+    }
     if (o.input & program) inputs.push_back({"--" + o.name, *value});
     for (const auto& [programs, kind] : o.output_for) {
       if (programs & program) outputs.push_back({"--" + o.name, *value, kind});

@@ -42,6 +42,11 @@ std::string file_type_text(unsigned mode) {
   return "not a regular file";
 }
 
+std::string write_failed(const std::string& path, int error) {
+  return path + ": cannot write: " + (error != 0 ? std::strerror(error) : "write failed") +
+         " (the old file, if any, is as it was)";
+}
+
 std::string not_a_regular_file(unsigned mode) {
   return "is " + file_type_text(mode) + ", not a regular file (an output replaces only a regular file)";
 }
@@ -231,12 +236,12 @@ class OutFile {
   /// or the target became something other than a regular file (the target then is as it was).
   void close() {
     flush();
-    const bool synced = std::fflush(f_) == 0 && ::fsync(::fileno(f_)) == 0;
-    const bool closed = std::fclose(f_) == 0;
+    if (std::fflush(f_) != 0 || ::fsync(::fileno(f_)) != 0) fail(errno);
+    if (std::fclose(f_) != 0) fail(errno);
     f_ = nullptr;
-    if (failed_ || !synced || !closed) {
+    if (failed_) {
       std::remove(tmp_.c_str());
-      throw core::InputError(path_ + ": write failed");
+      throw core::InputError(write_failed(path_, error_));
     }
     try {
       check_target();  // again: it may have been made a FIFO or device since the file was opened
@@ -268,13 +273,18 @@ class OutFile {
     return st;
   }
   void flush() {
-    if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size()) failed_ = true;
+    if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size()) fail(errno);
     buf_.clear();
+  }
+  void fail(int e) {
+    if (!failed_) error_ = e;
+    failed_ = true;
   }
   std::string path_, tmp_;
   std::FILE* f_ = nullptr;
   std::string buf_;
   bool failed_ = false;
+  int error_ = 0;  // errno of the first failure
   int slot_ = -1;
 };
 
@@ -722,7 +732,7 @@ void write_summary_json(const std::string& path, const nlohmann::json& header, c
   {
     JsonWriter w(f.file());
     write_summary(w, header, jobs, runs);
-    if (!w.finish()) throw core::InputError(path + ": write failed");
+    if (!w.finish()) throw core::InputError(write_failed(path, w.error()));
   }
   f.close();
 }

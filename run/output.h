@@ -107,6 +107,9 @@ std::string file_type_text(unsigned mode);
 /// "is a FIFO, not a regular file (an output replaces only a regular file)": why an output that
 /// exists as something else is refused (checked before the run and again at the rename).
 std::string not_a_regular_file(unsigned mode);
+/// "path: cannot write: No space left on device (the old file, if any, is as it was)": a write,
+/// flush, fsync or close of an output failed with `error` (errno; 0: unknown, "write failed").
+std::string write_failed(const std::string& path, int error);
 
 /// The last `max_bytes` of a file ("" when it cannot be read): logs in error messages, whole
 /// small files otherwise.

@@ -74,6 +74,13 @@ bool parse_sim_command_line(int argc, char** argv, SimProgramOptions& o) {
   o.cfg.record_segments = o.timeline != TimelineMode::kOff;  // no file, so nothing to keep
   o.cfg.timeline_plans = o.timeline != TimelineMode::kFull;
   table.check_paths(kSim, vm);
+  const auto given = [&](const char* name) { return vm.count(name) && !vm[name].defaulted(); };
+  if (given("placement") && !o.cfg.cluster) {
+    o.unused.push_back("--placement has no effect on one GPU (it places jobs across --gpus N > 1 or --cluster)");
+  }
+  if (given("timeline") && v.out.empty()) {
+    o.unused.push_back("--timeline has no effect without --out (it chooses what --out's timeline files hold)");
+  }
   return true;
 }
 
@@ -127,7 +134,12 @@ SimProgramResult run_sim_program(const SimProgramOptions& o) {
                            : load_jobs(v.trace, v.profiles, o.cfg.capacity, v.time_scale, o.load);
   SimConfig cfg = o.cfg;
   apply_model(o.model, r.loaded, cfg);
-  r.notes = sim_notes(r.loaded, o.policies, cfg);
+  r.notes = o.unused;
+  if (!v.trace_values.throughputs.empty() && r.loaded.trace.format != traces::TraceFormat::kGavel) {
+    r.notes.push_back(std::string("--throughputs has no effect: the trace is ") + traces::to_string(r.loaded.trace.format) +
+                      ", and only a Gavel trace's jobs take their iteration times from it");
+  }
+  for (std::string& n : sim_notes(r.loaded, o.policies, cfg)) r.notes.push_back(std::move(n));
   if (const std::string note = cluster_out_note(cfg, !v.out.empty()); !note.empty()) r.notes.push_back(note);
   r.runs = simulate_policies(r.loaded.jobs, o.policies, cfg, v.quiet);
   r.cfg = std::move(cfg);

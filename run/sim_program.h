@@ -26,6 +26,8 @@ struct SimProgramOptions {
   TimelineMode timeline = TimelineMode::kRuns;
   ModelOptions model;   ///< --lanes, --interference, --switch-cost-ms, --placement, ...
   traces::LoadOptions load;  ///< --format, --window, --sample, ...
+  /// Options given that change nothing in this run, each a note saying why (never silent).
+  std::vector<std::string> unused;
 };
 
 /// Reads salus-sim's command line (argv[0] the program) against the option table into `o`, every

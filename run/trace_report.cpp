@@ -40,27 +40,31 @@ std::string seconds_and_minutes(core::TimeNs ns) {
 
 }  // namespace
 
-std::string trace_stats_text(const std::string& path, const traces::Trace& trace) {
+void TraceStats::add(const core::JobSpec& j) {
+  if (count_ == 0) first_ = last_ = j.arrival_ns;
+  ++count_;
+  first_ = std::min(first_, j.arrival_ns);
+  last_ = std::max(last_, j.arrival_ns);
+  solo_.push_back(j.solo_ns());
+  total_ += j.solo_ns();
+  const std::string_view name = j.workload.empty() ? std::string_view("(explicit figures)") : std::string_view(j.workload);
+  auto it = mix_.find(name);
+  if (it == mix_.end()) it = mix_.emplace(std::string(name), 0).first;
+  ++it->second;
+}
+
+std::string TraceStats::text(const std::string& path, const traces::Trace& trace) {
   std::string out;
-  const std::vector<core::JobSpec>& jobs = trace.jobs;
   for (const std::string& n : trace.notes) appendf(out, "note: %s\n", n.c_str());
   appendf(out, "trace: %s (%s, %s)\n", path.c_str(), traces::to_string(trace.format),
-              run::count_text(jobs.size(), "job").c_str());
-  if (jobs.empty()) return out;
-
-  core::TimeNs first = jobs[0].arrival_ns, last = jobs[0].arrival_ns;
-  std::vector<core::TimeNs> solo;
-  core::Int128 total = 0;
-  std::map<std::string, std::int64_t> mix;
-  for (const core::JobSpec& j : jobs) {
-    first = std::min(first, j.arrival_ns);
-    last = std::max(last, j.arrival_ns);
-    solo.push_back(j.solo_ns());
-    total += j.solo_ns();
-    ++mix[j.workload.empty() ? "(explicit figures)" : j.workload];
-  }
+              run::count_text(count_, "job").c_str());
+  if (count_ == 0) return out;
+  std::vector<core::TimeNs>& solo = solo_;
   std::sort(solo.begin(), solo.end());
   const std::size_t n = solo.size();
+  const core::TimeNs first = first_, last = last_;
+  const core::Int128 total = total_;
+  const auto& mix = mix_;
   const core::TimeNs span = last - first;
   appendf(out, "arrivals: first %s s, last %s s, span %s", run::seconds_text(first).c_str(),
               run::seconds_text(last).c_str(), seconds_and_minutes(span).c_str());
@@ -88,6 +92,12 @@ std::string trace_stats_text(const std::string& path, const traces::Trace& trace
                 100.0 * static_cast<double>(count) / static_cast<double>(n));
   }
   return out;
+}
+
+std::string trace_stats_text(const std::string& path, const traces::Trace& trace) {
+  TraceStats stats;
+  for (const core::JobSpec& j : trace.jobs) stats.add(j);
+  return stats.text(path, trace);
 }
 
 

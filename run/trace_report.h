@@ -2,7 +2,7 @@
 /// salus-trace's bodies: the summary `stats` prints of a trace, and the canonical command line
 /// `generate` writes into the trace it draws.
 #include <cstdint>
-#include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,8 +11,24 @@
 
 namespace salus::run {
 
-/// salus-trace stats' report of `trace` read from `path`: its notes, the count, the arrival span,
-/// the solo durations (median, mean, p95, min, max, total) and the workload mix.
+/// What salus-trace stats reports, taken one job at a time (a trace streamed to it keeps 8 bytes a
+/// job, its solo time, not the job).
+class TraceStats {
+ public:
+  void add(const core::JobSpec& job);
+  /// The report: the trace's notes, the count, the arrival span, the solo durations (median,
+  /// mean, p95, min, max, total) and the workload mix.
+  std::string text(const std::string& path, const traces::Trace& trace);
+
+ private:
+  std::size_t count_ = 0;
+  core::TimeNs first_ = 0, last_ = 0;
+  std::vector<core::TimeNs> solo_;
+  core::Int128 total_ = 0;
+  std::map<std::string, std::int64_t, std::less<>> mix_;
+};
+
+/// salus-trace stats' report of `trace` read from `path` (its jobs added to a TraceStats).
 std::string trace_stats_text(const std::string& path, const traces::Trace& trace);
 
 /// Text that a POSIX shell reads back as the same word ('...' only where needed).

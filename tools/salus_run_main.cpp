@@ -91,11 +91,7 @@ int body(int argc, char** argv) {
   // Before any thread: the CPUs, which on the cpu device follow the catalog's (README, --cpus).
   const traces::Catalog catalog = traces::Catalog::load(v.profiles);
   const std::string cpus_note = run::pin_for_device("salus-run", v.cpus, o.rc.device, &catalog);
-  try {
-    real::RealRunner::check_workloads(jobs);
-  } catch (const core::InputError& e) {
-    throw core::InputError(v.trace + ": " + e.what());
-  }
+  real::RealRunner::check_workloads(jobs, v.trace);
   real::RealRunConfig rc = o.rc;
   rc.stop = &g_stop;
   real::RealRunner runner(rc);

@@ -124,8 +124,11 @@ int stats(int argc, char** argv) {
   const traces::LoadOptions load = run::make_load_options(v.trace_values, run::parse_seed(v.seed));
 
   const traces::Catalog catalog = traces::Catalog::load(profiles);
-  const traces::Trace trace = traces::load_trace(path, catalog, load);
-  std::fputs(run::trace_stats_text(path, trace).c_str(), stdout);
+  // Streamed: a native trace's jobs are summarised as they are read, never held together.
+  run::TraceStats stats;
+  const traces::Trace trace =
+      traces::load_trace_streamed(path, catalog, load, [&stats](const core::JobSpec& j) { stats.add(j); });
+  std::fputs(stats.text(path, trace).c_str(), stdout);
   return 0;
 }
 

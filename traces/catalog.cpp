@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "core/registry.h"
 #include "traces/csv.h"
 
 
@@ -307,7 +308,7 @@ Catalog Catalog::load(const std::string& path) {
                            "; set SALUS_DATA_DIR to the folder holding profiles/catalog.json, or pass --profiles)");
   }
   // Opened again to read: a field past the bound is the file's mistake, not a missing catalog.
-  return parse(read_text_file(path, "catalog file", TextSyntax::kJson), path);
+  return parse(read_text_file(path, "catalog file", TextBound::kJson), path);
 }
 
 std::string catalog_text(const json& doc) {
@@ -473,6 +474,21 @@ std::vector<std::string> Catalog::names() const {
   out.reserve(profiles_.size());
   for (const auto& [name, profile] : profiles_) out.push_back(name);
   return out;
+}
+
+std::string Catalog::unknown_workload(std::string_view name) const {
+  std::string out = "unknown workload '" + text_excerpt(name) + "' (";
+  if (profiles_.size() <= 8) return out + "valid: " + names_joined() + ")";
+  std::vector<std::pair<std::size_t, std::string_view>> by_distance;
+  const std::string_view cut = name.substr(0, 256);  // the distance of a longer name says nothing more
+  for (const auto& [candidate, profile] : profiles_) by_distance.emplace_back(core::edit_distance(cut, candidate), candidate);
+  std::stable_sort(by_distance.begin(), by_distance.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  out += "nearest: ";
+  for (std::size_t i = 0; i < 3; ++i) out += std::string(i ? ", " : "") + std::string(by_distance[i].second);
+  out += "; the catalog's " + std::to_string(profiles_.size()) +
+         " workloads: its file, docs/traces.md \"The workload catalog\")";
+  return out + core::did_you_mean(cut, names());
 }
 
 std::string Catalog::names_joined() const {

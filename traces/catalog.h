@@ -83,6 +83,11 @@ class Catalog {
   std::vector<std::string> names() const;
   /// Comma-separated list of all names, for error messages.
   std::string names_joined() const;
+  /// "unknown workload 'NAME' (valid: a, b, c)" for a catalog of at most 8 names; for a larger one
+  /// the nearest 3 by edit distance and where to find them all: "(nearest: ...; the catalog's N
+  /// workloads: --profiles FILE, docs/traces.md \"The workload catalog\")", then "; did you mean
+  /// 'x'?" where one is close. The name is quoted in at most 80 bytes.
+  std::string unknown_workload(std::string_view name) const;
 
   /// The measured pairs, as the file lists them; both names are entries of this catalog.
   const std::vector<PairSlowdown>& pairs() const { return pairs_; }

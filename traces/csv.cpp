@@ -87,33 +87,7 @@ bool append_json_text(const nlohmann::json& value, bool forward, std::size_t lim
   }
 }
 
-// Cut back to a whole UTF-8 character at the end (`at_end`) or the start of `s`.
-std::string whole_characters(std::string s, bool at_end) {
-  const auto continuation = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; };
-  if (at_end) {
-    std::size_t n = s.size();
-    while (n > 0 && continuation(s[n - 1])) --n;
-    if (n > 0 && static_cast<unsigned char>(s[n - 1]) >= 0xC0) {
-      // A lead byte: keep its character only if all of it is there.
-      const unsigned char lead = static_cast<unsigned char>(s[n - 1]);
-      const std::size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-      if (s.size() - (n - 1) < length) s.resize(n - 1);
-    }
-    return s;
-  }
-  std::size_t k = 0;
-  while (k < s.size() && continuation(s[k])) ++k;
-  return s.substr(k);
-}
-
 }  // namespace
-
-std::string text_excerpt(std::string_view text, std::size_t max_chars) {
-  if (text.size() <= max_chars) return std::string(text);
-  const std::size_t half = max_chars > 3 ? (max_chars - 3) / 2 : 1;
-  return whole_characters(std::string(text.substr(0, half)), true) + "..." +
-         whole_characters(std::string(text.substr(text.size() - half)), false);
-}
 
 std::string json_excerpt(const nlohmann::json& value, std::size_t max_chars) {
   std::string whole;
@@ -124,11 +98,37 @@ std::string json_excerpt(const nlohmann::json& value, std::size_t max_chars) {
   append_json_text(value, false, half, tail);
   std::reverse(tail.begin(), tail.end());
   if (tail.size() > half) tail = tail.substr(tail.size() - half);
-  return whole_characters(std::move(head), true) + "..." + whole_characters(std::move(tail), false);
+  return core::whole_characters(std::move(head), true) + "..." + core::whole_characters(std::move(tail), false);
 }
 
 CsvReader::CsvReader(std::string_view text, const std::string& path) : text_(text), path_(path) {
   if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // UTF-8 byte order mark
+}
+
+CsvReader::CsvReader(core::InputFile& file) : path_(file.path()), file_(&file), eof_(false) {
+  refill();
+  if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;
+}
+
+// At a row's start: keeps the window holding at least a whole row past pos_ (or the rest of the
+// file), so that a row that reaches the window's end is one past the bound.
+void CsvReader::refill() {
+  if (file_ == nullptr) return;
+  text_ = buffer_;  // the buffer may have moved with the reader
+  constexpr std::size_t kRow = kMaxLineBytes + 3;  // a row at the bound, its CR LF, one more byte
+  if (eof_ || text_.size() - pos_ >= kRow) return;
+  const std::size_t keep = std::min(line_start_, pos_);  // columns count from the line's start
+  buffer_.erase(0, keep);
+  pos_ -= keep;
+  line_start_ -= keep;
+  while (!eof_ && buffer_.size() - pos_ < 3 * kRow) {
+    if (core::append_from(*file_, buffer_, std::size_t{4} << 20) == 0) eof_ = true;
+  }
+  // What is buffered past pos_ is checked again with what came: the line of a bad byte counts
+  // from pos_, the start of line_.
+  const std::string_view ahead = std::string_view(buffer_).substr(pos_);
+  check_utf8(eof_ ? ahead : ahead.substr(0, core::complete_utf8_prefix(ahead)), path_, line_);
+  text_ = buffer_;
 }
 
 void append_csv_field(std::string& out, std::string_view s) {
@@ -147,14 +147,18 @@ void append_csv_field(std::string& out, std::string_view s) {
 }
 
 bool CsvReader::next() {
-  while (pos_ < text_.size() && skip_ignored_line()) {
+  for (;;) {
+    refill();
+    if (pos_ >= text_.size()) return false;
+    if (!skip_ignored_line()) break;
   }
-  if (pos_ >= text_.size()) return false;
   row_line_ = line_;
   cells_.clear();
   scratch_.clear();
+  row_start_ = pos_;
   for (;;) {
     read_field();
+    if (cells_.size() > kMaxFieldsPerLine) core::too_many_fields(path_, row_line_);
     if (pos_ < text_.size() && text_[pos_] == ',') {
       ++pos_;
       continue;
@@ -162,6 +166,10 @@ bool CsvReader::next() {
     if (pos_ < text_.size() && text_[pos_] == '\r') ++pos_;
     end_line();
     break;
+  }
+  // The row with its line break; streaming, a row that ran to the window's end is past the bound.
+  if (pos_ - row_start_ > kMaxLineBytes + 2 || (cut_short() && pos_ >= text_.size())) {
+    core::line_too_long(path_, row_line_);
   }
   // Views into scratch_ are made only now: it may have moved while the row was read.
   views_.resize(cells_.size());
@@ -180,6 +188,7 @@ bool CsvReader::skip_ignored_line() {
   const bool comment = i < text_.size() && text_[i] == '#';
   if (!blank && !comment) return false;
   while (i < text_.size() && text_[i] != '\n') ++i;
+  if (i - pos_ > kMaxLineBytes + 1 || (cut_short() && i >= text_.size())) core::line_too_long(path_, line_);
   pos_ = i;
   end_line();
   return true;
@@ -199,10 +208,17 @@ bool CsvReader::at_line_end() const {
   return text_[pos_] == '\r' && (pos_ + 1 == text_.size() || text_[pos_ + 1] == '\n');
 }
 
+// A field past kMaxFieldBytes that ends at `end`: reported as such when its row is within the
+// bound on a row, else as a row too long (streaming, the field's end may not have been read).
+void CsvReader::past_bound(long line, std::size_t column, std::size_t end, std::size_t bytes) const {
+  if (end - row_start_ > kMaxLineBytes + 1 || (cut_short() && end >= text_.size())) core::line_too_long(path_, row_line_);
+  field_too_long(path_, line, column, bytes);
+}
+
 void CsvReader::read_field() {
   const std::size_t raw_start = pos_;  // the bound counts the blanks around a field too
   while (pos_ < text_.size() && is_blank(text_[pos_])) ++pos_;
-  if (pos_ - raw_start > kMaxFieldBytes) field_too_long(path_, line_, raw_start - line_start_ + 1, pos_ - raw_start);
+  if (pos_ - raw_start > kMaxFieldBytes) past_bound(line_, raw_start - line_start_ + 1, pos_, pos_ - raw_start);
   if (pos_ < text_.size() && text_[pos_] == '"') {
     const long quote_line = line_;
     const std::size_t column = pos_ - line_start_ + 1;
@@ -210,11 +226,15 @@ void CsvReader::read_field() {
     const std::size_t start = pos_;
     bool doubled = false;  // a "" inside: the field is unescaped into scratch_
     for (;;) {
-      if (pos_ >= text_.size()) throw core::InputError(core::at(path_, quote_line, "unterminated quoted field"));
+      if (pos_ >= text_.size()) {
+        if (cut_short()) core::line_too_long(path_, row_line_);
+        throw core::InputError(core::at(path_, quote_line, "unterminated quoted field"));
+      }
       if (pos_ - start > kMaxFieldBytes) {
         // Its length, up to the closing quote (or the end): counted, not kept.
         const std::size_t close = text_.find('"', pos_);
-        field_too_long(path_, quote_line, column, (close == std::string_view::npos ? text_.size() : close) - start);
+        past_bound(quote_line, column, close == std::string_view::npos ? text_.size() : close,
+                   (close == std::string_view::npos ? text_.size() : close) - start);
       }
       const char c = text_[pos_++];
       if (c == '"') {
@@ -253,9 +273,40 @@ void CsvReader::read_field() {
     ++pos_;
   }
   std::size_t end = pos_;
-  if (end - raw_start > kMaxFieldBytes) field_too_long(path_, line_, raw_start - line_start_ + 1, end - raw_start);
+  if (end - raw_start > kMaxFieldBytes) past_bound(line_, raw_start - line_start_ + 1, end, end - raw_start);
   while (end > start && is_blank(text_[end - 1])) --end;
   cells_.push_back({start, end - start, false});
+}
+
+CsvReader TraceInput::rows() {
+  if (file_ == nullptr) return CsvReader(text_, path_);
+  file_->rewind();
+  return CsvReader(*file_);
+}
+
+std::string_view TraceInput::text(core::TextBound bound) {
+  if (file_ == nullptr || have_text_) return file_ == nullptr ? text_ : std::string_view(read_);
+  file_->rewind();
+  read_ = core::read_rest(*file_, bound);
+  check_utf8(read_, path_);
+  have_text_ = true;
+  return read_;
+}
+
+long find_row_line(const std::string& path, const std::vector<std::string_view>& values) {
+  try {
+    core::InputFile file(path, "trace file");
+    CsvReader rows(file);
+    while (rows.next()) {
+      bool all = true;
+      for (std::string_view v : values) {
+        all = all && std::find(rows.fields().begin(), rows.fields().end(), v) != rows.fields().end();
+      }
+      if (all) return rows.line();
+    }
+  } catch (const core::InputError&) {
+  }
+  return 0;
 }
 
 CsvTable parse_csv(std::string_view text, const std::string& path) {
@@ -359,8 +410,7 @@ void check_json_tokens(std::string_view text, const std::string& path) {
       top_level_value(i);
       for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i) {
         if (text[i] == '\0') fail(i, "a NUL byte, which JSON text never holds");
-        // As core/text_input.cpp's streamed scanner counts (the escaped byte skipped, whatever it
-        // is): both give one byte count for a field past the bound.
+        // An escape takes the next byte with it, whatever it is.
         if (text[i] == '\\') ++i;
       }
       if (i < text.size() && text[i] == '"') ++i;

@@ -92,8 +92,8 @@ struct Place {
 // The cell as it appears in messages ("got '...'"); only built on the error path. A long cell is
 // cut to its first 60 bytes and its length, so that a message stays a line.
 inline std::string quoted(std::string_view text) {
-  if (text.size() <= 80) return "'" + std::string(text) + "'";
-  return "'" + std::string(text.substr(0, 60)) + "...' (" + std::to_string(text.size()) + " bytes)";
+  if (text.size() <= 80) return "'" + text_excerpt(text) + "'";
+  return "'" + text_excerpt(text.substr(0, 60), 60) + "...' (" + std::to_string(text.size()) + " bytes)";
 }
 
 template <typename Ok>
@@ -184,11 +184,11 @@ class FirstSeen {
       where_.reserve(jobs.capacity());
       advise_huge_pages(where_.data(), where_.capacity() * sizeof(where_[0]));
     }
-    where_.push_back({place.line, place.index});
+    where_.push_back(place.line > 0 ? place.line : -static_cast<std::int64_t>(place.index) - 1);
     const Slot added{static_cast<std::uint32_t>(jobs.size()), hash(jobs.back().id)};
-    if (jobs.size() * 2 > slots_.size()) {  // load factor at most 1/2; sized for the reserved jobs at once
+    if (jobs.size() * 4 > slots_.size() * 3) {  // load factor at most 3/4; sized for the reserved jobs at once
       std::size_t n = std::max<std::size_t>(64, slots_.size() * 2);
-      while (n < jobs.capacity() * 2) n *= 2;
+      while (n * 3 < jobs.capacity() * 4) n *= 2;
       std::vector<Slot> old;
       old.reserve(n);
       advise_huge_pages(old.data(), n * sizeof(Slot));
@@ -200,9 +200,34 @@ class FirstSeen {
     }
     put(added);
   }
+  // The same for jobs that are not kept (streaming): the table keeps its own copy of each id.
+  std::int64_t find_own(std::string_view id) const {
+    if (slots_.empty()) return -1;
+    const std::uint32_t h = hash(id);
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (s.job == 0) return -1;
+      if (s.hash == h && own_id(s.job - 1) == id) return static_cast<std::int64_t>(s.job - 1);
+    }
+  }
+  void add_own(std::string_view id, const Place& place) {
+    ids_.append(id);
+    id_ends_.push_back(ids_.size());
+    where_.push_back(place.line > 0 ? place.line : -static_cast<std::int64_t>(place.index) - 1);
+    const Slot added{static_cast<std::uint32_t>(id_ends_.size()), hash(id)};
+    if (id_ends_.size() * 4 > slots_.size() * 3) {
+      std::vector<Slot> old(std::max<std::size_t>(64, slots_.size() * 2));
+      old.swap(slots_);
+      for (const Slot& s : old) {
+        if (s.job != 0) put(s);
+      }
+    }
+    put(added);
+  }
   std::string where_first(std::int64_t k) const {
-    const auto& [line, index] = where_[static_cast<std::size_t>(k)];
-    return line > 0 ? "first at line " + std::to_string(line) : "first is job " + std::to_string(index + 1);
+    const std::int64_t w = where_[static_cast<std::size_t>(k)];
+    return w > 0 ? "first at line " + std::to_string(w) : "first is job " + std::to_string(-w);
   }
 
  private:
@@ -220,12 +245,28 @@ class FirstSeen {
     while (slots_[i].job != 0) i = (i + 1) & mask;
     slots_[i] = s;
   }
+  std::string_view own_id(std::size_t k) const {
+    const std::size_t start = k == 0 ? 0 : id_ends_[k - 1];
+    return std::string_view(ids_).substr(start, id_ends_[k] - start);
+  }
   std::vector<Slot> slots_;
-  std::vector<std::pair<long, std::size_t>> where_;
+  std::string ids_;                   // streaming: every id, end to end
+  std::vector<std::uint64_t> id_ends_;  // where each ends in ids_
+  std::vector<std::int64_t> where_;  // each job's line, or -(its index + 1) where it has none (JSON)
 };
 
-// Appends a job, rejecting a job_id seen before.
+// Appends a job, rejecting a job_id seen before; streaming (trace.sink), hands it to the sink.
 inline void add_job(Trace& trace, core::JobSpec job, const Place& place, FirstSeen& first) {
+  if (trace.sink != nullptr) {
+    if (const std::int64_t k = first.find_own(job.id); k >= 0) {
+      place.fail("duplicate job_id '" + job.id + "' (" + first.where_first(k) + ")");
+    }
+    job.trace_order = static_cast<std::int32_t>(trace.streamed);
+    first.add_own(job.id, place);
+    (*trace.sink)(job);
+    ++trace.streamed;
+    return;
+  }
   if (const std::int64_t k = first.find(trace.jobs, job.id); k >= 0) {
     place.fail("duplicate job_id '" + job.id + "' (" + first.where_first(k) + ")");
   }
@@ -273,12 +314,12 @@ inline std::string joined(const std::vector<std::string>& names) {
 
 namespace salus::traces {
 // The importers of the public traces (import_public.cpp), read through trace_format_registry().
-void read_gavel(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
-void read_philly(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
-void read_helios(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
-void read_alibaba(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
-void read_pollux(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
-void read_acme(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
-void read_lucid(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
-void read_pai2020(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
+void read_gavel(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
+void read_philly(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
+void read_helios(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
+void read_alibaba(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
+void read_pollux(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
+void read_acme(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
+void read_lucid(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
+void read_pai2020(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
 }  // namespace salus::traces

@@ -194,7 +194,7 @@ std::vector<std::string> resolve_workloads(const Catalog& catalog, const std::ve
   for (const std::string& name : requested) {
     if (name.empty()) throw core::InputError("--workloads: empty workload name");
     if (!catalog.find(name)) {
-      throw core::InputError("--workloads: unknown workload '" + name + "' (valid: " + catalog.names_joined() + ")");
+      throw core::InputError("--workloads: " + catalog.unknown_workload(name));
     }
     if (!seen.insert(name).second) throw core::InputError("--workloads: '" + name + "' is listed twice");
   }

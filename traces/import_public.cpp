@@ -248,7 +248,7 @@ namespace steps {
 GavelThroughputs load_gavel_throughputs(const LoadOptions& options) {
   GavelThroughputs tp;
   if (options.throughputs.empty()) return tp;
-  const std::string tp_text = read_text_file(options.throughputs, "throughputs file", TextSyntax::kJson);
+  const std::string tp_text = read_text_file(options.throughputs, "throughputs file", TextBound::kJson);
   const json doc = parse_json(tp_text, options.throughputs);
   if (!doc.is_object() || doc.empty()) {
     throw core::InputError(core::at(options.throughputs, 1, "expected an object {worker_type: {job: {\"null\": steps/s}}}"));
@@ -277,6 +277,7 @@ bool GavelRows::next() {
     if (nl == std::string_view::npos) nl = text_.size();
     std::string_view row = text_.substr(pos_, nl - pos_);
     pos_ = nl + 1;
+    if (row.size() > kMaxLineBytes + 1) core::line_too_long(path_, line_);
     if (line_ == 1 && row.substr(0, 3) == "\xEF\xBB\xBF") row.remove_prefix(3);
     if (!row.empty() && row.back() == '\r') row.remove_suffix(1);
     if (row.find_first_not_of(" \t") == std::string_view::npos || row.front() == '#') continue;
@@ -285,6 +286,7 @@ bool GavelRows::next() {
       const std::size_t tab = row.find('\t', start);
       fields_.push_back(row.substr(start, tab == std::string_view::npos ? std::string_view::npos : tab - start));
       if (fields_.back().size() > kMaxFieldBytes) field_too_long(path_, line_, start + 1, fields_.back().size());
+      if (fields_.size() > kMaxFieldsPerLine) core::too_many_fields(path_, line_);
       if (tab == std::string_view::npos) break;
       start = tab + 1;
     }
@@ -501,12 +503,13 @@ void note_gavel(Trace& trace, std::size_t layout, const GavelCounts& counts, con
 
 }  // namespace steps
 
-void read_gavel(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options) {
+void read_gavel(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options) {
   using namespace steps;
   const GavelThroughputs tp = load_gavel_throughputs(options);
   const std::vector<std::string> names = catalog.names();
   GavelCounts counts;
   FirstSeen first;
+  const std::string_view text = input.text(core::TextBound::kLines);
   GavelRows rows(text, trace.path);
   std::size_t layout = 0;  // fields per row: 10 or 7, set by the first row
   for (std::size_t r = 0; rows.next(); ++r) {
@@ -527,8 +530,9 @@ void read_gavel(Trace& trace, std::string_view text, const Catalog& catalog, con
 
 // ---- Philly --------------------------------------------------------------------------------
 
-void read_philly(Trace& trace, std::string_view text, const Catalog&, const LoadOptions& options) {
+void read_philly(Trace& trace, TraceInput& input, const Catalog&, const LoadOptions& options) {
   const std::string& path = trace.path;
+  const std::string_view text = input.text(core::TextBound::kJson);
   const json doc = parse_json(text, path);
   if (!doc.is_array()) throw core::InputError(core::at(path, 1, "expected a JSON list of jobs (Philly cluster_job_log)"));
   const std::vector<long> lines = json_array_element_lines(text, "");
@@ -616,10 +620,10 @@ struct JobLog {
 };
 
 template <std::size_t N, typename Memory>
-std::int64_t read_job_log(Trace& trace, std::string_view text, const LoadOptions& options, const JobLog& log,
+std::int64_t read_job_log(Trace& trace, TraceInput& input, const LoadOptions& options, const JobLog& log,
                           const std::array<const char*, N>& names, Memory memory) {
   const std::string& path = trace.path;
-  CsvReader rows(text, path);
+  CsvReader rows = input.rows();
   const CsvRow header = read_header(rows, path);
   std::vector<std::string> extra;
   const auto index = map_header(path, header, names, {0, 1, 2, 3}, log.format, &extra);
@@ -667,10 +671,10 @@ std::int64_t read_job_log(Trace& trace, std::string_view text, const LoadOptions
   return figures;
 }
 
-void read_helios(Trace& trace, std::string_view text, const Catalog&, const LoadOptions& options) {
+void read_helios(Trace& trace, TraceInput& input, const Catalog&, const LoadOptions& options) {
   constexpr std::array<const char*, 12> names = {"job_id", "gpu_num", "submit_time", "duration", "user", "vc",
                                                  "cpu_num", "node_num", "state", "start_time", "end_time", "queue"};
-  read_job_log(trace, text, options,
+  read_job_log(trace, input, options,
                {"a Helios", "job_id", "gpu_num", "submit_time", "duration",
                 "helios: duration = duration, GPUs = gpu_num; user, vc, cpu_num, node_num, state, start_time, "
                 "end_time and queue not read"},
@@ -678,13 +682,13 @@ void read_helios(Trace& trace, std::string_view text, const Catalog&, const Load
   note_assumed(trace, static_cast<std::int64_t>(trace.jobs.size()), options);
 }
 
-void read_acme(Trace& trace, std::string_view text, const Catalog&, const LoadOptions& options) {
+void read_acme(Trace& trace, TraceInput& input, const Catalog&, const LoadOptions& options) {
   constexpr std::array<const char*, 17> names = {
       "job_id",   "gpu_num",    "submit_time", "duration", "user",           "node_num",           "cpu_num",
       "type",     "state",      "start_time",  "end_time", "queue",          "gpu_time",           "mem_per_pod_GB",
       "fail_time", "stop_time", "shared_mem_per_pod"};
   ValueCounts states;
-  read_job_log(trace, text, options,
+  read_job_log(trace, input, options,
                {"an Acme", "job_id", "gpu_num", "submit_time", "duration",
                 "acme: duration = duration (end_time - start_time), GPUs = gpu_num, times in UTC from their offsets; "
                 "user, node_num, cpu_num, type, state, start_time, end_time, queue, gpu_time and Kalos' pod memory "
@@ -701,13 +705,13 @@ void read_acme(Trace& trace, std::string_view text, const Catalog&, const LoadOp
   note_assumed(trace, static_cast<std::int64_t>(trace.jobs.size()), options);
 }
 
-void read_lucid(Trace& trace, std::string_view text, const Catalog&, const LoadOptions& options) {
+void read_lucid(Trace& trace, TraceInput& input, const Catalog&, const LoadOptions& options) {
   constexpr std::array<const char*, 17> names = {"job_id", "gpu_num", "submit_time", "duration", "gmem",
                                                  "gpu_util", "user",   "vc",          "jobname",  "cpu_num",
                                                  "state",  "dataset",  "model",       "batchsize", "amp",
                                                  "speed",  "gmem_util"};
   const std::int64_t figures = read_job_log(
-      trace, text, options,
+      trace, input, options,
       {"a Lucid", "job_id", "gpu_num", "submit_time", "duration",
        "lucid: duration = duration, GPUs = gpu_num; memory E = gmem MiB per GPU (P = 0) and utilisation = gpu_util / "
        "100 where gmem > 0 (utilisation 1 where gpu_util is 0 or empty); user, vc, jobname, cpu_num, state, dataset, "
@@ -738,13 +742,13 @@ void read_lucid(Trace& trace, std::string_view text, const Catalog&, const LoadO
 
 // ---- Alibaba PAI GPU-sharing ---------------------------------------------------------------
 
-void read_alibaba(Trace& trace, std::string_view text, const Catalog&, const LoadOptions& options) {
+void read_alibaba(Trace& trace, TraceInput& input, const Catalog&, const LoadOptions& options) {
   const std::string& path = trace.path;
   enum { kName, kGpus, kMilli, kCreate, kDelete, kSched, kCpu, kMem, kSpec, kQos, kPhase, kCount };
   constexpr std::array<const char*, kCount> names = {"name", "num_gpu", "gpu_milli", "creation_time", "deletion_time",
                                                      "scheduled_time", "cpu_milli", "memory_mib", "gpu_spec", "qos",
                                                      "pod_phase"};
-  CsvReader rows(text, path);
+  CsvReader rows = input.rows();
   const CsvRow header = read_header(rows, path);
   auto has = [&](const char* name) { return std::find(header.fields.begin(), header.fields.end(), name) != header.fields.end(); };
   if (!has("creation_time") && !has("deletion_time") && !has("scheduled_time")) {
@@ -833,9 +837,9 @@ void read_alibaba(Trace& trace, std::string_view text, const Catalog&, const Loa
 constexpr std::array<const char*, 10> kPaiTaskColumns = {"job_name", "task_name", "inst_num",  "status",   "start_time",
                                                          "end_time", "plan_cpu",  "plan_mem", "plan_gpu", "gpu_type"};
 
-void read_pai2020(Trace& trace, std::string_view text, const Catalog&, const LoadOptions& options) {
+void read_pai2020(Trace& trace, TraceInput& input, const Catalog&, const LoadOptions& options) {
   const std::string& path = trace.path;
-  CsvReader rows(text, path);
+  CsvReader rows = input.rows();
   if (!rows.next()) throw core::InputError(core::at(path, 1, "no jobs"));
   const std::size_t width = rows.fields().size();
   if (width == 6) {
@@ -935,11 +939,11 @@ void read_pai2020(Trace& trace, std::string_view text, const Catalog&, const Loa
 
 // ---- Pollux --------------------------------------------------------------------------------
 
-void read_pollux(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options) {
+void read_pollux(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options) {
   const std::string& path = trace.path;
   enum { kName, kTime, kApp, kReplicas, kBatch, kDuration, kCount };
   constexpr std::array<const char*, kCount> names = {"name", "time", "application", "num_replicas", "batch_size", "duration"};
-  CsvReader rows(text, path);
+  CsvReader rows = input.rows();
   const CsvRow header = read_header(rows, path);
   std::vector<std::string> extra;
   const auto index = map_header(path, header, names, {kName, kTime, kApp, kReplicas, kBatch}, "a Pollux", &extra);

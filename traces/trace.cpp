@@ -56,7 +56,7 @@ core::JobSpec make_job(const RawJob& raw, const Catalog& catalog, const Place& p
   const WorkloadProfile* profile = nullptr;
   if (!job.workload.empty()) {
     profile = catalog.find(job.workload);
-    if (!profile) place.fail("unknown workload '" + job.workload + "' (valid: " + catalog.names_joined() + ")");
+    if (!profile) place.fail(catalog.unknown_workload(job.workload));
   }
   if (raw[kArrival].empty()) place.fail("arrival_s is missing");
   job.arrival_ns = seconds_field(place, "arrival_s", raw[kArrival], false);
@@ -72,7 +72,7 @@ core::JobSpec make_job(const RawJob& raw, const Catalog& catalog, const Place& p
     }
     const double v = decimal_field(place, name, raw[c], ">= 0", [](double x) { return x >= 0; });
     const std::optional<core::Bytes> bytes = core::bytes_from_mib(v);
-    if (!bytes) place.fail(name + " is too large, got '" + raw[c] + "'");
+    if (!bytes) place.fail(name + " is too large, got " + fields::quoted(raw[c]));
     return *bytes;
   };
   job.persistent = mib(kPersistent, profile ? profile->persistent : 0);
@@ -83,8 +83,8 @@ core::JobSpec make_job(const RawJob& raw, const Catalog& catalog, const Place& p
   } else {
     const double ms = decimal_field(place, "iter_ms", raw[kIterMs], "> 0", [](double x) { return x > 0; });
     const std::optional<core::TimeNs> ns = core::ns_from_ms(ms);
-    if (!ns) place.fail("iter_ms is too large, got '" + raw[kIterMs] + "'");
-    if (*ns <= 0) place.fail("iter_ms rounds to 0 ns, got '" + raw[kIterMs] + "'");
+    if (!ns) place.fail("iter_ms is too large, got " + fields::quoted(raw[kIterMs]));
+    if (*ns <= 0) place.fail("iter_ms rounds to 0 ns, got " + fields::quoted(raw[kIterMs]));
     job.iter_ns = *ns;
   }
   if (!missing.empty()) {
@@ -104,7 +104,7 @@ core::JobSpec make_job(const RawJob& raw, const Catalog& catalog, const Place& p
   // Optional: GPUs the job runs on at once (a cluster gang-schedules it); 1 when absent.
   if (!raw[kGpus].empty()) {
     const std::int64_t gpus = count_field(place, "gpus", raw[kGpus]);
-    if (gpus > std::numeric_limits<std::int32_t>::max()) place.fail("gpus is too large, got '" + raw[kGpus] + "'");
+    if (gpus > std::numeric_limits<std::int32_t>::max()) place.fail("gpus is too large, got " + fields::quoted(raw[kGpus]));
     job.gpus = static_cast<std::int32_t>(gpus);
   }
   check_solo_time(place, job);
@@ -156,7 +156,7 @@ void load_native_csv(Trace& trace, const CsvRow& header, CsvReader& rows, const 
     first.prefetch(raw[kJobId]);
     add_job(trace, make_job(raw, catalog, place), place, first);
   }
-  if (trace.jobs.empty()) throw core::InputError(core::at(path, header.line, "no jobs"));
+  if (trace.jobs.empty() && trace.streamed == 0) throw core::InputError(core::at(path, header.line, "no jobs"));
 }
 
 void load_json(Trace& trace, std::string_view text, const Catalog& catalog) {
@@ -243,29 +243,42 @@ void load_tiresias(Trace& trace, const CsvRow& header, CsvReader& rows, const Ca
 
 // ---- readers of the table ------------------------------------------------------------------
 
-void reserve_jobs(Trace& trace, std::string_view text) {
-  // One job per line at most: reserving keeps a large trace from being copied as it grows.
-  trace.jobs.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+void reserve_jobs(Trace& trace, TraceInput& input) {
+  // A job per row at most, the rows counted by a first pass of the reader itself: growing the
+  // vector instead would hold the old and the new array at once (twice the jobs' memory at the
+  // last doubling). Counting stops at the first error, which the second pass reports in its
+  // place; a count no allocation can hold is not reserved (the rows then fail, or grow the vector).
+  std::size_t rows = 0;
+  try {
+    CsvReader counter = input.rows();
+    while (counter.next()) ++rows;
+  } catch (const core::InputError&) {
+  }
+  try {
+    trace.jobs.reserve(rows);
+    trace.whole_gpu.reserve(rows);
+    trace.memory_share_ppm.reserve(rows);
+  } catch (const std::bad_alloc&) {
+    return;
+  }
   advise_huge_pages(trace.jobs.data(), trace.jobs.capacity() * sizeof(core::JobSpec));
-  trace.whole_gpu.reserve(trace.jobs.capacity());
-  trace.memory_share_ppm.reserve(trace.jobs.capacity());
 }
 
-void read_native(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions&) {
-  reserve_jobs(trace, text);
-  CsvReader rows(text, trace.path);
+void read_native(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions&) {
+  if (trace.sink == nullptr) reserve_jobs(trace, input);
+  CsvReader rows = input.rows();
   if (!rows.next()) throw core::InputError(core::at(trace.path, 1, "no jobs"));
   const CsvRow header{rows.line(), {rows.fields().begin(), rows.fields().end()}};
   load_native_csv(trace, header, rows, catalog);
 }
 
-void read_json(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions&) {
-  load_json(trace, text, catalog);
+void read_json(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions&) {
+  load_json(trace, input.text(core::TextBound::kJson), catalog);
 }
 
-void read_tiresias(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options) {
-  reserve_jobs(trace, text);
-  CsvReader rows(text, trace.path);
+void read_tiresias(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options) {
+  reserve_jobs(trace, input);
+  CsvReader rows = input.rows();
   if (!rows.next()) throw core::InputError(core::at(trace.path, 1, "no jobs"));
   const CsvRow header{rows.line(), {rows.fields().begin(), rows.fields().end()}};
   load_tiresias(trace, header, rows, catalog, options);
@@ -600,16 +613,6 @@ const char* to_string(TraceFormat f) {
 
 const core::Registry<TraceFormatInfo>& trace_format_registry() { return kFormatRegistry; }
 
-TextSyntax text_syntax(TraceFormat format) {
-  switch (format) {
-    case TraceFormat::kJson:
-    case TraceFormat::kPhilly: return TextSyntax::kJson;
-    case TraceFormat::kGavel: return TextSyntax::kTsv;
-    case TraceFormat::kUnknown: return TextSyntax::kTrace;
-    default: return TextSyntax::kCsv;
-  }
-}
-
 TraceFormat detect_format(std::string_view text) {
   std::size_t i = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
   while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) ++i;
@@ -643,6 +646,9 @@ TraceFormat detect_format(std::string_view text) {
   if (has_columns(header, {"gpu_num", "submit_time", "duration", "gmem", "gpu_util"})) return TraceFormat::kLucid;
   if (has_columns(header, {"gpu_num", "submit_time", "duration", "type", "gpu_time"})) return TraceFormat::kAcme;
   if (has_columns(header, {"gpu_num", "submit_time", "duration"})) return TraceFormat::kHelios;
+  // A job log of the Helios family missing its duration: the reader names the missing column
+  // (the native reader would name arrival_s).
+  if (has_columns(header, {"gpu_num", "submit_time"})) return TraceFormat::kHelios;
   if (has_columns(header, {"gpu_milli", "num_gpu"})) return TraceFormat::kAlibaba;  // the reader refuses a list without times
   if (has_columns(header, {"application", "num_replicas", "batch_size"})) return TraceFormat::kPollux;
   if (has_columns(header, {"job_name", "task_name", "inst_num", "plan_gpu"})) return TraceFormat::kPai2020;
@@ -679,17 +685,22 @@ std::string first_line_of(std::string_view text) {
 
 }  // namespace
 
-Trace load_trace_text(std::string_view text, const std::string& path, const Catalog& catalog, const LoadOptions& options) {
-  check_utf8(text, path);
+namespace {
+
+// `head` is the input's beginning (all of it in memory, or the first bytes of a file): the format
+// is found from it.
+Trace load(TraceInput& input, std::string_view head, const Catalog& catalog, const LoadOptions& options,
+           const JobSink* sink = nullptr) {
+  const std::string& path = input.path();
   Trace trace;
   trace.path = path;
   const TraceFormatInfo* info = nullptr;
   if (options.format.empty()) {
-    const TraceFormat f = detect_format(text);
+    const TraceFormat f = detect_format(head);
     if (f == TraceFormat::kUnknown) {
       std::string known;
       for (const auto& e : kFormatRegistry.entries()) known += (known.empty() ? "" : ", ") + std::string(e.name);
-      throw core::InputError(core::at(path, 1, "format not recognised: its first line reads '" + first_line_of(text) +
+      throw core::InputError(core::at(path, 1, "format not recognised: its first line reads '" + first_line_of(head) +
                                                    "'; known formats: " + known +
                                                    " (`salus-trace formats` lists their columns; --format NAME reads "
                                                    "the file as one of them)"));
@@ -704,20 +715,55 @@ Trace load_trace_text(std::string_view text, const std::string& path, const Cata
   }
   trace.format = info->format;
   trace.assumed_memory = options.assumed_memory;
-  info->read(trace, text, catalog, options);
+  // Only the native reader hands jobs over as it reads them: the others come back to their jobs
+  // (arrivals shifted to the first, ids made unique), and --window and --sample choose afterwards.
+  const bool stream = sink != nullptr && trace.format == TraceFormat::kNative && !options.window_start &&
+                      !options.window_end && options.sample >= 1.0;
+  if (stream) trace.sink = sink;
+  info->read(trace, input, catalog, options);
+  trace.sink = nullptr;
   select_jobs(trace, options);
+  if (sink != nullptr && !stream) {
+    for (const core::JobSpec& j : trace.jobs) (*sink)(j);
+    trace.streamed = static_cast<std::int64_t>(trace.jobs.size());
+    trace.jobs = {};
+    trace.whole_gpu = {};
+    trace.memory_share_ppm = {};
+  }
   return trace;
 }
 
+}  // namespace
+
+Trace load_trace_text(std::string_view text, const std::string& path, const Catalog& catalog, const LoadOptions& options) {
+  check_utf8(text, path);
+  TraceInput input(text, path);
+  return load(input, text, catalog, options);
+}
+
+namespace {
+
+Trace load_file(const std::string& path, const Catalog& catalog, const LoadOptions& options, const JobSink* sink) {
+  // The file is not read whole here: its first bytes tell the format, and the format's reader
+  // reads on (CSV row by row, in a window of a few times the bound on a line).
+  core::InputFile file(path, "trace file");
+  std::string head;
+  const bool whole = core::append_from(file, head, kMaxLineBytes + (std::size_t{1} << 16)) < kMaxLineBytes + (std::size_t{1} << 16);
+  const std::string_view checked = whole ? std::string_view(head) : std::string_view(head).substr(0, core::complete_utf8_prefix(head));
+  check_utf8(checked, path);
+  TraceInput input(file);
+  return load(input, head, catalog, options, sink);
+}
+
+}  // namespace
+
 Trace load_trace(const std::string& path, const Catalog& catalog, const LoadOptions& options) {
-  // The fields are bounded by the rules of the format's reader: the named one, or the one the
-  // text will be recognised as.
-  TextSyntax syntax = TextSyntax::kTrace;
-  if (!options.format.empty()) {
-    if (const auto* e = kFormatRegistry.find(options.format)) syntax = text_syntax(e->factory.format);
-  }
-  const std::string text = read_text_file(path, "trace file", syntax);
-  return load_trace_text(text, path, catalog, options);
+  return load_file(path, catalog, options, nullptr);
+}
+
+Trace load_trace_streamed(const std::string& path, const Catalog& catalog, const LoadOptions& options,
+                          const JobSink& sink) {
+  return load_file(path, catalog, options, &sink);
 }
 
 // The scheduler rounds every E up to its alignment (core::kAlignment, 256 bytes in every run) and

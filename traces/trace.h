@@ -16,6 +16,8 @@
 
 namespace salus::traces {
 
+class TraceInput;  // traces/csv.h
+
 /// kUnknown: what detect_format says of a file it does not recognise (no reader; load_trace refuses it).
 enum class TraceFormat { kNative, kJson, kTiresias, kGavel, kPhilly, kHelios, kAlibaba, kPollux, kAcme, kLucid, kPai2020, kUnknown };
 const char* to_string(TraceFormat f);
@@ -77,11 +79,17 @@ struct LoadOptions {
   std::uint64_t seed = 1;
 };
 
+/// Receives each job as the reader accepts it (load_trace_streamed), in file order.
+using JobSink = std::function<void(const core::JobSpec&)>;
+
 struct Trace {
   std::string path;
   TraceFormat format = TraceFormat::kNative;
-  /// Jobs in file order; jobs[i].trace_order == i.
+  /// Jobs in file order; jobs[i].trace_order == i. Empty when they were streamed to a sink.
   std::vector<core::JobSpec> jobs;
+  /// Streaming (load_trace_streamed): where jobs go instead of `jobs`, and how many went.
+  const JobSink* sink = nullptr;
+  std::int64_t streamed = 0;
   /// whole_gpu[i]: job i's memory is a share of the GPU, resolved for the run's capacity by
   /// jobs_for_capacity (P = 0): the share the trace gives (memory_share_ppm[i] < 1e6, an Alibaba
   /// pod's gpu_milli), or, where the trace gives no memory figure (memory_share_ppm[i] = 1e6),
@@ -97,7 +105,7 @@ struct Trace {
 
 /// Reads one format from the file's text into `trace` (path set, everything else empty). Throws
 /// core::InputError naming "path:line: what is wrong".
-using TraceReader = void (*)(Trace& trace, std::string_view text, const Catalog& catalog, const LoadOptions& options);
+using TraceReader = void (*)(Trace& trace, TraceInput& input, const Catalog& catalog, const LoadOptions& options);
 
 /// One entry of the format table: the reader, its TraceFormat and the mapping of the format's
 /// columns to a job, for `salus-trace formats` and the README.
@@ -107,10 +115,6 @@ struct TraceFormatInfo {
   std::string_view mapping;
 };
 const core::Registry<TraceFormatInfo>& trace_format_registry();
-
-/// The syntax of a format's text (JSON, Gavel's tab-separated lines, else CSV), by which
-/// read_text_file bounds its fields.
-core::TextSyntax text_syntax(TraceFormat format);
 
 /// The format `text` is recognised as: JSON by a leading '{' or '[' (Philly's job log by its
 /// "submitted_time" key), a Gavel trace by a first line of 10 or 7 tab-separated fields, Alibaba
@@ -122,6 +126,13 @@ TraceFormat detect_format(std::string_view text);
 /// Throws core::InputError naming "path:line: what is wrong"; text that is not UTF-8 is refused
 /// with the line of the first bad byte.
 Trace load_trace(const std::string& path, const Catalog& catalog, const LoadOptions& options = {});
+/// Loads a trace handing each job to `sink` instead of keeping it: a native CSV trace (the format
+/// named or recognised) without --window or --sample is streamed, its jobs never held together
+/// (memory: the duplicate-id table, ~30 bytes and the id a job); any other is loaded whole and
+/// its jobs handed over in order. Either way the returned trace has no jobs (`streamed` counts
+/// them), its notes and format as load_trace gives them. The same errors as load_trace.
+Trace load_trace_streamed(const std::string& path, const Catalog& catalog, const LoadOptions& options,
+                          const JobSink& sink);
 /// The same for text already in memory (`path` names it in errors): what the fuzz targets call.
 Trace load_trace_text(std::string_view text, const std::string& path, const Catalog& catalog,
                       const LoadOptions& options = {});

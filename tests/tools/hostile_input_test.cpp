@@ -433,3 +433,133 @@ TEST_CASE("hostile JSON: a NUL byte or a second document after the first is refu
     check_refused(tool(c.tool, c.args), c.err);
   }
 }
+
+TEST_CASE("hostile rows: a line past 4 MiB, a row of 50,000 fields, a sparse file of 100 GB, refused at file:line") {
+  const std::string header = "job_id,arrival_s,iterations,workload\n";
+  const std::string wide = write_file("wide.csv", header + std::string(50'000, ',') + "\n");
+  const std::string fields = ":2: more than 10000 fields in one row, more than a row may have (is this the right file?)\n";
+  const std::string line = write_file("long_line.csv", header + "j1,0,10,resnet50_25\nj2," + std::string(5 << 20, 'x') + "\n");
+  const std::string too_long = ":3: a line longer than 4194304 bytes, more than a line may have (is this the right file?)\n";
+  const std::string cluster = write_file("wide_cluster.csv", "nodes,gpus_per_node,gpu_mem\n" + std::string(20'000, ',') + "\n");
+  const std::string gavel = write_file("wide_gavel.tsv", "ResNet-50 (batch size 64)" + std::string(20'000, '\t') + "\n");
+  // A sparse file: 100 GB that the file system does not hold (it was reserved whole, bad_alloc).
+  const std::string sparse = write_file("sparse.csv", "");
+  fs::resize_file(sparse, std::uintmax_t{100} << 30);
+  const fs::path out = fresh("rows_out");
+  const Case cases[] = {
+      {"salus-sim", "--trace " + wide, "salus-sim: " + wide + fields},
+      {"salus-trace", "stats " + wide, "salus-trace: " + wide + fields},
+      {"salus-run", "--trace " + wide, "salus-run: " + wide + fields},
+      {"salus-experiment", "gpus_needed --plots off --quiet --trace " + wide + " --out " + out.string(),
+       "salus-experiment: " + wide + fields},
+      {"salus-sim", "--trace " + line, "salus-sim: " + line + too_long},
+      {"salus-trace", "stats " + line, "salus-trace: " + line + too_long},
+      {"salus-sim", "--trace " + sparse + " --format native",
+       "salus-sim: " + sparse + ":1: a line longer than 4194304 bytes, more than a line may have (is this the right file?)\n"},
+      {"salus-sim", "--trace " + gavel + " --format gavel",
+       "salus-sim: " + gavel + ":1: more than 10000 fields in one row, more than a row may have (is this the right file?)\n"},
+      {"salus-sim", kHand + " --cluster " + cluster, "salus-sim: " + cluster + fields},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    check_refused(tool(c.tool, c.args), c.err);
+  }
+  // Read as JSON (a trace, a catalog), it is read to its first byte, a NUL, and refused there.
+  const std::string nul_at_1 = ":1: a NUL byte, which JSON text never holds (column 1)\n";
+  check_refused(tool("salus-sim", "--trace " + sparse + " --format json"), "salus-sim: " + sparse + nul_at_1);
+  check_refused(tool("salus-sim", kHand + " --profiles " + sparse), "salus-sim: " + sparse + nul_at_1);
+  check_refused(tool("salus-trace", "stats " + sparse + " --format philly"), "salus-trace: " + sparse + nul_at_1);
+  // Its format found from its text, the same (its first line is no CSV header either).
+  check_refused(tool("salus-sim", "--trace " + sparse),
+                "salus-sim: " + sparse + ":1: a line longer than 4194304 bytes, more than a line may have (is this the right file?)\n");
+  fs::remove(sparse);
+  // Blank lines and comments are not rows: 300,000 of them before a trace cost nothing and run.
+  const std::string blank = write_file("blank_lines.csv", std::string(300'000, '\n') + "# c\n" + header + "j1,0,10,resnet50_25\n");
+  const Result ok = tool("salus-sim", "--trace " + blank + " --policy fifo");
+  CHECK(ok.code == 0);
+  CHECK(ok.out.find("(native, 1 job)") != std::string::npos);
+}
+
+TEST_CASE("hostile messages: one bounded line, control bytes escaped, the nearest workloads, the right missing column") {
+  const std::string header = "job_id,arrival_s,iterations,workload\n";
+  // A misspelt workload: the nearest three and where the rest are, not the catalog's 62 names.
+  const std::string near = write_file("near.csv", header + "j1,0,10,resnet50_26\n");
+  check_refused(tool("salus-sim", "--trace " + near),
+                "salus-sim: " + near +
+                    ":2: unknown workload 'resnet50_26' (nearest: resnet50_25, resnet50_50, resnet50_75; the catalog's 62 "
+                    "workloads: its file, docs/traces.md \"The workload catalog\"); did you mean 'resnet50_25'?\n");
+  // Bytes that would drive the terminal (an OSC sequence setting its title) are escaped.
+  const std::string osc = write_file("osc.csv", header + "j1,0,10,a\x1b]0;pwned\x07z\n");
+  const Result r = tool("salus-sim", "--trace " + osc);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("unknown workload 'a\\x1b]0;pwned\\x07z'") != std::string::npos);
+  CHECK(r.err.find('\x1b') == std::string::npos);
+  CHECK(r.err.find('\x07') == std::string::npos);
+  // A NUL byte inside a field no longer ends the message where it stands.
+  const std::string nul = write_file("nul_field.csv", header + std::string("j1,0,10,a\0b\n", 13));
+  const Result n = tool("salus-sim", "--trace " + nul);
+  CHECK(n.code == 2);
+  CHECK(n.err.find(nul + ":2: unknown workload 'a\\x00b' (nearest: ") != std::string::npos);
+  CHECK(n.err.find("docs/traces.md \"The workload catalog\")\n") != std::string::npos);
+  // A value of 100,000 characters: one line of at most 300, its beginning and end.
+  const std::string x(100'000, 'x');
+  const Case long_values[] = {
+      {"salus-sim", "--policy " + x, ""},
+      {"salus-run", "--trace traces/examples/real_small.csv --policy " + x, ""},
+      {"salus-trace", "stats traces/examples/hand.csv --format " + x, ""},
+      {"salus-experiment", x, ""},
+      {"salus-profile", "--device cpu --out " + (scratch() / "long_profile.json").string() + " --workloads " + x, ""},
+      {"salus-catalog", "--" + x, ""},
+  };
+  for (const Case& c : long_values) {
+    CAPTURE(c.tool);
+    const Result p = tool(c.tool, c.args);
+    CHECK(p.code == 2);
+    CHECK(p.err.size() <= 301);
+    CHECK(p.err.find('\n') == p.err.size() - 1);
+    CHECK(p.err.find("...") != std::string::npos);
+  }
+  // A Helios log missing its duration is read as a Helios log and names duration.
+  const std::string helios =
+      write_file("helios_no_duration.csv", "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time\n1,u,v,1,1,1,COMPLETED,10\n");
+  check_refused(tool("salus-sim", "--trace " + helios),
+                "salus-sim: " + helios + ":1: missing required column 'duration' in a Helios trace\n");
+}
+
+TEST_CASE("hostile options: an option with no effect is refused or noted, never silent") {
+  check_refused(tool("salus-sim", kHand + " --summary-json ''"),
+                "salus-sim: --summary-json: an empty path (name a file, or leave the option out)\n");
+  check_refused(tool("salus-run", "--trace traces/examples/real_small.csv --device cpu --summary-json ''"),
+                "salus-run: --summary-json: an empty path (name a file, or leave the option out)\n");
+  check_refused(tool("salus-sim", kHand + " --out ''"), "salus-sim: --out: an empty path (name a file, or leave the option out)\n");
+  const Result r = tool("salus-sim", kHand + " --policy fifo --placement first-fit --timeline full --throughputs " + kImport +
+                                         "gavel_throughputs.json");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("note: --placement has no effect on one GPU") != std::string::npos);
+  CHECK(r.out.find("note: --timeline has no effect without --out") != std::string::npos);
+  CHECK(r.out.find("note: --throughputs has no effect: the trace is native") != std::string::npos);
+  // Where they do act, no such note.
+  const fs::path out = fresh("notes_out");
+  const Result used = tool("salus-sim", kHand + " --policy fifo --gpus 2 --placement first-fit --timeline full --out " + out.string());
+  CHECK(used.code == 0);
+  CHECK(used.out.find("has no effect") == std::string::npos);
+}
+
+TEST_CASE("hostile outputs: a full disk is named (root only: a 64 KiB tmpfs of its own in the scratch folder)") {
+  const fs::path tiny = fresh("tiny_fs");
+  if (std::system(("mount -t tmpfs -o size=64k tmpfs '" + tiny.string() + "' 2>/dev/null").c_str()) != 0) {
+    MESSAGE("skipped: cannot mount a tmpfs here (not root, or no mount permission)");
+    return;
+  }
+  const fs::path trace = scratch() / "full_disk_trace.csv";
+  const Result g = tool("salus-trace", "generate --jobs 2000 --seed 2 --out " + trace.string());
+  const std::string json = (tiny / "s.json").string();
+  const Result r = tool("salus-sim", "--trace " + trace.string() + " --policy fifo --summary-json " + json);
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(tiny)) left.push_back(e.path().string());
+  std::system(("umount '" + tiny.string() + "'").c_str());
+  CHECK(g.code == 0);
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-sim: " + json + ": cannot write: No space left on device (the old file, if any, is as it was)\n");
+  CHECK(left.empty());  // no temporary left behind
+}

@@ -167,9 +167,8 @@ TEST_CASE("salus-run refuses --cpus that put the lanes on another number of CPUs
   CHECK(r.code == 2);
   CHECK(r.out.empty());
   CHECK(r.err == "salus-run: --cpus " + first + " runs the cpu device's lanes on 1 CPU, but catalog " + two.string() +
-                     " was measured on 2 CPUs (CPUs 0-1): lanes on one CPU take turns, on several they run side by "
-                     "side, so its iteration times and pair slowdowns describe another device than this run. Drop "
-                     "--cpus (salus-run then runs on the catalog's CPUs), or measure a catalog on these CPUs with "
+                     " was measured on 2 CPUs (CPUs 0-1): its times describe another device (docs/real-backend.md, "
+                     "\"Pinning: --cpus\"). Drop --cpus, or measure a catalog on these CPUs with "
                      "salus-profile --cpus " + first + "\n");
   // The same number of CPUs, others: it runs, with a note.
   const std::string other = mine.front() == 1023 ? "1022" : "1023";

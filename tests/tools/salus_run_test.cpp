@@ -321,12 +321,12 @@ TEST_CASE("salus-run: bad input exits 2 with the exact message") {
       {kSmall + " --lanes many", "salus-run: --lanes: unknown lane mode 'many' (valid: single, auto, exclusive)\n"},
       {"--trace no/such/file.csv", "salus-run: no/such/file.csv: cannot open trace file: No such file or directory\n"},
       {"--trace tests/data/real/no_model.csv --device cpu",
-       "salus-run: tests/data/real/no_model.csv: job bad: workload 'inception3_25' has no real model (valid: "
+       "salus-run: tests/data/real/no_model.csv:4: job bad: workload 'inception3_25' has no real model (valid: "
        "<model>_<batch>[_infer] with model one of alexnet, googlenet, lenet, mlp, overfeat, resnet101, resnet152, "
        "resnet50, vgg11, vgg16, vgg19)\n"},
       // A job with explicit figures has no workload at all.
       {"--trace traces/examples/hand.csv --device cpu",
-       "salus-run: traces/examples/hand.csv: job a: workload '' has no real model (valid: <model>_<batch>[_infer] "
+       "salus-run: traces/examples/hand.csv:3: job a: workload '' has no real model (valid: <model>_<batch>[_infer] "
        "with model one of alexnet, googlenet, lenet, mlp, overfeat, resnet101, resnet152, resnet50, vgg11, vgg16, "
        "vgg19)\n"},
   };

@@ -1,16 +1,16 @@
-// read_text_file's bound on fields (core/text_input.h): the scanner that runs as the file is read
-// must report the first field past kMaxFieldBytes exactly as the reader of the whole text does
-// (same file:line:column, same byte count, same message), and a file without one must read back
-// byte for byte. Each case compares the two on the same text: read_text_file and then the reader
-// on what it returned, against the reader on the whole text.
+// The bounds on what a reader takes in (core/text_input.h): a field of at most kMaxFieldBytes, a
+// row of at most kMaxLineBytes and kMaxFieldsPerLine fields. traces::CsvReader streams a file
+// through a window of a few times the bound on a row; what it reads, and the first error it
+// reports, must be exactly what it says of the same text in memory, wherever the window's edges
+// fall. Gavel's rows and read_text_file's lines hold the same bounds on text read whole (the cluster
+// file's: tests/tools/hostile_input_test.cpp).
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/errors.h"
 #include "support/temp_files.h"
@@ -22,198 +22,138 @@ namespace {
 
 using salus::core::InputError;
 using salus::core::kMaxFieldBytes;
-using salus::core::TextSyntax;
+using salus::core::kMaxFieldsPerLine;
+using salus::core::kMaxLineBytes;
 namespace traces = salus::traces;
 
-const std::string kPath = "bounded.txt";
-
-// What the reader of `syntax` says about the whole of `text`: its first error, or "" (plus, for
-// valid text, a digest of what it read, so that a wrong result also differs).
-std::string whole_reader(const std::string& text, TextSyntax syntax, const std::string& path) {
+// What a CsvReader says: each row's line and field sizes, then "ok", or its first error.
+std::string digest(traces::CsvReader& rows) {
+  std::string seen;
   try {
-    switch (syntax) {
-      case TextSyntax::kCsv: {
-        std::string seen;
-        traces::CsvReader rows(text, path);
-        while (rows.next()) {
-          seen += std::to_string(rows.line()) + ":";
-          for (auto f : rows.fields()) seen += std::to_string(f.size()) + ",";
-        }
-        return "ok " + seen;
-      }
-      case TextSyntax::kTsv: {
-        std::string seen;
-        traces::steps::GavelRows rows(text, path);
-        while (rows.next()) seen += std::to_string(rows.line()) + ":" + std::to_string(rows.fields().size()) + ",";
-        return "ok " + seen;
-      }
-      case TextSyntax::kJson: traces::check_utf8(text, path); return "ok " + traces::parse_json(text, path).dump();
-      default: break;
+    while (rows.next()) {
+      seen += std::to_string(rows.line()) + ":";
+      for (auto f : rows.fields()) seen += std::to_string(f.size()) + ",";
+      seen += ";";
     }
+    return seen + "ok";
   } catch (const InputError& e) {
-    return e.what();
+    return seen + e.what();
   }
-  return "?";
 }
 
-// The syntax a trace of this text is read with (traces::detect_format, as the scanner follows it).
-TextSyntax trace_syntax(const std::string& text) {
-  const TextSyntax s = traces::text_syntax(traces::detect_format(text));
-  return s == TextSyntax::kTrace ? TextSyntax::kCsv : s;
-}
-
-// read_text_file on `text` in a file, then the reader on what came back.
-std::string streamed_reader(const std::string& text, TextSyntax syntax, const std::string& name = kPath) {
-  const std::string path = salus::test::temp_file(name, text);
-  std::string got;
+// The reader on `text` in memory, named `path` in errors.
+std::string in_memory(const std::string& text, const std::string& path) {
   try {
-    got = salus::core::read_text_file(path, "test file", syntax);
+    traces::check_utf8(text, path);
   } catch (const InputError& e) {
     return e.what();
   }
-  if (got != text) return "read back " + std::to_string(got.size()) + " bytes of " + std::to_string(text.size());
-  return whole_reader(got, syntax == TextSyntax::kTrace ? trace_syntax(text) : syntax, path);
+  traces::CsvReader rows(text, path);
+  return digest(rows);
 }
 
-std::string expected(const std::string& text, TextSyntax syntax, const std::string& name = kPath) {
-  const std::string path = (salus::test::temp_dir() / name).string();
-  return whole_reader(text, syntax == TextSyntax::kTrace ? trace_syntax(text) : syntax, path);
+// The reader streaming `text` from a file; `path` receives the file's name.
+std::string streamed(const std::string& text, std::string& path) {
+  path = salus::test::temp_file("bounded.csv", text);
+  try {
+    salus::core::InputFile file(path, "test file");
+    traces::CsvReader rows(file);
+    return digest(rows);
+  } catch (const InputError& e) {
+    return e.what();
+  }
 }
 
-std::string message(const std::string& name, long line, std::size_t column, std::size_t bytes) {
-  return (salus::test::temp_dir() / name).string() + ":" + std::to_string(line) + ":" + std::to_string(column) +
-         ": a field of " + std::to_string(bytes) + " bytes, more than the 4096 bytes a field may have (is this the right file?)";
+// Streamed and in memory agree on `text`; returns what they said.
+std::string same(const std::string& text) {
+  std::string path;
+  const std::string got = streamed(text, path);
+  CHECK(got == in_memory(text, path));
+  return got;
 }
 
-void check_same(const std::string& text, TextSyntax syntax) {
-  const std::string want = expected(text, syntax);
-  CHECK(streamed_reader(text, syntax) == want);
-}
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 const std::string big(kMaxFieldBytes + 1, 'x');
-const std::string at_bound(kMaxFieldBytes, 'x');
 
 }  // namespace
 
-TEST_CASE("bounded read: a CSV field past the bound in each position, as the whole-text reader says it") {
-  struct Case {
-    const char* what;
-    std::string text;
-    long line;
-    std::size_t column, bytes;
-  };
-  const std::vector<Case> cases = {
-      {"first field of the first line", big + ",b\n1,2\n", 1, 1, 4097},
-      {"after valid rows", "a,b\n1,2\n3," + big + "\n", 3, 3, 4097},
-      {"last field of a CRLF row", "a,b\r\n1,2\r\n3," + big + "\r\n4,5\r\n", 3, 3, 4097},
-      {"quoted, with doubled quotes and a newline", "a,b\n1,\"x\"\"y\n" + big + "\"\n", 2, 3, 4102},
-      // The line is the quote's; the column counts from the row's first line, as CsvReader counts it.
-      {"quoted, on a later line of the row", "a,b\n\"two\nlines\",\"" + big + "\"\n", 3, 13, 4097},
-      {"leading blanks", "a,b\n1," + std::string(5000, ' ') + "2\n", 2, 3, 5000},
-      {"blanks at the start of a row", "a,b\n" + std::string(4200, ' ') + "1,2\n", 2, 1, 4200},
-      {"blanks, a CR, then text", "a,b\n  \r" + big + ",2\n", 2, 1, 4100},
-      {"with a byte order mark", "\xEF\xBB\xBF" "a," + big + "\n", 1, 6, 4097},
-      {"unterminated quote past the bound", "a,b\n1,\"" + big + "\n", 2, 3, 4098},
-      {"at the end without a newline", "a,b\n1," + big, 2, 3, 4097},
-  };
-  for (const Case& c : cases) {
-    CAPTURE(c.what);
-    CHECK(expected(c.text, TextSyntax::kCsv) == message(kPath, c.line, c.column, c.bytes));
-    CHECK(streamed_reader(c.text, TextSyntax::kCsv) == message(kPath, c.line, c.column, c.bytes));
-    CHECK(streamed_reader(c.text, TextSyntax::kTrace) == message(kPath, c.line, c.column, c.bytes));
-  }
+TEST_CASE("bounded read: a field past the bound, with its line, column and bytes, streamed as in memory") {
+  CHECK(has(same("a,b\n1," + big + "\n"), ":2:3: a field of 4097 bytes, more than the 4096 bytes"));
+  CHECK(has(same("a,b\n1,\"" + big + "\"\n"), ":2:3: a field of 4097 bytes"));
+  CHECK(has(same(big + ",b\n"), ":1:1: a field of 4097 bytes"));
+  CHECK(has(same("a,b\n1," + std::string(kMaxFieldBytes, 'x') + "\n"), "ok"));
 }
 
-TEST_CASE("bounded read: what is not a field past the bound reads as before") {
-  // A field of exactly the bound, a long comment, a long blank line, many short fields.
-  std::string many;
-  for (int i = 0; i < 3000; ++i) many += (i ? "," : "") + std::to_string(i);
-  for (const std::string& text :
-       {"a,b\n1," + at_bound + "\n", "a,b\n1,\"" + at_bound + "\"\n", "# " + big + big + "\na,b\n1,2\n",
-        "a,b\n" + std::string(9000, ' ') + "\n1,2\n", "a,b\n" + many + "\n", std::string("a,b\n1,\"x\"y\n"),
-        "a,b\n1," + big + "\"\n" /* a quote in a long field: the quoting error */, std::string(""),
-        "a,b\n1,\"" + at_bound + "\n" /* unterminated */}) {
-    CAPTURE(text.substr(0, 60));
-    check_same(text, TextSyntax::kCsv);
-  }
-  CHECK(streamed_reader("a,b\n1," + big + "\"\n", TextSyntax::kCsv) ==
-        (salus::test::temp_dir() / kPath).string() + ":2: " + salus::core::kQuoteInUnquotedField);
+TEST_CASE("bounded read: a row past the bound on a line, or of too many fields, at its line") {
+  // One field of 5 MiB: past the line's bound before its own end is read (the window holds one row).
+  const std::string line_error = "a line longer than " + std::to_string(kMaxLineBytes) + " bytes";
+  std::string r = same("a,b\n1,2\n" + std::string(kMaxLineBytes + 10, 'x') + ",2\n");
+  CHECK(has(r, ":3: " + line_error));
+  CHECK(has(r, "2:1,1,;"));  // the rows before it were read
+  // Fields within their bound, too many of them: 50,000 empty fields.
+  r = same("a,b\n" + std::string(50'000, ',') + "\n");
+  CHECK(has(r, ":2: more than " + std::to_string(kMaxFieldsPerLine) + " fields in one row"));
+  // Exactly the most fields a row may have reads.
+  CHECK(has(same(std::string(kMaxFieldsPerLine - 1, ',') + "\n"), "ok"));
+  // A comment or a quoted field that never ends is a line past the bound too.
+  CHECK(has(same("#" + std::string(kMaxLineBytes + 5, 'c') + "\na\n"), ":1: " + line_error));
+  // A row of 4 MiB of short fields (each within the bound, fewer than the most fields) is past it.
+  std::string wide;
+  while (wide.size() <= kMaxLineBytes) wide += std::string(900, 'y') + ",";
+  CHECK(has(same("a\n" + wide + "\n"), ":2: " + line_error));
 }
 
-TEST_CASE("bounded read: JSON strings and numbers past the bound") {
-  CHECK(streamed_reader("{\"jobs\": [\n  {\"job_id\": \"" + big + "\"}\n]}\n", TextSyntax::kJson) == message(kPath, 2, 14, 4099));
-  CHECK(streamed_reader("[1, -" + std::string(5000, '7') + "]", TextSyntax::kJson) == message(kPath, 1, 5, 5001));
-  CHECK(streamed_reader("[\"a\\\"b" + big + "\"]", TextSyntax::kTrace) == message(kPath, 1, 2, 4103));
-  CHECK(streamed_reader("\xEF\xBB\xBF[\"" + big + "\"]", TextSyntax::kJson) == message(kPath, 1, 5, 4099));
-  for (const std::string& text : {"[\"" + at_bound + "\"]", "{\"k\": " + std::string(4098, '1') + "}",
-                                  "[\"" + big + "\\", "[\"" + big + "\n\"]"}) {
-    CAPTURE(text.substr(0, 20));
-    check_same(text, TextSyntax::kJson);
-  }
-}
-
-TEST_CASE("bounded read: a Gavel trace's tab-separated fields past the bound") {
-  const std::string row = "A\tcmd\tdir\t-s\t1\t";
-  CHECK(streamed_reader(row + big + "\t1\t1\t-1\t0\n", TextSyntax::kTsv) == message(kPath, 1, 16, 4097));
-  CHECK(streamed_reader(row + big + "\t1\t1\t-1\t0\n", TextSyntax::kTrace) == message(kPath, 1, 16, 4097));
-  CHECK(streamed_reader(row + "1\t1\t1\t-1\t0\r\n" + row + "1\t1\t1\t-1\t" + big + "\r\n", TextSyntax::kTrace) ==
-        message(kPath, 2, 25, 4097));
-  // Blank rows of any length and comments are skipped, as GavelRows skips them.
-  for (const std::string& text : {std::string(5000, ' ') + "\n" + row + "1\t1\t1\t-1\t0\n", "#" + big + "\n" + row + "1\t1\t1\t-1\t0\n",
-                                  row + "1\t1\t1\t-1\t0\n" + std::string(4500, ' ') + "\tx\n"}) {
-    check_same(text, TextSyntax::kTsv);
-  }
-}
-
-TEST_CASE("bounded read: the cluster file's comma lines") {
-  CHECK(streamed_reader("nodes,gpus_per_node,gpu_mem\n1,2," + big + "\n", TextSyntax::kLines) == message(kPath, 2, 5, 4097));
-  CHECK(streamed_reader("  # " + big + "\nnodes,gpus_per_node,gpu_mem\n1,2,16GiB\r\n", TextSyntax::kLines).empty() == false);
-  const std::string ok = "  # " + big + "\n" + std::string(5000, ' ') + "\nnodes,gpus_per_node,gpu_mem\n1,2,16GiB\r\n";
-  const std::string path = salus::test::temp_file("cluster.csv", ok);
-  CHECK(salus::core::read_text_file(path, "cluster file", TextSyntax::kLines) == ok);
-}
-
-TEST_CASE("bounded read: fields across chunk boundaries, in random texts, as the whole-text readers say") {
-  // Texts of runs (long and short) and the bytes the syntaxes care about, placed after a padding
-  // that puts them across the reader's 256 KiB chunks. Whatever the whole-text reader says first
-  // (a field past the bound, a quoting error, nothing), reading then parsing says the same.
-  std::mt19937 rng(7);
-  const char specials[] = {',', '"', '\n', '\r', ' ', '\t', '#', '\\', '-', '1', '{', '['};
-  auto random_text = [&](TextSyntax syntax) {
-    std::string t;
-    if (syntax == TextSyntax::kJson) t = "[";
-    const int pieces = 1 + static_cast<int>(rng() % 12);
-    for (int k = 0; k < pieces; ++k) {
-      switch (rng() % 4) {
-        case 0: t += std::string(rng() % 5000, 'a'); break;
-        case 1: t += std::string(rng() % 4200, rng() % 2 ? ' ' : '1'); break;
-        default: t += specials[rng() % sizeof specials]; break;
+TEST_CASE("bounded read: rows across the window's edges read as in memory") {
+  // Rows of every length near the window's refills (which come every few MiB): each text is
+  // ~14 MiB of rows, then bytes that end a field, a row or a quote, or break one.
+  std::mt19937 rng(11);
+  const char specials[] = {',', '"', '\n', '\r', ' ', '\t', '#', 'a'};
+  int compared = 0, errors = 0;
+  for (int n = 0; n < 6; ++n) {
+    std::string text = "job,x\n";
+    while (text.size() < (std::size_t{14} << 20)) {
+      const std::size_t len = rng() % 3000;
+      text += std::string(len, 'a') + "," + std::to_string(len) + "\n";
+      if (rng() % 4000 == 0) {
+        for (int k = 0; k < 8; ++k) text += specials[rng() % sizeof specials];
+        if (rng() % 2) text += std::string(rng() % 5000, 'b');
       }
     }
-    return t;
-  };
-  const std::vector<std::size_t> pads = {0, (std::size_t{1} << 18) - 4100, (std::size_t{1} << 18) - 2, (std::size_t{1} << 19) - 3000};
-  int compared = 0, field_errors = 0;
-  for (TextSyntax syntax : {TextSyntax::kCsv, TextSyntax::kTsv, TextSyntax::kJson, TextSyntax::kTrace}) {
-    for (int n = 0; n < 60; ++n) {
-      const std::size_t pad = pads[static_cast<std::size_t>(n) % pads.size()];
-      std::string text;
-      if (syntax == TextSyntax::kJson) {
-        text = std::string(pad, ' ') + random_text(syntax);
-      } else {
-        text = pad ? "#" + std::string(pad - 2, 'c') + "\n" : "";
-        text += random_text(syntax);
-      }
-      CAPTURE(static_cast<int>(syntax));
-      CAPTURE(n);
-      const std::string want = expected(text, syntax);
-      CHECK(streamed_reader(text, syntax) == want);
-      ++compared;
-      field_errors += want.find("a field of") != std::string::npos;
-    }
+    CAPTURE(n);
+    const std::string r = same(text);
+    ++compared;
+    errors += !has(r, "ok");
   }
-  CHECK(compared == 240);
-  CHECK(field_errors > 40);  // the texts do reach the bound
+  CHECK(compared == 6);
+  CHECK(errors > 0);  // the broken bytes do reach the reader
+}
+
+TEST_CASE("bounded read: bytes that are not UTF-8, streamed, at their line") {
+  std::string text = "a,b\n";
+  for (int i = 0; i < 400'000; ++i) text += "row" + std::to_string(i) + ",1\n";
+  text += "bad\xC3,1\n";
+  const std::string r = same(text);
+  CHECK(has(r, ":400002: not UTF-8 text (byte 0xC3)"));
+}
+
+TEST_CASE("bounded read: Gavel rows and read_text_file's lines hold the bounds") {
+  const std::string row = "ResNet-50 (batch size 64)\tcmd\t";
+  const std::string text = row + std::string(kMaxFieldsPerLine + 5, '\t') + "\n", gavel = "g.tsv";
+  traces::steps::GavelRows wide(text, gavel);
+  CHECK_THROWS_WITH_AS(wide.next(), ("g.tsv:1: more than " + std::to_string(kMaxFieldsPerLine) +
+                                     " fields in one row, more than a row may have (is this the right file?)").c_str(),
+                       InputError);
+  // JSON is read to its first NUL byte (included, for the parser to name), no further.
+  const std::string nul = salus::test::temp_file("bounded_nul.json", std::string("[1,\n2]\0", 7) + std::string(1 << 20, 'x'));
+  CHECK(salus::core::read_text_file(nul, "test file", salus::core::TextBound::kJson) == std::string("[1,\n2]\0", 7));
+  CHECK_THROWS_WITH_AS(traces::parse_json(salus::core::read_text_file(nul, "test file", salus::core::TextBound::kJson), nul),
+                       (nul + ":2: a NUL byte, which JSON text never holds (column 3)").c_str(), InputError);
+  // A file of one endless line is refused after the bound, whatever its size.
+  const std::string line = salus::test::temp_file("bounded_line.txt", std::string(kMaxLineBytes + 2, '\0'));
+  CHECK_THROWS_WITH_AS(salus::core::read_text_file(line, "test file", salus::core::TextBound::kLines),
+                       (line + ":1: a line longer than 4194304 bytes, more than a line may have (is this the right file?)").c_str(),
+                       InputError);
 }
 
 TEST_CASE("bounded read: valid files read back byte for byte") {
@@ -223,6 +163,8 @@ TEST_CASE("bounded read: valid files read back byte for byte") {
     std::ifstream f(path, std::ios::binary);
     const std::string whole((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     REQUIRE(!whole.empty());
-    CHECK(salus::core::read_text_file(path, "test file", TextSyntax::kTrace) == whole);
+    CHECK(salus::core::read_text_file(path, "test file", salus::core::TextBound::kNone) == whole);
+    CHECK(salus::core::read_text_file(path, "test file", salus::core::TextBound::kJson) == whole);
+    CHECK(salus::core::read_text_file(path, "test file", salus::core::TextBound::kLines) == whole);
   }
 }
