@@ -20,7 +20,7 @@ import tempfile
 from . import _salus
 from ._salus import InputError, Lane, RunReport, View
 
-__all__ = ["simulate", "sweep", "Policy", "Result", "options", "policy_names", "InputError", "View", "Lane",
+__all__ = ["simulate", "sweep", "gpus_needed", "Policy", "Result", "options", "policy_names", "InputError", "View", "Lane",
            "RunReport"]
 
 
@@ -253,4 +253,4 @@ def simulate(trace=None, policy=None, gpus=None, cluster=None, **options):
     return Result(raw)
 
 
-from .sweep import sweep  # noqa: E402  (needs simulate and Policy above)
+from .sweep import gpus_needed, sweep  # noqa: E402  (needs simulate and Policy above)

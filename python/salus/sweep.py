@@ -85,3 +85,53 @@ def sweep(grid, client=None, n_workers=None):
             client.close()
             own.close()
     return frame
+
+
+# salus-experiment gpus_needed's configurations: (name, policy, lanes).
+GPUS_NEEDED_CONFIGURATIONS = [
+    ("exclusive FIFO", "fifo", "exclusive"),
+    ("exclusive SRTF", "srtf", "exclusive"),
+    ("Salus PACK", "pack", "auto"),
+    ("Salus SRTF", "srtf", "single"),
+    ("Salus FAIR", "fair", "single"),
+]
+
+
+def gpus_needed(trace, bound_jct_s, max_gpus, min_gpus=1, configurations=None, client=None, n_workers=None,
+                **options):
+    """The fewest GPUs in [min_gpus, max_gpus] at which each configuration's average JCT is at most
+    `bound_jct_s` with every job done or rejected by its own reason, every cluster size run as
+    `salus.simulate(trace=..., gpus=N, ...)` runs it (salus-sim --gpus N) and the sizes spread over
+    Dask with sweep (`client`, `n_workers` as there). Exact whatever the curve's shape: every N in
+    the range is run, so the answer's every smaller N was run and missed (salus-experiment
+    gpus_needed scans upward and stops at the first N that meets the bound; this runs them all at
+    once instead). `configurations`: (name, policy, lanes) triples, default gpus_needed's five.
+    Returns a DataFrame, a row per configuration (gpus_needed: None where no N in the range
+    meets the bound), with the whole curve (a row per configuration and N) in .attrs["curve"]."""
+    import pandas as pd
+
+    if not (isinstance(min_gpus, int) and isinstance(max_gpus, int) and 1 <= min_gpus <= max_gpus):
+        raise ValueError("gpus_needed: give 1 <= min_gpus <= max_gpus (whole numbers)")
+    configurations = configurations or GPUS_NEEDED_CONFIGURATIONS
+    points = []
+    for name, policy, lanes in configurations:
+        for n in range(min_gpus, max_gpus + 1):
+            points.append(dict(options, trace=trace, policy=policy, lanes=lanes, gpus=n))
+    frame = sweep(points, client=client, n_workers=n_workers)
+    names = {(policy, lanes): name for name, policy, lanes in configurations}
+    frame.insert(0, "configuration", [names[(p, l)] for p, l in zip(frame["grid_policy"], frame["lanes"])])
+    frame["meets"] = (frame["avg_jct_s"] <= bound_jct_s) & (frame["jobs_done"] + frame["jobs_rejected"] ==
+                                                             frame["jobs_total"]) & (frame["jobs_done"] > 0)
+    rows = []
+    for name, policy, lanes in configurations:
+        curve = frame[frame["configuration"] == name].sort_values("gpus")
+        met = curve[curve["meets"]]
+        first = met.iloc[0] if len(met) else None
+        rows.append({"configuration": name, "policy": policy, "lanes": lanes,
+                     "gpus_needed": None if first is None else int(first["gpus"]),
+                     "avg_jct_s": None if first is None else float(first["avg_jct_s"]),
+                     "avg_queuing_s": None if first is None else float(first["avg_queuing_s"])})
+    answer = pd.DataFrame(rows)
+    answer.attrs["curve"] = frame[["configuration", "gpus", "avg_jct_s", "avg_queuing_s", "jobs_done",
+                                   "jobs_rejected", "meets"]].reset_index(drop=True)
+    return answer

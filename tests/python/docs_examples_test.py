@@ -1,6 +1,6 @@
 """The examples of docs/python.md run as printed: each ```python block, written to a script and run
 by this interpreter from the source tree (the module from PYTHONPATH), prints exactly the ``` block
-that follows it (trailing spaces aside). A block that needs dask (salus.sweep) is skipped where
+that follows it (trailing spaces aside). A block that needs dask (salus.sweep, salus.gpus_needed) is skipped where
 python3-distributed is missing.
 
     docs_examples_test.py SOURCE_DIR [--print]     (--print: show what each block prints)
@@ -32,7 +32,7 @@ except ImportError:
 failed = 0
 with tempfile.TemporaryDirectory() as tmp:
     for n, (code, expected) in enumerate(pairs):
-        if "salus.sweep" in code and not have_dask:
+        if ("salus.sweep" in code or "salus.gpus_needed" in code) and not have_dask:
             print("example %d: skipped (no python3-distributed)" % n)
             continue
         script = os.path.join(tmp, "example_%d.py" % n)

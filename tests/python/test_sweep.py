@@ -117,6 +117,37 @@ class SweepTest(SalusTest):
         with self.assertRaises(salus.InputError):
             salus.sweep([{"trace": small, "policy": "nosuch"}], n_workers=1)
 
+    def test_gpus_needed_equals_salus_experiment(self):
+        # The shipped trace and a bound of 7.9 min: every cluster size from 1 to 9 for each of the
+        # five configurations spread over a local cluster, against salus-experiment gpus_needed's
+        # answers (its table: configuration, policy, lanes, placement, GPUs needed, avg JCT).
+        trace = os.path.join(os.environ.get("SALUS_SOURCE_DIR", "."), "traces", "long_trace_100.csv")
+        answer = salus.gpus_needed(trace, bound_jct_s=7.9 * 60, max_gpus=9, n_workers=2)
+        experiment = os.path.join(os.path.dirname(os.environ["SALUS_SIM_BIN"]), "salus-experiment")
+        out = subprocess.run([experiment, "gpus_needed", "--trace", trace, "--bound-jct-min", "7.9", "--quiet",
+                              "--out", self.tmp.name], capture_output=True, text=True, check=True).stdout
+        expected = {}
+        for name in ("exclusive FIFO", "exclusive SRTF", "Salus PACK", "Salus SRTF", "Salus FAIR"):
+            line = next(l for l in out.splitlines() if l.strip().startswith(name + " "))
+            cells = line.split()
+            at = cells.index("min") if "min" in cells else None
+            gpus = cells[len(name.split()) + 3]
+            expected[name] = (int(gpus), float(cells[at - 1]) if at else None)
+        self.assertEqual(len(expected), 5)
+        for row in answer.to_dict("records"):
+            gpus, jct_min = expected[row["configuration"]]
+            self.assertEqual(row["gpus_needed"], gpus, row["configuration"])
+            self.assertAlmostEqual(row["avg_jct_s"] / 60, jct_min, delta=0.05, msg=row["configuration"])
+        curve = answer.attrs["curve"]
+        self.assertEqual(len(curve), 5 * 9)
+        # Exact: at every configuration's answer, every smaller N was run and misses.
+        for row in answer.to_dict("records"):
+            below = curve[(curve.configuration == row["configuration"]) & (curve.gpus < row["gpus_needed"])]
+            self.assertEqual(len(below), row["gpus_needed"] - 1)
+            self.assertFalse(below.meets.any())
+        with self.assertRaises(ValueError):
+            salus.gpus_needed(trace, bound_jct_s=60, max_gpus=0)
+
 
 if __name__ == "__main__":
     unittest.main()
