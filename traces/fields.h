@@ -164,14 +164,7 @@ class FirstSeen {
  public:
   // The index of the earlier job with this id, or -1.
   std::int64_t find(const std::vector<core::JobSpec>& jobs, std::string_view id) const {
-    if (slots_.empty()) return -1;
-    const std::uint32_t h = hash(id);
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-      const Slot& s = slots_[i];
-      if (s.job == 0) return -1;
-      if (s.hash == h && jobs[s.job - 1].id == id) return static_cast<std::int64_t>(s.job - 1);
-    }
+    return probe(id, [&](std::uint32_t job) { return jobs[job].id == id; });
   }
   // Starts loading the slot where `id` would go: the table is larger than the caches, and the
   // row's other fields are parsed while the load is in flight.
@@ -202,14 +195,7 @@ class FirstSeen {
   }
   // The same for jobs that are not kept (streaming): the table keeps its own copy of each id.
   std::int64_t find_own(std::string_view id) const {
-    if (slots_.empty()) return -1;
-    const std::uint32_t h = hash(id);
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-      const Slot& s = slots_[i];
-      if (s.job == 0) return -1;
-      if (s.hash == h && own_id(s.job - 1) == id) return static_cast<std::int64_t>(s.job - 1);
-    }
+    return probe(id, [&](std::uint32_t job) { return own_id(job) == id; });
   }
   void add_own(std::string_view id, const Place& place) {
     ids_.append(id);
@@ -238,6 +224,18 @@ class FirstSeen {
   static std::uint32_t hash(std::string_view id) {
     const std::size_t h = std::hash<std::string_view>{}(id);
     return static_cast<std::uint32_t>(h ^ (h >> 32));
+  }
+  // The index of the earlier job whose id hashes as `id` and `same(index)` says is it, or -1.
+  template <typename Same>
+  std::int64_t probe(std::string_view id, Same&& same) const {
+    if (slots_.empty()) return -1;
+    const std::uint32_t h = hash(id);
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (s.job == 0) return -1;
+      if (s.hash == h && same(s.job - 1)) return static_cast<std::int64_t>(s.job - 1);
+    }
   }
   void put(const Slot& s) {
     const std::size_t mask = slots_.size() - 1;
