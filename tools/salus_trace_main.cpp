@@ -144,7 +144,15 @@ int body(int argc, char** argv) {
     return 0;
   }
   if (sub == "formats") {
-    if (argc > 2) throw core::InputError("formats: takes no arguments, got '" + std::string(argv[2]) + "'");
+    // `formats --help` (and -h) says what formats prints, as every subcommand answers --help.
+    const std::string arg = argc > 2 ? argv[2] : "";
+    if (argc == 3 && (arg == "--help" || arg == "-h")) {
+      std::fputs("salus-trace formats: print the trace formats salus-sim reads and how each maps to jobs "
+                 "(columns, units, what is assumed); it takes no options\n",
+                 stdout);
+      return 0;
+    }
+    if (argc > 2) throw core::InputError("formats: takes no arguments, got '" + arg + "'");
     std::fputs(run::trace_formats_help(true).c_str(), stdout);
     return 0;
   }

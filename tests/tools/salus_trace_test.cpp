@@ -218,6 +218,15 @@ TEST_CASE("salus-trace formats: every format with its mapping, and stats reads t
   }
   CHECK(r.out.find("  arrival = creation_time (seconds after the earliest in the file); duration = deletion_time - "
                    "scheduled_time;") != std::string::npos);
+  // Every subcommand answers --help, as `salus-trace --help` says; formats takes nothing else.
+  for (const char* sub : {"formats", "stats", "generate"}) {
+    CAPTURE(sub);
+    const Result h = trace_tool(std::string(sub) + " --help");
+    CHECK(h.code == 0);
+    CHECK(h.out.rfind("salus-trace", 0) == 0);
+  }
+  CHECK(trace_tool("formats --help").out.find("it takes no options") != std::string::npos);
+  CHECK(trace_tool("formats x").code == 2);
   r = trace_tool("stats tests/data/traces/import/gavel.tsv --throughputs tests/data/traces/import/gavel_throughputs.json");
   CHECK(r.code == 0);
   CHECK(r.out.find("trace: tests/data/traces/import/gavel.tsv (gavel, 3 jobs)\n") != std::string::npos);
