@@ -1,6 +1,7 @@
 #include "cluster/cluster.h"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "cluster/able_gpus.h"
 #include "cluster/joint_plan.h"
 #include "cluster/placement.h"
+#include "cluster/replicas.h"
 #include "core/errors.h"
 #include "core/pending_queue.h"
 #include "policies/registry.h"
@@ -46,13 +48,10 @@ static_assert(kMaxKinds < 64, "one bit per kind and one for unnamed GPUs");
 /// they run as one batch while the replicas stay in phase: Cluster::check_batches).
 class GpuExecutor final : public core::Executor, public core::Planning {
  public:
-  GpuExecutor(Cluster& cluster, std::int32_t gpu, std::span<const JobSpec> specs,
-              std::span<const std::int32_t> gang_of, const sim::InterferenceModel& model,
-              std::shared_ptr<const std::vector<TimeNs>> actual, TimeNs switch_cost_ns, std::int64_t paging_bytes_per_s)
-      : cluster_(cluster),
-        gpu_(gpu),
-        gang_of_(gang_of),
-        sim_(specs, model, switch_cost_ns, paging_bytes_per_s, std::move(actual)) {}
+  /// The jobs (the cluster's replica slots) come with rebase, before the first is used.
+  GpuExecutor(Cluster& cluster, std::int32_t gpu, const sim::InterferenceModel& model, TimeNs switch_cost_ns,
+              std::int64_t paging_bytes_per_s)
+      : cluster_(cluster), gpu_(gpu), sim_({}, model, switch_cost_ns, paging_bytes_per_s, nullptr) {}
 
   TimeNs now() const override { return sim_.now(); }
   void admit(JobIndex job, const JobSpec& spec, Bytes offset) override;
@@ -69,6 +68,7 @@ class GpuExecutor final : public core::Executor, public core::Planning {
   void start(const Dispatch& d) override;
   void stop_at_boundary(LaneId lane) override;
   void cancel_plan(LaneId lane) override { sim_.cancel_plan(lane); }
+  void last_job_ended(LaneId lane) override { sim_.last_job_ended(lane); }
   bool end_if_at_boundary(LaneId lane) override {
     return gang_lane(lane) == core::kNoJob && sim_.end_if_at_boundary(lane);
   }
@@ -106,9 +106,11 @@ class GpuExecutor final : public core::Executor, public core::Planning {
   /// A paging transfer charged to a lane a gang replica holds lengthens its next sub-run.
   void note_transfer(LaneId lane);
 
+  /// Replica r's gang (-1: a 1-GPU job).
+  std::int32_t gang_of(JobIndex r) const;
+
   Cluster& cluster_;
   std::int32_t gpu_;
-  std::span<const std::int32_t> gang_of_;  // replica -> gang (-1: a 1-GPU job)
   sim::SimExecutor sim_;
   std::vector<JobIndex> gang_lanes_;
   core::PlanDispatch plan_;  // the plan handed to the simulator: the loop's, with the cluster's deadline
@@ -205,6 +207,7 @@ struct Gpu {
   Bytes capacity = 0;
   std::int64_t speed_ppm = kSpeedOne;   // ClusterSpec's relative speed
   std::int32_t kind = -1;               // its index in ClusterSpec::kinds (-1: none)
+  std::int32_t table = -1;              // its iteration times (Cluster::iter_tables_; -1: the specs')
   std::uint64_t kind_bit = kUnnamedKind;  // its kind's bit in a job's allowed kinds
   TimeNs next = core::kNever;           // its entry in the heap
   std::int64_t jobs = 0;                // admitted, unfinished replicas
@@ -222,6 +225,17 @@ struct Gpu {
   core::PlanReport report;              // what the plan does
 };
 
+/// Which iteration times a GPU's simulator reads (Cluster::iter_tables_, by replica slot).
+struct IterKey {
+  std::int32_t kind = -1;          // the GPU's kind where jobs have speeds of their own, else -1
+  std::int64_t speed = kSpeedOne;  // the GPU's relative speed
+  bool operator==(const IterKey&) const = default;
+};
+struct IterTable {
+  IterKey key;
+  std::vector<TimeNs> ns;
+};
+
 class Cluster {
  public:
   Cluster(std::span<const JobSpec> jobs, const std::string& policy, const ClusterOptions& opts)
@@ -229,59 +243,23 @@ class Cluster {
     if (opts.model == nullptr) throw std::invalid_argument("run_cluster: an interference model is required");
     if (opts.cluster.gpus.empty()) throw std::invalid_argument("run_cluster: a cluster of at least one GPU");
     if (opts.progress_every < 1) throw std::invalid_argument("run_cluster: progress_every must be at least 1");
-    // Replicas: job j's k replicas are consecutive; a 1-GPU job is its own replica. A job wider
-    // than the cluster gets one, which its arrival rejects ("needs k GPUs ..."): nothing is sized
-    // by a width the cluster cannot hold (a trace's gpus = 100000000 would otherwise be as many
-    // copies of the job).
-    first_replica_.reserve(jobs.size() + 1);
-    const auto cluster_gpus = static_cast<std::int64_t>(opts.cluster.gpus.size());
-    for (std::size_t j = 0; j < jobs.size(); ++j) {
-      const JobSpec& s = jobs[j];
-      if (s.gpus < 1) throw std::invalid_argument("job '" + s.id + "' needs at least one GPU");
-      first_replica_.push_back(static_cast<JobIndex>(specs_.size()));
-      const std::int32_t width = s.gpus <= cluster_gpus ? s.gpus : 1;
-      const std::int32_t gang = width > 1 ? static_cast<std::int32_t>(gangs_.size()) : -1;
-      if (gang >= 0) {
-        Gang g;
-        g.job = static_cast<JobIndex>(j);
-        gangs_.push_back(std::move(g));
-      }
-      for (std::int32_t r = 0; r < width; ++r) {
-        if (gang >= 0) gangs_.back().replicas.push_back(static_cast<JobIndex>(specs_.size()));
-        specs_.push_back(s);
-        owner_.push_back(static_cast<JobIndex>(j));
-        gang_of_.push_back(gang);
-        replica_pos_.push_back(r);
-      }
-    }
-    first_replica_.push_back(static_cast<JobIndex>(specs_.size()));  // the end of the last job's
-    std::vector<TimeNs> actual;
-    if (!opts.actual_iter_ns.empty()) {
-      if (opts.actual_iter_ns.size() != jobs.size()) throw std::invalid_argument("run_cluster: one actual time per job");
-      for (JobIndex j : owner_) actual.push_back(opts.actual_iter_ns[static_cast<std::size_t>(j)]);
-    }
-    for (Gang& g : gangs_) {
-      const std::size_t k = g.replicas.size();
-      g.gpus.assign(k, -1);
-      g.chosen.assign(k, Dispatch{});
-      g.is_chosen.assign(k, 0);
-      g.run_start.assign(k, 0);
-      g.switch_ns.assign(k, 0);
-    }
-    states_.resize(specs_.size());
     min_demand_ = core::kNever;
-    for (const JobSpec& r : specs_) min_demand_ = std::min(min_demand_, r.persistent + r.ephemeral);
+    for (const JobSpec& s : jobs) {
+      if (s.gpus < 1) throw std::invalid_argument("job '" + s.id + "' needs at least one GPU");
+      min_demand_ = std::min(min_demand_, s.persistent + s.ephemeral);
+    }
+    if (!opts.actual_iter_ns.empty() && opts.actual_iter_ns.size() != jobs.size()) {
+      throw std::invalid_argument("run_cluster: one actual time per job");
+    }
+    // Checked once for the run (replicas are copies of their job). A job wider than the cluster
+    // gets no replica: its arrival rejects it ("needs k GPUs ..."), so nothing is sized by a
+    // width the cluster cannot hold.
+    core::check_jobs(jobs);
     resolve_kinds();
     const auto n = static_cast<std::int32_t>(opts.cluster.gpus.size());
     gpus_.resize(static_cast<std::size_t>(n));
     touch_log_.reset(gpus_.size());
     resolve_job_speeds();
-    // A GPU of speed s runs every iteration in gpu_iter_ns(t, s) (t: the actual time, else the
-    // profile's; s: the job's own speed on the GPU's kind where it has one, else the GPU's); one
-    // table per speed (per kind where jobs have speeds of their own), copied into each executor
-    // of that speed (kind), shared by them.
-    const auto shared_actual = actual.empty() ? nullptr : std::make_shared<const std::vector<TimeNs>>(actual);
-    std::map<std::pair<std::int32_t, std::int64_t>, std::shared_ptr<const std::vector<TimeNs>>> scaled;
     for (std::int32_t g = 0; g < n; ++g) {
       Gpu& gpu = at(g);
       const GpuSpec& spec = opts.cluster.gpus[static_cast<std::size_t>(g)];
@@ -291,25 +269,22 @@ class Cluster {
         gpu.kind = spec.kind;
         gpu.kind_bit = std::uint64_t{1} << spec.kind;
       }
-      const std::pair<std::int32_t, std::int64_t> key{job_speed_.empty() ? -1 : gpu.kind, spec.speed_ppm};
-      const bool own = key.first >= 0 || spec.speed_ppm != kSpeedOne;
-      if (own && !scaled.count(key)) {
-        std::vector<TimeNs> v;
-        v.reserve(specs_.size());
-        for (std::size_t r = 0; r < specs_.size(); ++r) {
-          v.push_back(gpu_iter_ns(actual.empty() ? specs_[r].iter_ns : actual[r], speed_on(gpu, owner_[r])));
-        }
-        scaled.emplace(key, std::make_shared<const std::vector<TimeNs>>(std::move(v)));
+      // A GPU of speed s runs every iteration in gpu_iter_ns(t, s) (t: the actual time, else the
+      // profile's; s: the job's own speed on the GPU's kind where it has one, else the GPU's): one
+      // table per speed (per kind where jobs have speeds of their own), by replica slot, shared by
+      // the GPUs of that speed (kind). Where neither applies the simulator reads the spec's.
+      const IterKey key{job_speed_.empty() ? -1 : gpu.kind, spec.speed_ppm};
+      if (key.kind >= 0 || key.speed != kSpeedOne || !opts.actual_iter_ns.empty()) {
+        auto it = std::find_if(iter_tables_.begin(), iter_tables_.end(), [&](const IterTable& t) { return t.key == key; });
+        if (it == iter_tables_.end()) it = iter_tables_.insert(it, IterTable{key, {}});
+        gpu.table = static_cast<std::int32_t>(it - iter_tables_.begin());
       }
       gpu.policy = policies::make_policy(policy);
-      gpu.exec = std::make_unique<GpuExecutor>(*this, g, specs_, gang_of_, *opts.model, own ? scaled.at(key) : shared_actual,
-                                               opts.switch_cost_ns, opts.paging_bytes_per_s);
+      gpu.exec = std::make_unique<GpuExecutor>(*this, g, *opts.model, opts.switch_cost_ns, opts.paging_bytes_per_s);
       core::SchedulerOptions so = opts.sched;
       so.capacity = gpu.capacity;
-      // The jobs are checked once, by the first GPU's Scheduler (the replicas are shared).
-      gpu.sched = std::make_unique<core::Scheduler>(
-          specs_, states_, *gpu.policy, *gpu.exec, so,
-          g == 0 ? core::Scheduler::JobCheck::kCheck : core::Scheduler::JobCheck::kCheckedByDriver);
+      gpu.sched = std::make_unique<core::Scheduler>(std::span<const JobSpec>{}, std::span<JobState>{}, *gpu.policy,
+                                                    *gpu.exec, so, core::Scheduler::JobCheck::kCheckedByDriver);
       idle_[gpu_class(gpu)].insert(g);
     }
     for (const Gpu& g : gpus_) {
@@ -331,23 +306,28 @@ class Cluster {
     for (std::int32_t g = 1; g < n; ++g) {
       if (aligned_capacity(at(g).capacity) > aligned_capacity(at(largest_gpu_).capacity)) largest_gpu_ = g;
     }
+    // A recorded timeline names replicas by slot until the end (finish maps them to their jobs):
+    // its slots are never given again.
+    reuse_slots_ = !opts.sched.record_timeline;
+    result_.outcome.jobs.resize(jobs.size());
   }
-
   ClusterOutcome run();
 
   // ---- called by GpuExecutor ----------------------------------------------------------------
   void on_admit(std::int32_t g, JobIndex r) {
     Gpu& gpu = at(g);
     if (gpu.jobs++ == 0) ++busy_;
-    gpu.util_ppm += specs_[static_cast<std::size_t>(r)].gpu_util_ppm;
+    gpu.util_ppm += replicas_.spec(r).gpu_util_ppm;
   }
   void on_release(std::int32_t g, JobIndex r) {
     Gpu& gpu = at(g);
     if (--gpu.jobs == 0) --busy_;
-    gpu.util_ppm -= specs_[static_cast<std::size_t>(r)].gpu_util_ppm;
-    if (gang_of_[static_cast<std::size_t>(r)] >= 0) gpu.gang = -1;
+    gpu.util_ppm -= replicas_.spec(r).gpu_util_ppm;
+    if (replicas_.gang(r) >= 0) gpu.gang = -1;
     unbind(g);
+    ended_.push_back(r);
   }
+  std::int32_t replica_gang(JobIndex r) const { return replicas_.gang(r); }
   /// The executor's completions up to `deadline` (a time no GPU has passed): ordinary ones to
   /// `out`, gang sub-runs to their gang.
   void collect(std::int32_t g, TimeNs deadline, std::vector<Completion>& out) {
@@ -355,7 +335,7 @@ class Cluster {
     raw_.clear();
     e.sim().wait(deadline, raw_);
     for (Completion& c : raw_) {
-      if (c.plan || gang_of_[static_cast<std::size_t>(c.job)] < 0) {
+      if (c.plan || replicas_.gang(c.job) < 0) {
         out.push_back(std::move(c));
       } else {
         gang_sub_done(c);
@@ -364,9 +344,10 @@ class Cluster {
   }
   void gang_chosen(std::int32_t g, const Dispatch& d) {
     const JobIndex r = d.job;
-    Gang& gang = gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r)])];
-    const auto i = static_cast<std::size_t>(replica_pos_[static_cast<std::size_t>(r)]);
-    SALUS_INVARIANT(!gang.is_chosen[i] && !gang.running, "a gang replica is dispatched once per gang run", specs_[r].id);
+    Gang& gang = gang_of(r);
+    const auto i = static_cast<std::size_t>(replicas_.pos(r));
+    SALUS_INVARIANT(!gang.is_chosen[i] && !gang.running, "a gang replica is dispatched once per gang run",
+                    replicas_.spec(r).id);
     gang.chosen[i] = d;
     gang.is_chosen[i] = 1;
     gang.run_start[i] = at(g).exec->now();
@@ -377,7 +358,7 @@ class Cluster {
   /// Replica r's gang run: its lock-step iterations done so far, or -1 while it is held (some
   /// replica's GPU has not chosen it yet).
   std::int64_t gang_run_iterations(JobIndex r) const {
-    const Gang& g = gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r)])];
+    const Gang& g = gangs_[static_cast<std::size_t>(replicas_.gang(r))];
     return g.running ? g.iterations : -1;
   }
   void gang_transfer(JobIndex r) { gang_of(r).transfer = true; }
@@ -390,7 +371,7 @@ class Cluster {
     if (k < 0) return false;
     const Gang& gang = gangs_[static_cast<std::size_t>(k)];
     for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
-      if (gang.gpus[i] == g) return states_[static_cast<std::size_t>(gang.replicas[i])].status == JobStatus::kAdmitted;
+      if (gang.gpus[i] == g) return replicas_.state(gang.replicas[i]).status == JobStatus::kAdmitted;
     }
     return false;
   }
@@ -465,20 +446,33 @@ class Cluster {
     if (--gpu.bound == 0) idle_[gpu_class(gpu)].insert(g);
   }
 
-  /// Input job j's replicas: its GPUs, or 1 for a job wider than the cluster (rejected at arrival).
-  std::int32_t replicas_of(JobIndex j) const {
-    const auto i = static_cast<std::size_t>(j);
-    return first_replica_[i + 1] - first_replica_[i];
+  Gang& gang_of(JobIndex r) { return gangs_[static_cast<std::size_t>(replicas_.gang(r))]; }
+  /// Replica slots for arriving input job j (and its Gang), every holder of the table's spans
+  /// given the new ones when it grew; the first slot (slot_of_).
+  JobIndex add_replicas(JobIndex j, std::int64_t rank);
+  /// Input job j's state from its replicas' (a gang job's: its replicas' common progress, first
+  /// start and finish).
+  JobState merged_state(JobIndex j) const;
+  void rebase();
+  /// Input job j's speed on the GPUs of an iteration table's key (speed_on's, by key).
+  std::int64_t speed_for(const IterKey& key, JobIndex j) const {
+    if (key.kind < 0) return key.speed;
+    const std::int64_t own = job_speed_[static_cast<std::size_t>(j) * opts_.cluster.kinds.size() + static_cast<std::size_t>(key.kind)];
+    return own > 0 ? own : key.speed;
   }
-  Gang& gang_of(JobIndex r) { return gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r)])]; }
+  /// The input jobs whose replicas ended at this instant: their states merged into the outcome,
+  /// their slots (and Gang) free for the next arrivals.
+  void retire_ended();
+  /// Every live job's state merged into the outcome (a progress report reads it).
+  void merge_live();
 
   void gang_sub_done(const Completion& c) {
     Gang& gang = gang_of(c.job);
-    const auto i = static_cast<std::size_t>(replica_pos_[static_cast<std::size_t>(c.job)]);
+    const auto i = static_cast<std::size_t>(replicas_.pos(c.job));
     if (gang.iterations == 0) gang.switch_ns[i] = c.switch_ns;
     if (gang.round_done < 0) gang.round_done = c.iterations_done;
     SALUS_INVARIANT(c.iterations_done == gang.round_done && c.iterations_done > 0,
-                    "a gang's replicas end each round with the same iterations", specs_[c.job].id);
+                    "a gang's replicas end each round with the same iterations", replicas_.spec(c.job).id);
     if (++gang.sub_done == static_cast<std::int32_t>(gang.replicas.size())) gang_iteration_ends_.push_back(&gang);
   }
 
@@ -531,7 +525,6 @@ class Cluster {
   bool admits_queued_job(std::int32_t g);
   bool queued_gang_placeable();
   std::size_t able_gpus(Gang& gang);
-  void update_waiting_gangs();
   void advance(std::int32_t g, TimeNs t) {
     SALUS_INVARIANT(t == now_, "GPUs advance to the cluster's instant", std::to_string(t));
     touch(g);
@@ -570,7 +563,7 @@ class Cluster {
     // FAIR and LAS take turns, SRTF and priority by their order; never in a lane its gang
     // replica holds (Scheduler::starts_at_once).
     if (newcomer_ == core::Policy::Newcomer::kWaits) return Start::kNo;
-    return sched.starts_at_once(first_replica_[static_cast<std::size_t>(j)], now_) ? Start::kJoins : Start::kNo;
+    return sched.starts_at_once(slot_of_[static_cast<std::size_t>(j)], now_) ? Start::kJoins : Start::kNo;
   }
   /// GPUs whose memory could ever hold P + E bytes (aligned).
   std::int64_t able_gpus(Bytes need, std::uint64_t kinds) const;
@@ -601,14 +594,15 @@ class Cluster {
   std::vector<std::uint64_t> allowed_;     // input job -> the kind bits it may run on (all: any)
   std::vector<std::int32_t> kind_set_;     // input job -> index of its allowed set (0: any)
   std::vector<std::int64_t> job_speed_;    // input job x kind -> its own speed there (0: the kind's); may be empty
-  std::vector<JobSpec> specs_;             // replicas
-  Bytes min_demand_ = 0;                   // the least P + E of any replica (paceable_on)
-  std::vector<JobState> states_;           // per replica, shared by every GPU's Scheduler
-  std::vector<JobIndex> owner_;            // replica -> input job
-  std::vector<std::int32_t> gang_of_;      // replica -> gang, -1 for a 1-GPU job
-  std::vector<std::int32_t> replica_pos_;  // replica -> its position in the gang
-  std::vector<JobIndex> first_replica_;    // input job -> its first replica (one more: the replicas' end)
-  std::vector<Gang> gangs_;
+  Bytes min_demand_ = 0;                   // the least P + E of any job (paceable_on)
+  ReplicaTable replicas_;                  // the live jobs' replicas, shared by every GPU's Scheduler
+  bool reuse_slots_ = true;                // an ended job's slots are given again (not with a timeline)
+  std::vector<JobIndex> slot_of_;          // input job -> its first replica's slot (kNoJob: none live)
+  std::vector<JobIndex> ended_;            // replicas released at this instant (retire_ended)
+  // The iteration times of the GPUs that do not run jobs at their spec's (Gpu::table), by slot.
+  std::vector<IterTable> iter_tables_;
+  std::deque<Gang> gangs_;                 // the live gang jobs' (stable addresses: Gang* are kept)
+  std::vector<std::int32_t> free_gangs_;   // entries of gangs_ free for the next gang job
   std::vector<Gpu> gpus_;
   std::map<GpuClass, std::set<std::int32_t>> idle_;  // by class: GPUs nothing is bound to
   std::map<GpuClass, std::int64_t> gpus_of_class_;    // class -> how many GPUs have it
@@ -630,9 +624,7 @@ class Cluster {
   // have changed since the placement judged them.
   std::vector<std::pair<std::uint64_t, std::size_t>> layouts_;
   std::vector<char> changed_;              // per GPU
-  std::vector<std::int32_t> gang_arrivals_;  // gangs in arrival order
-  std::size_t gangs_arrived_ = 0;          // of gang_arrivals_, those that arrived
-  std::vector<std::int32_t> waiting_gangs_;  // gangs that arrived and may still wait in the cluster queue
+  std::vector<std::int32_t> waiting_gangs_;  // gangs in the cluster queue, in arrival order
   std::vector<Completion> raw_, scratch_;
   // plan_gang's scratch: every job of every GPU's plan (slots), each GPU's lane, the rounds' (to
   // take one back), and the GPUs whose joint plan waits for their start_plan.
@@ -660,7 +652,6 @@ class Cluster {
   std::vector<GpuLoad> joins_;  // and: joins a lane, starts by its policy's turn
   std::int32_t largest_gpu_ = 0;           // the lowest-numbered GPU of the largest memory
   std::int64_t busy_ = 0;
-  std::size_t terminal_ = 0;
   TimeNs now_ = 0;  // the instant being processed
   ClusterOutcome result_;
 };
@@ -722,6 +713,7 @@ std::string Cluster::kind_names() const {
   return names;
 }
 
+std::int32_t GpuExecutor::gang_of(JobIndex r) const { return cluster_.replica_gang(r); }
 void GpuExecutor::admit(JobIndex job, const JobSpec& spec, Bytes offset) {
   sim_.admit(job, spec, offset);
   cluster_.on_admit(gpu_, job);
@@ -731,7 +723,7 @@ void GpuExecutor::release(JobIndex job) {
   cluster_.on_release(gpu_, job);
 }
 void GpuExecutor::start(const Dispatch& d) {
-  if (gang_of_[static_cast<std::size_t>(d.job)] >= 0) {
+  if (gang_of(d.job) >= 0) {
     cluster_.gang_chosen(gpu_, d);
     return;
   }
@@ -776,7 +768,7 @@ bool GpuExecutor::plans_now() const {
 // (Cluster::turn_plan).
 bool GpuExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& report) {
   for (const core::PlanJob& j : p.jobs) {
-    if (gang_of_[static_cast<std::size_t>(j.job)] >= 0) {
+    if (gang_of(j.job) >= 0) {
       return replay_until_ == core::kNever && cluster_.take_joint_plan(gpu_, p, report);
     }
   }
@@ -1018,7 +1010,7 @@ bool Cluster::plan_gang(Gang& gang) {
   const TimeNs t0 = now_;
   if (!joint_lanes(gang, t0)) return false;
   joint::Replica replica;
-  const bool alike = joint::replicas_alike(joint_slots_, joint_lanes_, specs_[gang.replicas.front()].id, replica);
+  const bool alike = joint::replicas_alike(joint_slots_, joint_lanes_, jobs_[static_cast<std::size_t>(gang.job)].id, replica);
   const joint::Outcome plan = joint::plan_rounds(joint_slots_, joint_lanes_, replica, t0, next_arrival(), joint_scratch_);
   if (plan.rounds == 0) return false;
   result_.joint_paced_plans += alike ? 0 : 1;
@@ -1168,15 +1160,10 @@ bool Cluster::admits_queued_job(std::int32_t g) {
   const core::Scheduler& sched = *at(g).sched;
   if (queued_demands_.empty() || sched.pending() > 0) return false;  // nothing admitted while jobs are pending
   if (queued_demands_.size() > kLookahead) return true;
-  bool gangs_known = false;
   for (const auto& [demand, count] : queued_demands_) {
     if (!sched.can_admit_now(demand.first, demand.second)) continue;
-    if (queued_gangs_ == 0) return true;  // (waiting_gangs_ is only brought up to date below)
+    if (queued_gangs_ == 0) return true;
     // Gang jobs of that demand do not count: none is placed on a GPU that hosts a gang.
-    if (!gangs_known) {
-      update_waiting_gangs();
-      gangs_known = true;
-    }
     std::int64_t gangs = 0;
     for (const std::int32_t k : waiting_gangs_) {
       const JobSpec& s = jobs_[static_cast<std::size_t>(gangs_[static_cast<std::size_t>(k)].job)];
@@ -1189,7 +1176,6 @@ bool Cluster::admits_queued_job(std::int32_t g) {
 
 // Whether some gang job in the cluster queue has k GPUs that can start it now (try_place's test).
 bool Cluster::queued_gang_placeable() {
-  update_waiting_gangs();
   for (const std::int32_t k : waiting_gangs_) {
     Gang& gang = gangs_[static_cast<std::size_t>(k)];
     if (able_gpus(gang) >= static_cast<std::size_t>(jobs_[static_cast<std::size_t>(gang.job)].gpus)) return true;
@@ -1206,29 +1192,6 @@ std::size_t Cluster::able_gpus(Gang& gang) {
                              [&](std::int32_t g) { return at(g).gang < 0 && can_start(g, j) != Start::kNo; });
 }
 
-// waiting_gangs_: the gangs that arrived and wait in the cluster queue (neither placed nor
-// rejected), kept lazily from the arrival order.
-void Cluster::update_waiting_gangs() {
-  if (gang_arrivals_.empty() && !gangs_.empty()) {
-    for (const JobIndex j : order_) {
-      const std::int32_t k = gang_of_[static_cast<std::size_t>(first_replica_[static_cast<std::size_t>(j)])];
-      if (k >= 0) gang_arrivals_.push_back(k);
-    }
-  }
-  for (; gangs_arrived_ < gang_arrivals_.size(); ++gangs_arrived_) {
-    const Gang& gang = gangs_[static_cast<std::size_t>(gang_arrivals_[gangs_arrived_])];
-    if (rank_[static_cast<std::size_t>(gang.job)] < 0) break;
-    waiting_gangs_.push_back(gang_arrivals_[gangs_arrived_]);
-  }
-  std::erase_if(waiting_gangs_, [&](std::int32_t k) {
-    Gang& gang = gangs_[static_cast<std::size_t>(k)];
-    const bool gone =
-        gang.gpus.front() >= 0 || states_[static_cast<std::size_t>(gang.replicas.front())].status == JobStatus::kRejected;
-    if (gone) gang.able.forget();
-    return gone;
-  });
-}
-
 // ---- Arrival and placement ----------------------------------------------------------------
 
 void Cluster::bind(JobIndex r, std::int32_t g, std::int64_t rank, TimeNs t, bool admit_now) {
@@ -1237,19 +1200,19 @@ void Cluster::bind(JobIndex r, std::int32_t g, std::int64_t rank, TimeNs t, bool
   Gpu& gpu = at(g);
   if (admit_now) gpu.sched->split_at_instant(t, true, scratch_);
   gpu.event = true;
-  const JobIndex j = owner_[static_cast<std::size_t>(r)];
+  const JobIndex j = replicas_.owner(r);
   job_gpus_[static_cast<std::size_t>(j)].push_back(g);
   gpu.exec->note_bind(t);
-  const std::int32_t gang = gang_of_[static_cast<std::size_t>(r)];
+  const std::int32_t gang = replicas_.gang(r);
   if (gang >= 0) {
     gpu.gang = gang;
-    gangs_[static_cast<std::size_t>(gang)].gpus[static_cast<std::size_t>(replica_pos_[static_cast<std::size_t>(r)])] = g;
+    gangs_[static_cast<std::size_t>(gang)].gpus[static_cast<std::size_t>(replicas_.pos(r))] = g;
   }
   bind_count(g);
   gpu.sched->arrive(r, rank);
-  if (states_[static_cast<std::size_t>(r)].status == JobStatus::kRejected) {
+  if (replicas_.state(r).status == JobStatus::kRejected) {
     unbind(g);
-    ++terminal_;
+    ended_.push_back(r);
     return;
   }
   if (admit_now) gpu.sched->admit_pending(t);
@@ -1335,11 +1298,10 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
   const Bytes need = aligned(s.persistent) + aligned(s.ephemeral);
   // GPUs that could ever hold a replica.
   const std::int64_t able = able_gpus(need, allowed_[static_cast<std::size_t>(j)]);
-  const JobIndex r0 = first_replica_[static_cast<std::size_t>(j)];
   if (const std::int32_t target = fixed_gpu(j); target >= 0) {
     // No choice to defer: the one GPU that can hold it (or, when none can, the largest, whose
     // scheduler rejects it with its reason) takes it now, and it waits in that GPU's own queue.
-    bind(r0, target, rank, t, false);
+    bind(add_replicas(j, rank), target, rank, t, false);
     return;
   }
   if (able < s.gpus) {
@@ -1350,32 +1312,33 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
     if (limited && allowed_[static_cast<std::size_t>(j)] == 0) {
       reason = "gpu_kinds '" + s.gpu_kinds + "': the cluster has no GPU of those kinds (kinds: " + kind_names() + ")";
     }
-    for (std::int32_t i = 0; i < replicas_of(j); ++i) {
-      JobState& st = states_[static_cast<std::size_t>(r0 + i)];
-      st.status = JobStatus::kRejected;
-      st.reason = reason;
-      st.submit_rank = rank;
-      ++terminal_;
-    }
+    // No replica: the job's state is its outcome at once.
+    JobState& st = result_.outcome.jobs[static_cast<std::size_t>(j)];
+    st.status = JobStatus::kRejected;
+    st.reason = std::move(reason);
+    st.submit_rank = rank;
     return;
   }
   if (first_new_rank_ < 0) first_new_rank_ = rank;
   // Its replicas' submit rank is its arrival rank from now on (the policies' tie-break, and
   // Policy::starts_at_once compares it with the lane's jobs' while it waits here).
-  for (std::int32_t i = 0; i < replicas_of(j); ++i) states_[static_cast<std::size_t>(r0 + i)].submit_rank = rank;
+  const JobIndex r0 = add_replicas(j, rank);
   // The queue is visited in the policy's admission order (SRTF: least solo time first; priority:
   // highest first; the others: arrival order), as each GPU's own pending queue is. The class key
   // keeps gang jobs apart from 1-GPU jobs of the same P and E (the queue skips the rest of a class
   // once one of its jobs starts nowhere, which holds for equal demands because starts_at_once is
   // monotone in admission order).
-  const std::int64_t key = at(0).policy->admission_key(core::SchedulerView{t, specs_, states_}, r0);
+  const std::int64_t key = at(0).policy->admission_key(core::SchedulerView{t, replicas_.specs(), replicas_.states()}, r0);
   // (The class also keeps jobs of different allowed kinds apart.) The queue compares classes for
   // equality only: one number per (P, E, GPUs, allowed kinds) seen, no packing that could overflow.
   const auto cls = class_ids_.try_emplace({s.persistent, s.ephemeral, s.gpus, kind_set_[static_cast<std::size_t>(j)]},
                                           static_cast<std::int64_t>(class_ids_.size()));
   queue_.push(j, key, rank, cls.first->second, 0);
   ++queued_demands_[{s.persistent, s.ephemeral}];
-  if (s.gpus > 1) ++queued_gangs_;
+  if (s.gpus > 1) {
+    ++queued_gangs_;
+    waiting_gangs_.push_back(replicas_.gang(r0));
+  }
 }
 
 core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
@@ -1397,7 +1360,7 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
   if (s.gpus > 1) {
     // Too few GPUs can take it (the same test as consider's, counted incrementally): blocked. A
     // gang job tried for the first time is not counted (a count from scratch asks every GPU).
-    Gang& gang = gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(first_replica_[static_cast<std::size_t>(j)])])];
+    Gang& gang = gang_of(slot_of_[static_cast<std::size_t>(j)]);
     if (gang.able.known && able_gpus(gang) < static_cast<std::size_t>(s.gpus)) return core::PendingQueue::Verdict::kBlocked;
     gather_candidates(j);
     for (const std::int32_t g : candidates_) consider(g);
@@ -1434,22 +1397,24 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
     }
   }
   if (static_cast<std::int32_t>(loads_.size() + joins_.size()) < s.gpus) return core::PendingQueue::Verdict::kBlocked;
-  const JobIndex r0 = first_replica_[static_cast<std::size_t>(j)];
+  const JobIndex r0 = slot_of_[static_cast<std::size_t>(j)];
+  const std::int32_t k = replicas_.gang(r0);
   for (std::int32_t i = 0; i < s.gpus; ++i) {
     std::vector<GpuLoad>& from = loads_.empty() ? joins_ : loads_;
     const std::size_t c = placement_(s, from);
     SALUS_INVARIANT(c < from.size(), "placement chooses a candidate", opts_.placement);
     const std::int32_t g = from[c].gpu;
     from.erase(from.begin() + static_cast<std::ptrdiff_t>(c));
-    bind(r0 + i, g, rank, t, true);
+    bind(k >= 0 ? gangs_[static_cast<std::size_t>(k)].replicas[static_cast<std::size_t>(i)] : r0, g, rank, t, true);
     index_room(g);
     if (i == 0 && s.gpus > 1) keep_speed(j, speed_on(at(g), j), s.gpus - 1);
   }
   ++result_.placements;
   if (const auto it = queued_demands_.find({s.persistent, s.ephemeral}); --it->second == 0) queued_demands_.erase(it);
-  if (s.gpus > 1) {
+  if (k >= 0) {
     --queued_gangs_;
-    gangs_[static_cast<std::size_t>(gang_of_[static_cast<std::size_t>(r0)])].able.forget();
+    gangs_[static_cast<std::size_t>(k)].able.forget();
+    waiting_gangs_.erase(std::find(waiting_gangs_.begin(), waiting_gangs_.end(), k));
   }
   return core::PendingQueue::Verdict::kAdmitted;
 }
@@ -1491,30 +1456,120 @@ void Cluster::place(TimeNs t) {
   queue_.process([&](JobIndex j) { return try_place(j, t); });
 }
 
-// The input jobs' states from their replicas', and the GPUs' counters summed.
+// ---- Replicas -----------------------------------------------------------------------------
+
+JobIndex Cluster::add_replicas(JobIndex j, std::int64_t rank) {
+  const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
+  std::int32_t k = -1;
+  if (s.gpus > 1) {
+    if (free_gangs_.empty()) {
+      k = static_cast<std::int32_t>(gangs_.size());
+      gangs_.emplace_back();
+    } else {
+      k = free_gangs_.back();
+      free_gangs_.pop_back();
+    }
+    Gang& g = gangs_[static_cast<std::size_t>(k)];
+    const auto w = static_cast<std::size_t>(s.gpus);
+    g.job = j;
+    g.replicas.reserve(w);
+    g.gpus.assign(w, -1);
+    g.chosen.assign(w, Dispatch{});
+    g.is_chosen.assign(w, 0);
+    g.run_start.assign(w, 0);
+    g.switch_ns.assign(w, 0);
+  }
+  const TimeNs base = opts_.actual_iter_ns.empty() ? s.iter_ns : opts_.actual_iter_ns[static_cast<std::size_t>(j)];
+  JobIndex first = core::kNoJob;
+  for (std::int32_t i = 0; i < s.gpus; ++i) {
+    const JobIndex r = replicas_.add(s, j, k, i);
+    if (replicas_.take_grown()) rebase();
+    replicas_.state(r).submit_rank = rank;
+    for (IterTable& t : iter_tables_) t.ns[static_cast<std::size_t>(r)] = gpu_iter_ns(base, speed_for(t.key, j));
+    if (k >= 0) gangs_[static_cast<std::size_t>(k)].replicas.push_back(r);
+    if (i == 0) first = r;
+  }
+  slot_of_[static_cast<std::size_t>(j)] = first;
+  return first;
+}
+
+// The replica table grew: every GPU's Scheduler and simulator see it where it is now.
+void Cluster::rebase() {
+  for (IterTable& t : iter_tables_) t.ns.resize(replicas_.size(), 0);
+  for (Gpu& gpu : gpus_) {
+    gpu.sched->rebase(replicas_.specs(), replicas_.states());
+    const std::span<const TimeNs> ns =
+        gpu.table >= 0 ? std::span<const TimeNs>(iter_tables_[static_cast<std::size_t>(gpu.table)].ns) : std::span<const TimeNs>{};
+    gpu.exec->sim().rebase(replicas_.specs(), ns);
+  }
+}
+
+JobState Cluster::merged_state(JobIndex j) const {
+  const JobIndex r0 = slot_of_[static_cast<std::size_t>(j)];
+  JobState st = replicas_.state(r0);
+  const std::int32_t k = replicas_.gang(r0);
+  if (k < 0) return st;
+  const Gang& gang = gangs_[static_cast<std::size_t>(k)];
+  for (std::size_t i = 1; i < gang.replicas.size(); ++i) {
+    const JobState& o = replicas_.state(gang.replicas[i]);
+    // The gang starts when its last replica is first chosen (the others' lanes were held).
+    if (o.first_start_ns < 0 || st.first_start_ns < 0) {
+      st.first_start_ns = -1;
+    } else {
+      st.first_start_ns = std::max(st.first_start_ns, o.first_start_ns);
+    }
+    st.finish_ns = std::max(st.finish_ns, o.finish_ns);
+    st.gpu_time_ns += o.gpu_time_ns;
+    if (st.status == JobStatus::kDone && o.status != JobStatus::kDone) {
+      st.status = o.status;
+      st.reason = o.reason;
+    }
+  }
+  return st;
+}
+
+void Cluster::retire_ended() {
+  const auto ended = [&](JobIndex r) {
+    const JobStatus st = replicas_.state(r).status;
+    return st == JobStatus::kDone || st == JobStatus::kRejected || st == JobStatus::kFailed ||
+           st == JobStatus::kInterrupted;
+  };
+  for (const JobIndex r : ended_) {
+    const JobIndex j = replicas_.owner(r);
+    if (j == core::kNoJob) continue;  // retired with another replica's entry
+    const std::int32_t k = replicas_.gang(r);
+    if (k >= 0 && !std::all_of(gangs_[static_cast<std::size_t>(k)].replicas.begin(),
+                               gangs_[static_cast<std::size_t>(k)].replicas.end(), ended)) {
+      continue;  // the gang's other replicas end later
+    }
+    result_.outcome.jobs[static_cast<std::size_t>(j)] = merged_state(j);
+    if (!reuse_slots_) continue;
+    if (k >= 0) {
+      Gang& gang = gangs_[static_cast<std::size_t>(k)];
+      for (const JobIndex q : gang.replicas) replicas_.free(q);
+      gang = Gang{};
+      free_gangs_.push_back(k);
+    } else {
+      replicas_.free(r);
+    }
+    slot_of_[static_cast<std::size_t>(j)] = core::kNoJob;
+  }
+  ended_.clear();
+}
+
+void Cluster::merge_live() {
+  for (JobIndex r = 0; r < static_cast<JobIndex>(replicas_.size()); ++r) {
+    const JobIndex j = replicas_.owner(r);
+    if (j != core::kNoJob && replicas_.pos(r) == 0) result_.outcome.jobs[static_cast<std::size_t>(j)] = merged_state(j);
+  }
+}
+
+// The input jobs' states (those still live merged from their replicas'), and the GPUs' counters
+// summed.
 ClusterOutcome Cluster::finish(TimeNs end) {
   core::ScheduleOutcome& out = result_.outcome;
-  out.jobs.resize(jobs_.size());
-  for (std::size_t j = 0; j < jobs_.size(); ++j) {
-    const auto r0 = static_cast<std::size_t>(first_replica_[j]);
-    JobState st = states_[r0];
-    for (std::int32_t i = 1; i < replicas_of(static_cast<JobIndex>(j)); ++i) {
-      const JobState& o = states_[r0 + static_cast<std::size_t>(i)];
-      // The gang starts when its last replica is first chosen (the others' lanes were held).
-      if (o.first_start_ns < 0 || st.first_start_ns < 0) {
-        st.first_start_ns = -1;
-      } else {
-        st.first_start_ns = std::max(st.first_start_ns, o.first_start_ns);
-      }
-      st.finish_ns = std::max(st.finish_ns, o.finish_ns);
-      st.gpu_time_ns += o.gpu_time_ns;
-      if (st.status == JobStatus::kDone && o.status != JobStatus::kDone) {
-        st.status = o.status;
-        st.reason = o.reason;
-      }
-    }
-    out.jobs[j] = std::move(st);
-  }
+  retire_ended();
+  merge_live();
   for (Gpu& gpu : gpus_) {
     core::ScheduleOutcome& o = gpu.sched->outcome();
     out.lanes_opened += o.lanes_opened;
@@ -1535,6 +1590,7 @@ ClusterOutcome Cluster::finish(TimeNs end) {
   if (gpus_.size() == 1) {
     gpus_.front().sched->end_at(end);
     core::ScheduleOutcome& o = gpus_.front().sched->outcome();
+    for (core::Segment& seg : o.segments) seg.job = replicas_.owner(seg.job);
     out.segments = std::move(o.segments);
     out.memory = std::move(o.memory);
     out.lane_moves = std::move(o.lane_moves);
@@ -1544,7 +1600,7 @@ ClusterOutcome Cluster::finish(TimeNs end) {
     for (Gpu& gpu : gpus_) {
       gpu.sched->end_at(end);
       core::ScheduleOutcome& o = gpu.sched->outcome();
-      for (core::Segment& s : o.segments) s.job = owner_[static_cast<std::size_t>(s.job)];
+      for (core::Segment& s : o.segments) s.job = replicas_.owner(s.job);
       result_.gpu_timelines.push_back({std::move(o.segments), std::move(o.memory), std::move(o.lane_moves)});
     }
   }
@@ -1563,6 +1619,7 @@ ClusterOutcome Cluster::run() {
   std::stable_sort(order.begin(), order.end(),
                    [&](JobIndex a, JobIndex b) { return core::arrives_before(jobs_[a], jobs_[b]); });
   rank_.assign(n, -1);
+  slot_of_.assign(n, core::kNoJob);
   job_gpus_.assign(n, {});
   stop_gang_.assign(n + 1, core::kNever);
   stop_largest_.assign(n + 1, core::kNever);
@@ -1647,7 +1704,11 @@ ClusterOutcome Cluster::run() {
       }
       busy_recorded = busy_;
     }
-    if (opts_.progress && result_.events % opts_.progress_every == 0) opts_.progress({now_, result_.events, states_});
+    retire_ended();
+    if (opts_.progress && result_.events % opts_.progress_every == 0) {
+      merge_live();
+      opts_.progress({now_, result_.events, result_.outcome.jobs});
+    }
   }
   SALUS_INVARIANT(queue_.empty(), "the cluster queue drains", std::to_string(queue_.size()) + " jobs left");
   return finish(end);

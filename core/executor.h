@@ -185,6 +185,9 @@ class Planning {
   /// afterwards the lane is idle and the executor as it was before start_plan. Only a driver that
   /// runs plans speculatively calls it (Scheduler::replan).
   virtual void cancel_plan(LaneId lane) = 0;
+  /// The job that ran the lane's previous iteration finished (the lane stays): the lane's last
+  /// job is kEndedJob from now on, for the executor as for the loop (PlanDispatch::last_job).
+  virtual void last_job_ended(LaneId lane) = 0;
 };
 
 }  // namespace salus::core

@@ -13,6 +13,10 @@ using JobIndex = std::int32_t;
 /// Identifier of a GPU lane; lanes get increasing ids in the order they are opened.
 using LaneId = std::int32_t;
 inline constexpr JobIndex kNoJob = -1;
+/// A lane's last job once that job has finished: unlike every job, so the lane's next run is a
+/// switch as it would be after the finished job, and a driver that gives a finished job's index
+/// to a new job (cluster/: replica slots are reused) cannot have the newcomer taken for it.
+inline constexpr JobIndex kEndedJob = -2;
 inline constexpr LaneId kNoLane = -1;
 
 /// A job's relative speed on one GPU kind, where the trace knows it for that job (Gavel's

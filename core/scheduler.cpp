@@ -61,6 +61,10 @@ struct LaneSchedule {
 class RequestGate {
  public:
   RequestGate(std::span<const JobSpec> specs, std::span<JobState> states) : specs_(specs), states_(states) {}
+  void rebase(std::span<const JobSpec> specs, std::span<JobState> states) {
+    specs_ = specs;
+    states_ = states;
+  }
 
   bool gates(JobIndex j) const { return !spec(j).requests_ns.empty(); }
   /// Whether some admitted, unfinished job is gated.
@@ -270,6 +274,14 @@ class Loop {
 
   /// ProcessRequests now (the cluster, after binding a job to this GPU, so that the next
   /// placement sees the GPU's memory with it admitted).
+  void rebase(std::span<const JobSpec> specs, std::span<JobState> states) {
+    SALUS_INVARIANT(specs.size() == states.size() && specs.size() >= specs_.size(),
+                    "a rebase keeps every job and gives one state per job", std::to_string(specs.size()));
+    specs_ = specs;
+    states_ = states;
+    requests_.rebase(specs, states);
+  }
+
   void admit_pending(TimeNs now) {
     if (!pending_.empty()) process_requests(now);
   }
@@ -454,6 +466,10 @@ class Loop {
     ++layout_version_;
     policy_.on_finish(view(t), j, st.lane);
     const bool lane_gone = ls.jobs.empty();
+    if (ls.last_job == j && !lane_gone) {
+      ls.last_job = kEndedJob;
+      if (planning_ != nullptr) planning_->last_job_ended(st.lane);
+    }
     if (lane_gone) {  // the lane is gone (Algorithm 1: ref == 0): its slot is free
       ls = LaneSchedule{};
       for (std::size_t k = 0; k < lane_ids_.size(); ++k) {
@@ -948,6 +964,7 @@ void Scheduler::split_at_instant(TimeNs now, bool event, std::vector<Completion>
 void Scheduler::schedule(TimeNs now, bool event) { loop_->schedule(now, event); }
 void Scheduler::settle(TimeNs now, bool event) { loop_->settle_only(now, event); }
 void Scheduler::admit_pending(TimeNs now) { loop_->admit_pending(now); }
+void Scheduler::rebase(std::span<const JobSpec> specs, std::span<JobState> states) { loop_->rebase(specs, states); }
 void Scheduler::replan(TimeNs now) { loop_->replan(now); }
 bool Scheduler::offer_plan(TimeNs now, PlanDispatch& out) { return loop_->offer_plan(now, out); }
 TimeNs Scheduler::next_request(TimeNs now) const { return loop_->next_request(now); }

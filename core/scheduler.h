@@ -170,6 +170,9 @@ class Scheduler {
   /// settled calls it before its placement, then schedule(now, event), which does not repeat it
   /// where nothing changed in between (cluster/).
   void settle(TimeNs now, bool event);
+  /// The jobs' specs and states moved (a driver whose table of jobs grows: cluster/'s replica
+  /// slots): the same jobs at the same indices, and perhaps more after them.
+  void rebase(std::span<const JobSpec> specs, std::span<JobState> states);
   /// ProcessRequests now, without dispatching (a driver that binds a job and must see it admitted).
   void admit_pending(TimeNs now);
   /// Takes back the plan (Planning::start_plan) this GPU's last step dispatched at `now`, which

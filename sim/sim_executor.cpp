@@ -32,6 +32,20 @@ SimExecutor::SimExecutor(std::span<const core::JobSpec> jobs, const Interference
   SALUS_INVARIANT(paging_bytes_per_s >= 0, "paging bandwidth >= 0", std::to_string(paging_bytes_per_s));
 }
 
+void SimExecutor::last_job_ended(core::LaneId lane) {
+  const std::size_t i = lane_slot(lane);
+  SALUS_INVARIANT(last_job_[i] >= 0, "a lane's ended last job ran there", std::to_string(lane));
+  last_job_[i] = core::kEndedJob;
+}
+
+void SimExecutor::rebase(std::span<const core::JobSpec> jobs, std::span<const core::TimeNs> iter_ns) {
+  SALUS_INVARIANT(jobs.size() >= jobs_.size() && (iter_ns.empty() || iter_ns.size() == jobs.size()),
+                  "a rebase keeps every job, one actual time per job", std::to_string(jobs.size()));
+  jobs_ = jobs;
+  iter_table_.reset();
+  iter_ns_ = iter_ns;
+}
+
 std::size_t SimExecutor::lane_slot(core::LaneId lane) {
   const auto i = static_cast<std::size_t>(lane);
   if (i >= last_job_.size()) {

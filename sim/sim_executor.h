@@ -62,6 +62,11 @@ class SimExecutor final : public core::Executor, public core::Planning {
   /// Takes back the plan in flight, started at now() (the clock has not moved since): the lane is
   /// idle again and its last job the plan's PlanDispatch::last_job, as before start_plan.
   void cancel_plan(core::LaneId lane) override;
+  void last_job_ended(core::LaneId lane) override;
+  /// The jobs' specs and actual iteration times moved (a driver whose table of jobs grows:
+  /// cluster/'s replica slots): the same jobs at the same indices, perhaps more after them.
+  /// `iter_ns` empty: the specs' iteration times.
+  void rebase(std::span<const core::JobSpec> jobs, std::span<const core::TimeNs> iter_ns);
   /// Starts a plan whose report its driver computed (cluster/: the plans of a gang job's GPUs,
   /// computed together; cluster.cpp, "Joint plans"): the lane is busy until report.end_ns, when
   /// it completes as start_plan's plans do, and its last job is then report.last_job. The lane
