@@ -52,8 +52,9 @@ struct ClusterOptions {
   /// asks every GPU at every count.
   bool incremental_gang_queue = true;
   /// Called every progress_every instants when set (sched.progress is not: the GPUs'
-  /// loops are steps of this one). Progress::jobs holds the replicas' states: job j's k replicas
-  /// are consecutive, in input order (a 1-GPU job is its own replica), and finish together.
+  /// loops are steps of this one). Progress::jobs holds one state per input job, as the outcome
+  /// will (a gang job's merged from its replicas' at the call: the run keeps state only for the
+  /// jobs that have arrived and not ended, cluster/replicas.h).
   core::ProgressHook progress;
   std::int64_t progress_every = core::kProgressEvery;  ///< instants between progress calls, >= 1
 };

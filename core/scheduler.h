@@ -28,7 +28,7 @@ namespace salus::core {
 struct Progress {
   TimeNs now = 0;               ///< the executor's clock
   std::int64_t events = 0;      ///< loop steps so far
-  std::span<const JobState> jobs;  ///< every job's state (a cluster: every replica's, see cluster.h)
+  std::span<const JobState> jobs;  ///< every job's state (a cluster: a gang job's merged, see cluster.h)
 };
 /// Called every SchedulerOptions::progress_every (by default kProgressEvery) loop steps when set.
 /// The loop reads no wall clock and prints nothing: whether and how to report is the caller's

@@ -10,37 +10,25 @@
 namespace salus::experiments {
 
 BoundWatch::BoundWatch(std::span<const core::JobSpec> jobs, BoundKind kind, double bound_s)
-    : jobs_(jobs), kind_(kind), bound_s_(bound_s), order_(jobs.size()), first_replica_(jobs.size()) {
+    : jobs_(jobs), kind_(kind), bound_s_(bound_s), order_(jobs.size()) {
   std::iota(order_.begin(), order_.end(), std::size_t{0});
   std::stable_sort(order_.begin(), order_.end(),
                    [&](std::size_t a, std::size_t b) { return jobs_[a].arrival_ns < jobs_[b].arrival_ns; });
-  for (std::size_t j = 0; j < jobs.size(); ++j) {
-    first_replica_[j] = replicas_;
-    replicas_ += static_cast<std::size_t>(std::max<std::int32_t>(1, jobs[j].gpus));
-  }
 }
 
 core::TimeNs BoundWatch::event_ns(std::span<const core::JobState> states, std::size_t job) const {
-  // A gang job finishes (and starts) when its last replica does (cluster::ClusterOutcome).
-  const bool cluster = states.size() != jobs_.size();
-  const std::size_t r0 = cluster ? first_replica_[job] : job;
-  const std::size_t k = cluster ? static_cast<std::size_t>(std::max<std::int32_t>(1, jobs_[job].gpus)) : 1;
-  core::TimeNs t = 0;
-  for (std::size_t r = r0; r < r0 + k; ++r) {
-    const core::JobState& st = states[r];
-    const core::TimeNs e = kind_ == BoundKind::kAvgJct ? st.finish_ns : st.first_start_ns;
-    if (e < 0) return core::kNever;
-    t = std::max(t, e);
-  }
-  return t;
+  // A gang job finishes (and starts) when its last replica does: its merged state says so
+  // (cluster::ClusterOptions::progress).
+  const core::JobState& st = states[job];
+  const core::TimeNs e = kind_ == BoundKind::kAvgJct ? st.finish_ns : st.first_start_ns;
+  return e < 0 ? core::kNever : e;
 }
 
 double BoundWatch::lower_bound_s(const core::Progress& p) {
-  SALUS_INVARIANT(p.jobs.size() == jobs_.size() || p.jobs.size() == replicas_,
-                  "a progress hook is shown one state per job or per replica", std::to_string(p.jobs.size()));
+  SALUS_INVARIANT(p.jobs.size() == jobs_.size(), "a progress hook is shown one state per job",
+                  std::to_string(p.jobs.size()));
   const core::TimeNs now = p.now;
   for (; cursor_ < order_.size() && jobs_[order_[cursor_]].arrival_ns <= now; ++cursor_) open_.push_back(order_[cursor_]);
-  const bool cluster = p.jobs.size() != jobs_.size();
   // Each open job: rejected (out of the average, and of the divisor), its event reached by now
   // (kept: a state's time at or before now is final; a plan may have set a later one
   // speculatively, which is why the event counts only once now has reached it), or open still,
@@ -49,7 +37,7 @@ double BoundWatch::lower_bound_s(const core::Progress& p) {
   std::size_t kept = 0;
   for (const std::size_t j : open_) {
     const core::TimeNs arrival = jobs_[j].arrival_ns;
-    if (p.jobs[cluster ? first_replica_[j] : j].status == core::JobStatus::kRejected) {
+    if (p.jobs[j].status == core::JobStatus::kRejected) {
       ++rejected_;
       continue;
     }

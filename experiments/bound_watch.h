@@ -42,8 +42,8 @@ class BoundWatch {
   /// `jobs` outlives the watch (the trace the run is given, in its order).
   BoundWatch(std::span<const core::JobSpec> jobs, BoundKind kind, double bound_s);
 
-  /// The lower bound from the states a progress hook is shown (one per job, or a cluster's
-  /// replicas: job j's k replicas consecutive, in input order). Calls must come from one run,
+  /// The lower bound from the states a progress hook is shown (one per job; a cluster's gang job:
+  /// its replicas' merged, cluster::ClusterOptions::progress). Calls must come from one run,
   /// `p.now` non-decreasing: what has ended by `now` is kept and not looked at again, so a call
   /// costs the jobs arrived and not yet ended plus the jobs arrived since the last call.
   double lower_bound_s(const core::Progress& p);
@@ -54,16 +54,14 @@ class BoundWatch {
   double bound_s() const { return bound_s_; }
 
  private:
-  /// The time the bounded event happened to job j (its last replica's), or core::kNever if one
-  /// of its replicas has not reached it in the states shown.
+  /// The time the bounded event happened to job j, or core::kNever if it has not in the states
+  /// shown.
   core::TimeNs event_ns(std::span<const core::JobState> states, std::size_t job) const;
 
   std::span<const core::JobSpec> jobs_;
   BoundKind kind_;
   double bound_s_;
   std::vector<std::size_t> order_;        // job indices by arrival
-  std::vector<std::size_t> first_replica_;  // job -> index of its first replica in a cluster's states
-  std::size_t replicas_ = 0;              // sum of the jobs' GPUs: a cluster's states are this many
   std::size_t cursor_ = 0;                // order_[0, cursor_) have arrived by the last call
   std::vector<std::size_t> open_;         // arrived, not rejected, their event not yet happened
   core::Int128 closed_ns_ = 0;            // sum of event - arrival over the jobs whose event happened

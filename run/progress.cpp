@@ -68,15 +68,7 @@ void ProgressMeter::update(const std::string& label, std::span<const core::JobSp
   last_ = now;
   // Counted only when printed, a few times a second: the loops keep no count of their own.
   std::int64_t done = 0;
-  if (p.jobs.size() == jobs.size()) {
-    for (const core::JobState& s : p.jobs) done += ended(s) ? 1 : 0;
-  } else {  // a cluster's replicas: job j's first one, then its k - 1 others
-    std::size_t r = 0;
-    for (const core::JobSpec& s : jobs) {
-      if (r < p.jobs.size() && ended(p.jobs[r])) ++done;
-      r += static_cast<std::size_t>(std::max<std::int32_t>(1, s.gpus));
-    }
-  }
+  for (const core::JobState& s : p.jobs) done += ended(s) ? 1 : 0;
   const double secs = std::max(1e-3, std::chrono::duration<double>(now - run_start).count());
   std::string line = label + ": " + grouped(done) + " of " + grouped(static_cast<std::int64_t>(jobs.size())) +
                      " jobs done, " + duration_text(p.now) + " simulated, " +

@@ -28,9 +28,9 @@ class ProgressMeter {
   ProgressMeter(const ProgressMeter&) = delete;
   ProgressMeter& operator=(const ProgressMeter&) = delete;
 
-  /// The hook for one run of `jobs` called `label` (e.g. "salus-sim: srtf"). On a cluster the
-  /// hook is shown the replicas' states (cluster.h): a k-GPU job counts once, when it is done.
-  /// `jobs` and the meter outlive the run.
+  /// The hook for one run of `jobs` called `label` (e.g. "salus-sim: srtf"), shown one state per
+  /// job (on a cluster too: a k-GPU job counts once, when it is done). `jobs` and the meter
+  /// outlive the run.
   core::ProgressHook hook(std::string label, std::span<const core::JobSpec> jobs);
   /// The run ended: on a terminal the line, if one is shown, is cleared, so that whatever is
   /// printed next (to stdout or stderr) starts on a clean line.

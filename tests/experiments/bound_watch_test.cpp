@@ -195,7 +195,7 @@ TEST_CASE("BoundWatch: its hook's BoundMissed leaves the simulator (one GPU and 
   }
 }
 
-TEST_CASE("BoundWatch: the bound from hand-built states (a cluster's replicas, rejection, an event past now)") {
+TEST_CASE("BoundWatch: the bound from hand-built states (a gang job's merged state, rejection, an event past now)") {
   using salus::core::JobState;
   using salus::core::JobStatus;
   // a: 1 GPU at 0; b: 2 GPUs at 10 s; c: 1 GPU at 20 s, rejected; d: 1 GPU at 100 s (not arrived).
@@ -206,33 +206,37 @@ TEST_CASE("BoundWatch: the bound from hand-built states (a cluster's replicas, r
   jobs[1].gpus = 2;
   jobs[2].arrival_ns = 20 * s;
   jobs[3].arrival_ns = 100 * s;
-  std::vector<JobState> replicas(5);  // a, b's two, c, d
-  replicas[0].status = JobStatus::kDone;
-  replicas[0].first_start_ns = 5 * s;
-  replicas[0].finish_ns = 25 * s;
-  replicas[1].status = JobStatus::kAdmitted;
-  replicas[1].first_start_ns = 12 * s;
-  replicas[2].status = JobStatus::kAdmitted;
-  replicas[2].first_start_ns = 60 * s;  // set ahead of now by a plan: counts as now
-  replicas[3].status = JobStatus::kRejected;
+  // One state per job, as a cluster's progress hook shows them: b's is its replicas' merged (its
+  // first start the later replica's, 60 s, set ahead of now by a plan: counts as now).
+  std::vector<JobState> states(4);
+  states[0].status = JobStatus::kDone;
+  states[0].first_start_ns = 5 * s;
+  states[0].finish_ns = 25 * s;
+  states[1].status = JobStatus::kAdmitted;
+  states[1].first_start_ns = 60 * s;
+  states[2].status = JobStatus::kRejected;
   BoundWatch jct(jobs, BoundKind::kAvgJct, 10), queuing(jobs, BoundKind::kAvgQueuing, 10);
-  const salus::core::Progress at30{.now = 30 * s, .events = 1, .jobs = replicas};
+  const salus::core::Progress at30{.now = 30 * s, .events = 1, .jobs = states};
   // JCT: a 25, b >= 20 (running), c rejected, d not arrived: 45 s over the 3 jobs not rejected.
   CHECK(jct.lower_bound_s(at30) == doctest::Approx(15.0));
-  // Queuing: a 5, b: its last replica starts at 60 s, later than now: >= 20.
+  // Queuing: a 5, b: its start is at 60 s, later than now: >= 20.
   CHECK(queuing.lower_bound_s(at30) == doctest::Approx(25.0 / 3));
   CHECK_THROWS_AS(jct.check(at30), BoundMissed);
   CHECK_NOTHROW(queuing.check(at30));
   // At 70 s: b started at 60 (queued 50), still running (JCT >= 60); d not yet arrived.
-  const salus::core::Progress at70{.now = 70 * s, .events = 2, .jobs = replicas};
+  const salus::core::Progress at70{.now = 70 * s, .events = 2, .jobs = states};
   CHECK(jct.lower_bound_s(at70) == doctest::Approx((25.0 + 60) / 3));
   CHECK(queuing.lower_bound_s(at70) == doctest::Approx((5.0 + 50) / 3));
-  // One state per job (the one-GPU path, or a cluster of 1-GPU jobs): no replicas to map.
+  // A hook shown a state per replica (not per job) is a broken invariant.
+  std::vector<JobState> replicas(5);
+  BoundWatch wrong(jobs, BoundKind::kAvgJct, 10);
+  CHECK_THROWS(wrong.lower_bound_s({.now = 30 * s, .events = 1, .jobs = replicas}));
+  // Jobs of one GPU each.
   std::vector<JobSpec> solo(2);
   solo[1].arrival_ns = 4 * s;
-  std::vector<JobState> states(2);
-  states[0].status = JobStatus::kDone;
-  states[0].finish_ns = 3 * s;
+  std::vector<JobState> solo_states(2);
+  solo_states[0].status = JobStatus::kDone;
+  solo_states[0].finish_ns = 3 * s;
   BoundWatch one(solo, BoundKind::kAvgJct, 10);
-  CHECK(one.lower_bound_s({.now = 10 * s, .events = 1, .jobs = states}) == doctest::Approx((3.0 + 6) / 2));
+  CHECK(one.lower_bound_s({.now = 10 * s, .events = 1, .jobs = solo_states}) == doctest::Approx((3.0 + 6) / 2));
 }

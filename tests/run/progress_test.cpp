@@ -68,8 +68,8 @@ TEST_CASE("ProgressMeter: silent for a second, then one line rewritten on a term
   std::ostringstream out;
   run::ProgressMeter meter(out, true, [&] { return now; });
   std::vector<core::JobSpec> jobs(4);
-  jobs[2].gpus = 3;  // a gang job: three replica states, counted once
-  std::vector<core::JobState> states(6);  // replicas: 0, 1, 2 2 2, 3
+  jobs[2].gpus = 3;  // a gang job: one (merged) state, counted once
+  std::vector<core::JobState> states(4);
   const core::ProgressHook hook = meter.hook("salus-sim: fair", jobs);
   hook({core::kNsPerS, 1024, states});
   now += 900ms;
@@ -77,7 +77,7 @@ TEST_CASE("ProgressMeter: silent for a second, then one line rewritten on a term
   CHECK(out.str().empty());  // under a second
   now += 200ms;
   states[0].status = core::JobStatus::kDone;
-  states[2].status = states[3].status = states[4].status = core::JobStatus::kDone;
+  states[2].status = core::JobStatus::kDone;
   hook({7200 * 3600 * core::kNsPerS, 4096, states});
   const std::string first = "salus-sim: fair: 2 of 4 jobs done, 7200.0 h simulated, 2 jobs/s (3724 events/s)";
   CHECK(out.str() == "\r" + first);
