@@ -1,12 +1,10 @@
 #include "cluster/cluster.h"
 
 #include <algorithm>
-#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
-#include <queue>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -15,6 +13,7 @@
 #include "cluster/joint_plan.h"
 #include "cluster/placement.h"
 #include "cluster/replicas.h"
+#include "cluster/step_heap.h"
 #include "core/errors.h"
 #include "core/pending_queue.h"
 #include "policies/registry.h"
@@ -209,7 +208,6 @@ struct Gpu {
   std::int32_t kind = -1;               // its index in ClusterSpec::kinds (-1: none)
   std::int32_t table = -1;              // its iteration times (Cluster::iter_tables_; -1: the specs')
   std::uint64_t kind_bit = kUnnamedKind;  // its kind's bit in a job's allowed kinds
-  TimeNs next = core::kNever;           // its entry in the heap
   std::int64_t jobs = 0;                // admitted, unfinished replicas
   std::int64_t util_ppm = 0;            // their summed u
   std::int64_t bound = 0;               // replicas given to it, unfinished (admitted or pending)
@@ -352,7 +350,7 @@ class Cluster {
     gang.is_chosen[i] = 1;
     gang.run_start[i] = at(g).exec->now();
     at(g).exec->set_gang_lane(d.lane, r);
-    if (++gang.n_chosen == static_cast<std::int32_t>(gang.replicas.size())) ready_gangs_.push_back(&gang);
+    if (++gang.n_chosen == static_cast<std::int32_t>(gang.replicas.size())) ready_gangs_.push_back(replicas_.gang(r));
   }
   void gang_cut(JobIndex r) { gang_of(r).cut = true; }
   /// Replica r's gang run: its lock-step iterations done so far, or -1 while it is held (some
@@ -398,7 +396,11 @@ class Cluster {
   using GpuClass = std::tuple<Bytes, std::uint64_t, std::int64_t>;  // aligned capacity, kind bit, speed
   GpuClass gpu_class(const Gpu& gpu) const { return {aligned_capacity(gpu.capacity), gpu.kind_bit, gpu.speed_ppm}; }
   /// Whether input job j may run on a GPU of this kind (JobSpec::gpu_kinds).
-  bool allowed(const Gpu& gpu, JobIndex j) const { return (allowed_[static_cast<std::size_t>(j)] & gpu.kind_bit) != 0; }
+  bool allowed(const Gpu& gpu, JobIndex j) const { return (allowed_of(j) & gpu.kind_bit) != 0; }
+  /// Input job j's allowed kind bits, and the index of its allowed set (0: any GPU); on a cluster
+  /// of no named kinds, every job may run anywhere (nothing is kept per job).
+  std::uint64_t allowed_of(JobIndex j) const { return allowed_.empty() ? kAnyKind : allowed_[static_cast<std::size_t>(j)]; }
+  std::int32_t kind_set_of(JobIndex j) const { return kind_set_.empty() ? 0 : kind_set_[static_cast<std::size_t>(j)]; }
   void resolve_kinds();
   /// JobSpec::kind_speeds to job_speed_ (left empty when no job has any, or the GPUs name no kind).
   void resolve_job_speeds();
@@ -473,7 +475,9 @@ class Cluster {
     if (gang.round_done < 0) gang.round_done = c.iterations_done;
     SALUS_INVARIANT(c.iterations_done == gang.round_done && c.iterations_done > 0,
                     "a gang's replicas end each round with the same iterations", replicas_.spec(c.job).id);
-    if (++gang.sub_done == static_cast<std::int32_t>(gang.replicas.size())) gang_iteration_ends_.push_back(&gang);
+    if (++gang.sub_done == static_cast<std::int32_t>(gang.replicas.size())) {
+      gang_iteration_ends_.push_back(replicas_.gang(c.job));
+    }
   }
 
   void start_sub_runs(Gang& gang, TimeNs t);
@@ -591,8 +595,8 @@ class Cluster {
   RoomIndex roomy_{opts_.cluster.gpus.size()};
   std::vector<std::int32_t> candidates_;  // gather_candidates' scratch
   bool uniform_speed_ = true;             // every job runs at one speed on every GPU (keep_speed drops nothing)
-  std::vector<std::uint64_t> allowed_;     // input job -> the kind bits it may run on (all: any)
-  std::vector<std::int32_t> kind_set_;     // input job -> index of its allowed set (0: any)
+  std::vector<std::uint64_t> allowed_;     // input job -> the kind bits it may run on (empty: no kinds, any)
+  std::vector<std::int32_t> kind_set_;     // input job -> index of its allowed set (0: any; empty: no kinds)
   std::vector<std::int64_t> job_speed_;    // input job x kind -> its own speed there (0: the kind's); may be empty
   Bytes min_demand_ = 0;                   // the least P + E of any job (paceable_on)
   ReplicaTable replicas_;                  // the live jobs' replicas, shared by every GPU's Scheduler
@@ -601,7 +605,7 @@ class Cluster {
   std::vector<JobIndex> ended_;            // replicas released at this instant (retire_ended)
   // The iteration times of the GPUs that do not run jobs at their spec's (Gpu::table), by slot.
   std::vector<IterTable> iter_tables_;
-  std::deque<Gang> gangs_;                 // the live gang jobs' (stable addresses: Gang* are kept)
+  std::vector<Gang> gangs_;                // the live gang jobs' (by index: arrivals may move them)
   std::vector<std::int32_t> free_gangs_;   // entries of gangs_ free for the next gang job
   std::vector<Gpu> gpus_;
   std::map<GpuClass, std::set<std::int32_t>> idle_;  // by class: GPUs nothing is bound to
@@ -612,12 +616,12 @@ class Cluster {
   TouchLog touch_log_;
   AbleCounter able_counter_;
   std::uint64_t instant_seq_ = 0;
-  std::vector<Gang*> ready_gangs_;
+  std::vector<std::int32_t> ready_gangs_;
   // start_ready_gangs: the GPUs whose held lanes a gang run's start freed, and those bound to
   // while the queue is tried on them (bind, while second_pass_).
   std::vector<std::int32_t> freed_, rebound_;
   bool second_pass_ = false;
-  std::vector<Gang*> gang_iteration_ends_;
+  std::vector<std::int32_t> gang_iteration_ends_;
   std::int64_t batching_ = 0;              // gangs whose sub-runs in flight are a batch
   // note_layouts: each touched GPU's layout version and pending jobs after the placement, before
   // the instant's schedule, by position in touched_; check_batches: the GPUs whose answers may
@@ -632,8 +636,7 @@ class Cluster {
   std::vector<joint::Lane> joint_lanes_;
   joint::Scratch joint_scratch_;
   std::vector<std::int32_t> joint_waiting_;
-  std::priority_queue<std::pair<TimeNs, std::int32_t>, std::vector<std::pair<TimeNs, std::int32_t>>, std::greater<>>
-      heap_;
+  StepHeap steps_{opts_.cluster.gpus.size()};  // the GPUs by the instant of their next step
   core::PendingQueue queue_;               // the cluster queue: arrival order, class skip
   std::map<std::tuple<Bytes, Bytes, std::int32_t, std::int32_t>, std::int64_t> class_ids_;  // its classes
   std::map<std::pair<Bytes, Bytes>, std::int64_t> queued_demands_;  // (P, E) -> jobs of it in the cluster queue
@@ -645,7 +648,7 @@ class Cluster {
   std::vector<TimeNs> stop_gang_, stop_largest_;
   bool taken_ = false;                     // step 2 of this instant is done (rewinds come after)
   std::vector<std::int64_t> rank_;         // input job -> arrival rank
-  std::vector<std::vector<std::int32_t>> job_gpus_;
+  JobGpus job_gpus_;
   std::int64_t first_new_rank_ = -1;       // rank of the first job queued at this instant (-1: none)
   core::Policy::Newcomer newcomer_ = core::Policy::Newcomer::kWaits;  // the policy's (every GPU runs it)
   std::vector<GpuLoad> loads_;  // try_place's candidates: a lane of its own there
@@ -660,10 +663,10 @@ class Cluster {
 // left out (a set none of whose kinds the cluster has is rejected at arrival, with its reason).
 // A cluster with no named kinds ignores gpu_kinds.
 void Cluster::resolve_kinds() {
-  allowed_.assign(jobs_.size(), kAnyKind);
-  kind_set_.assign(jobs_.size(), 0);
   const std::vector<GpuKind>& kinds = opts_.cluster.kinds;
   if (kinds.empty()) return;
+  allowed_.assign(jobs_.size(), kAnyKind);
+  kind_set_.assign(jobs_.size(), 0);
   std::map<std::string_view, std::pair<std::uint64_t, std::int32_t>> seen;
   std::map<std::uint64_t, std::int32_t> set_of;  // mask -> set index (from 1)
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
@@ -799,14 +802,14 @@ void Cluster::start_ready_gangs(TimeNs t) {
   const bool joins = newcomer_ != core::Policy::Newcomer::kWaits;
   while (!ready_gangs_.empty()) {
     freed_.clear();
-    for (Gang* gang : ready_gangs_) {
-      const bool first = !gang->running;
-      if (first && joins) {
-        for (std::size_t i = 0; i < gang->gpus.size(); ++i) {
-          if (gang->run_start[i] < t) freed_.push_back(gang->gpus[i]);
+    for (const std::int32_t k : ready_gangs_) {
+      Gang& gang = gangs_[static_cast<std::size_t>(k)];
+      if (!gang.running && joins) {
+        for (std::size_t i = 0; i < gang.gpus.size(); ++i) {
+          if (gang.run_start[i] < t) freed_.push_back(gang.gpus[i]);
         }
       }
-      start_sub_runs(*gang, t);
+      start_sub_runs(gang, t);
     }
     ready_gangs_.clear();
     if (queue_.empty() || freed_.empty()) return;
@@ -876,7 +879,7 @@ void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
 // on, or end the run on every GPU.
 void Cluster::resolve_gangs(TimeNs t) {
   while (!gang_iteration_ends_.empty()) {
-    Gang& gang = *gang_iteration_ends_.back();
+    Gang& gang = gangs_[static_cast<std::size_t>(gang_iteration_ends_.back())];
     gang_iteration_ends_.pop_back();
     gang.iterations += gang.round_done;
     result_.gang_iterations += gang.round_done;
@@ -1144,10 +1147,7 @@ void Cluster::stop_batch(Gang& gang, TimeNs t) {
     gpu.exec->sim().stop_after_iteration_at(gang.chosen[i].lane, t);
     if (gpu.touched) continue;  // its next step is computed at the end of the instant
     const TimeNs e = gpu.exec->sim().next_completion_ns();
-    if (e < gpu.next) {
-      gpu.next = e;
-      heap_.emplace(e, g);
-    }
+    if (e < steps_.at(g)) steps_.set(g, e);
   }
 }
 
@@ -1201,7 +1201,7 @@ void Cluster::bind(JobIndex r, std::int32_t g, std::int64_t rank, TimeNs t, bool
   if (admit_now) gpu.sched->split_at_instant(t, true, scratch_);
   gpu.event = true;
   const JobIndex j = replicas_.owner(r);
-  job_gpus_[static_cast<std::size_t>(j)].push_back(g);
+  job_gpus_.add(static_cast<std::size_t>(j), g);
   gpu.exec->note_bind(t);
   const std::int32_t gang = replicas_.gang(r);
   if (gang >= 0) {
@@ -1230,7 +1230,7 @@ std::int32_t Cluster::fixed_gpu(JobIndex j) const {
   const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
   // A job limited to some kinds always goes through the queue (its one able GPU need not be the
   // largest; none able: arrive rejects it).
-  if (s.gpus != 1 || kind_set_[static_cast<std::size_t>(j)] != 0 ||
+  if (s.gpus != 1 || kind_set_of(j) != 0 ||
       able_gpus(aligned(s.persistent) + aligned(s.ephemeral), kAnyKind) > 1) {
     return -1;
   }
@@ -1297,7 +1297,7 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
   rank_[static_cast<std::size_t>(j)] = rank;
   const Bytes need = aligned(s.persistent) + aligned(s.ephemeral);
   // GPUs that could ever hold a replica.
-  const std::int64_t able = able_gpus(need, allowed_[static_cast<std::size_t>(j)]);
+  const std::int64_t able = able_gpus(need, allowed_of(j));
   if (const std::int32_t target = fixed_gpu(j); target >= 0) {
     // No choice to defer: the one GPU that can hold it (or, when none can, the largest, whose
     // scheduler rejects it with its reason) takes it now, and it waits in that GPU's own queue.
@@ -1305,11 +1305,11 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
     return;
   }
   if (able < s.gpus) {
-    const bool limited = kind_set_[static_cast<std::size_t>(j)] != 0;
+    const bool limited = kind_set_of(j) != 0;
     std::string reason = "needs " + std::to_string(s.gpus) + " GPUs" + (limited ? " of kind " + s.gpu_kinds : "") +
                          " with P + E = " + core::format_size(s.persistent + s.ephemeral) + " free, the cluster has " +
                          std::to_string(able) + " that large";
-    if (limited && allowed_[static_cast<std::size_t>(j)] == 0) {
+    if (limited && allowed_of(j) == 0) {
       reason = "gpu_kinds '" + s.gpu_kinds + "': the cluster has no GPU of those kinds (kinds: " + kind_names() + ")";
     }
     // No replica: the job's state is its outcome at once.
@@ -1331,7 +1331,7 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
   const std::int64_t key = at(0).policy->admission_key(core::SchedulerView{t, replicas_.specs(), replicas_.states()}, r0);
   // (The class also keeps jobs of different allowed kinds apart.) The queue compares classes for
   // equality only: one number per (P, E, GPUs, allowed kinds) seen, no packing that could overflow.
-  const auto cls = class_ids_.try_emplace({s.persistent, s.ephemeral, s.gpus, kind_set_[static_cast<std::size_t>(j)]},
+  const auto cls = class_ids_.try_emplace({s.persistent, s.ephemeral, s.gpus, kind_set_of(j)},
                                           static_cast<std::int64_t>(class_ids_.size()));
   queue_.push(j, key, rank, cls.first->second, 0);
   ++queued_demands_[{s.persistent, s.ephemeral}];
@@ -1620,7 +1620,7 @@ ClusterOutcome Cluster::run() {
                    [&](JobIndex a, JobIndex b) { return core::arrives_before(jobs_[a], jobs_[b]); });
   rank_.assign(n, -1);
   slot_of_.assign(n, core::kNoJob);
-  job_gpus_.assign(n, {});
+  job_gpus_ = JobGpus(n);
   stop_gang_.assign(n + 1, core::kNever);
   stop_largest_.assign(n + 1, core::kNever);
   for (std::size_t k = n; k-- > 0;) {
@@ -1635,10 +1635,9 @@ ClusterOutcome Cluster::run() {
   std::int64_t busy_recorded = 0;
   TimeNs end = 0;
   while (true) {
-    while (!heap_.empty() && heap_.top().first != at(heap_.top().second).next) heap_.pop();
     const TimeNs next_arrival = cursor < n ? jobs_[order[cursor]].arrival_ns : core::kNever;
     // Every GPU takes a step at 0, as run_schedule's loop does before its first wait.
-    TimeNs t = result_.events == 0 ? 0 : std::min(next_arrival, heap_.empty() ? core::kNever : heap_.top().first);
+    TimeNs t = result_.events == 0 ? 0 : std::min(next_arrival, steps_.top_time());
     if (t == core::kNever) break;
     now_ = t;
     instant_seq_ = touch_log_.seq();
@@ -1649,11 +1648,9 @@ ClusterOutcome Cluster::run() {
     end = std::max(end, t);
     // 1. Every GPU with an event now reports its completions (a gang's iteration ends when its
     //    last replica's does).
-    while (!heap_.empty() && heap_.top().first == t) {
-      const std::int32_t g = heap_.top().second;
-      heap_.pop();
-      if (at(g).next != t) continue;
-      at(g).next = core::kNever;
+    while (steps_.top_time() == t) {
+      const std::int32_t g = steps_.top();
+      steps_.set(g, core::kNever);
       advance(g, t);
     }
     resolve_gangs(t);
@@ -1686,9 +1683,7 @@ ClusterOutcome Cluster::run() {
       Gpu& gpu = at(g);
       TimeNs next = gpu.completions.empty() ? gpu.exec->sim().next_completion_ns() : t;
       next = std::min(next, gpu.sched->next_request(t));
-      if (next == gpu.next) return;
-      gpu.next = next;
-      if (next != core::kNever) heap_.emplace(next, g);
+      steps_.set(g, next);
     };
     for (std::int32_t g : touched_) {
       at(g).touched = false;

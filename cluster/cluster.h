@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cluster/cluster_file.h"
+#include "cluster/job_gpus.h"
 #include "core/job.h"
 #include "core/scheduler.h"
 #include "sim/interference.h"
@@ -74,7 +75,7 @@ struct ClusterOutcome {
   /// runs, memory samples and lane moves, its lane ids its own; Segment::job is the input job (a
   /// gang job's replica on that GPU: its rows appear on each of its GPUs).
   std::vector<core::Timeline> gpu_timelines;
-  std::vector<std::vector<std::int32_t>> job_gpus;  ///< per input job: its replicas' GPUs (empty if never placed)
+  JobGpus job_gpus;                                 ///< per input job: its replicas' GPUs (empty if never placed)
   std::vector<BusySample> busy;                     ///< changes of the number of busy GPUs
   std::int64_t placements = 0;                      ///< jobs placed from the cluster queue (not bound at arrival)
   std::int64_t gang_iterations = 0;                 ///< lock-step iterations of gang jobs (batched or not)

@@ -831,9 +831,9 @@ void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs,
   w.end_array();
   w.key("job_gpus");
   w.begin_array();
-  for (const std::vector<std::int32_t>& g : run.job_gpus) {
+  for (std::size_t j = 0; j < run.job_gpus.size(); ++j) {
     w.begin_array();
-    for (std::int32_t x : g) w.value(static_cast<std::int64_t>(x));
+    for (std::int32_t x : run.job_gpus[j]) w.value(static_cast<std::int64_t>(x));
     w.end_array();
   }
   w.end_array();

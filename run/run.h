@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cluster/job_gpus.h"
 #include "core/job.h"
 #include "core/policy.h"
 #include "core/scheduler.h"
@@ -30,7 +31,7 @@ struct PolicyRun {
   /// path, whose output is unchanged.
   bool cluster = false;
   std::string placement;                            ///< the placement it ran with (cluster::default_placement unless named)
-  std::vector<std::vector<std::int32_t>> job_gpus;  ///< per job: the GPU of each replica
+  cluster::JobGpus job_gpus;                        ///< per job: the GPU of each replica
   std::vector<std::pair<core::TimeNs, std::int32_t>> gpus_busy;  ///< (time, GPUs with a job admitted) at each change
   /// A cluster of several GPUs that recorded its timeline: per GPU, its runs (Segment::job the
   /// input job), memory samples and lane moves (cluster::ClusterOutcome::gpu_timelines); empty

@@ -56,7 +56,7 @@ void check_timelines(const std::vector<core::JobSpec>& jobs, const run::PolicyRu
       REQUIRE(s.job >= 0);
       REQUIRE(static_cast<std::size_t>(s.job) < jobs.size());
       CAPTURE(jobs[static_cast<std::size_t>(s.job)].id);
-      const std::vector<std::int32_t>& placed = r.job_gpus[static_cast<std::size_t>(s.job)];
+      const cluster::GpuList placed = r.job_gpus[static_cast<std::size_t>(s.job)];
       CHECK(std::count(placed.begin(), placed.end(), static_cast<std::int32_t>(g)) == 1);
       CHECK(s.start_ns <= s.end_ns);
       ++tally.rows;
