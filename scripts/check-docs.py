@@ -113,8 +113,21 @@ def doc_tests(page):
             cmd = cmd[:-1] + " " + lines[i].strip()
             i += 1
         expected = []
-        while i < len(lines) and lines[i].startswith("    "):
-            expected.append(lines[i][4:].rstrip())
+        while i < len(lines):
+            if lines[i].startswith("    $ "):
+                break
+            if lines[i].startswith("    "):
+                expected.append(lines[i][4:].rstrip())
+            elif not lines[i].strip():
+                # a blank line stays in the block when an indented line follows it (markdown)
+                k = i
+                while k < len(lines) and not lines[k].strip():
+                    k += 1
+                if k == len(lines) or not lines[k].startswith("    ") or lines[k].startswith("    $ "):
+                    break
+                expected.append("")
+            else:
+                break
             i += 1
         tests.append(DocTest(page, start + 1, cmd, expected, long_, exit_status))
     return tests
