@@ -424,6 +424,9 @@ TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and wri
     CHECK(row.at("done_both") == 3);
     CHECK(row.at("makespan_error").get<double>() >= 0);
     CHECK(j.at("per_job").at(p).size() == 3);
+    // The figure's dots: every repeat's jobs (one repeat here), repeat 1 the same as per_job.
+    REQUIRE(j.at("per_job_repeats").at(p).size() == 1);
+    CHECK(j.at("per_job_repeats").at(p).at(0) == j.at("per_job").at(p));
   }
   CHECK(j.at("repeats").size() == 1);
   CHECK(j.at("policies").at("fifo").at("repeat_spread").is_null());  // one repeat
