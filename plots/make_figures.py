@@ -897,34 +897,61 @@ def load_gpus_needed(root):
             "input": os.path.basename(source.string()) if source is not None else None}
 
 
+# gpus_needed: a colour per configuration (exclusive SRTF is not Salus SRTF's), Okabe-Ito.
+# Keyed by (policy, drawn as an exclusive line): FIFO is always exclusive and has no such line.
+CONFIG_COLOUR = {("fifo", False): "#0072B2", ("srtf", True): "#E69F00", ("srtf", False): "#D55E00",
+                 ("pack", True): "#56B4E9", ("pack", False): "#009E73", ("fair", True): "#F0E442",
+                 ("fair", False): "#CC79A7", ("las", False): "#000000", ("priority", False): "#999999"}
+CONFIG_MARKER = ["o", "s", "^", "D", "v", "P", "X", "*"]
+
+
+def log_ticks_125(lo, hi):
+    """1-2-5 ticks from lo to hi (a log axis), at least three: 3, 4, 6, 10 where under a decade."""
+    ticks = []
+    for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
+        for m in (1, 2, 5):
+            t = m * 10.0 ** e
+            if lo <= t <= hi:
+                ticks.append(t)
+    if len(ticks) < 3:
+        ticks = sorted(set(ticks) | {t * 10.0 ** e for e in range(math.floor(math.log10(lo)) - 1,
+                                                                  math.ceil(math.log10(hi)) + 1)
+                                     for t in (1, 1.5, 2, 3, 4, 5, 6, 8) if lo <= t * 10.0 ** e <= hi})
+    return ticks
+
+
 def draw_gpus_needed(fig, data):
-    from matplotlib.ticker import FuncFormatter, MaxNLocator
+    from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
     ax = fig.subplots()
-    for line in data["lines"]:
+    lines = data["lines"]
+    # Lines dodged sideways a little, so that points (and chosen N) at one N do not cover each other.
+    dodge = 0.09
+    for i, line in enumerate(lines):
         p = line["policy"]
-        gpus = [g for g, _ in line["points"]]
+        dx = (i - (len(lines) - 1) / 2) * dodge
+        gpus = [g + dx for g, _ in line["points"]]
         minutes = [v / 60 for _, v in line["points"]]
         label = line["label"]
         if line["needed"] is not None:
             label += f": {line['needed']} GPUs"
+        colour = CONFIG_COLOUR.get((p, line["exclusive"]), "black")
+        marker = CONFIG_MARKER[i % len(CONFIG_MARKER)]
         style = (0, (4, 1, 1, 1, 1, 1)) if line["exclusive"] else POLICY_LINESTYLE.get(p, "-")
-        ax.plot(gpus, minutes, color=POLICY_COLOUR.get(p, "black"), linestyle=style,
-                marker="s" if line["exclusive"] else "o", markersize=2.5, label=label)
+        ax.plot(gpus, minutes, color=colour, linestyle=style, marker=marker, markersize=2.5, label=label)
         if line["needed"] is not None:
             for g, v in line["points"]:
                 if g == line["needed"]:
-                    ax.plot([g], [v / 60], marker="o", markersize=7, markerfacecolor="none",
-                            markeredgecolor=POLICY_COLOUR.get(p, "black"), markeredgewidth=1.2)
+                    ax.plot([g + dx], [v / 60], marker=marker, markersize=7, markerfacecolor="none",
+                            markeredgecolor=colour, markeredgewidth=1.2)
     bound_min = data["bound_s"] / 60
     ax.axhline(bound_min, color="black", linewidth=0.8, linestyle=":")
     ax.text(ax.get_xlim()[1], bound_min, " bound", va="bottom", ha="right", fontsize="small")
     ax.set_yscale("log")
-    # Plain numbers on the log axis (its range is often under a decade: 3, 4, 6, 10 rather than 3x10^0).
-    plain = FuncFormatter(lambda v, _: f"{v:g}")
-    ax.yaxis.set_major_formatter(plain)
-    values = [v for line in data["lines"] for _, v in line["points"] if v > 0] + [data["bound_s"]]
-    if max(values) < 10 * min(values):  # the minor ticks labelled only where there is room
-        ax.yaxis.set_minor_formatter(plain)
+    # Plain numbers on the log axis, 1-2-5 across the whole range of the points and the bound.
+    values = [v / 60 for line in lines for _, v in line["points"] if v > 0] + [bound_min]
+    ax.yaxis.set_major_locator(FixedLocator(log_ticks_125(min(values) / 1.05, max(values) * 1.05)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_locator(NullLocator())
     # A cluster has a whole number of GPUs.
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("GPUs in the cluster")
