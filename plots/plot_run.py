@@ -435,7 +435,7 @@ def draw_cdf(fig, data, key, what, log_x):
             groups.append({"key": key, "policies": [r["policy"]], "index": i})
     # Each curve drawn thinner than the one before it, so one lying over another leaves the one
     # beneath showing at both its edges.
-    widths = [2.6 - 1.6 * k / max(len(groups) - 1, 1) for k in range(len(groups))]
+    widths = [2.2 - 1.0 * k / max(len(groups) - 1, 1) for k in range(len(groups))]
     for g, lw in zip(groups, widths):
         xs = sorted((x if not log or x > 0 else zero_at) / per for x in g["key"])
         ys = [(k + 1) / len(xs) for k in range(len(xs))]
@@ -700,8 +700,8 @@ def count_legend(ax, counts):
 
 def draw_lane_runs(fig, run, data, runs, rows_used, row_of, gpu_range, window, jobs):
     """The lanes of every GPU from the per-GPU timeline: a row per lane (assign_lane_rows), each
-    run a solid bar and each rotation (a plan: FAIR's, LAS's turns in one lane) a light bar over
-    its span, coloured by how many GPUs the job holds."""
+    run a solid bar and each rotation (a plan: FAIR's, LAS's turns in one lane) its jobs' turns
+    over its span, light, each job coloured by how many GPUs it holds."""
     ax = fig.subplots()
     gpus = gpu_list([(0, g) for g in rows_used], gpu_range, data["gpus"])
     base, height = gpu_row_bases(gpus, rows_used)
@@ -714,16 +714,23 @@ def draw_lane_runs(fig, run, data, runs, rows_used, row_of, gpu_range, window, j
     for gpu, lane, job, start, end, rotation, count in runs:
         row = base[gpu] + row_of[(gpu, lane)]
         if rotation:
-            # A rotation's rows share its span: one light bar, coloured by its largest job.
+            # A rotation's rows share its span: drawn as its turns, each job's in its own colour
+            # (its GPU count), so a 1-GPU job taking turns with a gang's replica is seen.
             key = (row, rotation)
-            rotations[key] = (max(rotations[key][0], count), start, end) if key in rotations else (count, start, end)
+            entry = rotations.setdefault(key, {"start": start, "end": end, "jobs": {}})
+            entry["jobs"][job] = count
         else:
             solid.setdefault((row, count, job), []).append((start / per, (end - start) / per))
-    for (row, rotation), (count, start, end) in rotations.items():
-        light.setdefault((row, count), []).append((start / per, (end - start) / per))
+    width_px = fig.get_size_inches()[0] * fig.dpi * 0.8
+    min_w = (hi - lo) / per * MIN_BAR_PX / width_px
+    for (row, _), r in rotations.items():
+        members = sorted(r["jobs"].items())
+        s0, w = r["start"] / per, (r["end"] - r["start"]) / per
+        for slot, (_, count) in enumerate(members):
+            light.setdefault((row, count), []).extend(rotation_turns(s0, w, slot, len(members), min_w))
     colour = lambda c: GPU_COUNT_COLOURS.get(c, OTHER_COUNT_COLOUR)
     for (row, count), xs in sorted(light.items()):
-        ax.broken_barh(merge_spans(xs, gap), (row + 0.1, 0.8), facecolors=colour(count), alpha=0.35, linewidth=0)
+        ax.broken_barh(xs, (row + 0.1, 0.8), facecolors=colour(count), alpha=0.6, linewidth=0)
     # A white edge tells one job's run from the next; on a run a few pixels wide it would be all
     # edge (a white streak that reads as idle time), so narrow runs have none.
     narrow = (hi - lo) / per / 200
@@ -736,8 +743,8 @@ def draw_lane_runs(fig, run, data, runs, rows_used, row_of, gpu_range, window, j
         if thin:
             ax.broken_barh(thin, (row + 0.1, 0.8), facecolors=colour(count), linewidth=0)
     gpu_rows_axes(ax, gpus, base, rows_used, height, (lo / per, hi / per), unit, "GPU (a row per lane)")
-    what = "runs solid, rotations light" if rotations else "a bar per run"
-    fig.suptitle(f"{label_of(run['policy'])}: each GPU's lanes, {what} ({jobs:,} jobs)", fontsize=7)
+    what = "\nruns solid, rotations as their turns (light)" if rotations else ", a bar per run"
+    fig.suptitle(f"{label_of(run['policy'])}: each GPU's lanes ({jobs:,} jobs){what}", fontsize=7)
     count_legend(ax, sorted({r[6] for r in runs}))
 
 
@@ -838,9 +845,22 @@ def draw_timeline(fig, run, timeline, time_range):
     lo = time_range[0] if time_range else 0.0
     # The x axis spans the jobs drawn: a sample of the first jobs of a long run fills it.
     hi = time_range[1] if time_range else max((end for _, _, end, _, _, _ in rows), default=0.0)
+    # A few long jobs would squeeze the rest into the left edge: the axis then ends a little past
+    # the 90th percentile of the jobs' last ends, and each job running on past it says until when.
+    last_end = {}
+    for job, _, end, _, _, _ in rows:
+        last_end[job] = max(last_end.get(job, 0.0), end)
+    ends = sorted(last_end.values())
+    cut = False
+    if not time_range and len(ends) >= 10:
+        q = ends[int(0.9 * (len(ends) - 1))]
+        if q > lo and (q - lo) * 2 < hi - lo:
+            hi, cut = lo + (q - lo) * 1.25, True
     unit, per = time_unit(hi)
     width_px = fig.get_size_inches()[0] * fig.dpi * 0.8
     min_w = (hi - lo) / per * MIN_BAR_PX / width_px
+    # Every job named: the font follows the row's height (points), never below 3 pt.
+    row_pt = fig.get_size_inches()[1] * 72 * 0.8 / max(len(order), 1)
     runs = {j: [] for j in order}
     turns = {j: [] for j in order}
     members = timeline.get("members", {})
@@ -863,12 +883,17 @@ def draw_timeline(fig, run, timeline, time_range):
             ax.broken_barh(pieces, (row_of[j] - 0.25, 0.5), facecolors=colour, alpha=0.5, linewidth=0)
     ax.set_ylim(len(order) - 0.5, -0.5)
     ax.set_yticks(range(len(order)))
-    # Every job named: the font follows the row's height (points), never below 3 pt.
-    row_pt = fig.get_size_inches()[1] * 72 * 0.8 / max(len(order), 1)
     ax.set_yticklabels(order, fontsize=max(3.0, min(7.0, 0.75 * row_pt)))
     ax.tick_params(axis="y", length=0, pad=1)
     ax.set_xlim(lo / per, hi / per * 1.02 if hi > 0 else 1)
-    ax.set_xlabel(f"time ({unit})")
+    ax.set_xlabel(f"time ({unit})" + ("; the axis ends before the longest jobs do" if cut else ""))
+    if cut:
+        long_unit, long_per = time_unit(max(ends))
+        for j in order:
+            if last_end.get(j, 0.0) > hi:
+                ax.text(hi / per * 1.02, row_of[j], f"\u2192 {last_end[j] / long_per:.1f} {long_unit}", ha="right",
+                        va="center", fontsize=max(3.0, min(6.0, 0.75 * row_pt)), color="black",
+                        bbox=dict(facecolor="white", edgecolor="none", pad=0.3, alpha=0.8))
     if sampled:
         ax.set_ylabel(f"job: the first {len(order)} of {timeline['jobs']:,} by first start")
     else:
@@ -879,9 +904,9 @@ def draw_timeline(fig, run, timeline, time_range):
     if timeline["in_rotations"]:
         title += f"; {100.0 * timeline['in_rotations'] / iterations:.0f} % of iterations in rotations"
         handles.append(Patch(facecolor=colour, alpha=0.5, label="rotation: its turns (1 in n, n jobs)"))
-    ax.set_title(title, fontsize=7)
-    ax.legend(handles=handles, fontsize=5, loc="lower left", frameon=True, framealpha=0.9, handlelength=1.2,
-              borderpad=0.3)
+    fig.suptitle(title, fontsize=7)
+    mf._legend_above(ax, len(handles), handles=handles, labels=[h.get_label() for h in handles], fontsize=5,
+                     handlelength=1.2)
 
 
 def timeline_height(timeline):
