@@ -15,8 +15,14 @@
       A comment line just before the block marks it:
         <!-- doc-test: long -->      over about 30 s: not run in CI, run with --long (by hand,
                                       or scripts/check-docs.py run build --long --page docs/paper.md);
-        <!-- doc-test: exit N -->    the command is expected to exit with status N.
-      --list prints each doc test (page:line, long or not) and runs nothing.
+        <!-- doc-test: exit N -->    the command is expected to exit with status N;
+        <!-- doc-test: public -->    it reads a public trace from $PUBLIC (not in this repository):
+                                      run only with --public DIR (DIR holding the files it names,
+                                      as published: 60_job.csv from the Tiresias repository's
+                                      simulator/, ...); markers combine: <!-- doc-test: long; public -->.
+      --list prints each doc test (page:line, long or public, the command) and runs nothing.
+      What CI does not run (long, public) is run by hand:
+        scripts/check-docs.py run build --long --public DIR
 
   check-docs.py programs BUILD [--write]
       docs/programs.md's option tables are each program's --help: every table between
@@ -70,9 +76,9 @@ def doc_pages():
 # Doc tests.
 
 class DocTest:
-    def __init__(self, page, line, command, expected, long_, exit_status):
+    def __init__(self, page, line, command, expected, long_, exit_status, public):
         self.page, self.line, self.command, self.expected = page, line, command, expected
-        self.long, self.exit_status = long_, exit_status
+        self.long, self.exit_status, self.public = long_, exit_status, public
 
     def where(self):
         return "%s:%d" % (os.path.relpath(self.page, SRC), self.line)
@@ -93,7 +99,7 @@ def doc_tests(page):
             continue
         # The block must open here (a blank line or a marker before it).
         marker = lines[i - 1].strip() if i > 0 else ""
-        long_ = False
+        long_ = public = False
         exit_status = 0
         m = re.fullmatch(r"<!-- doc-test: (.*) -->", marker)
         if m:
@@ -101,10 +107,12 @@ def doc_tests(page):
                 word = word.strip()
                 if word == "long":
                     long_ = True
+                elif word == "public":
+                    public = True
                 elif re.fullmatch(r"exit \d+", word):
                     exit_status = int(word.split()[1])
                 else:
-                    raise SystemExit("check-docs: %s:%d: unknown doc-test marker '%s' (long, exit N)"
+                    raise SystemExit("check-docs: %s:%d: unknown doc-test marker '%s' (long, public, exit N)"
                                      % (os.path.relpath(page, SRC), i, word))
         start = i
         cmd = line[6:]
@@ -129,7 +137,7 @@ def doc_tests(page):
             else:
                 break
             i += 1
-        tests.append(DocTest(page, start + 1, cmd, expected, long_, exit_status))
+        tests.append(DocTest(page, start + 1, cmd, expected, long_, exit_status, public))
     return tests
 
 
@@ -183,16 +191,19 @@ def cmd_run(args):
         fail_usage("no doc tests found" + (" in " + args.page if args.page else ""))
     if args.list:
         for t in tests:
-            print("%-24s %-5s %s" % (t.where(), "long" if t.long else "", t.command))
+            print("%-24s %-12s %s" % (t.where(), " ".join(w for w, on in (("long", t.long), ("public", t.public)) if on),
+                                       t.command))
         return 0
     work = scratch(build)
     env = dict(os.environ)
     env.pop("SALUS_DATA_DIR", None)
     env["COLUMNS"] = "100"
+    if args.public:
+        env["PUBLIC"] = os.path.abspath(args.public)
     failed = ran = skipped = 0
     try:
         for t in tests:
-            if t.long and not args.long:
+            if (t.long and not args.long) or (t.public and not args.public):
                 skipped += 1
                 continue
             t0 = time.time()
@@ -224,8 +235,8 @@ def cmd_run(args):
                 print("ok   %s  %5.1f s  %s" % (t.where(), dt, t.command))
     finally:
         subprocess.run(["rm", "-rf", work])
-    print("doc tests: %d ran, %d failed, %d long ones not run%s"
-          % (ran, failed, skipped, "" if args.long else " (--long runs them)"))
+    print("doc tests: %d ran, %d failed, %d not run (long: --long; public traces: --public DIR)"
+          % (ran, failed, skipped))
     return 1 if failed else 0
 
 
@@ -550,6 +561,7 @@ def main():
     r.add_argument("--long", action="store_true")
     r.add_argument("--page")
     r.add_argument("--list", action="store_true")
+    r.add_argument("--public", metavar="DIR")
     r.add_argument("--timeout", type=float, default=1800)
     p = sub.add_parser("programs")
     p.add_argument("build")
