@@ -463,8 +463,20 @@ def resolve(page, base_dirs):
     return None
 
 
+KNOWN_SEEN = set()
 REF = re.compile(r'((?:[\w./-]+/)?[\w.-]+\.md)(?:#([\w-]+))?(?:,? "([^"]+)")?')
-VAGUE = re.compile(r"\b(see the README|the README says)\b")
+# "the README" with no page: what it pointed at moved to docs/ (a public trace's own README is
+# not meant: "the trace's README").
+VAGUE = re.compile(r"(see the README|the README says|\(README[:,)]|\bin the README\b|(?<!trace's )\bREADME\))")
+# Vague references in folders this check's author could not edit (another change owns them), each
+# with the page it should name; listed so that they are seen, and failing once fixed (then drop the
+# line) or when another appears.
+KNOWN_VAGUE = {
+    ("traces/catalog.cpp", "(README: on one CPU it overshot PACK)"): 'docs/model.md, "Interference"',
+    ("sim/interference.h", "(sitting 9 in the README:"): "docs/results/2026-11-24-cpu-fidelity-sittings.md",
+    ("sim/interference.h", "0.8 fits both measured H100 traces (README)"): "docs/results/2026-11-23-h100-runs.md",
+    ("real/profiler.cpp", "(README: what the sweeps cost on an H100)"): "docs/results/2026-11-23-h100-runs.md",
+}
 
 
 def check_ref(where, text_dir, page, anchor, heading, problems):
@@ -511,7 +523,11 @@ def scan_text(where_prefix, text, text_dir, problems, md=False):
             if m.group(2) or m.group(3):
                 check_ref(where, text_dir, m.group(1), m.group(2), m.group(3), problems)
         if VAGUE.search(line):
-            problems.append("%s: '%s' names no page: name the page and heading" % (where, VAGUE.search(line).group(1)))
+            known = [k for k in KNOWN_VAGUE if where_prefix == k[0] and k[1] in line]
+            if known:
+                KNOWN_SEEN.add(known[0])
+            else:
+                problems.append("%s: '%s' names no page: name the page and heading" % (where, VAGUE.search(line).group(1)))
 
 
 def same_page_anchors(path, problems):
@@ -546,6 +562,11 @@ def cmd_refs(args):
         for program in PROGRAM_HELP:
             text = re.sub(r"\s*\n {4,}", " ", help_text(os.path.abspath(args.build), program))
             scan_text(program + " --help", text, SRC, problems)
+    for k, page in sorted(KNOWN_VAGUE.items()):
+        if k in KNOWN_SEEN:
+            print("known, to fix: %s: '%s' should name %s" % (k[0], k[1], page))
+        else:
+            problems.append("%s: '%s' is gone: drop it from KNOWN_VAGUE" % k)
     for p in problems:
         print("FAIL " + p)
     if problems:
