@@ -404,7 +404,7 @@ def cmd_programs(args):
 def slug(heading):
     """GitHub's anchor of a heading."""
     h = heading.strip().lower()
-    h = re.sub(r"[`*_]", "", h) if False else h.replace("`", "")
+    h = h.replace("`", "")
     h = re.sub(r"[^\w\- ]", "", h)
     return h.replace(" ", "-")
 
@@ -514,8 +514,7 @@ def scan_text(where_prefix, text, text_dir, problems, md=False):
                         problems.append("%s: link to '%s': no such file" % (where, target))
                     continue
                 if path is None:
-                    target_file = None  # checked below against this page
-                    continue
+                    continue  # this page's own anchors: same_page_anchors
                 check_ref(where, text_dir, path, anchor or None, None, problems)
         for m in REF.finditer(line):
             if md and re.search(r"\]\(" + re.escape(m.group(0)), line):

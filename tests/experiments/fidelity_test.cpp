@@ -641,6 +641,16 @@ TEST_CASE("salus-experiment: the executor and fidelity options refuse what they 
   r = run("long_trace --executor real --device tpu");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --device: unknown device 'tpu' (valid: cpu, cpu-faults, cuda); did you mean 'cpu'?\n");
+  // The faulty CPU device is salus-run's: its faults are set by --inject-faults, which this
+  // program does not take (its --help does not offer it).
+  r = run("long_trace --executor real --device cpu-faults");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --device cpu-faults is salus-run's (its faults are set by --inject-faults, which "
+                 "salus-experiment does not take): use cpu\n");
+  r = run("--help");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("  cpu-faults ") == std::string::npos);
+  CHECK(r.out.find("  cpu         the host's cores") != std::string::npos);
   r = run("long_trace --device cuda");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --device is for --executor real\n");
