@@ -16,6 +16,8 @@
         <!-- doc-test: long -->      over about 30 s: not run in CI, run with --long (by hand,
                                       or scripts/check-docs.py run build --long --page docs/paper.md);
         <!-- doc-test: exit N -->    the command is expected to exit with status N;
+        <!-- doc-test: stderr -->    the lines are its standard error (an error message), not its
+                                      standard output;
         <!-- doc-test: public -->    it reads a public trace from $PUBLIC (not in this repository):
                                       run only with --public DIR (DIR holding the files it names,
                                       as published: 60_job.csv from the Tiresias repository's
@@ -76,12 +78,13 @@ def doc_pages():
 # Doc tests.
 
 class DocTest:
-    def __init__(self, page, line, command, expected, long_, exit_status, public):
+    def __init__(self, page, line, command, expected, long_, exit_status, public, stderr):
         self.page, self.line, self.command, self.expected = page, line, command, expected
-        self.long, self.exit_status, self.public = long_, exit_status, public
+        self.long, self.exit_status, self.public, self.stderr = long_, exit_status, public, stderr
 
     def where(self):
-        return "%s:%d" % (os.path.relpath(self.page, SRC), self.line)
+        rel = os.path.relpath(self.page, SRC)
+        return "%s:%d" % (self.page if rel.startswith("..") else rel, self.line)
 
 
 def doc_tests(page):
@@ -99,7 +102,7 @@ def doc_tests(page):
             continue
         # The block must open here (a blank line or a marker before it).
         marker = lines[i - 1].strip() if i > 0 else ""
-        long_ = public = False
+        long_ = public = stderr = False
         exit_status = 0
         m = re.fullmatch(r"<!-- doc-test: (.*) -->", marker)
         if m:
@@ -109,10 +112,12 @@ def doc_tests(page):
                     long_ = True
                 elif word == "public":
                     public = True
+                elif word == "stderr":
+                    stderr = True
                 elif re.fullmatch(r"exit \d+", word):
                     exit_status = int(word.split()[1])
                 else:
-                    raise SystemExit("check-docs: %s:%d: unknown doc-test marker '%s' (long, public, exit N)"
+                    raise SystemExit("check-docs: %s:%d: unknown doc-test marker '%s' (long, public, stderr, exit N)"
                                      % (os.path.relpath(page, SRC), i, word))
         start = i
         cmd = line[6:]
@@ -137,7 +142,7 @@ def doc_tests(page):
             else:
                 break
             i += 1
-        tests.append(DocTest(page, start + 1, cmd, expected, long_, exit_status, public))
+        tests.append(DocTest(page, start + 1, cmd, expected, long_, exit_status, public, stderr))
     return tests
 
 
@@ -182,10 +187,15 @@ def cmd_run(args):
     build = os.path.abspath(args.build)
     bin_dir(build)
     tests = []
-    for page in doc_pages():
-        if args.page and os.path.abspath(page) != os.path.abspath(os.path.join(SRC, args.page)) \
-                and os.path.abspath(page) != os.path.abspath(args.page):
-            continue
+    if args.page:
+        # a page of the docs, or any markdown file (tests/docs/ checks the runner on its own pages)
+        page = args.page if os.path.isfile(args.page) else os.path.join(SRC, args.page)
+        if not os.path.isfile(page):
+            fail_usage("--page %s: no such file" % args.page)
+        pages = [os.path.abspath(page)]
+    else:
+        pages = doc_pages()
+    for page in pages:
         tests += doc_tests(page)
     if not tests:
         fail_usage("no doc tests found" + (" in " + args.page if args.page else ""))
@@ -211,7 +221,7 @@ def cmd_run(args):
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=args.timeout)
             dt = time.time() - t0
             ran += 1
-            out = p.stdout.decode("utf-8", "replace").split("\n")
+            out = (p.stderr if t.stderr else p.stdout).decode("utf-8", "replace").split("\n")
             while out and out[-1] == "":
                 out.pop()
             out = [o.rstrip() for o in out]
