@@ -184,16 +184,28 @@ def run(cmd, cwd):
         raise SystemExit(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr[-500:]}")
 
 
-def plot_run_figures(plot_run, summary, extra=()):
+SEEN_PLOT_RUN = set()
+
+
+def plot_run_figures(plot_run, summary, extra=(), mf=None):
+    """The figures plot_run.py draws for `summary`; with `mf`, every one drawn and given the
+    checks every figure gets (series told apart, log ticks)."""
     args = plot_run.parse_args([summary, "--out", os.path.join(os.path.dirname(summary), "plots"), *extra])
-    return {name: (size, draw) for name, size, draw in plot_run.plan(args)}
+    figs = {name: (size, draw) for name, size, draw in plot_run.plan(args)}
+    if mf is not None:
+        for name, (size, draw) in figs.items():
+            fig = render(mf, size, draw)
+            check_series_distinct(f"{name} ({os.path.basename(os.path.dirname(summary))})", fig)
+            check_log_axes(f"{name} ({os.path.basename(os.path.dirname(summary))})", fig)
+            SEEN_PLOT_RUN.add(re.sub(r"_(fifo|srtf|pack|fair|las|priority)$", "_<policy>", name))
+    return figs
 
 
 def test_plot_run(src, sim, trace, mf, plot_run, tmp):
     env_src = src
     # One GPU: the shipped trace under every policy.
     run([sim, "--trace", os.path.join(env_src, "traces", "long_trace_100.csv"), "--quiet", "--out", "one"], tmp)
-    figs = plot_run_figures(plot_run, os.path.join(tmp, "one", "summary.json"))
+    figs = plot_run_figures(plot_run, os.path.join(tmp, "one", "summary.json"), mf=mf)
     for name in ("run_jct_cdf", "run_queuing_cdf"):
         size, draw = figs[name]
         fig = render(mf, size, draw)
@@ -213,7 +225,7 @@ def test_plot_run(src, sim, trace, mf, plot_run, tmp):
     run([trace, "generate", "--jobs", "120", "--seed", "5", "--mean-interarrival-s", "20",
          "--gang-sizes", "1:0.6,2:0.25,4:0.15", "--out", "g.csv"], tmp)
     run([sim, "--trace", "g.csv", "--gpus", "8", "--policy", "fifo,pack,fair", "--quiet", "--out", "c8"], tmp)
-    figs = plot_run_figures(plot_run, os.path.join(tmp, "c8", "summary.json"))
+    figs = plot_run_figures(plot_run, os.path.join(tmp, "c8", "summary.json"), mf=mf)
     size, draw = figs["run_gpu_lanes_fair"]
     fig = render(mf, size, draw)
     from matplotlib.colors import to_hex
@@ -255,7 +267,7 @@ def test_plot_run(src, sim, trace, mf, plot_run, tmp):
     # 6,000 jobs under FAIR: the timeline's sample of 100 fills its axis.
     run([trace, "generate", "--jobs", "6000", "--seed", "7", "--mean-interarrival-s", "8", "--out", "g6k.csv"], tmp)
     run([sim, "--trace", "g6k.csv", "--gpus", "16", "--policy", "fair", "--quiet", "--out", "c6k"], tmp)
-    figs = plot_run_figures(plot_run, os.path.join(tmp, "c6k", "summary.json"))
+    figs = plot_run_figures(plot_run, os.path.join(tmp, "c6k", "summary.json"), mf=mf)
     size, draw = figs["run_timeline_fair"]
     fig = render(mf, size, draw)
     check_timeline("run_timeline_fair (6,000 jobs)", fig, plot_run, 100)
@@ -269,6 +281,10 @@ def test_plot_run(src, sim, trace, mf, plot_run, tmp):
     check(sorted(covered)[len(covered) // 2] >= 0.2 * xmax,
           f"run_timeline_fair (6,000 jobs): half the bars end in the first fifth of the axis (mostly blank)")
     check(all(t.get_position()[0] >= 0.95 * xmax for t in past), "run_timeline_fair: an end note away from the edge")
+    # Every kind of figure plot_run.py draws went through the checks.
+    kinds = {"run_jct_cdf", "run_queuing_cdf", "run_policies", "run_gpus_busy", "run_gpu_lanes_<policy>",
+             "run_timeline_<policy>"}
+    check(kinds <= SEEN_PLOT_RUN, f"plot_run figures not checked: {sorted(kinds - SEEN_PLOT_RUN)}")
 
 
 def main():
