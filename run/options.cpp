@@ -183,10 +183,11 @@ void add_run_options(OptionTable& t, OptionValues& v) {
   t.add(value_option("paging", &v.paging, "on|off", kSim,
                      "on|off: the paper's failsafe: when a job cannot be admitted, paused jobs of lower priority (srtf: "
                      "longer remaining time; priority: lower level) have their persistent memory paged out to the host "
-                     "until it fits, and back in before they run again (needs --lane-shrink on)"));
+                     "until it fits, and back in before they run again (needs --lane-shrink on); each policy's "
+                     "page-outs and page-ins are printed after the table"));
   t.add(value_option("paging-gbps", &v.paging_gbps, "GBPS", kSim,
                      "host link bandwidth for --paging, GB/s (1e9 bytes/s); each transfer of P bytes delays its lane's "
-                     "next run by P / bandwidth"));
+                     "next run by P / bandwidth (an assumption, printed as a note)"));
   t.add(value_option("gpus", &v.gpus, "N", kSim,
                      "a cluster of this many GPUs of --gpu-mem each, every one running the policy (1: one GPU, no cluster)"));
   t.add(value_option("cluster", &v.cluster, "FILE", kSim,
