@@ -5,7 +5,7 @@
 
 Draws every figure of plots/make_figures.py (on the fixtures in tests/data/plots) and every kind of
 figure of plots/plot_run.py (on runs of salus-sim made here: the shipped 100-job trace under the six
-policies on one GPU, 400 jobs with gangs on 8 GPUs, 6,000 jobs under FAIR on 16 GPUs) into
+policies on one GPU, 120 jobs with gangs on 8 GPUs, 6,000 jobs under FAIR on 16 GPUs) into
 matplotlib figures, and checks what they hold:
   - in every axes, the labelled series are told apart (colour, line style, marker) and no two
     curves of a CDF have the same data; curves that lie on one another are drawn thinner one after
