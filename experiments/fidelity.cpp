@@ -616,6 +616,9 @@ json run_catalog(const ExperimentContext& ctx, const Sitting& s, const json& bas
 struct Comparison {
   std::map<std::string, std::vector<FidelityRow>> by_policy, base_by_policy;
   json repeats = json::array(), per_job = json::object();
+  /// Per policy, each repeat's per-job JCTs in repeat order (the figure draws every repeat, its
+  /// title each repeat's errors: the dots and the title from the same runs).
+  json per_job_repeats = json::object();
   std::vector<json> reals;
 };
 
@@ -665,7 +668,10 @@ Comparison compare_sitting(const ExperimentContext& ctx, const Sitting& s, const
       c.reals.back()["results"].push_back(real_result);
     }
     c.repeats.back().push_back(to_json(row));
-    if (r == 1) c.per_job[policy] = per_job_jcts(sim_result, real_result);  // for the figure
+    json jobs = per_job_jcts(sim_result, real_result);
+    if (r == 1) c.per_job[policy] = jobs;  // repeat 1, as files before per_job_repeats have it
+    if (!c.per_job_repeats.contains(policy)) c.per_job_repeats[policy] = json::array();
+    c.per_job_repeats[policy].push_back(std::move(jobs));  // the figure's
   }
   return c;
 }
@@ -784,7 +790,8 @@ nlohmann::json run_fidelity(const ExperimentContext& ctx) {
           {"uncalibrated", base_policies},
           {"base_against_calibrations", base_speed},
           {"repeats", c.repeats},
-          {"per_job", c.per_job}};
+          {"per_job", c.per_job},
+          {"per_job_repeats", c.per_job_repeats}};
 }
 
 }  // namespace salus::experiments

@@ -508,7 +508,7 @@ json inference(const ExperimentContext& ctx) {
 constexpr ExperimentRegistry::Entry kExperiments[] = {
     {"long_trace", "the 100-job trace under FIFO, SRTF, PACK, FAIR: Table 1 and the JCT CDFs (Fig. 7)",
      {kVersion, "long_trace_100.csv",
-      "experiments/long_trace_real.csv: 16 jobs of the real backend's lenet_32 and mlp_64 arriving over about 40 s "
+      "experiments/long_trace_real.csv: 16 jobs of the real backend's lenet_32 and mlp_64 arriving over 18.3 s "
       "(the paper's workloads are too large for the real backend's CPU device)",
       &long_trace}},
     {"srtf_snapshot",

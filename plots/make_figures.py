@@ -47,7 +47,7 @@ FIG_SIZE_IN = {
     "fig10a_inference_gpus": (3.5, 2.4),
     "fig10b_inference_latency": (3.5, 2.8),
     "fig11_hyperparam_makespan": (3.5, 2.4),
-    "fidelity_jct": (7.0, 2.2),
+    "fidelity_jct": (7.0, 2.5),
     "gpus_needed": (3.5, 2.6),
 }
 
@@ -401,15 +401,30 @@ def load_fidelity(root):
         _known_policy(per_job, name)
     if not names:
         per_job.fail("no policies (expected some of " + ", ".join(POLICY_ORDER) + ")")
+    # Every repeat's jobs where the file has them (per_job_repeats), else repeat 1's (per_job):
+    # the dots drawn and the errors in each panel's title are those of the same repeats.
+    by_repeat = root.get("per_job_repeats")
+    repeat_rows = root["repeats"].list(min_len=1)
     out = []
     for name in names:
-        jobs = []
-        for j in per_job[name].list():
-            jobs.append((j["jct_real_s"].num(lo=0), j["jct_sim_s"].num(lo=0)))
-        row = policies[name]
-        out.append({"policy": name, "jobs": jobs,
-                    "jct_error_median": row["jct_error_median"].num(lo=0),
-                    "makespan_error": row["makespan_error"].num(lo=0)})
+        runs = by_repeat[name].list(min_len=1) if by_repeat is not None else [per_job[name]]
+        repeats = []
+        for k, run in enumerate(runs):
+            if k >= len(repeat_rows):
+                root["repeats"].fail(f"{len(repeat_rows)} repeats, but per_job_repeats has {len(runs)} for {name}")
+            row = None
+            for r in repeat_rows[k].list():
+                if r["policy"].string() == name:
+                    row = r
+            if row is None:
+                repeat_rows[k].fail(f"no row for {name}")
+            jobs = [(j["jct_real_s"].num(lo=0), j["jct_sim_s"].num(lo=0)) for j in run.list()]
+            repeats.append({"jobs": jobs, "jct_error_median": row["jct_error_median"].num(lo=0),
+                            "makespan_error": row["makespan_error"].num(lo=0)})
+        med = policies[name]
+        out.append({"policy": name, "repeats": repeats,
+                    "jct_error_median": med["jct_error_median"].num(lo=0),
+                    "makespan_error": med["makespan_error"].num(lo=0)})
     return {"policies": out, "device": root["device"].value, "repeat": root["repeat"].integer()}
 
 
@@ -787,22 +802,40 @@ def draw_hyperparam_makespan(fig, data):
     _legend_above(ax, 2)
 
 
+# A repeat's dots in the fidelity figure: its own marker (and hollow after the first), so that
+# repeats lying on one another stay told apart.
+REPEAT_MARKERS = ["o", "^", "s", "D", "v", "P", "X", "*"]
+
+
 def draw_fidelity_jct(fig, data):
-    """One panel per policy: each job's simulated JCT against its measured one, and y = x."""
+    """One panel per policy: each job's simulated JCT against its measured one in every repeat
+    (a marker per repeat), and y = x; the title gives each repeat's median per-job JCT error and
+    makespan error, the same runs as the dots."""
     panels = data["policies"]
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, p in zip(axes, panels):
-        xs = [x for x, _ in p["jobs"]]
-        ys = [y for _, y in p["jobs"]]
+        xs = [x for rep in p["repeats"] for x, _ in rep["jobs"]]
+        ys = [y for rep in p["repeats"] for _, y in rep["jobs"]]
         hi = max(xs + ys + [1e-3]) * 1.05
         ax.plot([0, hi], [0, hi], color="#999999", lw=0.8)
-        ax.scatter(xs, ys, s=8, color=POLICY_COLOUR[p["policy"]])
+        colour = POLICY_COLOUR[p["policy"]]
+        for k, rep in enumerate(p["repeats"]):
+            marker = REPEAT_MARKERS[k % len(REPEAT_MARKERS)]
+            ax.scatter([x for x, _ in rep["jobs"]], [y for _, y in rep["jobs"]], s=9, marker=marker,
+                       facecolors=colour if k == 0 else "none", edgecolors=colour, linewidths=0.6,
+                       label=f"repeat {k + 1}")
         ax.set_xlim(0, hi)
         ax.set_ylim(0, hi)
-        ax.set_title(f"{POLICY_LABEL[p['policy']]}: JCT err {100 * p['jct_error_median']:.1f}%, "
-                     f"makespan {100 * p['makespan_error']:.1f}%", fontsize=6)
+        n = len(p["repeats"])
+        jct = " / ".join(f"{100 * r['jct_error_median']:.1f}" for r in p["repeats"])
+        mk = " / ".join(f"{100 * r['makespan_error']:.1f}" for r in p["repeats"])
+        which = "repeat 1" if n == 1 else f"repeats 1-{n}"
+        ax.set_title(f"{POLICY_LABEL[p['policy']]} ({which})\nJCT err p50 {jct} %\nmakespan err {mk} %",
+                     fontsize=6)
         ax.set_xlabel(f"measured JCT (s), {data['device']}")
     axes[0].set_ylabel("simulated JCT (s)")
+    if any(len(p["repeats"]) > 1 for p in panels):
+        axes[0].legend(fontsize=5, loc="upper left", handletextpad=0.2, borderpad=0.3, frameon=False)
 
 
 def _fit_in_figure(fig):
@@ -864,34 +897,61 @@ def load_gpus_needed(root):
             "input": os.path.basename(source.string()) if source is not None else None}
 
 
+# gpus_needed: a colour per configuration (exclusive SRTF is not Salus SRTF's), Okabe-Ito.
+# Keyed by (policy, drawn as an exclusive line): FIFO is always exclusive and has no such line.
+CONFIG_COLOUR = {("fifo", False): "#0072B2", ("srtf", True): "#E69F00", ("srtf", False): "#D55E00",
+                 ("pack", True): "#56B4E9", ("pack", False): "#009E73", ("fair", True): "#F0E442",
+                 ("fair", False): "#CC79A7", ("las", False): "#000000", ("priority", False): "#999999"}
+CONFIG_MARKER = ["o", "s", "^", "D", "v", "P", "X", "*"]
+
+
+def log_ticks_125(lo, hi):
+    """1-2-5 ticks from lo to hi (a log axis), at least three: 3, 4, 6, 10 where under a decade."""
+    ticks = []
+    for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
+        for m in (1, 2, 5):
+            t = m * 10.0 ** e
+            if lo <= t <= hi:
+                ticks.append(t)
+    if len(ticks) < 3:
+        ticks = sorted(set(ticks) | {t * 10.0 ** e for e in range(math.floor(math.log10(lo)) - 1,
+                                                                  math.ceil(math.log10(hi)) + 1)
+                                     for t in (1, 1.5, 2, 3, 4, 5, 6, 8) if lo <= t * 10.0 ** e <= hi})
+    return ticks
+
+
 def draw_gpus_needed(fig, data):
-    from matplotlib.ticker import FuncFormatter, MaxNLocator
+    from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
     ax = fig.subplots()
-    for line in data["lines"]:
+    lines = data["lines"]
+    # Lines dodged sideways a little, so that points (and chosen N) at one N do not cover each other.
+    dodge = 0.09
+    for i, line in enumerate(lines):
         p = line["policy"]
-        gpus = [g for g, _ in line["points"]]
+        dx = (i - (len(lines) - 1) / 2) * dodge
+        gpus = [g + dx for g, _ in line["points"]]
         minutes = [v / 60 for _, v in line["points"]]
         label = line["label"]
         if line["needed"] is not None:
             label += f": {line['needed']} GPUs"
+        colour = CONFIG_COLOUR.get((p, line["exclusive"]), "black")
+        marker = CONFIG_MARKER[i % len(CONFIG_MARKER)]
         style = (0, (4, 1, 1, 1, 1, 1)) if line["exclusive"] else POLICY_LINESTYLE.get(p, "-")
-        ax.plot(gpus, minutes, color=POLICY_COLOUR.get(p, "black"), linestyle=style,
-                marker="s" if line["exclusive"] else "o", markersize=2.5, label=label)
+        ax.plot(gpus, minutes, color=colour, linestyle=style, marker=marker, markersize=2.5, label=label)
         if line["needed"] is not None:
             for g, v in line["points"]:
                 if g == line["needed"]:
-                    ax.plot([g], [v / 60], marker="o", markersize=7, markerfacecolor="none",
-                            markeredgecolor=POLICY_COLOUR.get(p, "black"), markeredgewidth=1.2)
+                    ax.plot([g + dx], [v / 60], marker=marker, markersize=7, markerfacecolor="none",
+                            markeredgecolor=colour, markeredgewidth=1.2)
     bound_min = data["bound_s"] / 60
     ax.axhline(bound_min, color="black", linewidth=0.8, linestyle=":")
     ax.text(ax.get_xlim()[1], bound_min, " bound", va="bottom", ha="right", fontsize="small")
     ax.set_yscale("log")
-    # Plain numbers on the log axis (its range is often under a decade: 3, 4, 6, 10 rather than 3x10^0).
-    plain = FuncFormatter(lambda v, _: f"{v:g}")
-    ax.yaxis.set_major_formatter(plain)
-    values = [v for line in data["lines"] for _, v in line["points"] if v > 0] + [data["bound_s"]]
-    if max(values) < 10 * min(values):  # the minor ticks labelled only where there is room
-        ax.yaxis.set_minor_formatter(plain)
+    # Plain numbers on the log axis, 1-2-5 across the whole range of the points and the bound.
+    values = [v / 60 for line in lines for _, v in line["points"] if v > 0] + [bound_min]
+    ax.yaxis.set_major_locator(FixedLocator(log_ticks_125(min(values) / 1.05, max(values) * 1.05)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_locator(NullLocator())
     # A cluster has a whole number of GPUs.
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("GPUs in the cluster")

@@ -222,8 +222,10 @@ def load_timeline(path, time_range):
     order = sorted(first, key=lambda j: (first[j], j))
     keep = set(order[:TIMELINE_MAX_JOBS])
     rows = []
-    # The rows were checked by the first pass; this one converts only the kept jobs' rows.
+    # The rows were checked by the first pass; this one converts only the kept jobs' rows. A
+    # rotation is named by its GPU and number (numbers are per GPU).
     o = 1 if per_gpu[0] else 0
+    wanted = set()
     with open(path, encoding="utf-8", newline="") as f:
         reader = csv.reader(f)
         next(reader, None)
@@ -231,8 +233,22 @@ def load_timeline(path, time_range):
             if cells[o + 1] in keep:
                 start, end = float(cells[o + 2]), float(cells[o + 3])
                 if not (time_range and (end < time_range[0] or start > time_range[1])):
-                    rows.append((cells[o + 1], start, end, int(cells[o + 4]), int(cells[o + 6]) if cells[o + 6] else 0))
-    return {"rows": rows, "order": order[:TIMELINE_MAX_JOBS], "jobs": len(order),
+                    rotation = (cells[0] if o else "", int(cells[o + 6])) if cells[o + 6] else None
+                    if rotation:
+                        wanted.add(rotation)
+                    rows.append((cells[o + 1], start, end, int(cells[o + 4]), rotation, int(cells[o])))
+    # How many jobs took turns in each rotation drawn (a third pass, only when there is one).
+    members = {}
+    if wanted:
+        with open(path, encoding="utf-8", newline="") as f:
+            reader = csv.reader(f)
+            next(reader, None)
+            for cells in reader:
+                if cells[o + 6]:
+                    key = (cells[0] if o else "", int(cells[o + 6]))
+                    if key in wanted:
+                        members.setdefault(key, []).append(cells[o + 1])
+    return {"rows": rows, "order": order[:TIMELINE_MAX_JOBS], "jobs": len(order), "members": members,
             "iterations": totals[0], "in_rotations": totals[1], "path": path, "per_gpu": per_gpu[0]}
 
 
@@ -323,9 +339,20 @@ def heavy_tailed(values):
     return top > 0 and any(median(v) * HEAVY_TAIL < top for v in values if v)
 
 
+# Between the decades, where fewer than three of LOG_TICKS fall on an axis.
+LOG_TICKS_FINE = [(2e-3, "2 ms"), (5e-3, "5 ms"), (2e-2, "20 ms"), (5e-2, "50 ms"), (0.2, "200 ms"),
+                  (0.5, "500 ms"), (2.0, "2 s"), (5.0, "5 s"), (20.0, "20 s"), (30.0, "30 s"), (120.0, "2 min"),
+                  (300.0, "5 min"), (1200.0, "20 min"), (1800.0, "30 min"), (7200.0, "2 h"), (18000.0, "5 h"),
+                  (43200.0, "12 h"), (172800.0, "2 d"), (432000.0, "5 d"), (1728000.0, "20 d"),
+                  (4320000.0, "50 d")]
+
+
 def log_time_ticks(lo, hi):
-    """(positions, labels, unlabelled positions) for a log time axis from lo to hi seconds."""
+    """(positions, labels, unlabelled positions) for a log time axis from lo to hi seconds; at
+    least three labelled where the axis spans less than a few decades."""
     inside = [(t, name) for t, name in LOG_TICKS if lo <= t <= hi]
+    if len(inside) < 3:
+        inside = sorted(inside + [(t, name) for t, name in LOG_TICKS_FINE if lo <= t <= hi])
     if len(inside) > 7:
         return ([t for t, n in inside if n in LOG_TICKS_MAJOR], [n for _, n in inside if n in LOG_TICKS_MAJOR],
                 [t for t, n in inside if n not in LOG_TICKS_MAJOR])
@@ -393,14 +420,29 @@ def draw_cdf(fig, data, key, what, log_x):
         unit, per = time_unit(longest)
         right = longest / per * 1.02 if longest > 0 else 1.0
         left = -0.015 * right  # the rise at 0 stays clear of the axis
+    # Policies whose values are the same (PRIORITY and FIFO on a trace without priorities) are one
+    # curve, labelled with both: drawn twice, one would hide the other.
+    groups = []
     for i, (r, v) in enumerate(zip(data["runs"], values)):
         if not v:
             continue
-        xs = sorted((x if not log or x > 0 else zero_at) / per for x in v)
+        key = sorted(v)
+        for g in groups:
+            if g["key"] == key:
+                g["policies"].append(r["policy"])
+                break
+        else:
+            groups.append({"key": key, "policies": [r["policy"]], "index": i})
+    # Each curve drawn thinner than the one before it, so one lying over another leaves the one
+    # beneath showing at both its edges.
+    widths = [2.2 - 1.0 * k / max(len(groups) - 1, 1) for k in range(len(groups))]
+    for g, lw in zip(groups, widths):
+        xs = sorted((x if not log or x > 0 else zero_at) / per for x in g["key"])
         ys = [(k + 1) / len(xs) for k in range(len(xs))]
-        colour, ls = style_of(r["policy"], i)
-        ax.step([left] + [xs[0]] + xs, [0.0, 0.0] + ys, where="post", label=label_of(r["policy"]),
-                color=colour, linestyle=ls, clip_on=False)
+        colour, ls = style_of(g["policies"][0], g["index"])
+        label = " = ".join(label_of(p) for p in g["policies"])
+        ax.step([left] + [xs[0]] + xs, [0.0, 0.0] + ys, where="post", label=label,
+                color=colour, linestyle=ls, linewidth=lw, clip_on=False)
     ax.set_xlim(left, right)
     ax.set_ylim(0, 1.0)
     if log:
@@ -658,8 +700,8 @@ def count_legend(ax, counts):
 
 def draw_lane_runs(fig, run, data, runs, rows_used, row_of, gpu_range, window, jobs):
     """The lanes of every GPU from the per-GPU timeline: a row per lane (assign_lane_rows), each
-    run a solid bar and each rotation (a plan: FAIR's, LAS's turns in one lane) a light bar over
-    its span, coloured by how many GPUs the job holds."""
+    run a solid bar and each rotation (a plan: FAIR's, LAS's turns in one lane) its jobs' turns
+    over its span, light, each job coloured by how many GPUs it holds."""
     ax = fig.subplots()
     gpus = gpu_list([(0, g) for g in rows_used], gpu_range, data["gpus"])
     base, height = gpu_row_bases(gpus, rows_used)
@@ -672,16 +714,23 @@ def draw_lane_runs(fig, run, data, runs, rows_used, row_of, gpu_range, window, j
     for gpu, lane, job, start, end, rotation, count in runs:
         row = base[gpu] + row_of[(gpu, lane)]
         if rotation:
-            # A rotation's rows share its span: one light bar, coloured by its largest job.
+            # A rotation's rows share its span: drawn as its turns, each job's in its own colour
+            # (its GPU count), so a 1-GPU job taking turns with a gang's replica is seen.
             key = (row, rotation)
-            rotations[key] = (max(rotations[key][0], count), start, end) if key in rotations else (count, start, end)
+            entry = rotations.setdefault(key, {"start": start, "end": end, "jobs": {}})
+            entry["jobs"][job] = count
         else:
             solid.setdefault((row, count, job), []).append((start / per, (end - start) / per))
-    for (row, rotation), (count, start, end) in rotations.items():
-        light.setdefault((row, count), []).append((start / per, (end - start) / per))
+    width_px = fig.get_size_inches()[0] * fig.dpi * 0.8
+    min_w = (hi - lo) / per * MIN_BAR_PX / width_px
+    for (row, _), r in rotations.items():
+        members = sorted(r["jobs"].items())
+        s0, w = r["start"] / per, (r["end"] - r["start"]) / per
+        for slot, (_, count) in enumerate(members):
+            light.setdefault((row, count), []).extend(rotation_turns(s0, w, slot, len(members), min_w))
     colour = lambda c: GPU_COUNT_COLOURS.get(c, OTHER_COUNT_COLOUR)
     for (row, count), xs in sorted(light.items()):
-        ax.broken_barh(merge_spans(xs, gap), (row + 0.1, 0.8), facecolors=colour(count), alpha=0.35, linewidth=0)
+        ax.broken_barh(xs, (row + 0.1, 0.8), facecolors=colour(count), alpha=0.6, linewidth=0)
     # A white edge tells one job's run from the next; on a run a few pixels wide it would be all
     # edge (a white streak that reads as idle time), so narrow runs have none.
     narrow = (hi - lo) / per / 200
@@ -694,8 +743,8 @@ def draw_lane_runs(fig, run, data, runs, rows_used, row_of, gpu_range, window, j
         if thin:
             ax.broken_barh(thin, (row + 0.1, 0.8), facecolors=colour(count), linewidth=0)
     gpu_rows_axes(ax, gpus, base, rows_used, height, (lo / per, hi / per), unit, "GPU (a row per lane)")
-    what = "runs solid, rotations light" if rotations else "a bar per run"
-    fig.suptitle(f"{label_of(run['policy'])}: each GPU's lanes, {what} ({jobs:,} jobs)", fontsize=7)
+    what = "\nruns solid, rotations as their turns (light)" if rotations else ", a bar per run"
+    fig.suptitle(f"{label_of(run['policy'])}: each GPU's lanes ({jobs:,} jobs){what}", fontsize=7)
     count_legend(ax, sorted({r[6] for r in runs}))
 
 
@@ -772,41 +821,92 @@ def merge_spans(spans, gap):
     return out
 
 
+# A bar is at least this many pixels wide, so a job of a second in a run of hours is seen.
+MIN_BAR_PX = 2.0
+# A rotation is drawn as this many turns at most (each job's 1/n of them, n the rotation's jobs).
+ROTATION_TURNS = 24
+
+
+def rotation_turns(start, width, slot, n, min_w):
+    """The pieces of a rotation of `n` jobs the job in `slot` holds: the span cut into turns, the
+    job in every n-th (a job of a rotation runs about 1/n of it: FAIR and LAS give equal time)."""
+    turns = max(n, min(ROTATION_TURNS * n, int(width / max(min_w, 1e-12))))
+    turns -= turns % n
+    step = width / turns
+    return [(start + k * step, max(step, min_w)) for k in range(slot, turns, n)]
+
+
 def draw_timeline(fig, run, timeline, time_range):
+    from matplotlib.patches import Patch
     ax = fig.subplots()
     rows, order = timeline["rows"], timeline["order"]
     row_of = {j: k for k, j in enumerate(order)}
+    sampled = len(order) < timeline["jobs"]
     lo = time_range[0] if time_range else 0.0
-    hi = time_range[1] if time_range else max((end for _, _, end, _, _ in rows), default=0.0)
+    # The x axis spans the jobs drawn: a sample of the first jobs of a long run fills it.
+    hi = time_range[1] if time_range else max((end for _, _, end, _, _, _ in rows), default=0.0)
+    # A few long jobs would squeeze the rest into the left edge: the axis then ends a little past
+    # the 90th percentile of the jobs' last ends, and each job running on past it says until when.
+    last_end = {}
+    for job, _, end, _, _, _ in rows:
+        last_end[job] = max(last_end.get(job, 0.0), end)
+    ends = sorted(last_end.values())
+    cut = False
+    if not time_range and len(ends) >= 10:
+        q = ends[int(0.9 * (len(ends) - 1))]
+        if q > lo and (q - lo) * 2 < hi - lo:
+            hi, cut = lo + (q - lo) * 1.25, True
     unit, per = time_unit(hi)
+    width_px = fig.get_size_inches()[0] * fig.dpi * 0.8
+    min_w = (hi - lo) / per * MIN_BAR_PX / width_px
+    # Every job named: the font follows the row's height (points), never below 3 pt.
+    row_pt = fig.get_size_inches()[1] * 72 * 0.8 / max(len(order), 1)
     runs = {j: [] for j in order}
-    rotations = {j: [] for j in order}
-    for job, start, end, _, rotation in rows:
-        (rotations if rotation else runs)[job].append((start / per, (end - start) / per))
+    turns = {j: [] for j in order}
+    members = timeline.get("members", {})
+    for job, start, end, _, rotation, _ in rows:
+        s, w = start / per, (end - start) / per
+        if rotation:
+            who = sorted(set(members.get(rotation, [job])))
+            turns[job].append(rotation_turns(s, w, who.index(job) if job in who else 0, len(who), min_w))
+        else:
+            runs[job].append((s, w))
+    # One colour, the policy's (as in the CDFs); a job is told by its row and its name.
+    colour, _ = style_of(run["policy"], 0)
     # Pieces closer than a tenth of a pixel are drawn as one: their edges would leave seams.
     gap = (hi - lo) / per / 7000
     for j in order:
-        colour = mf.JOB_COLOURS[row_of[j] % len(mf.JOB_COLOURS)]
-        if rotations[j]:
-            ax.broken_barh(merge_spans(rotations[j], gap), (row_of[j] - 0.4, 0.8), facecolors=colour, alpha=0.35,
-                           linewidth=0)
         if runs[j]:
-            ax.broken_barh(merge_spans(runs[j], gap), (row_of[j] - 0.4, 0.8), facecolors=colour, linewidth=0)
+            ax.broken_barh([(s, max(w, min_w)) for s, w in merge_spans(runs[j], gap)], (row_of[j] - 0.4, 0.8),
+                           facecolors=colour, linewidth=0)
+        for pieces in turns[j]:
+            ax.broken_barh(pieces, (row_of[j] - 0.25, 0.5), facecolors=colour, alpha=0.5, linewidth=0)
     ax.set_ylim(len(order) - 0.5, -0.5)
-    if len(order) <= 30:
-        ax.set_yticks(range(len(order)))
-        ax.set_yticklabels(order)
-    else:
-        ax.set_yticks([])
+    ax.set_yticks(range(len(order)))
+    ax.set_yticklabels(order, fontsize=max(3.0, min(7.0, 0.75 * row_pt)))
+    ax.tick_params(axis="y", length=0, pad=1)
     ax.set_xlim(lo / per, hi / per * 1.02 if hi > 0 else 1)
-    ax.set_xlabel(f"time ({unit})")
-    if len(order) < timeline["jobs"]:
-        ax.set_ylabel(f"job (sample: the first {len(order)} of {timeline['jobs']:,} by first start)")
+    ax.set_xlabel(f"time ({unit})" + ("; the axis ends before the longest jobs do" if cut else ""))
+    if cut:
+        long_unit, long_per = time_unit(max(ends))
+        for j in order:
+            if last_end.get(j, 0.0) > hi:
+                ax.text(hi / per * 1.02, row_of[j], f"\u2192 {last_end[j] / long_per:.1f} {long_unit}", ha="right",
+                        va="center", fontsize=max(3.0, min(6.0, 0.75 * row_pt)), color="black",
+                        bbox=dict(facecolor="white", edgecolor="none", pad=0.3, alpha=0.8))
+    if sampled:
+        ax.set_ylabel(f"job: the first {len(order)} of {timeline['jobs']:,} by first start")
     else:
         ax.set_ylabel(f"job ({len(order)}, by first start)")
     iterations = timeline["iterations"]
-    share = f"{100.0 * timeline['in_rotations'] / iterations:.0f} %" if iterations else "no"
-    ax.set_title(f"{label_of(run['policy'])}: runs solid, rotations light ({share} of iterations)")
+    title = f"{label_of(run['policy'])}: each job's runs"
+    handles = [Patch(facecolor=colour, label="run (iterations in a row)")]
+    if timeline["in_rotations"]:
+        title += f"; {100.0 * timeline['in_rotations'] / iterations:.0f} % of iterations in rotations"
+        handles.append(Patch(facecolor=colour, alpha=0.5, label="rotation: its turns (1 in n, n jobs)"))
+    fig.suptitle(title, fontsize=7)
+    mf._legend_above(ax, len(handles), handles=handles, labels=[h.get_label() for h in handles], fontsize=5,
+                     handlelength=1.2)
 
 
 def timeline_height(timeline):

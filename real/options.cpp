@@ -15,7 +15,8 @@ void add_real_options(run::OptionTable& t, RealOptionValues& v) {
   using run::value_option;
   t.add(value_option("device", &v.run.device, "NAME", kRun | kProfile | kExperiment, "cpu (Eigen), cpu-faults (cpu with injected faults: --inject-faults) or cuda (cuDNN, cuBLAS)"))
       .help_in(kProfile, "cpu or cuda")
-      .help_in(kExperiment, "with --executor real: " + gpu::device_registry().names_joined());
+      .help_in(kExperiment, "with --executor real: cpu or cuda (cpu-faults is salus-run's: its faults are set by "
+                            "--inject-faults, which salus-experiment does not take)");
   t.add(value_option("math", &v.math, "fp32|tf32", kRun | kProfile,
                      "fp32: exact FP32 convolutions and GEMMs (comparable with the CPU device); tf32: TF32 tensor cores "
                      "for them, as frameworks train on Ampere and Hopper (cuda only; the cpu device refuses it)"))

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -225,6 +226,14 @@ void apply_model(const ModelOptions& m, TraceJobs& t, SimConfig& cfg) {
 
 std::vector<std::string> model_notes(const std::vector<std::string>& policies, const SimConfig& cfg) {
   std::vector<std::string> notes = lane_mode_notes(policies, cfg.lanes);
+  if (cfg.paging) {
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "paging: a host link of %g GB/s assumed (--paging-gbps): each page-out or page-in of P bytes "
+                  "delays its lane's next run by P / bandwidth; page-outs are counted after the table",
+                  static_cast<double>(cfg.paging_bytes_per_s) / 1e9);
+    notes.push_back(text);
+  }
   if (cfg.interference == "shares" && cfg.share_exponent != 1.0) {
     char text[96];
     std::snprintf(text, sizeof text, "shares: slowdowns raised to the power %g (--share-exponent)", cfg.share_exponent);

@@ -183,12 +183,13 @@ void add_run_options(OptionTable& t, OptionValues& v) {
   t.add(value_option("paging", &v.paging, "on|off", kSim,
                      "on|off: the paper's failsafe: when a job cannot be admitted, paused jobs of lower priority (srtf: "
                      "longer remaining time; priority: lower level) have their persistent memory paged out to the host "
-                     "until it fits, and back in before they run again (needs --lane-shrink on)"));
+                     "until it fits, and back in before they run again (needs --lane-shrink on); each policy's "
+                     "page-outs and page-ins are printed after the table"));
   t.add(value_option("paging-gbps", &v.paging_gbps, "GBPS", kSim,
                      "host link bandwidth for --paging, GB/s (1e9 bytes/s); each transfer of P bytes delays its lane's "
-                     "next run by P / bandwidth"));
+                     "next run by P / bandwidth (an assumption, printed as a note)"));
   t.add(value_option("gpus", &v.gpus, "N", kSim,
-                     "a cluster of this many GPUs of --gpu-mem each, every one running the policy (1: one GPU, today's path)"));
+                     "a cluster of this many GPUs of --gpu-mem each, every one running the policy (1: one GPU, no cluster)"));
   t.add(value_option("cluster", &v.cluster, "FILE", kSim,
                      "a cluster file instead of --gpus: CSV nodes,gpus_per_node,gpu_mem[,kind,speed], one row per group "
                      "of nodes, or Alibaba v2023's openb_node_list_gpu_node.csv (cluster/README.md)"))
@@ -254,13 +255,15 @@ void add_run_options(OptionTable& t, OptionValues& v) {
   t.add(value_option("lanes", &m.lanes, "single|auto|exclusive", models | kRun,
                      "single|auto|exclusive: one shared lane, or lanes per Algorithm 1, or one job at a time on the "
                      "whole GPU, kept until it ends (fifo, and srtf: then the shortest waiting job first, not "
-                     "preemptive) (default: single for srtf and fair, auto for pack; fifo is always exclusive)"))
+                     "preemptive) (default: single for srtf, fair, las and priority, auto for pack; fifo is always exclusive)"))
       .help_in(kRun, "single|auto|exclusive (as in salus-sim)");
   const std::string interference =
       "none: every iteration takes its solo time; profiled: concurrent lanes run at 1/max(1, sum u) speed; "
       "pairs: the catalog's measured pair slowdowns, excess added over the other lanes (u where a pair is "
       "missing); crowds: pairs, times the catalog's measured crowd factor with 3 or more lanes running; "
-      "shares: GPU time shared by weight x u, weights fitted to the catalog's pairs; auto: the model the "
+      "shares: GPU time shared by weight x u, weights fitted to the catalog's pairs; capacity: shares' weights, "
+      "the total divided by the concurrency capacity C(k) the catalog's sweeps measure (k copies of one workload, "
+      "salus-profile --sweeps); auto: the model the "
       "catalog names (\"interference\", which salus-profile writes for its device), else shares when the "
       "catalog has a pair table, else profiled";
   t.add(value_option("interference", &m.interference, "MODEL", models, interference))
@@ -345,7 +348,8 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                      "at k times the one-GPU steps per second (linear), at the one-GPU rate (none), or is an error "
                      "(refuse)"));
   t.add(value_option("assumed-iter-ms", &tr.assumed_iter_ms, "MS", traces_read,
-                     "iteration time assumed for traces with durations but no iteration counts (Philly, Helios, Alibaba)"));
+                     "iteration time assumed for traces with durations but no iteration counts (Philly, Helios, Alibaba, "
+                     "Acme, Lucid, PAI 2020, Pollux)"));
   t.add(value_option("assumed-memory", &tr.assumed_memory, "FRACTION|SIZE", traces_read,
                      "FRACTION|SIZE: memory of a job the trace gives no memory figure for (Philly, Helios, Alibaba's "
                      "whole-GPU and multi-GPU pods, models missing from the catalog): P = 0, E = this fraction in "

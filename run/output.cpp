@@ -861,6 +861,15 @@ void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jo
   }
 }
 
+void print_paging_report(std::ostream& os, const std::vector<PolicyRun>& runs) {
+  char line[160];
+  for (const PolicyRun& r : runs) {
+    std::snprintf(line, sizeof line, "%-8s paging: %lld page-outs, %lld page-ins\n", r.policy.c_str(),
+                  static_cast<long long>(r.outcome.page_outs), static_cast<long long>(r.outcome.page_ins));
+    os << line;
+  }
+}
+
 void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const PolicyRun& run) {
   const std::string base = dir + "/" + run.policy;
   OutFile gf(base + "_job_gpus.csv");

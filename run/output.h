@@ -96,6 +96,9 @@ void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs,
 
 /// After the table: per policy, the peak of GPUs busy and the JCT by job size.
 void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs);
+/// With --paging on: a line per policy after the table, its page-outs and page-ins (persistent
+/// blocks moved to the host and back).
+void print_paging_report(std::ostream& os, const std::vector<PolicyRun>& runs);
 
 /// DIR/<policy>_job_gpus.csv (id,gpus: the GPU of each replica, '+'-joined), _gpus_busy.csv
 /// (time_s,gpus_busy) and _jct_by_size.csv (gpus,jobs,avg_jct_s).

@@ -42,7 +42,8 @@ bool parse_sim_command_line(int argc, char** argv, SimProgramOptions& o) {
       "\nPlacements (--gpus N > 1, --cluster):\n" + cluster::placement_registry().help() +
       "\nTrace formats (--format; how each maps to jobs: salus-trace formats):\n" + trace_formats_help(false);
   if (print_help_or_version(table, kSim, "salus-sim",
-                            "salus-sim: replay a job trace on one simulated GPU under Salus scheduling policies\n\nOptions",
+                            "salus-sim: replay a job trace on one simulated GPU or a cluster (--gpus, --cluster) under Salus "
+                            "scheduling policies\n\nOptions",
                             vm, after)) {
     return false;
   }

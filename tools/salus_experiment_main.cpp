@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,12 @@ std::string tables() {
                                                                          : std::string(e.factory.real_variant)) + "\n";
   }
   out += "\nExecutors:\n" + real::executor_registry().help();
-  out += "\nDevices (--executor real):\n" + gpu::device_registry().help();
+  // cpu-faults is salus-run's: its faults are set by --inject-faults, which this program does not take.
+  std::istringstream devices(gpu::device_registry().help());
+  out += "\nDevices (--executor real):\n";
+  for (std::string line; std::getline(devices, line);) {
+    if (line.rfind("  cpu-faults ", 0) != 0) out += line + "\n";
+  }
   return out;
 }
 
@@ -97,6 +103,10 @@ int body(int argc, char** argv) {
   }
   if (!real::executor_registry().find(executor)) throw core::InputError("--executor: " + real::executor_registry().unknown(executor));
   if (!gpu::device_registry().find(device)) throw core::InputError("--device: " + gpu::device_registry().unknown(device));
+  if (device == "cpu-faults") {
+    throw core::InputError("--device cpu-faults is salus-run's (its faults are set by --inject-faults, which "
+                           "salus-experiment does not take): use cpu");
+  }
   if (!(ctx.time_scale >= 1)) throw core::InputError("--time-scale: must be a number >= 1");
   const bool real_executor = executor == "real";
   if (!real_executor && !vm["device"].defaulted()) throw core::InputError("--device is for --executor real");

@@ -35,7 +35,7 @@ int body(int argc, char** argv) {
   po::notify(vm);
   const std::string& device_name = r.run.device;
   table.check_paths(run::kProfile, vm);
-  // Before any thread: on the cpu device one CPU unless --cpus says otherwise (README, --cpus).
+  // Before any thread: on the cpu device one CPU unless --cpus says otherwise (docs/real-backend.md, "Pinning: --cpus").
   if (const std::string note = run::pin_for_device("salus-profile", v.cpus, device_name, nullptr); !note.empty()) {
     std::printf("note: %s\n", note.c_str());
   }

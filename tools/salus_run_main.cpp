@@ -88,7 +88,7 @@ int body(int argc, char** argv) {
   run::TraceJobs loaded = run::load_jobs(v.trace, v.profiles, o.rc.capacity, v.time_scale, o.load);
   const traces::Trace& trace = loaded.trace;
   std::vector<core::JobSpec>& jobs = loaded.jobs;
-  // Before any thread: the CPUs, which on the cpu device follow the catalog's (README, --cpus).
+  // Before any thread: the CPUs, which on the cpu device follow the catalog's (docs/real-backend.md, "Pinning: --cpus").
   const traces::Catalog catalog = traces::Catalog::load(v.profiles);
   const std::string cpus_note = run::pin_for_device("salus-run", v.cpus, o.rc.device, &catalog);
   real::RealRunner::check_workloads(jobs, v.trace);

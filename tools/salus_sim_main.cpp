@@ -22,6 +22,7 @@ int body(int argc, char** argv) {
   std::fputs(run::sim_header_line(v.trace, r.loaded.trace, jobs.size(), r.cfg, r.runs).c_str(), stdout);
   run::print_report(r.notes, jobs, r.runs);
   if (r.cfg.cluster) run::print_cluster_report(std::cout, jobs, r.runs);
+  if (r.cfg.paging) run::print_paging_report(std::cout, r.runs);
 
   if (v.summary_json.empty() && v.out.empty()) return 0;
   // The header is small; the per-job results are streamed (write_streamed_outputs).

@@ -6,7 +6,7 @@ executor; every pair bracketed by solo runs; the mixed crowds and the homogeneou
 each bracketed by solo runs; each workload's switching run. An estimate, not a measurement: it
 leaves out building networks and pools and starting threads, and a crowd's or sweep's slowdown is
 taken as max(1, sum of u / C), C the capacity guessed with --capacity. Checked on the CPU device
-(README, GPU section): 6.9 s estimated for sweeps that took 7.1 s.
+(docs/results/2026-11-23-h100-runs.md): 6.9 s estimated for sweeps that took 7.1 s.
 
     profile_cost.py CATALOG [--sweeps 3,5,8,12] [--crowds 3,5,7] [--crowd-rounds 1]
                             [--min-seconds 0.5] [--iterations 10] [--warmup 2] [--gpu-mem-gib 16]

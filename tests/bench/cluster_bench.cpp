@@ -4,7 +4,7 @@
 //   ./build/tests/bench/cluster_bench --benchmark_counters_tabular=true
 //
 // The trace is salus-trace's generator (the shipped catalog) with the mean inter-arrival time
-// scaled to the cluster: 0.3 s for 1,000 GPUs, as in the README's 100k-job run.
+// scaled to the cluster: 0.3 s for 1,000 GPUs, as in docs/performance.md, "A cluster: 100k jobs on 1,000 GPUs".
 //
 // BM_ClusterGangs: gang jobs in the shape of Gavel's physical_cluster traces (96 jobs on 8 GPUs,
 // a third needing 2 or 4 GPUs, thousands to hundreds of thousands of iterations each), with

@@ -424,6 +424,9 @@ TEST_CASE("salus-experiment fidelity runs a tiny trace on the CPU device and wri
     CHECK(row.at("done_both") == 3);
     CHECK(row.at("makespan_error").get<double>() >= 0);
     CHECK(j.at("per_job").at(p).size() == 3);
+    // The figure's dots: every repeat's jobs (one repeat here), repeat 1 the same as per_job.
+    REQUIRE(j.at("per_job_repeats").at(p).size() == 1);
+    CHECK(j.at("per_job_repeats").at(p).at(0) == j.at("per_job").at(p));
   }
   CHECK(j.at("repeats").size() == 1);
   CHECK(j.at("policies").at("fifo").at("repeat_spread").is_null());  // one repeat
@@ -638,6 +641,16 @@ TEST_CASE("salus-experiment: the executor and fidelity options refuse what they 
   r = run("long_trace --executor real --device tpu");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --device: unknown device 'tpu' (valid: cpu, cpu-faults, cuda); did you mean 'cpu'?\n");
+  // The faulty CPU device is salus-run's: its faults are set by --inject-faults, which this
+  // program does not take (its --help does not offer it).
+  r = run("long_trace --executor real --device cpu-faults");
+  CHECK(r.code == 2);
+  CHECK(r.err == "salus-experiment: --device cpu-faults is salus-run's (its faults are set by --inject-faults, which "
+                 "salus-experiment does not take): use cpu\n");
+  r = run("--help");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("  cpu-faults ") == std::string::npos);
+  CHECK(r.out.find("  cpu         the host's cores") != std::string::npos);
   r = run("long_trace --device cuda");
   CHECK(r.code == 2);
   CHECK(r.err == "salus-experiment: --device is for --executor real\n");

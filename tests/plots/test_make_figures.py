@@ -27,7 +27,7 @@ EXPECTED_PNG = {
     "fig10a_inference_gpus": (700, 480),
     "fig10b_inference_latency": (700, 560),
     "fig11_hyperparam_makespan": (700, 480),
-    "fidelity_jct": (1400, 440),
+    "fidelity_jct": (1400, 500),
     "gpus_needed": (700, 520),
 }
 

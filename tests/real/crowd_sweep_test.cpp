@@ -56,7 +56,7 @@ gpu::WorkloadMeasurement measured(const std::string& name) {
 
 TEST_CASE("profile_sweeps: k copies of mlp_64 on one CPU core take longer than one, at most k times") {
   // Pinned to one core, k lanes time-slice it: a copy's iteration takes about k times its time
-  // alone (README: two copies read 1.9-2.3x so pinned). L other busy threads on that core (ctest
+  // alone (docs/model.md, "Interference": two copies read 1.9-2.3x so pinned). L other busy threads on that core (ctest
   // -j2 runs another suite beside this one) make it (k + L) / (1 + L): 1.38 and 1.91 were read for
   // 2 and 3 copies so. Between 1 and k whatever L is, and growing with k: a ratio turned upside
   // down (1/k), summed over the lanes (k times too large) or left at 0 falls outside.

@@ -662,3 +662,27 @@ TEST_CASE("counts in the programs' own lines are singular for one") {
   CHECK(g.code == 0);
   CHECK(g.out == "wrote " + (scratch() / "gen1.csv").string() + " (1 job)\n");
 }
+
+TEST_CASE("--paging on: the assumed link speed is a note, each policy's page-outs follow the table") {
+  const std::string trace = "--trace traces/long_trace_100.csv --profiles traces/profiles/catalog.json --policy srtf,fifo";
+  const Result on = sim(trace + " --paging on --paging-gbps 2 --summary-json " + (scratch() / "paging.json").string());
+  REQUIRE(on.code == 0);
+  CHECK(on.out.find("note: paging: a host link of 2 GB/s assumed (--paging-gbps)") != std::string::npos);
+  // SRTF pages (every page-out is paged back in by the end), FIFO never does.
+  const std::size_t srtf = on.out.find("srtf     paging: ");
+  REQUIRE(srtf != std::string::npos);
+  long outs = -1, ins = -1;
+  CHECK(std::sscanf(on.out.c_str() + srtf, "srtf     paging: %ld page-outs, %ld page-ins", &outs, &ins) == 2);
+  CHECK(outs > 0);
+  CHECK(outs == ins);
+  CHECK(on.out.find("fifo     paging: 0 page-outs, 0 page-ins") != std::string::npos);
+  // The note is in the summary's notes too.
+  const nlohmann::json j = nlohmann::json::parse(slurp(scratch() / "paging.json"));
+  bool noted = false;
+  for (const auto& n : j.at("notes")) noted = noted || n.get<std::string>().rfind("paging: a host link of 2 GB/s", 0) == 0;
+  CHECK(noted);
+  // Without paging: neither.
+  const Result off = sim(trace);
+  REQUIRE(off.code == 0);
+  CHECK(off.out.find("paging") == std::string::npos);
+}
