@@ -567,7 +567,7 @@ std::vector<int> parse_crowd_sizes(const std::string& text) {
 // --sweeps: "off", "auto" (kAutoSweeps on a GPU, off on the CPU device, whose model is `crowds`),
 // or comma-separated lane counts from 2 to 64, each once, in increasing order. 3, 5, 8 and 12:
 // the fidelity trace runs up to 9-13 lanes at once, and in a 16 GiB pool 5 copies of resnet50_25
-// or vgg11_25 fit, 8 of overfeat_25 (README: what the sweeps cost on an H100).
+// or vgg11_25 fit, 8 of overfeat_25 (docs/results/2026-11-23-h100-runs.md: what the sweeps cost on an H100).
 constexpr const char* kAutoSweeps = "3,5,8,12";
 std::vector<int> parse_sweep_sizes(std::string text, const std::string& device) {
   if (text == "auto") text = device == "cpu" ? "off" : kAutoSweeps;

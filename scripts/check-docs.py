@@ -482,10 +482,6 @@ VAGUE = re.compile(r"(see the README|the README says|\(README[:,)]|\bin the READ
 # with the page it should name; listed so that they are seen, and failing once fixed (then drop the
 # line) or when another appears.
 KNOWN_VAGUE = {
-    ("traces/catalog.cpp", "(README: on one CPU it overshot PACK)"): 'docs/model.md, "Interference"',
-    ("sim/interference.h", "(sitting 9 in the README:"): "docs/results/2026-11-24-cpu-fidelity-sittings.md",
-    ("sim/interference.h", "0.8 fits both measured H100 traces (README)"): "docs/results/2026-11-23-h100-runs.md",
-    ("real/profiler.cpp", "(README: what the sweeps cost on an H100)"): "docs/results/2026-11-23-h100-runs.md",
 }
 
 

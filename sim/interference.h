@@ -77,7 +77,7 @@ using CrowdFactors = std::map<std::size_t, std::int64_t>;
 /// lanes running once k >= 3. c(2) = 1 (a pair is what the table measured); between two measured
 /// sizes c is linear in k, beyond the largest it stays at the largest's. It says what pairs
 /// cannot: on one CPU core, lanes that fit the caches two at a time evict each other in a crowd
-/// (sitting 9 in the README: crowds of up to 7 lanes cost 1.09-1.16x their solo work where the
+/// (sitting 9 in docs/results/2026-11-24-cpu-fidelity-sittings.md: crowds of up to 7 lanes cost 1.09-1.16x their solo work where the
 /// pairs added up to 1.01-1.04x), and that cost moves with the host; a crowd can also overlap
 /// better than its pairs add up (c < 1, as on the GPU).
 class PairInterference final : public InterferenceModel {
@@ -116,7 +116,7 @@ using ShareWeights = std::map<std::string, double>;
 ///
 /// `exponent` (salus-sim --share-exponent, default 1) raises that slowdown to a power: below 1
 /// it says that a crowd of lanes overlaps better on the GPU than its shares add up to (at the
-/// price of the pairs, which it then under-predicts). 0.8 fits both measured H100 traces (README).
+/// price of the pairs, which it then under-predicts). 0.8 fits both measured H100 traces (docs/results/2026-11-23-h100-runs.md).
 class ShareInterference final : public InterferenceModel {
  public:
   explicit ShareInterference(ShareWeights weights, double exponent = 1.0)

@@ -185,7 +185,7 @@ std::vector<PairSlowdown> read_pairs(const json& pairs, const std::string& text,
     }
     // A workload beside a copy of itself: both copies run alike, so one slowdown. The `pairs` model
     // takes it in place of 2u, which cannot say more than 2 (u <= 1). salus-profile does not
-    // write it (README: on one CPU it overshot PACK); a catalog made by hand may.
+    // write it (docs/model.md, the --interference option: on one CPU it overshot PACK); a catalog made by hand may.
     if (p.a == p.b && p.slowdown_a != p.slowdown_b) {
       fail("'" + p.a + "' beside itself has one slowdown (slowdown_a " + json_excerpt(e.at("slowdown_a")) + ", slowdown_b " +
            json_excerpt(e.at("slowdown_b")) + ")");
