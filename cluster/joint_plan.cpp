@@ -1,6 +1,7 @@
 #include "cluster/joint_plan.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/errors.h"
 
@@ -96,29 +97,84 @@ Run take_run(std::span<Slot> slots, Lane& lane, std::size_t h, std::int64_t k) {
   return run;
 }
 
+// The rotation of a lane of many jobs as a binary min-heap of its slots by (level, order, slot):
+// the head on top and the next the lesser of its children, as head() finds them by a scan; after
+// the head runs (its level rises) it sinks, O(log jobs) a run instead of O(jobs). Built per call
+// of run_to_turn / run_before_turn (a round's runs all start from the head), in a buffer of the
+// calling thread (clusters run in parallel in gpus_needed).
+constexpr std::size_t kHeapSlots = 16;
+
+class Rotation {
+ public:
+  Rotation(std::span<const Slot> slots, const Lane& lane) : slots_(slots), lane_(lane), after_{slots} {
+    heaped_ = lane.end - lane.begin >= kHeapSlots;
+    if (!heaped_) return;
+    static thread_local std::vector<std::size_t> buffer;
+    heap_ = &buffer;
+    heap_->clear();
+    for (std::size_t q = lane.begin; q < lane.end; ++q) heap_->push_back(q);
+    std::make_heap(heap_->begin(), heap_->end(), after_);
+  }
+  std::pair<std::size_t, std::size_t> head() const {
+    if (!heaped_) return joint::head(slots_, lane_);
+    const std::vector<std::size_t>& h = *heap_;
+    std::size_t nx = kNoSlot;
+    if (h.size() > 1) nx = h[1];
+    if (h.size() > 2 && after_(h[1], h[2])) nx = h[2];
+    return {h.front(), nx};
+  }
+  /// The head ran: its level rose.
+  void ran_head() {
+    if (!heaped_) return;
+    std::pop_heap(heap_->begin(), heap_->end(), after_);
+    std::push_heap(heap_->begin(), heap_->end(), after_);
+  }
+
+ private:
+  // std's heaps put the greatest on top: "a after b" is the order, least (level, order, slot) first.
+  struct After {
+    std::span<const Slot> slots;
+    bool operator()(std::size_t a, std::size_t b) const {
+      const Slot &x = slots[a], &y = slots[b];
+      if (x.level != y.level) return x.level > y.level;
+      if (x.order != y.order) return x.order > y.order;
+      return a > b;
+    }
+  };
+  std::span<const Slot> slots_;
+  const Lane& lane_;
+  After after_;
+  bool heaped_ = false;
+  std::vector<std::size_t>* heap_ = nullptr;
+};
+
 }  // namespace
 
 std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log) {
+  Rotation rotation(slots, lane);
   while (true) {
-    const auto [h, nx] = head(slots, lane);
+    const auto [h, nx] = rotation.head();
     Slot& s = slots[h];
     const std::int64_t k = stretch(s, nx == kNoSlot ? nullptr : &slots[nx]);
     if (h == lane.replica) return k;
     if (k >= s.left) return 0;  // it would finish: the plan ends before this round
     log.push_back(take_run(slots, lane, h, k));
+    rotation.ran_head();
     if (lane.clock > deadline) return 0;  // the gang run would end past the deadline
   }
 }
 
 std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline) {
   std::int64_t runs = 0;
+  Rotation rotation(slots, lane);
   while (true) {
-    const auto [h, nx] = head(slots, lane);
+    const auto [h, nx] = rotation.head();
     const Slot& s = slots[h];
     if (h == lane.replica) break;
     const std::int64_t k = stretch(s, nx == kNoSlot ? nullptr : &slots[nx]);
     if (k >= s.left || lane.clock + run_time(s, lane, h, k) > deadline) break;
     take_run(slots, lane, h, k);
+    rotation.ran_head();
     ++runs;
   }
   return runs;
