@@ -360,8 +360,8 @@ class Cluster {
     return g.running ? g.iterations : -1;
   }
   void gang_transfer(JobIndex r) { gang_of(r).transfer = true; }
-  bool plans() const { return opts_.plans; }
-  bool gang_plans() const { return opts_.plans && opts_.gang_plans; }
+  bool plans() const { return opts_.tuning.plans; }
+  bool gang_plans() const { return opts_.tuning.plans && opts_.tuning.gang_plans; }
   /// Whether GPU g has admitted the replica of the gang job bound to it (it may wait in the
   /// GPU's own queue behind jobs given to it without a choice).
   bool gang_admitted(std::int32_t g) const {
@@ -377,7 +377,7 @@ class Cluster {
   /// Whether GPU g, which hosts an admitted gang replica, has its part of a joint plan or its
   /// turn plan to run from now (computed in the instant's planning phase, plan_gangs).
   bool joint_plan_ready(std::int32_t g) const {
-    return opts_.gang_plans && gpus_[static_cast<std::size_t>(g)].joint_at == now_;
+    return opts_.tuning.gang_plans && gpus_[static_cast<std::size_t>(g)].joint_at == now_;
   }
   /// The planning phase of instant t, after the placement and before any GPU dispatches: the
   /// joint plans of the gangs whose GPUs all decide at t, else the turn plans of their GPUs,
@@ -855,7 +855,7 @@ void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
     in_phase = false;
     paceable = paceable && paceable_on(gang.gpus[i]);
   }
-  const bool batch = !first && opts_.gang_batches && !gang.transfer && left > 1 && (in_phase || paceable);
+  const bool batch = !first && opts_.tuning.gang_batches && !gang.transfer && left > 1 && (in_phase || paceable);
   gang.transfer = false;
   if (batch) {
     gang.batch_start = t;
@@ -938,7 +938,7 @@ void Cluster::resolve_gangs(TimeNs t) {
 // At E every GPU of the gang gets its plan's completion and decides, as at a gang run's end; the
 // Gang's own state is as a gang run's end leaves it (not running, nothing chosen).
 void Cluster::plan_gangs() {
-  if (!opts_.gang_plans || !opts_.plans) return;
+  if (!opts_.tuning.gang_plans || !opts_.tuning.plans) return;
   for (const std::int32_t g : touched_) {
     if (!gang_admitted(g)) continue;
     Gang& gang = gangs_[static_cast<std::size_t>(at(g).gang)];
@@ -1188,7 +1188,7 @@ bool Cluster::queued_gang_placeable() {
 // GPUs and gang jobs waiting at millions of instants the full count was most of the run.
 std::size_t Cluster::able_gpus(Gang& gang) {
   const JobIndex j = gang.job;
-  return able_counter_.count(gang.able, touch_log_, instant_seq_, gpus_.size(), opts_.incremental_gang_queue,
+  return able_counter_.count(gang.able, touch_log_, instant_seq_, gpus_.size(), opts_.tuning.incremental_gang_queue,
                              [&](std::int32_t g) { return at(g).gang < 0 && can_start(g, j) != Start::kNo; });
 }
 

@@ -110,7 +110,7 @@ void BM_ClusterGangs(benchmark::State& state, const std::string& policy) {
   opts.model = model.get();
   opts.switch_cost_ns = core::kNsPerMs;
   opts.sched.lane_mode = policies::make_policy(policy)->default_lane_mode();
-  opts.gang_batches = state.range(0) != 0;
+  opts.tuning.gang_batches = state.range(0) != 0;
   std::int64_t gang_iterations = 0, events = 0;
   for (auto _ : state) {
     const cluster::ClusterOutcome r = cluster::run_cluster(jobs, policy, opts);

@@ -66,8 +66,8 @@ void check_same(const cluster::ClusterOutcome& a, const cluster::ClusterOutcome&
 void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, const cluster::ClusterOptions& opts,
              Tally& tally) {
   cluster::ClusterOptions single = opts, stepped = opts;
-  single.gang_plans = false;
-  stepped.plans = false;
+  single.tuning.gang_plans = false;
+  stepped.tuning.plans = false;
   const cluster::ClusterOutcome joint = cluster::run_cluster(jobs, policy, opts);
   const cluster::ClusterOutcome apart = cluster::run_cluster(jobs, policy, single);
   const cluster::ClusterOutcome each = cluster::run_cluster(jobs, policy, stepped);
@@ -140,7 +140,7 @@ TEST_CASE("cluster joint plans: a gang job's GPUs planned together give the resu
     // Most traces on mixed memory: jobs only the large GPU holds wait in its own queue, and a gang
     // job waiting in the cluster queue may find it can start there once it admitted them.
     if (seed % 4 != 0) opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(20), gpus});
-    opts.gang_batches = seed % 5 != 0;
+    opts.tuning.gang_batches = seed % 5 != 0;
     // A third of the traces on GPUs of two or three speeds: a gang's replicas may run at
     // different paces (each gang run at its slowest replica's).
     if (seed % 3 == 2) three_speeds(opts.cluster);

@@ -51,7 +51,7 @@ cluster::ClusterOptions options_for(const std::string& policy, const sim::Interf
 void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, const cluster::ClusterOptions& opts,
              Tally& tally) {
   cluster::ClusterOptions stepped_opts = opts;
-  stepped_opts.gang_batches = false;
+  stepped_opts.tuning.gang_batches = false;
   const cluster::ClusterOutcome batched = cluster::run_cluster(jobs, policy, opts);
   const cluster::ClusterOutcome stepped = cluster::run_cluster(jobs, policy, stepped_opts);
   for (std::size_t j = 0; j < jobs.size(); ++j) {
@@ -88,7 +88,7 @@ void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, 
   // Counting the GPUs that could take a waiting gang job anew at every count changes nothing,
   // not even the instants.
   cluster::ClusterOptions recount_opts = opts;
-  recount_opts.incremental_gang_queue = false;
+  recount_opts.tuning.incremental_gang_queue = false;
   const cluster::ClusterOutcome recount = cluster::run_cluster(jobs, policy, recount_opts);
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     CAPTURE(j);
@@ -206,7 +206,7 @@ TEST_CASE("batched gang runs: a PACK neighbour starting mid-batch slows one repl
   for (const bool batches : {true, false}) {
     CAPTURE(batches);
     cluster::ClusterOptions opts = options_for("pack", *profiled, 2);
-    opts.gang_batches = batches;
+    opts.tuning.gang_batches = batches;
     const cluster::ClusterOutcome r = cluster::run_cluster(jobs, "pack", opts);
     CHECK(r.job_gpus[0] == std::vector<std::int32_t>{0, 1});
     CHECK(r.job_gpus[1] == std::vector<std::int32_t>{0});
@@ -235,7 +235,7 @@ TEST_CASE("batched gang runs: a cut mid-batch ends the run on every replica with
   for (const bool batches : {true, false}) {
     CAPTURE(batches);
     cluster::ClusterOptions opts = options_for("srtf", *none, 2);
-    opts.gang_batches = batches;
+    opts.tuning.gang_batches = batches;
     const cluster::ClusterOutcome r = cluster::run_cluster(jobs, "srtf", opts);
     CHECK(r.job_gpus[1] == std::vector<std::int32_t>{0});
     CHECK(r.outcome.jobs[1].first_start_ns == test::ms(300));
@@ -269,7 +269,7 @@ TEST_CASE("batched gang runs: a queued job that a replica's GPU can admit once i
     cluster::ClusterOptions opts = options_for("pack", *none, 1);
     opts.cluster.gpus.front().capacity = test::gib(20);
     opts.cluster.gpus.push_back(cluster::GpuSpec{test::gib(16), 1});
-    opts.gang_batches = batches;
+    opts.tuning.gang_batches = batches;
     const cluster::ClusterOutcome r = cluster::run_cluster(jobs, "pack", opts);
     CHECK(r.job_gpus == std::vector<std::vector<std::int32_t>>{{0, 1}, {0}, {1}, {0}, {0}});
     CHECK(r.outcome.jobs[3].status == core::JobStatus::kDone);

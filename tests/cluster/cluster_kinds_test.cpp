@@ -102,14 +102,14 @@ TEST_CASE("GPU kinds: a gang across GPUs of different speeds runs at the slowest
       CAPTURE(policy);
       CAPTURE(fast);
       cluster::ClusterOptions mixed = options(policy, *none, kinds_cluster({{"x1", 1'000'000}, {"x2", 2'000'000}}, {1, 0}));
-      mixed.gang_batches = mixed.plans = fast;
+      mixed.tuning.gang_batches = mixed.tuning.plans = fast;
       const cluster::ClusterOutcome r = cluster::run_cluster(jobs, policy, mixed);
       CHECK(r.job_gpus[0] == std::vector<std::int32_t>{0, 1});
       CHECK(r.outcome.jobs[0].finish_ns == test::ms(1000));  // the speed-1 replica's 10 x 100 ms
       CHECK(r.outcome.jobs[0].iterations_done == 10);
       CHECK(r.gang_iterations == 10);
       cluster::ClusterOptions both_fast = options(policy, *none, kinds_cluster({{"x2", 2'000'000}}, {0, 0}));
-      both_fast.gang_batches = both_fast.plans = fast;
+      both_fast.tuning.gang_batches = both_fast.tuning.plans = fast;
       CHECK(cluster::run_cluster(jobs, policy, both_fast).outcome.jobs[0].finish_ns == test::ms(500));
     }
   }
@@ -161,12 +161,12 @@ TEST_CASE("GPU kinds: a gang whose replicas' own speeds differ runs at the slowe
       CAPTURE(fast);
       // The two kinds have the same speed as kinds: only the job's own speeds differ.
       cluster::ClusterOptions o = options(policy, *none, kinds_cluster({{"a", 1'000'000}, {"b", 1'000'000}}, {0, 1}));
-      o.gang_batches = o.plans = fast;
+      o.tuning.gang_batches = o.tuning.plans = fast;
       const cluster::ClusterOutcome out = cluster::run_cluster(test::trace({g}), policy, o);
       CHECK(out.outcome.jobs[0].finish_ns == test::ms(2000));  // 10 x 200 ms on kind a
       CHECK(out.gang_iterations == 10);
       cluster::ClusterOptions both_b = options(policy, *none, kinds_cluster({{"b", 1'000'000}}, {0, 0}));
-      both_b.gang_batches = both_b.plans = fast;
+      both_b.tuning.gang_batches = both_b.tuning.plans = fast;
       CHECK(cluster::run_cluster(test::trace({g}), policy, both_b).outcome.jobs[0].finish_ns == test::ms(500));
     }
   }
@@ -227,7 +227,7 @@ TEST_CASE("GPU kinds: batches, plans and joint plans give the same results on GP
           kinds_cluster({{"a", 1'000'000}, {"b", 1'500'000}, {"c", 3'000'000}}, {0, 1, 2, 0, 1, 2});
       cluster::ClusterOptions fast = options(policy, model, spec, seed % 3 == 0 ? "first-fit" : "least-loaded");
       cluster::ClusterOptions slow = fast;
-      slow.plans = slow.gang_plans = slow.gang_batches = false;
+      slow.tuning.plans = slow.tuning.gang_plans = slow.tuning.gang_batches = false;
       const cluster::ClusterOutcome a = cluster::run_cluster(jobs, policy, fast);
       const cluster::ClusterOutcome b = cluster::run_cluster(jobs, policy, slow);
       for (std::size_t j = 0; j < jobs.size(); ++j) {

@@ -58,7 +58,7 @@ struct Tally {
 void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, const cluster::ClusterOptions& opts,
              Tally& tally) {
   cluster::ClusterOptions stepped_opts = opts;
-  stepped_opts.plans = false;
+  stepped_opts.tuning.plans = false;
   const cluster::ClusterOutcome planned = cluster::run_cluster(jobs, policy, opts);
   const cluster::ClusterOutcome stepped = cluster::run_cluster(jobs, policy, stepped_opts);
   CHECK(stepped.outcome.plans == 0);
