@@ -4,7 +4,7 @@
 /// take one of its replicas now, recounted only on the GPUs touched since the last count. A GPU's
 /// answer changes only at an instant it takes part in (its completions, a bind, its schedule), so
 /// the others keep theirs: O(GPUs touched since) per count instead of O(GPUs). The answers are
-/// those of asking every GPU (ClusterOptions::incremental_gang_queue = false asks every GPU; the
+/// those of asking every GPU (ClusterOptions::tuning.incremental_gang_queue = false asks every GPU; the
 /// tests compare the two).
 #include <cstddef>
 #include <cstdint>
