@@ -198,11 +198,23 @@ struct Gang {
   AbleSet able;  // while it waits in the cluster queue: the GPUs that could take a replica
 };
 
-struct Gpu {
+/// What a GPU runs with, built at its first use (Cluster::runtime): until a job is bound to it or
+/// it is stepped, a GPU is only its Gpu entry, whose answers to the placement are those of an
+/// empty GPU (Cluster::can_start), so that a cluster of a million GPUs given a few jobs builds a
+/// few of these.
+struct GpuRuntime {
   std::unique_ptr<core::Policy> policy;
   std::unique_ptr<GpuExecutor> exec;
   std::unique_ptr<core::Scheduler> sched;
   std::vector<Completion> completions;  // taken at this instant's step
+  std::uint64_t memo_version = 0;       // the layout version `memo` holds answers for
+  std::vector<std::int8_t> memo;        // per demand class: Scheduler::admit_kind (-1: not asked yet)
+  core::PlanDispatch offer;             // what its loop offered (Scheduler::offer_plan)
+  core::PlanReport report;              // what the plan does
+};
+
+struct Gpu {
+  std::unique_ptr<GpuRuntime> rt;       // null until the GPU's first use
   Bytes capacity = 0;
   std::int64_t speed_ppm = kSpeedOne;   // ClusterSpec's relative speed
   std::int32_t kind = -1;               // its index in ClusterSpec::kinds (-1: none)
@@ -214,13 +226,9 @@ struct Gpu {
   std::int32_t gang = -1;               // the gang job it hosts a replica of (at most one)
   bool touched = false;                 // stepped at this instant
   bool event = false;
-  std::uint64_t memo_version = 0;       // the layout version `memo` holds answers for
-  std::vector<std::int8_t> memo;        // per demand class: Scheduler::admit_kind (-1: not asked yet)
   // A joint plan (Cluster::plan_gang) computed for it at `joint_at`, handed over at its start_plan.
   TimeNs joint_at = -1;                 // -1: none waiting
   TimeNs joint_end = -1;                // the end of the last joint plan it ran (never rewound)
-  core::PlanDispatch offer;             // what its loop offered (Scheduler::offer_plan)
-  core::PlanReport report;              // what the plan does
 };
 
 /// Which iteration times a GPU's simulator reads (Cluster::iter_tables_, by replica slot).
@@ -237,7 +245,7 @@ struct IterTable {
 class Cluster {
  public:
   Cluster(std::span<const JobSpec> jobs, const std::string& policy, const ClusterOptions& opts)
-      : jobs_(jobs), opts_(opts), placement_(placement_registry().at(opts.placement).factory) {
+      : jobs_(jobs), opts_(opts), policy_name_(policy), placement_(placement_registry().at(opts.placement).factory) {
     if (opts.model == nullptr) throw std::invalid_argument("run_cluster: an interference model is required");
     if (opts.cluster.gpus.empty()) throw std::invalid_argument("run_cluster: a cluster of at least one GPU");
     if (opts.progress_every < 1) throw std::invalid_argument("run_cluster: progress_every must be at least 1");
@@ -277,12 +285,6 @@ class Cluster {
         if (it == iter_tables_.end()) it = iter_tables_.insert(it, IterTable{key, {}});
         gpu.table = static_cast<std::int32_t>(it - iter_tables_.begin());
       }
-      gpu.policy = policies::make_policy(policy);
-      gpu.exec = std::make_unique<GpuExecutor>(*this, g, *opts.model, opts.switch_cost_ns, opts.paging_bytes_per_s);
-      core::SchedulerOptions so = opts.sched;
-      so.capacity = gpu.capacity;
-      gpu.sched = std::make_unique<core::Scheduler>(std::span<const JobSpec>{}, std::span<JobState>{}, *gpu.policy,
-                                                    *gpu.exec, so, core::Scheduler::JobCheck::kCheckedByDriver);
       idle_[gpu_class(gpu)].insert(g);
     }
     for (const Gpu& g : gpus_) {
@@ -290,7 +292,8 @@ class Cluster {
       uniform_speed_ = uniform_speed_ && g.speed_ppm == at(0).speed_ppm;
     }
     uniform_speed_ = uniform_speed_ && job_speed_.empty();
-    newcomer_ = at(0).policy->newcomer();
+    probe_ = policies::make_policy(policy);
+    newcomer_ = probe_->newcomer();
     // Demand classes (P, E) for the placement's memo, when few (a catalog's workloads).
     std::map<std::pair<Bytes, Bytes>, std::int32_t> classes;
     for (const JobSpec& s : jobs_) {
@@ -299,7 +302,7 @@ class Cluster {
     }
     if (classes.size() <= kMemoClasses) {
       for (const JobSpec& s : jobs_) demand_of_.push_back(classes.at({s.persistent, s.ephemeral}));
-      for (Gpu& g : gpus_) g.memo.assign(classes.size(), -1);
+      memo_classes_ = classes.size();
     }
     for (std::int32_t g = 1; g < n; ++g) {
       if (aligned_capacity(at(g).capacity) > aligned_capacity(at(largest_gpu_).capacity)) largest_gpu_ = g;
@@ -308,6 +311,10 @@ class Cluster {
     // its slots are never given again.
     reuse_slots_ = !opts.sched.record_timeline;
     result_.outcome.jobs.resize(jobs.size());
+    // A timeline has every GPU's recording from 0 (each GPU's memory samples): all built now.
+    if (opts.sched.record_timeline) {
+      for (std::int32_t g = 0; g < n; ++g) runtime(g);
+    }
   }
   ClusterOutcome run();
 
@@ -329,7 +336,7 @@ class Cluster {
   /// The executor's completions up to `deadline` (a time no GPU has passed): ordinary ones to
   /// `out`, gang sub-runs to their gang.
   void collect(std::int32_t g, TimeNs deadline, std::vector<Completion>& out) {
-    GpuExecutor& e = *at(g).exec;
+    GpuExecutor& e = *at(g).rt->exec;
     raw_.clear();
     e.sim().wait(deadline, raw_);
     for (Completion& c : raw_) {
@@ -348,8 +355,8 @@ class Cluster {
                     replicas_.spec(r).id);
     gang.chosen[i] = d;
     gang.is_chosen[i] = 1;
-    gang.run_start[i] = at(g).exec->now();
-    at(g).exec->set_gang_lane(d.lane, r);
+    gang.run_start[i] = at(g).rt->exec->now();
+    at(g).rt->exec->set_gang_lane(d.lane, r);
     if (++gang.n_chosen == static_cast<std::int32_t>(gang.replicas.size())) ready_gangs_.push_back(replicas_.gang(r));
   }
   void gang_cut(JobIndex r) { gang_of(r).cut = true; }
@@ -389,6 +396,27 @@ class Cluster {
 
  private:
   Gpu& at(std::int32_t g) { return gpus_[static_cast<std::size_t>(g)]; }
+  /// GPU g's policy, simulator and Scheduler, built at its first use (GpuRuntime): its simulator's
+  /// clock then stands at 0 as an idle GPU's would, and touch() brings it to the instant.
+  GpuRuntime& runtime(std::int32_t g) {
+    Gpu& gpu = at(g);
+    if (gpu.rt) return *gpu.rt;
+    gpu.rt = std::make_unique<GpuRuntime>();
+    GpuRuntime& rt = *gpu.rt;
+    rt.policy = policies::make_policy(policy_name_);
+    rt.exec = std::make_unique<GpuExecutor>(*this, g, *opts_.model, opts_.switch_cost_ns, opts_.paging_bytes_per_s);
+    core::SchedulerOptions so = opts_.sched;
+    so.capacity = gpu.capacity;
+    rt.sched = std::make_unique<core::Scheduler>(replicas_.specs(), replicas_.states(), *rt.policy, *rt.exec, so,
+                                                 core::Scheduler::JobCheck::kCheckedByDriver);
+    rt.exec->sim().rebase(replicas_.specs(), iter_times(gpu));
+    rt.memo.assign(memo_classes_, -1);
+    return rt;
+  }
+  std::span<const TimeNs> iter_times(const Gpu& gpu) const {
+    return gpu.table >= 0 ? std::span<const TimeNs>(iter_tables_[static_cast<std::size_t>(gpu.table)].ns)
+                          : std::span<const TimeNs>{};
+  }
   Bytes align() const { return opts_.sched.alignment; }
   Bytes aligned_capacity(Bytes c) const { return c / align() * align(); }
   /// GPUs of one class are interchangeable to the placement while nothing is bound to them.
@@ -419,24 +447,25 @@ class Cluster {
   void touch(std::int32_t g) {
     Gpu& gpu = at(g);
     if (gpu.touched) return;
+    runtime(g);
     gpu.touched = true;
     gpu.event = false;
     touched_.push_back(g);
     touch_log_.touch(g);
-    const TimeNs plan_end = gpu.exec->sim().plan_end_ns();
+    const TimeNs plan_end = gpu.rt->exec->sim().plan_end_ns();
     const bool rewound = plan_end != core::kNever && plan_end > now_;
     SALUS_INVARIANT(!rewound || gpu.joint_end != plan_end, "a joint plan is never taken back", std::to_string(now_));
     if (rewound) rewind(g);
-    collect(g, now_, gpu.completions);
+    collect(g, now_, gpu.rt->completions);
     // The completions of this instant would have been taken before its arrivals (step 2, passed
     // already: a rewind comes from a bind); none finishes a job (see rewind).
-    if (rewound && !gpu.completions.empty()) take_replayed_completions(gpu, now_);
+    if (rewound && !gpu.rt->completions.empty()) take_replayed_completions(gpu, now_);
   }
   void rewind(std::int32_t g);
   /// A rewound GPU's completions at t, taken as run()'s loop takes them; none finishes a job (the
   /// plan taken back would have ended at that finish, before the bind).
   void take_replayed_completions(Gpu& gpu, TimeNs t) {
-    const bool finished = gpu.sched->take_completions(gpu.completions);
+    const bool finished = gpu.rt->sched->take_completions(gpu.rt->completions);
     SALUS_INVARIANT(!finished, "a rewound GPU finishes no job before the bind", std::to_string(t));
   }
   void bind_count(std::int32_t g) {
@@ -504,10 +533,10 @@ class Cluster {
   bool paceable_on(std::int32_t g) {
     if (opts_.model->ideal()) return true;
     Gpu& gpu = at(g);
-    if (opts_.paging_bytes_per_s != 0 || gpu.exec->sim().running() != 0) return false;
+    if (opts_.paging_bytes_per_s != 0 || gpu.rt->exec->sim().running() != 0) return false;
     // One lane (exclusive or time-shared), which the gang run holds: nothing else runs there.
     if (opts_.sched.lane_mode != core::LaneMode::kAuto) return true;
-    return gpu.sched->admitted() == 1 && gpu.sched->free_bytes() < min_demand_;
+    return gpu.rt->sched->admitted() == 1 && gpu.rt->sched->free_bytes() < min_demand_;
   }
   bool plan_gang(Gang& gang);
   bool joint_lanes(const Gang& gang, TimeNs t0);
@@ -545,17 +574,18 @@ class Cluster {
     const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
     Gpu& gpu = at(g);
     if (!allowed(gpu, j)) return Start::kNo;
-    const core::Scheduler& sched = *gpu.sched;
+    if (!gpu.rt) return fresh_fits(gpu, s) ? Start::kNewLane : Start::kNo;
+    const core::Scheduler& sched = *gpu.rt->sched;
     Kind kind = Kind::kNo;
     if (demand_of_.empty()) {
       kind = sched.admit_kind(s.persistent, s.ephemeral);
     } else {
       if (sched.pending() > 0) return Start::kNo;
-      if (const std::uint64_t v = sched.layout_version(); gpu.memo_version != v) {
-        std::fill(gpu.memo.begin(), gpu.memo.end(), std::int8_t{-1});
-        gpu.memo_version = v;
+      if (const std::uint64_t v = sched.layout_version(); gpu.rt->memo_version != v) {
+        std::fill(gpu.rt->memo.begin(), gpu.rt->memo.end(), std::int8_t{-1});
+        gpu.rt->memo_version = v;
       }
-      std::int8_t& m = gpu.memo[static_cast<std::size_t>(demand_of_[static_cast<std::size_t>(j)])];
+      std::int8_t& m = gpu.rt->memo[static_cast<std::size_t>(demand_of_[static_cast<std::size_t>(j)])];
       if (m < 0) m = static_cast<std::int8_t>(sched.admit_kind(s.persistent, s.ephemeral));
       kind = static_cast<Kind>(m);
     }
@@ -569,6 +599,15 @@ class Cluster {
     if (newcomer_ == core::Policy::Newcomer::kWaits) return Start::kNo;
     return sched.starts_at_once(slot_of_[static_cast<std::size_t>(j)], now_) ? Start::kJoins : Start::kNo;
   }
+  /// Whether a job of spec s gets a lane of its own on the GPU, empty and never used (no runtime
+  /// built): what Scheduler::admit_kind answers there (kNewLane where P + E fits its memory, all
+  /// aligned, in any lane mode; else kNo). tests/cluster/cluster_test.cpp checks that a fresh
+  /// Scheduler answers so, cluster_gang_test.cpp that GPUs built at once give the same results.
+  bool fresh_fits(const Gpu& gpu, const JobSpec& s) const {
+    return aligned(s.persistent) + aligned(s.ephemeral) <= aligned_capacity(gpu.capacity);
+  }
+  /// The memory the safety condition leaves GPU g (Scheduler::free_bytes; a GPU never used: all).
+  Bytes free_bytes(const Gpu& gpu) const { return gpu.rt ? gpu.rt->sched->free_bytes() : aligned_capacity(gpu.capacity); }
   /// GPUs whose memory could ever hold P + E bytes (aligned).
   std::int64_t able_gpus(Bytes need, std::uint64_t kinds) const;
   /// The GPU a 1-GPU job is given at its arrival without a choice (the only one that can hold
@@ -584,6 +623,9 @@ class Cluster {
 
   std::span<const JobSpec> jobs_;
   const ClusterOptions& opts_;
+  std::string policy_name_;                // every GPU's policy (policies::make_policy)
+  std::unique_ptr<core::Policy> probe_;    // an instance for what no GPU is asked: admission keys, newcomer()
+  std::size_t memo_classes_ = 0;           // demand classes the memo keeps (0: none)
   PlacementFn placement_;
   static constexpr std::size_t kMemoClasses = 256;
   std::vector<std::int32_t> demand_of_;  // input job -> its demand class (empty: more than kMemoClasses)
@@ -820,7 +862,7 @@ void Cluster::start_ready_gangs(TimeNs t) {
     second_pass_ = false;
     std::sort(rebound_.begin(), rebound_.end());
     rebound_.erase(std::unique(rebound_.begin(), rebound_.end()), rebound_.end());
-    for (const std::int32_t g : rebound_) at(g).sched->schedule(t, true);
+    for (const std::int32_t g : rebound_) at(g).rt->sched->schedule(t, true);
     if (!joint_waiting_.empty()) check_joint_plans_taken();
   }
 }
@@ -847,11 +889,11 @@ void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
   // know where batches were cut: plan_gang).
   TimeNs pace = 0;
   for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
-    pace = std::max(pace, at(gang.gpus[i]).exec->sim().iter_time(gang.chosen[i].job));
+    pace = std::max(pace, at(gang.gpus[i]).rt->exec->sim().iter_time(gang.chosen[i].job));
   }
   bool in_phase = true, paceable = true;
   for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
-    if (at(gang.gpus[i]).exec->sim().iter_time(gang.chosen[i].job) == pace) continue;
+    if (at(gang.gpus[i]).rt->exec->sim().iter_time(gang.chosen[i].job) == pace) continue;
     in_phase = false;
     paceable = paceable && paceable_on(gang.gpus[i]);
   }
@@ -868,9 +910,9 @@ void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
     d.iterations = batch ? left : 1;
     if (!first) d.extra_ns = 0;
     if (!first && !in_phase && paceable) {
-      at(g).exec->sim().start_paced(d, pace);
+      at(g).rt->exec->sim().start_paced(d, pace);
     } else {
-      at(g).exec->sim().start(d);
+      at(g).rt->exec->sim().start(d);
     }
   }
 }
@@ -897,8 +939,8 @@ void Cluster::resolve_gangs(TimeNs t) {
       const Dispatch& d = gang.chosen[i];
       Completion c{d.job, d.lane, gang.iterations, gang.run_start[i], t, false, {}};
       c.switch_ns = gang.switch_ns[i];
-      at(g).completions.push_back(std::move(c));
-      at(g).exec->set_gang_lane(d.lane, core::kNoJob);
+      at(g).rt->completions.push_back(std::move(c));
+      at(g).rt->exec->set_gang_lane(d.lane, core::kNoJob);
       gang.is_chosen[i] = 0;
     }
     gang.n_chosen = 0;
@@ -971,8 +1013,8 @@ bool Cluster::turn_plan(std::int32_t g, const Gang& gang) {
   if (!offer_lane(g, gang.replicas[i], now_, lane)) return false;
   const std::int64_t runs = joint::run_before_turn(joint_slots_, lane, next_arrival());
   if (runs == 0) return false;
-  const JobIndex last = gpu.offer.jobs[lane.last - lane.begin].job;
-  joint::write_report(joint_slots_, lane, last, lane.clock, gpu.report);
+  const JobIndex last = gpu.rt->offer.jobs[lane.last - lane.begin].job;
+  joint::write_report(joint_slots_, lane, last, lane.clock, gpu.rt->report);
   gpu.joint_at = now_;
   joint_waiting_.push_back(g);
   ++result_.turn_plans;
@@ -983,7 +1025,7 @@ bool Cluster::turn_plan(std::int32_t g, const Gang& gang) {
 bool Cluster::take_joint_plan(std::int32_t g, const core::PlanDispatch& p, core::PlanReport& report) {
   Gpu& gpu = at(g);
   if (gpu.joint_at != now_) return false;
-  const core::PlanDispatch& o = gpu.offer;
+  const core::PlanDispatch& o = gpu.rt->offer;
   bool same = p.lane == o.lane && p.last_job == o.last_job && p.jobs.size() == o.jobs.size();
   for (std::size_t i = 0; same && i < p.jobs.size(); ++i) {
     const core::PlanJob &a = p.jobs[i], &b = o.jobs[i];
@@ -991,8 +1033,8 @@ bool Cluster::take_joint_plan(std::int32_t g, const core::PlanDispatch& p, core:
            a.remaining == b.remaining && a.extra_ns == b.extra_ns;
   }
   SALUS_INVARIANT(same, "a GPU starts the joint plan computed from its offer", "GPU " + std::to_string(g));
-  report = gpu.report;
-  gpu.exec->sim().start_computed_plan(p, report);
+  report = gpu.rt->report;
+  gpu.rt->exec->sim().start_computed_plan(p, report);
   gpu.joint_at = -1;
   gpu.joint_end = report.end_ns;
   return true;
@@ -1037,13 +1079,13 @@ bool Cluster::joint_lanes(const Gang& gang, TimeNs t0) {
 // queued job, or no plan).
 bool Cluster::offer_lane(std::int32_t g, JobIndex replica, TimeNs t0, joint::Lane& lane) {
   Gpu& gpu = at(g);
-  const sim::SimExecutor& sim = gpu.exec->sim();
+  const sim::SimExecutor& sim = gpu.rt->exec->sim();
   if (!gpu.touched || sim.now() != t0 || sim.running() != 0) return false;
   if (admits_queued_job(g)) return false;
-  if (!gpu.sched->offer_plan(t0, gpu.offer)) return false;
-  SALUS_INVARIANT(sim.last_job(gpu.offer.lane) == gpu.offer.last_job, "a GPU's offer starts where its lane stands",
+  if (!gpu.rt->sched->offer_plan(t0, gpu.rt->offer)) return false;
+  SALUS_INVARIANT(sim.last_job(gpu.rt->offer.lane) == gpu.rt->offer.last_job, "a GPU's offer starts where its lane stands",
                   std::to_string(g));
-  lane = joint::add_lane(gpu.offer, sim, replica, t0, joint_slots_);
+  lane = joint::add_lane(gpu.rt->offer, sim, replica, t0, joint_slots_);
   SALUS_INVARIANT(lane.replica != joint::kNoSlot, "a gang GPU's rotation holds its replica", std::to_string(g));
   return true;
 }
@@ -1052,7 +1094,7 @@ bool Cluster::offer_lane(std::int32_t g, JobIndex replica, TimeNs t0, joint::Lan
 void Cluster::hand_joint_plans(Gang& gang, TimeNs t0, const joint::Outcome& plan) {
   for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
     Gpu& gpu = at(gang.gpus[i]);
-    joint::write_report(joint_slots_, joint_lanes_[i], gang.replicas[i], plan.end, gpu.report);
+    joint::write_report(joint_slots_, joint_lanes_[i], gang.replicas[i], plan.end, gpu.rt->report);
     gpu.joint_at = t0;
     joint_waiting_.push_back(gang.gpus[i]);
   }
@@ -1096,7 +1138,7 @@ void Cluster::hand_joint_plans(Gang& gang, TimeNs t0, const joint::Outcome& plan
 void Cluster::note_layouts() {
   layouts_.clear();
   if (batching_ == 0) return;
-  for (std::int32_t g : touched_) layouts_.emplace_back(at(g).sched->layout_version(), at(g).sched->pending());
+  for (std::int32_t g : touched_) layouts_.emplace_back(at(g).rt->sched->layout_version(), at(g).rt->sched->pending());
 }
 
 void Cluster::check_batches(TimeNs t) {
@@ -1104,7 +1146,7 @@ void Cluster::check_batches(TimeNs t) {
   changed_.resize(gpus_.size(), 0);
   bool any_changed = false;
   for (std::size_t k = 0; k < touched_.size(); ++k) {
-    const core::Scheduler& sched = *at(touched_[k]).sched;
+    const core::Scheduler& sched = *at(touched_[k]).rt->sched;
     const bool changed = k >= layouts_.size() || layouts_[k].first != sched.layout_version() ||
                          layouts_[k].second != sched.pending();
     changed_[static_cast<std::size_t>(touched_[k])] = changed ? 1 : 0;
@@ -1130,7 +1172,7 @@ bool Cluster::batch_breaks(const Gang& gang) {
   if (gang.cut || gang.transfer) return true;
   const bool ideal = opts_.model->ideal();
   for (const std::int32_t g : gang.gpus) {
-    if (!ideal && at(g).exec->sim().running() > 1) return true;
+    if (!ideal && at(g).rt->exec->sim().running() > 1) return true;
     if (changed_[static_cast<std::size_t>(g)] != 0 && admits_queued_job(g)) return true;
   }
   return false;
@@ -1144,9 +1186,9 @@ void Cluster::stop_batch(Gang& gang, TimeNs t) {
   for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
     const std::int32_t g = gang.gpus[i];
     Gpu& gpu = at(g);
-    gpu.exec->sim().stop_after_iteration_at(gang.chosen[i].lane, t);
+    gpu.rt->exec->sim().stop_after_iteration_at(gang.chosen[i].lane, t);
     if (gpu.touched) continue;  // its next step is computed at the end of the instant
-    const TimeNs e = gpu.exec->sim().next_completion_ns();
+    const TimeNs e = gpu.rt->exec->sim().next_completion_ns();
     if (e < steps_.at(g)) steps_.set(g, e);
   }
 }
@@ -1157,7 +1199,7 @@ void Cluster::stop_batch(Gang& gang, TimeNs t) {
 // (plan_deadline, where no gang job is queued) both ask it.
 bool Cluster::admits_queued_job(std::int32_t g) {
   constexpr std::size_t kLookahead = 64;
-  const core::Scheduler& sched = *at(g).sched;
+  const core::Scheduler& sched = *at(g).rt->sched;
   if (queued_demands_.empty() || sched.pending() > 0) return false;  // nothing admitted while jobs are pending
   if (queued_demands_.size() > kLookahead) return true;
   for (const auto& [demand, count] : queued_demands_) {
@@ -1198,24 +1240,24 @@ void Cluster::bind(JobIndex r, std::int32_t g, std::int64_t rank, TimeNs t, bool
   touch(g);
   if (second_pass_) rebound_.push_back(g);
   Gpu& gpu = at(g);
-  if (admit_now) gpu.sched->split_at_instant(t, true, scratch_);
+  if (admit_now) gpu.rt->sched->split_at_instant(t, true, scratch_);
   gpu.event = true;
   const JobIndex j = replicas_.owner(r);
   job_gpus_.add(static_cast<std::size_t>(j), g);
-  gpu.exec->note_bind(t);
+  gpu.rt->exec->note_bind(t);
   const std::int32_t gang = replicas_.gang(r);
   if (gang >= 0) {
     gpu.gang = gang;
     gangs_[static_cast<std::size_t>(gang)].gpus[static_cast<std::size_t>(replicas_.pos(r))] = g;
   }
   bind_count(g);
-  gpu.sched->arrive(r, rank);
+  gpu.rt->sched->arrive(r, rank);
   if (replicas_.state(r).status == JobStatus::kRejected) {
     unbind(g);
     ended_.push_back(r);
     return;
   }
-  if (admit_now) gpu.sched->admit_pending(t);
+  if (admit_now) gpu.rt->sched->admit_pending(t);
 }
 
 std::int64_t Cluster::able_gpus(Bytes need, std::uint64_t kinds) const {
@@ -1277,17 +1319,17 @@ TimeNs Cluster::plan_deadline(std::int32_t g) {
 // has nothing else for g. What ends exactly at now_ is left to touch().
 void Cluster::rewind(std::int32_t g) {
   Gpu& gpu = at(g);
-  GpuExecutor& e = *gpu.exec;
+  GpuExecutor& e = *gpu.rt->exec;
   SALUS_INVARIANT(taken_ && e.now() < now_, "a GPU is rewound at a bind, from before the instant", std::to_string(now_));
   ++result_.rewinds;
   e.set_replay_until(now_);
-  gpu.sched->replan(e.now());
+  gpu.rt->sched->replan(e.now());
   while (true) {
     const TimeNs t = e.sim().next_completion_ns();
     if (t >= now_) break;
-    collect(g, t, gpu.completions);
+    collect(g, t, gpu.rt->completions);
     take_replayed_completions(gpu, t);
-    gpu.sched->schedule(t, false);
+    gpu.rt->sched->schedule(t, false);
   }
   e.set_replay_until(core::kNever);
 }
@@ -1328,7 +1370,7 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
   // keeps gang jobs apart from 1-GPU jobs of the same P and E (the queue skips the rest of a class
   // once one of its jobs starts nowhere, which holds for equal demands because starts_at_once is
   // monotone in admission order).
-  const std::int64_t key = at(0).policy->admission_key(core::SchedulerView{t, replicas_.specs(), replicas_.states()}, r0);
+  const std::int64_t key = probe_->admission_key(core::SchedulerView{t, replicas_.specs(), replicas_.states()}, r0);
   // (The class also keeps jobs of different allowed kinds apart.) The queue compares classes for
   // equality only: one number per (P, E, GPUs, allowed kinds) seen, no packing that could overflow.
   const auto cls = class_ids_.try_emplace({s.persistent, s.ephemeral, s.gpus, kind_set_of(j)},
@@ -1355,7 +1397,7 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
     const Start start = can_start(g, j);
     if (start == Start::kNo) return;
     (start == Start::kNewLane ? loads_ : joins_)
-        .push_back(GpuLoad{g, gpu.capacity, gpu.sched->free_bytes(), gpu.jobs, gpu.util_ppm});
+        .push_back(GpuLoad{g, gpu.capacity, free_bytes(gpu), gpu.jobs, gpu.util_ppm});
   };
   if (s.gpus > 1) {
     // Too few GPUs can take it (the same test as consider's, counted incrementally): blocked. A
@@ -1424,7 +1466,7 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
 void Cluster::index_room(std::int32_t g) {
   if (opts_.sched.lane_mode != core::LaneMode::kAuto) return;
   const Gpu& gpu = at(g);
-  const Bytes room = gpu.bound == 0 || gpu.sched->pending() > 0 ? -1 : gpu.sched->free_bytes();
+  const Bytes room = gpu.bound == 0 || gpu.rt->sched->pending() > 0 ? -1 : gpu.rt->sched->free_bytes();
   if (room != roomy_.room(g)) roomy_.set(g, room);
 }
 
@@ -1497,10 +1539,9 @@ JobIndex Cluster::add_replicas(JobIndex j, std::int64_t rank) {
 void Cluster::rebase() {
   for (IterTable& t : iter_tables_) t.ns.resize(replicas_.size(), 0);
   for (Gpu& gpu : gpus_) {
-    gpu.sched->rebase(replicas_.specs(), replicas_.states());
-    const std::span<const TimeNs> ns =
-        gpu.table >= 0 ? std::span<const TimeNs>(iter_tables_[static_cast<std::size_t>(gpu.table)].ns) : std::span<const TimeNs>{};
-    gpu.exec->sim().rebase(replicas_.specs(), ns);
+    if (!gpu.rt) continue;  // built later, with the spans as they are then
+    gpu.rt->sched->rebase(replicas_.specs(), replicas_.states());
+    gpu.rt->exec->sim().rebase(replicas_.specs(), iter_times(gpu));
   }
 }
 
@@ -1570,8 +1611,10 @@ ClusterOutcome Cluster::finish(TimeNs end) {
   core::ScheduleOutcome& out = result_.outcome;
   retire_ended();
   merge_live();
+  if (gpus_.size() == 1) runtime(0);  // its (empty) recording is the outcome's
   for (Gpu& gpu : gpus_) {
-    core::ScheduleOutcome& o = gpu.sched->outcome();
+    if (!gpu.rt) continue;  // never used: every counter 0
+    core::ScheduleOutcome& o = gpu.rt->sched->outcome();
     out.lanes_opened += o.lanes_opened;
     out.max_concurrent_lanes = std::max(out.max_concurrent_lanes, o.max_concurrent_lanes);
     out.admissions_new_lane += o.admissions_new_lane;
@@ -1588,8 +1631,8 @@ ClusterOutcome Cluster::finish(TimeNs end) {
     if (out.fatal_error.empty()) out.fatal_error = o.fatal_error;
   }
   if (gpus_.size() == 1) {
-    gpus_.front().sched->end_at(end);
-    core::ScheduleOutcome& o = gpus_.front().sched->outcome();
+    gpus_.front().rt->sched->end_at(end);
+    core::ScheduleOutcome& o = gpus_.front().rt->sched->outcome();
     for (core::Segment& seg : o.segments) seg.job = replicas_.owner(seg.job);
     out.segments = std::move(o.segments);
     out.memory = std::move(o.memory);
@@ -1598,8 +1641,8 @@ ClusterOutcome Cluster::finish(TimeNs end) {
     // Each GPU's recording, its rows naming the input job rather than the replica.
     result_.gpu_timelines.reserve(gpus_.size());
     for (Gpu& gpu : gpus_) {
-      gpu.sched->end_at(end);
-      core::ScheduleOutcome& o = gpu.sched->outcome();
+      gpu.rt->sched->end_at(end);
+      core::ScheduleOutcome& o = gpu.rt->sched->outcome();
       for (core::Segment& s : o.segments) s.job = replicas_.owner(s.job);
       result_.gpu_timelines.push_back({std::move(o.segments), std::move(o.memory), std::move(o.lane_moves)});
     }
@@ -1642,8 +1685,12 @@ ClusterOutcome Cluster::run() {
     now_ = t;
     instant_seq_ = touch_log_.seq();
     taken_ = false;
+    // Every GPU built takes a step at 0, as run_schedule's loop does before its first wait (a GPU
+    // built later steps first when it is used: until then it is idle, and a step changes nothing).
     if (result_.events++ == 0) {
-      for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) touch(g);
+      for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) {
+        if (at(g).rt) touch(g);
+      }
     }
     end = std::max(end, t);
     // 1. Every GPU with an event now reports its completions (a gang's iteration ends when its
@@ -1656,22 +1703,22 @@ ClusterOutcome Cluster::run() {
     resolve_gangs(t);
     // 2. The steps of run_schedule at t on each such GPU: completions, arrivals, the boundary
     //    split; the cluster's placement between them and schedule.
-    for (std::int32_t g : touched_) at(g).event = at(g).sched->take_completions(at(g).completions);
+    for (std::int32_t g : touched_) at(g).event = at(g).rt->sched->take_completions(at(g).rt->completions);
     taken_ = true;
     first_new_rank_ = -1;
     for (; cursor < n && jobs_[order[cursor]].arrival_ns == t; ++cursor) {
       arrive(order[cursor], static_cast<std::int64_t>(cursor), t);
     }
     for (std::int32_t g : touched_) {
-      if (at(g).event) at(g).sched->split_at_instant(t, true, scratch_);
+      if (at(g).event) at(g).rt->sched->split_at_instant(t, true, scratch_);
     }
     // The placement judges every GPU as this instant leaves it (its finishes, lane moves and
     // shrinks, its own queue's admissions: Scheduler::settle), before it dispatches.
-    for (std::int32_t g : touched_) at(g).sched->settle(t, at(g).event);
+    for (std::int32_t g : touched_) at(g).rt->sched->settle(t, at(g).event);
     place(t);
     note_layouts();
     plan_gangs();
-    for (std::int32_t g : touched_) at(g).sched->schedule(t, at(g).event);
+    for (std::int32_t g : touched_) at(g).rt->sched->schedule(t, at(g).event);
     if (!joint_waiting_.empty()) check_joint_plans_taken();
     // 3. Gang runs whose every replica was chosen start now; batched gang runs are cut back
     //    where lock-step could differ from them.
@@ -1681,8 +1728,8 @@ ClusterOutcome Cluster::run() {
     // 4. When each GPU stepped needs its next step.
     auto reschedule = [&](std::int32_t g) {
       Gpu& gpu = at(g);
-      TimeNs next = gpu.completions.empty() ? gpu.exec->sim().next_completion_ns() : t;
-      next = std::min(next, gpu.sched->next_request(t));
+      TimeNs next = gpu.rt->completions.empty() ? gpu.rt->exec->sim().next_completion_ns() : t;
+      next = std::min(next, gpu.rt->sched->next_request(t));
       steps_.set(g, next);
     };
     for (std::int32_t g : touched_) {

@@ -99,6 +99,21 @@ void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, 
   CHECK(batched.events == recount.events);
   CHECK(batched.outcome.switches == recount.outcome.switches);
   CHECK(batched.outcome.end_ns == recount.outcome.end_ns);
+  // Every GPU built before the run and no replica slot given twice (a recorded timeline asks for
+  // both: cluster.cpp, GpuRuntime, ReplicaTable) against GPUs built at their first use and slots
+  // reused: the same results (a timeline also runs no plan, which changes only the instants).
+  cluster::ClusterOptions eager_opts = opts;
+  eager_opts.sched.record_timeline = true;
+  const cluster::ClusterOutcome eager = cluster::run_cluster(jobs, policy, eager_opts);
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    CAPTURE(j);
+    CHECK(describe(batched.outcome.jobs[j]) == describe(eager.outcome.jobs[j]));
+  }
+  CHECK(batched.job_gpus == eager.job_gpus);
+  CHECK(batched.placements == eager.placements);
+  CHECK(batched.busy.size() == eager.busy.size());
+  CHECK(batched.outcome.switches == eager.outcome.switches);
+  CHECK(batched.outcome.end_ns == eager.outcome.end_ns);
   tally.gang_iterations += batched.gang_iterations;
   tally.batched_events += batched.events;
   tally.stepped_events += stepped.events;

@@ -21,6 +21,8 @@
 #include "policies/registry.h"
 #include "support/jobs.h"
 #include "support/temp_files.h"
+#include "sim/interference.h"
+#include "sim/sim_executor.h"
 
 using namespace salus;
 
@@ -250,4 +252,33 @@ TEST_CASE("cluster file: groups of nodes, and bad input named by file:line") {
         "bad.csv:2:5: a field of 4097 bytes, more than the 4096 bytes a field may have (is this the right file?)");
   CHECK(error("sn,cpu_milli,memory_mib,gpu,model\nn1,1000," + big + ",8,V100\n") ==
         "bad.csv:2:9: a field of 4097 bytes, more than the 4096 bytes a field may have (is this the right file?)");
+}
+
+// A GPU the cluster has not used yet answers the placement without a Scheduler (cluster.cpp,
+// Cluster::fresh_fits): a job gets a lane of its own there exactly when its aligned P + E fits the
+// aligned capacity. That is what a fresh Scheduler answers, in every lane mode and lane cap.
+TEST_CASE("cluster: an unused GPU's answer (P + E fits, aligned) is a fresh Scheduler's admit_kind") {
+  const auto none = sim::make_interference("none", nullptr, nullptr, 0.8);
+  std::mt19937_64 rng(7);
+  std::int64_t yes = 0, no = 0;
+  for (int i = 0; i < 2000; ++i) {
+    core::SchedulerOptions so;
+    so.capacity = std::uniform_int_distribution<core::Bytes>(1, 64 * 1024)(rng) * 1000 + 7;
+    so.lane_mode = std::array{core::LaneMode::kAuto, core::LaneMode::kSingle, core::LaneMode::kExclusive}[i % 3];
+    so.max_lanes = i % 5 == 0 ? 1 : 0;
+    const core::Bytes p = std::uniform_int_distribution<core::Bytes>(0, so.capacity)(rng);
+    const core::Bytes e = std::uniform_int_distribution<core::Bytes>(0, so.capacity)(rng);
+    const auto l = policies::make_policy(std::array{"pack", "fair", "fifo"}[i % 3]);
+    sim::SimExecutor exec({}, *none);
+    const core::Scheduler sched({}, {}, *l, exec, so, core::Scheduler::JobCheck::kCheckedByDriver);
+    const auto up = [&](core::Bytes b) { return (b + so.alignment - 1) / so.alignment * so.alignment; };
+    const bool fits = up(p) + up(e) <= so.capacity / so.alignment * so.alignment;
+    CAPTURE(so.capacity);
+    CAPTURE(p);
+    CAPTURE(e);
+    CHECK(sched.admit_kind(p, e) == (fits ? core::Scheduler::AdmitKind::kNewLane : core::Scheduler::AdmitKind::kNo));
+    (fits ? yes : no) += 1;
+  }
+  CHECK(yes > 500);
+  CHECK(no > 500);
 }
