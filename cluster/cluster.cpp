@@ -92,14 +92,16 @@ class GpuExecutor final : public core::Executor, public core::Planning {
   }
   /// The gang replica holding the lane (dispatched, its gang run not over), or kNoJob.
   JobIndex gang_lane(LaneId lane) const {
-    const auto i = static_cast<std::size_t>(lane);
-    return i < gang_lanes_.size() ? gang_lanes_[i] : core::kNoJob;
+    for (const auto& [l, r] : gang_lanes_) {
+      if (l == lane) return r;
+    }
+    return core::kNoJob;
   }
   void set_gang_lane(LaneId lane, JobIndex replica) {
-    const auto i = static_cast<std::size_t>(lane);
-    if (i >= gang_lanes_.size()) gang_lanes_.resize(i + 1, core::kNoJob);
-    gang_lanes_[i] = replica;
+    std::erase_if(gang_lanes_, [&](const std::pair<LaneId, JobIndex>& e) { return e.first == lane; });
+    if (replica != core::kNoJob) gang_lanes_.emplace_back(lane, replica);
   }
+  void lane_closed(LaneId lane) override { sim_.lane_closed(lane); }
 
  private:
   /// A paging transfer charged to a lane a gang replica holds lengthens its next sub-run.
@@ -111,7 +113,7 @@ class GpuExecutor final : public core::Executor, public core::Planning {
   Cluster& cluster_;
   std::int32_t gpu_;
   sim::SimExecutor sim_;
-  std::vector<JobIndex> gang_lanes_;
+  std::vector<std::pair<LaneId, JobIndex>> gang_lanes_;  // lanes a gang replica holds (at most one)
   core::PlanDispatch plan_;  // the plan handed to the simulator: the loop's, with the cluster's deadline
   TimeNs replay_until_ = core::kNever;
   // The speculation horizon: a plan runs at most this long past its start. A plan taken back

@@ -46,13 +46,27 @@ void SimExecutor::rebase(std::span<const core::JobSpec> jobs, std::span<const co
   iter_ns_ = iter_ns;
 }
 
+std::size_t SimExecutor::find_lane(core::LaneId lane) const {
+  return static_cast<std::size_t>(std::find(lane_ids_.begin(), lane_ids_.end(), lane) - lane_ids_.begin());
+}
+
 std::size_t SimExecutor::lane_slot(core::LaneId lane) {
-  const auto i = static_cast<std::size_t>(lane);
-  if (i >= last_job_.size()) {
-    last_job_.resize(i + 1, core::kNoJob);
-    transfer_ns_.resize(i + 1, 0);
+  const std::size_t i = find_lane(lane);
+  if (i == lane_ids_.size()) {
+    lane_ids_.push_back(lane);
+    last_job_.push_back(core::kNoJob);
+    transfer_ns_.push_back(0);
   }
   return i;
+}
+
+void SimExecutor::lane_closed(core::LaneId lane) {
+  const std::size_t i = find_lane(lane);
+  if (i == lane_ids_.size()) return;
+  SALUS_INVARIANT(transfer_ns_[i] == 0, "a lane closes with no transfer due", std::to_string(lane));
+  lane_ids_.erase(lane_ids_.begin() + static_cast<std::ptrdiff_t>(i));
+  last_job_.erase(last_job_.begin() + static_cast<std::ptrdiff_t>(i));
+  transfer_ns_.erase(transfer_ns_.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
 void SimExecutor::charge_transfer(core::JobIndex job, core::LaneId lane) {

@@ -83,9 +83,11 @@ class SimExecutor final : public core::Executor, public core::Planning {
     return own >= 0 ? own : switch_cost_ns_;
   }
   core::JobIndex last_job(core::LaneId lane) const {
-    const auto i = static_cast<std::size_t>(lane);
+    const std::size_t i = find_lane(lane);
     return i < last_job_.size() ? last_job_[i] : core::kNoJob;
   }
+  /// The lane is gone (Executor::lane_closed): what is kept of it goes.
+  void lane_closed(core::LaneId lane) override;
   /// The end of the plan in flight (kNever: none), without moving the clock.
   core::TimeNs plan_end_ns() const;
   void page_out(core::JobIndex job, core::LaneId lane) override { charge_transfer(job, lane); }
@@ -135,6 +137,8 @@ class SimExecutor final : public core::Executor, public core::Planning {
   void truncate(Run& r, std::int64_t iterations) const;
   void resync();
   void charge_transfer(core::JobIndex job, core::LaneId lane);
+  /// The lane's entry in lane_ids_ (lane_ids_.size(): none); lane_slot adds one.
+  std::size_t find_lane(core::LaneId lane) const;
   std::size_t lane_slot(core::LaneId lane);
 
   std::span<const core::JobSpec> jobs_;
@@ -145,8 +149,12 @@ class SimExecutor final : public core::Executor, public core::Planning {
   // (JobSpec::switch_ns) where the catalog measured one, else the run's switch_cost_ns_.
   core::TimeNs switch_cost_ns_;
   std::int64_t paging_bytes_per_s_;
-  std::vector<core::JobIndex> last_job_;  // per lane id: the job of its last run
-  std::vector<core::TimeNs> transfer_ns_;  // per lane id: paging transfers its next run waits for
+  // Per lane that has run and not closed (a few: lanes are dropped at Executor::lane_closed, so
+  // nothing here grows with the lanes a run opens, one per job under FIFO): its id, the job of its
+  // last run, the paging transfers its next run waits for.
+  std::vector<core::LaneId> lane_ids_;
+  std::vector<core::JobIndex> last_job_;
+  std::vector<core::TimeNs> transfer_ns_;
   std::vector<Run> runs_;  // in flight, at most one per lane, by lane id
   bool dirty_ = false;     // the set of running lanes changed since the last resync
   std::vector<RunningIteration> scratch_running_;
