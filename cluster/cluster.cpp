@@ -13,6 +13,7 @@
 #include "cluster/joint_plan.h"
 #include "cluster/placement.h"
 #include "cluster/replicas.h"
+#include "cluster/room_index.h"
 #include "cluster/step_heap.h"
 #include "core/errors.h"
 #include "core/pending_queue.h"
@@ -133,46 +134,6 @@ class GpuExecutor final : public core::Executor, public core::Planning {
   TimeNs horizon(TimeNs now) const {
     return std::max(kMinHorizon, 4 * std::max(bind_interval_, last_bind_ >= 0 ? now - last_bind_ : 0));
   }
-};
-
-/// The GPUs by the memory the safety condition leaves them (a speed mechanism of the placement,
-/// Cluster::gather_candidates): a tree of maxima over GPU numbers, so that the GPUs with at least
-/// some free memory come out in GPU order, each in O(log GPUs), the others never looked at.
-class RoomIndex {
- public:
-  explicit RoomIndex(std::size_t gpus) {
-    while (leaves_ < gpus) leaves_ *= 2;
-    tree_.assign(2 * leaves_, -1);
-  }
-  /// GPU g's free memory, or -1: not a candidate.
-  Bytes room(std::int32_t g) const { return tree_[leaves_ + static_cast<std::size_t>(g)]; }
-  void set(std::int32_t g, Bytes room) {
-    std::size_t i = leaves_ + static_cast<std::size_t>(g);
-    tree_[i] = room;
-    for (i /= 2; i >= 1; i /= 2) tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
-  }
-  /// Calls f(g) for every GPU whose room is at least `need`, in GPU order, while f returns true.
-  template <typename F>
-  void each_at_least(Bytes need, F&& f) const {
-    stack_.clear();
-    stack_.push_back(1);
-    while (!stack_.empty()) {
-      const std::size_t i = stack_.back();
-      stack_.pop_back();
-      if (tree_[i] < need) continue;
-      if (i >= leaves_) {
-        if (!f(static_cast<std::int32_t>(i - leaves_))) return;
-        continue;
-      }
-      stack_.push_back(2 * i + 1);
-      stack_.push_back(2 * i);
-    }
-  }
-
- private:
-  std::size_t leaves_ = 1;
-  std::vector<Bytes> tree_;
-  mutable std::vector<std::size_t> stack_;
 };
 
 /// A job of k > 1 GPUs: its replicas and the state of its current lock-step run.
