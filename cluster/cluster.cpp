@@ -192,6 +192,15 @@ struct Gpu {
   // A joint plan (Cluster::plan_gang) computed for it at `joint_at`, handed over at its start_plan.
   TimeNs joint_at = -1;                 // -1: none waiting
   TimeNs joint_end = -1;                // the end of the last joint plan it ran (never rewound)
+  // What the last placement pass that judged it saw (Cluster::place): its layout version, its
+  // own queue's length, its gang (a GPU never judged: a version no Scheduler reaches).
+  struct Placed {
+    std::uint64_t version = ~std::uint64_t{0};
+    std::size_t pending = 0;
+    std::int32_t gang = -1;
+    bool operator==(const Placed&) const = default;
+  };
+  Placed placed;
 };
 
 /// Which iteration times a GPU's simulator reads (Cluster::iter_tables_, by replica slot).
@@ -581,6 +590,10 @@ class Cluster {
   void place(TimeNs t);
   core::PendingQueue::Verdict try_place(JobIndex j, TimeNs t);
   void index_room(std::int32_t g);
+  Gpu::Placed placed_key(std::int32_t g) {
+    const core::Scheduler& sched = *runtime(g).sched;
+    return {sched.layout_version(), sched.pending(), at(g).gang};
+  }
   void gather_candidates(JobIndex j);
   ClusterOutcome finish(TimeNs end);
 
@@ -1454,11 +1467,23 @@ void Cluster::gather_candidates(JobIndex j) {
   std::inplace_merge(candidates_.begin(), candidates_.begin() + idle, candidates_.end());
 }
 
+// The queue is tried on the GPUs touched at t (and, for a job queued at t, on the candidates).
+// Where a job waits for its turn in no lane (PACK, FIFO: Policy::Newcomer::kWaits) a GPU's
+// answers depend only on its memory layout, its own queue and whether it hosts a gang: when no job
+// was queued at t and every GPU touched is as the last pass that judged it left it, every queued
+// job would be refused again (each was refused by every GPU as it stands), and the pass is
+// skipped. (A pass only fills GPUs, and the answers are monotone in what a GPU holds, so the
+// state a pass leaves is one every job left in the queue was refused by.)
 void Cluster::place(TimeNs t) {
   if (queue_.empty()) return;
   std::sort(touched_.begin(), touched_.end());
   for (const std::int32_t g : touched_) index_room(g);
+  if (!second_pass_ && first_new_rank_ < 0 && newcomer_ == core::Policy::Newcomer::kWaits &&
+      std::all_of(touched_.begin(), touched_.end(), [&](std::int32_t g) { return at(g).placed == placed_key(g); })) {
+    return;
+  }
   queue_.process([&](JobIndex j) { return try_place(j, t); });
+  for (const std::int32_t g : touched_) at(g).placed = placed_key(g);
 }
 
 // ---- Replicas -----------------------------------------------------------------------------
