@@ -77,7 +77,7 @@ TimeNs run_time(const Slot& s, const Lane& lane, std::size_t h, std::int64_t k) 
 
 // Runs k iterations of slot h from the lane's clock: the slot's counts, the lane's clock, runs,
 // switches and last job. Returns the run, to take it back.
-Run take_run(std::span<Slot> slots, Lane& lane, std::size_t h, std::int64_t k) {
+[[gnu::always_inline]] inline Run take_run(std::span<Slot> slots, Lane& lane, std::size_t h, std::int64_t k) {
   Slot& s = slots[h];
   const bool switches = lane.last != h && lane.last != kNoSlot;
   const TimeNs sw = switches ? s.switch_cost : 0;
@@ -106,9 +106,7 @@ constexpr std::size_t kHeapSlots = 16;
 
 class Rotation {
  public:
-  Rotation(std::span<const Slot> slots, const Lane& lane) : slots_(slots), lane_(lane), after_{slots} {
-    heaped_ = lane.end - lane.begin >= kHeapSlots;
-    if (!heaped_) return;
+  Rotation(std::span<const Slot> slots, const Lane& lane) : after_{slots} {
     static thread_local std::vector<std::size_t> buffer;
     heap_ = &buffer;
     heap_->clear();
@@ -116,7 +114,6 @@ class Rotation {
     std::make_heap(heap_->begin(), heap_->end(), after_);
   }
   std::pair<std::size_t, std::size_t> head() const {
-    if (!heaped_) return joint::head(slots_, lane_);
     const std::vector<std::size_t>& h = *heap_;
     std::size_t nx = kNoSlot;
     if (h.size() > 1) nx = h[1];
@@ -125,7 +122,6 @@ class Rotation {
   }
   /// The head ran: its level rose.
   void ran_head() {
-    if (!heaped_) return;
     std::pop_heap(heap_->begin(), heap_->end(), after_);
     std::push_heap(heap_->begin(), heap_->end(), after_);
   }
@@ -141,17 +137,24 @@ class Rotation {
       return a > b;
     }
   };
-  std::span<const Slot> slots_;
-  const Lane& lane_;
   After after_;
-  bool heaped_ = false;
   std::vector<std::size_t>* heap_ = nullptr;
 };
 
 }  // namespace
 
-std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log) {
-  Rotation rotation(slots, lane);
+namespace {
+
+// A lane's rotation found by a scan (head()): lanes of few jobs.
+struct Scan {
+  std::span<const Slot> slots;
+  const Lane& lane;
+  std::pair<std::size_t, std::size_t> head() const { return joint::head(slots, lane); }
+  void ran_head() {}
+};
+
+template <typename Rot>
+std::int64_t run_to_turn_by(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log, Rot rotation) {
   while (true) {
     const auto [h, nx] = rotation.head();
     Slot& s = slots[h];
@@ -164,9 +167,9 @@ std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std
   }
 }
 
-std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline) {
+template <typename Rot>
+std::int64_t run_before_turn_by(std::span<Slot> slots, Lane& lane, TimeNs deadline, Rot rotation) {
   std::int64_t runs = 0;
-  Rotation rotation(slots, lane);
   while (true) {
     const auto [h, nx] = rotation.head();
     const Slot& s = slots[h];
@@ -178,6 +181,18 @@ std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline)
     ++runs;
   }
   return runs;
+}
+
+}  // namespace
+
+std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log) {
+  if (lane.end - lane.begin < kHeapSlots) return run_to_turn_by(slots, lane, deadline, log, Scan{slots, lane});
+  return run_to_turn_by(slots, lane, deadline, log, Rotation(slots, lane));
+}
+
+std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline) {
+  if (lane.end - lane.begin < kHeapSlots) return run_before_turn_by(slots, lane, deadline, Scan{slots, lane});
+  return run_before_turn_by(slots, lane, deadline, Rotation(slots, lane));
 }
 
 void take_back(std::span<Slot> slots, std::span<const Run> log) {
