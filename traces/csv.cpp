@@ -266,6 +266,16 @@ void CsvReader::read_field() {
   }
   const std::size_t start = pos_;
   while (!at_line_end() && text_[pos_] != ',') {
+    if (pos_ - raw_start > kMaxFieldBytes) {
+      // Past the bound: where it ends, without looking into it further (streaming may not hold
+      // its end, and a quote past the bound is the bound's error in memory as in a stream).
+      std::size_t e = pos_;
+      while (e < text_.size() && text_[e] != ',' && text_[e] != '\n' &&
+             !(text_[e] == '\r' && (e + 1 == text_.size() || text_[e + 1] == '\n'))) {
+        ++e;
+      }
+      past_bound(line_, raw_start - line_start_ + 1, e, e - raw_start);
+    }
     if (text_[pos_] == '"') {
       throw core::InputError(
           core::at(path_, line_, core::kQuoteInUnquotedField));
