@@ -46,6 +46,20 @@ cluster::ClusterOptions options_for(const std::string& policy, const sim::Interf
   return opts;
 }
 
+/// Every job's state, the placements, the switches and the end: what two runs that must agree
+/// are checked on, beside what each comparison adds.
+void check_same_jobs(const cluster::ClusterOutcome& a, const cluster::ClusterOutcome& b) {
+  REQUIRE(a.outcome.jobs.size() == b.outcome.jobs.size());
+  for (std::size_t j = 0; j < a.outcome.jobs.size(); ++j) {
+    CAPTURE(j);
+    CHECK(describe(a.outcome.jobs[j]) == describe(b.outcome.jobs[j]));
+  }
+  CHECK(a.job_gpus == b.job_gpus);
+  CHECK(a.placements == b.placements);
+  CHECK(a.outcome.switches == b.outcome.switches);
+  CHECK(a.outcome.end_ns == b.outcome.end_ns);
+}
+
 /// Runs the jobs with batched gang runs and without, and checks every job's state, the
 /// placements, the busy samples and every counter but the instants processed.
 void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, const cluster::ClusterOptions& opts,
@@ -90,30 +104,16 @@ void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, 
   cluster::ClusterOptions recount_opts = opts;
   recount_opts.tuning.incremental_gang_queue = false;
   const cluster::ClusterOutcome recount = cluster::run_cluster(jobs, policy, recount_opts);
-  for (std::size_t j = 0; j < jobs.size(); ++j) {
-    CAPTURE(j);
-    CHECK(describe(batched.outcome.jobs[j]) == describe(recount.outcome.jobs[j]));
-  }
-  CHECK(batched.job_gpus == recount.job_gpus);
-  CHECK(batched.placements == recount.placements);
+  check_same_jobs(batched, recount);
   CHECK(batched.events == recount.events);
-  CHECK(batched.outcome.switches == recount.outcome.switches);
-  CHECK(batched.outcome.end_ns == recount.outcome.end_ns);
   // Every GPU built before the run and no replica slot given twice (a recorded timeline asks for
   // both: cluster.cpp, GpuRuntime, ReplicaTable) against GPUs built at their first use and slots
   // reused: the same results (a timeline also runs no plan, which changes only the instants).
   cluster::ClusterOptions eager_opts = opts;
   eager_opts.sched.record_timeline = true;
   const cluster::ClusterOutcome eager = cluster::run_cluster(jobs, policy, eager_opts);
-  for (std::size_t j = 0; j < jobs.size(); ++j) {
-    CAPTURE(j);
-    CHECK(describe(batched.outcome.jobs[j]) == describe(eager.outcome.jobs[j]));
-  }
-  CHECK(batched.job_gpus == eager.job_gpus);
-  CHECK(batched.placements == eager.placements);
+  check_same_jobs(batched, eager);
   CHECK(batched.busy.size() == eager.busy.size());
-  CHECK(batched.outcome.switches == eager.outcome.switches);
-  CHECK(batched.outcome.end_ns == eager.outcome.end_ns);
   tally.gang_iterations += batched.gang_iterations;
   tally.batched_events += batched.events;
   tally.stepped_events += stepped.events;

@@ -26,15 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-SKIP = 77
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print(f"FAIL: {what}")
-    return condition
+from checks import SKIP, check, failures  # noqa: E402 (the scripts' own folder is on sys.path)
 
 
 def style_key(artist):

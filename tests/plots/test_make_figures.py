@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-SKIP = 77
+from checks import SKIP, check, failures  # noqa: E402 (the scripts' own folder is on sys.path)
 
 EXPERIMENTS = ["long_trace", "srtf_snapshot", "fair_three", "inference", "hyperparam", "fidelity", "gpus_needed"]
 # Figure -> PNG size in pixels (inches x 200 dpi); a change here is a change of the figures.
@@ -31,14 +31,6 @@ EXPECTED_PNG = {
     "gpus_needed": (700, 520),
 }
 
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print(f"FAIL: {what}")
-    return condition
 
 
 def run(script, *args):
