@@ -12,6 +12,7 @@
 #include <boost/program_options.hpp>
 
 #include "core/errors.h"
+#include "core/registry.h"
 #include "experiments/options.h"
 #include "experiments/paper_experiments.h"
 #include "experiments/program.h"
@@ -102,7 +103,15 @@ int body(int argc, char** argv) {
     throw core::InputError("--plots: unknown value '" + plots + "' (valid: auto, on, off)");
   }
   if (!real::executor_registry().find(executor)) throw core::InputError("--executor: " + real::executor_registry().unknown(executor));
-  if (!gpu::device_registry().find(device)) throw core::InputError("--device: " + gpu::device_registry().unknown(device));
+  if (!gpu::device_registry().find(device)) {
+    // The valid names of this program: the registry's but salus-run's cpu-faults (below).
+    std::vector<std::string> valid = gpu::device_registry().names();
+    std::erase(valid, "cpu-faults");
+    std::string list;
+    for (const std::string& n : valid) list += (list.empty() ? "" : ", ") + n;
+    throw core::InputError("--device: unknown device '" + core::text_excerpt(device) + "' (valid: " + list + ")" +
+                           core::did_you_mean(device, valid));
+  }
   if (device == "cpu-faults") {
     throw core::InputError("--device cpu-faults is salus-run's (its faults are set by --inject-faults, which "
                            "salus-experiment does not take): use cpu");

@@ -640,7 +640,7 @@ TEST_CASE("salus-experiment: the executor and fidelity options refuse what they 
                  "long_trace, fair_three, hyperparam, fidelity)\n");
   r = run("long_trace --executor real --device tpu");
   CHECK(r.code == 2);
-  CHECK(r.err == "salus-experiment: --device: unknown device 'tpu' (valid: cpu, cpu-faults, cuda); did you mean 'cpu'?\n");
+  CHECK(r.err == "salus-experiment: --device: unknown device 'tpu' (valid: cpu, cuda); did you mean 'cpu'?\n");
   // The faulty CPU device is salus-run's: its faults are set by --inject-faults, which this
   // program does not take (its --help does not offer it).
   r = run("long_trace --executor real --device cpu-faults");
