@@ -712,6 +712,10 @@ void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const P
   w.value(core::to_seconds(m.median_jct_ns));
   w.key("p95_jct_s");
   w.value(core::to_seconds(m.p95_jct_ns));
+  w.key("page_ins");
+  w.value(o.page_ins);
+  w.key("page_outs");
+  w.value(o.page_outs);
   w.key("policy");
   w.value(r.policy);
   w.key("switches");
