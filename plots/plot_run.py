@@ -352,7 +352,12 @@ def log_time_ticks(lo, hi):
     least three labelled where the axis spans less than a few decades."""
     inside = [(t, name) for t, name in LOG_TICKS if lo <= t <= hi]
     if len(inside) < 3:
-        inside = sorted(inside + [(t, name) for t, name in LOG_TICKS_FINE if lo <= t <= hi])
+        # A fine tick within a factor 1.6 of one already taken (20 and 30 min) would overlap its
+        # label: left out.
+        for t, name in LOG_TICKS_FINE:
+            if lo <= t <= hi and all(max(t, u) / min(t, u) >= 1.6 for u, _ in inside):
+                inside.append((t, name))
+        inside.sort()
     if len(inside) > 7:
         return ([t for t, n in inside if n in LOG_TICKS_MAJOR], [n for _, n in inside if n in LOG_TICKS_MAJOR],
                 [t for t, n in inside if n not in LOG_TICKS_MAJOR])
