@@ -31,8 +31,6 @@ class ReplicaTable {
   std::span<const core::JobSpec> specs() const { return specs_; }
   std::span<core::JobState> states() { return states_; }
   std::size_t size() const { return specs_.size(); }
-  /// Slots given and not freed.
-  std::size_t in_use() const { return specs_.size() - free_.size(); }
   const core::JobSpec& spec(core::JobIndex r) const { return specs_[at(r)]; }
   core::JobState& state(core::JobIndex r) { return states_[at(r)]; }
   const core::JobState& state(core::JobIndex r) const { return states_[at(r)]; }
@@ -40,7 +38,6 @@ class ReplicaTable {
   core::JobIndex owner(core::JobIndex r) const { return owner_[at(r)]; }
   std::int32_t gang(core::JobIndex r) const { return gang_[at(r)]; }
   std::int32_t pos(core::JobIndex r) const { return pos_[at(r)]; }
-  std::span<const std::int32_t> gangs() const { return gang_; }
 
  private:
   static std::size_t at(core::JobIndex r) { return static_cast<std::size_t>(r); }

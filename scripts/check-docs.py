@@ -174,6 +174,16 @@ def match_lines(expected, actual):
     return go(0, 0)
 
 
+def report(problems, ok):
+    """A check's end: each problem as a FAIL line and status 1, else `ok` and status 0."""
+    for p in problems:
+        print("FAIL " + p)
+    if problems:
+        return 1
+    print(ok)
+    return 0
+
+
 def scratch(build):
     work = tempfile.mkdtemp(prefix="check-docs.")
     for d in ("traces", "tests", "plots", "docs"):
@@ -400,12 +410,7 @@ def cmd_programs(args):
                 f.write(text)
             print("docs/programs.md: tables written from --help")
         return 0
-    for p in problems:
-        print("FAIL " + p)
-    if problems:
-        return 1
-    print("docs/programs.md: %d option tables are their programs' --help" % len(seen))
-    return 0
+    return report(problems, "docs/programs.md: %d option tables are their programs' --help" % len(seen))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -572,12 +577,7 @@ def cmd_refs(args):
             print("known, to fix: %s: '%s' should name %s" % (k[0], k[1], page))
         else:
             problems.append("%s: '%s' is gone: drop it from KNOWN_VAGUE" % k)
-    for p in problems:
-        print("FAIL " + p)
-    if problems:
-        return 1
-    print("references: every page and heading named exists (%d pages read)" % len(md_files))
-    return 0
+    return report(problems, "references: every page and heading named exists (%d pages read)" % len(md_files))
 
 
 def main():
