@@ -661,11 +661,15 @@ class Cluster {
   std::int64_t queued_gangs_ = 0;          // gang jobs in the cluster queue
   std::vector<JobIndex> order_;            // input jobs in arrival order
   std::size_t cursor_ = 0;                 // in order_: the next job to arrive
-  // From each position of order_: the arrival of the first gang job at or after it (stop_gang_),
-  // and of the first gang job or job given without a choice to largest_gpu_ (stop_largest_).
-  std::vector<TimeNs> stop_gang_, stop_largest_;
+  // From each position of order_: the position of the first gang job at or after it (stop_gang_),
+  // and of the first gang job or job given without a choice to largest_gpu_ (stop_largest_); n
+  // where there is none. arrival_at() turns a position into its arrival.
+  std::vector<std::int32_t> stop_gang_, stop_largest_;
+  TimeNs arrival_at(std::int32_t pos) const {
+    return static_cast<std::size_t>(pos) == order_.size() ? core::kNever : jobs_[order_[pos]].arrival_ns;
+  }
   bool taken_ = false;                     // step 2 of this instant is done (rewinds come after)
-  std::vector<std::int64_t> rank_;         // input job -> arrival rank
+  std::vector<JobIndex> rank_;             // input job -> arrival rank (< the jobs, a JobIndex)
   JobGpus job_gpus_;
   std::int64_t first_new_rank_ = -1;       // rank of the first job queued at this instant (-1: none)
   core::Policy::Newcomer newcomer_ = core::Policy::Newcomer::kWaits;  // the policy's (every GPU runs it)
@@ -688,7 +692,7 @@ void Cluster::resolve_kinds() {
   std::map<std::string_view, std::pair<std::uint64_t, std::int32_t>> seen;
   std::map<std::uint64_t, std::int32_t> set_of;  // mask -> set index (from 1)
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
-    const std::string& text = jobs_[j].gpu_kinds;
+    const std::string& text = jobs_[j].gpu_kinds();
     if (text.empty()) continue;
     auto it = seen.find(text);
     if (it == seen.end()) {
@@ -715,11 +719,11 @@ void Cluster::resolve_job_speeds() {
   const std::vector<GpuKind>& kinds = opts_.cluster.kinds;
   if (kinds.empty()) return;
   bool any = false;
-  for (const JobSpec& s : jobs_) any = any || !s.kind_speeds.empty();
+  for (const JobSpec& s : jobs_) any = any || !s.kind_speeds().empty();
   if (!any) return;
   job_speed_.assign(jobs_.size() * kinds.size(), 0);
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
-    for (const core::KindSpeed& ks : jobs_[j].kind_speeds) {
+    for (const core::KindSpeed& ks : jobs_[j].kind_speeds()) {
       if (ks.speed_ppm <= 0) throw std::invalid_argument("job '" + jobs_[j].id + "': a kind speed must be positive");
       for (std::size_t k = 0; k < kinds.size(); ++k) {
         if (kinds[k].name == ks.kind) job_speed_[j * kinds.size() + k] = ks.speed_ppm;
@@ -1282,7 +1286,7 @@ std::int32_t Cluster::fixed_gpu(JobIndex j) const {
 // the answer is now, which is as safe and only shorter.
 TimeNs Cluster::plan_deadline(std::int32_t g) {
   if (queued_gangs_ > 0 || admits_queued_job(g)) return now_;
-  return (g == largest_gpu_ ? stop_largest_ : stop_gang_)[cursor_];
+  return arrival_at((g == largest_gpu_ ? stop_largest_ : stop_gang_)[cursor_]);
 }
 
 // GPU g, whose plan started at s (its clock) runs past now_, is bound a job at now_. Take the
@@ -1312,7 +1316,7 @@ void Cluster::rewind(std::int32_t g) {
 
 void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
   const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
-  rank_[static_cast<std::size_t>(j)] = rank;
+  rank_[static_cast<std::size_t>(j)] = static_cast<JobIndex>(rank);
   const Bytes need = aligned(s.persistent) + aligned(s.ephemeral);
   // GPUs that could ever hold a replica.
   const std::int64_t able = able_gpus(need, allowed_of(j));
@@ -1324,16 +1328,16 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
   }
   if (able < s.gpus) {
     const bool limited = kind_set_of(j) != 0;
-    std::string reason = "needs " + std::to_string(s.gpus) + " GPUs" + (limited ? " of kind " + s.gpu_kinds : "") +
+    std::string reason = "needs " + std::to_string(s.gpus) + " GPUs" + (limited ? " of kind " + s.gpu_kinds() : "") +
                          " with P + E = " + core::format_size(s.persistent + s.ephemeral) + " free, the cluster has " +
                          std::to_string(able) + " that large";
     if (limited && allowed_of(j) == 0) {
-      reason = "gpu_kinds '" + s.gpu_kinds + "': the cluster has no GPU of those kinds (kinds: " + kind_names() + ")";
+      reason = "gpu_kinds '" + s.gpu_kinds() + "': the cluster has no GPU of those kinds (kinds: " + kind_names() + ")";
     }
     // No replica: the job's state is its outcome at once.
     JobState& st = result_.outcome.jobs[static_cast<std::size_t>(j)];
     st.status = JobStatus::kRejected;
-    st.reason = std::move(reason);
+    st.set_reason(std::move(reason));
     st.submit_rank = rank;
     return;
   }
@@ -1551,7 +1555,7 @@ JobState Cluster::merged_state(JobIndex j) const {
     st.gpu_time_ns += o.gpu_time_ns;
     if (st.status == JobStatus::kDone && o.status != JobStatus::kDone) {
       st.status = o.status;
-      st.reason = o.reason;
+      st.set_reason(o.reason());
     }
   }
   return st;
@@ -1652,14 +1656,14 @@ ClusterOutcome Cluster::run() {
   rank_.assign(n, -1);
   slot_of_.assign(n, core::kNoJob);
   job_gpus_ = JobGpus(n);
-  stop_gang_.assign(n + 1, core::kNever);
-  stop_largest_.assign(n + 1, core::kNever);
+  stop_gang_.assign(n + 1, static_cast<std::int32_t>(n));
+  stop_largest_.assign(n + 1, static_cast<std::int32_t>(n));
   for (std::size_t k = n; k-- > 0;) {
     const JobIndex j = order[k];
-    const TimeNs a = jobs_[static_cast<std::size_t>(j)].arrival_ns;
     const bool gang = jobs_[static_cast<std::size_t>(j)].gpus > 1;
-    stop_gang_[k] = gang ? a : stop_gang_[k + 1];
-    stop_largest_[k] = gang || fixed_gpu(j) >= 0 ? a : stop_largest_[k + 1];
+    const auto here = static_cast<std::int32_t>(k);
+    stop_gang_[k] = gang ? here : stop_gang_[k + 1];
+    stop_largest_[k] = gang || fixed_gpu(j) >= 0 ? here : stop_largest_[k + 1];
   }
   std::size_t& cursor = cursor_;
   cursor = 0;

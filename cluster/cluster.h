@@ -69,6 +69,7 @@ struct ClusterOptions {
 struct BusySample {
   core::TimeNs time_ns = 0;
   std::int32_t gpus = 0;
+  bool operator==(const BusySample&) const = default;
 };
 
 struct ClusterOutcome {

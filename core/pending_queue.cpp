@@ -2,7 +2,7 @@
 
 namespace salus::core {
 
-void PendingQueue::push(JobIndex job, std::int64_t key, std::int64_t rank, Bytes persistent, Bytes ephemeral) {
+void PendingQueue::push(JobIndex job, std::int64_t key, JobIndex rank, Bytes persistent, Bytes ephemeral) {
   auto [it, fresh] = class_of_.try_emplace({persistent, ephemeral}, static_cast<int>(classes_.size()));
   if (fresh) {
     classes_.emplace_back();
@@ -28,7 +28,7 @@ void PendingQueue::rebuild_heads() {
   for (std::size_t c = 0; c < classes_.size(); ++c) {
     if (classes_[c].empty()) continue;
     const Entry& e = classes_[c].top();
-    heads_.push({std::get<0>(e), std::get<1>(e), static_cast<int>(c)});
+    heads_.push({e.key, e.rank, static_cast<int>(c)});
   }
 }
 

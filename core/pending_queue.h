@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/grow_in_place.h"
 #include "core/job.h"
 #include "core/units.h"
 
@@ -22,8 +23,9 @@ class PendingQueue {
  public:
   enum class Verdict { kAdmitted, kBlocked, kStop };
 
-  /// Adds a job with its admission key and its rank in arrival order (unique).
-  void push(JobIndex job, std::int64_t key, std::int64_t rank, Bytes persistent, Bytes ephemeral);
+  /// Adds a job with its admission key and its rank in arrival order (unique; below the number of
+  /// jobs, so a JobIndex).
+  void push(JobIndex job, std::int64_t key, JobIndex rank, Bytes persistent, Bytes ephemeral);
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
 
@@ -36,9 +38,14 @@ class PendingQueue {
  private:
   void rebuild_heads();
 
-  using Entry = std::tuple<std::int64_t, std::int64_t, JobIndex>;  // (key, rank, job)
-  using ClassQueue = std::priority_queue<Entry, std::vector<Entry>, std::greater<>>;
-  using Head = std::tuple<std::int64_t, std::int64_t, int>;  // (key, rank) of the class's first job, class
+  struct Entry {  // 16 bytes a waiting job, in arrays grown in place (a backlog of millions)
+    std::int64_t key;
+    JobIndex rank;
+    JobIndex job;
+    friend auto operator<=>(const Entry&, const Entry&) = default;
+  };
+  using ClassQueue = std::priority_queue<Entry, GrowInPlace<Entry>, std::greater<>>;
+  using Head = std::tuple<std::int64_t, JobIndex, int>;  // (key, rank) of the class's first job, class
 
   std::map<std::pair<Bytes, Bytes>, int> class_of_;
   std::vector<ClassQueue> classes_;
@@ -56,13 +63,13 @@ int PendingQueue::process(TryAdmit&& try_admit) {
     const int c = std::get<2>(heads_.top());
     heads_.pop();
     ClassQueue& q = classes_[static_cast<std::size_t>(c)];
-    const Verdict v = try_admit(std::get<2>(q.top()));
+    const Verdict v = try_admit(q.top().job);
     if (v == Verdict::kAdmitted) {
       q.pop();
       --size_;
       ++admitted;
       if (!q.empty()) {
-        heads_.push({std::get<0>(q.top()), std::get<1>(q.top()), c});
+        heads_.push({q.top().key, q.top().rank, c});
       } else {
         queued_[static_cast<std::size_t>(c)] = 0;
       }
@@ -73,7 +80,7 @@ int PendingQueue::process(TryAdmit&& try_admit) {
   }
   for (int c : blocked_) {
     const Entry& e = classes_[static_cast<std::size_t>(c)].top();
-    heads_.push({std::get<0>(e), std::get<1>(e), c});
+    heads_.push({e.key, e.rank, c});
   }
   return admitted;
 }

@@ -34,9 +34,9 @@ const char* to_string(JobStatus s) {
 }
 
 std::int64_t JobState::ready_iterations(const JobSpec& spec, TimeNs now) const {
-  if (spec.requests_ns.empty()) return remaining_iterations(spec);
-  const auto next = spec.requests_ns.begin() + iterations_done;
-  return std::upper_bound(next, spec.requests_ns.end(), now) - next;
+  if (spec.requests_ns().empty()) return remaining_iterations(spec);
+  const auto next = spec.requests_ns().begin() + iterations_done;
+  return std::upper_bound(next, spec.requests_ns().end(), now) - next;
 }
 
 namespace {
@@ -66,7 +66,7 @@ class RequestGate {
     states_ = states;
   }
 
-  bool gates(JobIndex j) const { return !spec(j).requests_ns.empty(); }
+  bool gates(JobIndex j) const { return !spec(j).requests_ns().empty(); }
   /// Whether some admitted, unfinished job is gated.
   bool any() const { return !jobs_.empty(); }
   void add(JobIndex j) {
@@ -84,7 +84,7 @@ class RequestGate {
     if (!gates(j) || iterations == 0) return;
     SALUS_INVARIANT(iterations == 1, "an inference run serves one request", spec(j).id);
     JobState& st = states_[static_cast<std::size_t>(j)];
-    st.request_latency_ns.push_back(end_ns - spec(j).requests_ns[static_cast<std::size_t>(st.iterations_done)]);
+    st.add_request_latency(end_ns - spec(j).requests_ns()[static_cast<std::size_t>(st.iterations_done)]);
   }
 
   /// The lane's jobs with work ready at `now`; the lane's own list when no job is gated.
@@ -103,7 +103,7 @@ class RequestGate {
     for (JobIndex j : jobs_) {
       const JobState& st = state(j);
       if (st.running) continue;  // unfinished: finish() drops a job from the gate
-      const TimeNs r = spec(j).requests_ns[static_cast<std::size_t>(st.iterations_done)];
+      const TimeNs r = spec(j).requests_ns()[static_cast<std::size_t>(st.iterations_done)];
       if (r > now) t = std::min(t, r);
     }
     return t;
@@ -158,18 +158,26 @@ class Loop {
 
   ScheduleOutcome run() {
     const std::size_t n = specs_.size();
-    std::vector<JobIndex> order(n);
-    std::iota(order.begin(), order.end(), 0);
+    // Arrival order. Traces usually come in it: then a check, and no array of every job.
+    std::vector<JobIndex> sorted;
     auto earlier = [&](JobIndex a, JobIndex b) { return arrives_before(spec(a), spec(b)); };
-    // Traces usually come in arrival order: a check instead of a merge sort of every job.
-    if (!std::is_sorted(order.begin(), order.end(), earlier)) std::stable_sort(order.begin(), order.end(), earlier);
+    bool in_order = true;
+    for (std::size_t k = 1; k < n && in_order; ++k) {
+      in_order = !earlier(static_cast<JobIndex>(k), static_cast<JobIndex>(k - 1));
+    }
+    if (!in_order) {
+      sorted.resize(n);
+      std::iota(sorted.begin(), sorted.end(), 0);
+      std::stable_sort(sorted.begin(), sorted.end(), earlier);
+    }
+    auto order = [&](std::size_t k) { return in_order ? static_cast<JobIndex>(k) : sorted[k]; };
     std::size_t cursor = 0;
     std::vector<Completion> completions;
     while (true) {
       const TimeNs now = exec_.now();
       bool event = take_completions(completions);
-      for (; cursor < n && spec(order[cursor]).arrival_ns <= now; ++cursor) {
-        arrive(order[cursor], static_cast<std::int64_t>(cursor));
+      for (; cursor < n && spec(order(cursor)).arrival_ns <= now; ++cursor) {
+        arrive(order(cursor), static_cast<std::int64_t>(cursor));
         event = true;
       }
       split_at_instant(now, event, completions);
@@ -185,9 +193,9 @@ class Loop {
         exec_.wait(kNever, completions);
         continue;
       }
-      next_arrival_ = cursor < n ? spec(order[cursor]).arrival_ns : kNever;
+      next_arrival_ = cursor < n ? spec(order(cursor)).arrival_ns : kNever;
       schedule(now, event);
-      const TimeNs deadline = std::min(cursor < n ? spec(order[cursor]).arrival_ns : kNever, requests_.next_request(now));
+      const TimeNs deadline = std::min(cursor < n ? spec(order(cursor)).arrival_ns : kNever, requests_.next_request(now));
       SALUS_INVARIANT(busy_lanes_ > 0 || deadline != kNever, "progress: something runs or arrives",
                       std::to_string(pending_.size()) + " pending, " + std::to_string(admitted_) + " admitted, " +
                           describe_lanes());
@@ -339,8 +347,8 @@ class Loop {
     for (JobState& st : states_) {
       if (st.status == JobStatus::kDone || st.status == JobStatus::kRejected || st.status == JobStatus::kFailed) continue;
       st.status = lost ? JobStatus::kFailed : JobStatus::kInterrupted;
-      st.reason = lost ? "not run to the end: the device was lost (" + out_.fatal_error + ")"
-                       : "the run was interrupted before the job finished";
+      st.set_reason(lost ? "not run to the end: the device was lost (" + out_.fatal_error + ")"
+                         : "the run was interrupted before the job finished");
     }
   }
 
@@ -403,13 +411,12 @@ class Loop {
     st.submit_rank = rank;
     if (!lanes_.fits_alone(s.persistent, s.ephemeral)) {
       st.status = JobStatus::kRejected;
-      st.reason = "needs P + E = " + format_size(s.persistent) + " + " + format_size(s.ephemeral) +
-                  " = " + format_size(s.persistent + s.ephemeral) + ", more than the GPU's " +
-                  format_size(opts_.capacity);
+      std::string why = "needs P + E = " + format_size(s.persistent) + " + " + format_size(s.ephemeral) + " = " +
+                        format_size(s.persistent + s.ephemeral) + ", more than the GPU's " + format_size(opts_.capacity);
       if (s.persistent + s.ephemeral <= opts_.capacity) {
-        st.reason += " once P and E are rounded up and C down to whole " + std::to_string(opts_.alignment) +
-                     "-byte units";
+        why += " once P and E are rounded up and C down to whole " + std::to_string(opts_.alignment) + "-byte units";
       }
+      st.set_reason(std::move(why));
       ++terminal_;
       return;
     }
@@ -442,8 +449,8 @@ class Loop {
     policy_.on_iterations_done(view(c.end_ns), RunReport{c.job, c.lane, c.iterations_done, c.start_ns, c.end_ns});
     if (c.failed || c.fatal) {
       st.status = JobStatus::kFailed;
-      st.reason = c.error.empty() ? "failed" : c.error;
-      if (c.fatal && out_.fatal_error.empty()) out_.fatal_error = st.reason;
+      st.set_reason(c.error.empty() ? "failed" : c.error);
+      if (c.fatal && out_.fatal_error.empty()) out_.fatal_error = st.reason();
       finish(c.job, c.end_ns);
       return true;
     }
@@ -939,9 +946,9 @@ void check_jobs(std::span<const JobSpec> jobs) {
         s.gpu_util_ppm <= 0 || s.gpu_util_ppm > 1'000'000 || s.first_iter_extra_ns < 0) {
       throw std::invalid_argument("job '" + s.id + "' has an out-of-range field");
     }
-    if (!s.requests_ns.empty() &&
-        (static_cast<std::int64_t>(s.requests_ns.size()) != s.iterations || s.requests_ns.front() < s.arrival_ns ||
-         !std::is_sorted(s.requests_ns.begin(), s.requests_ns.end()))) {
+    if (!s.requests_ns().empty() &&
+        (static_cast<std::int64_t>(s.requests_ns().size()) != s.iterations || s.requests_ns().front() < s.arrival_ns ||
+         !std::is_sorted(s.requests_ns().begin(), s.requests_ns().end()))) {
       throw std::invalid_argument("job '" + s.id +
                                   "' needs one request time per iteration, non-decreasing, none before its arrival");
     }

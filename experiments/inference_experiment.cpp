@@ -136,13 +136,15 @@ std::vector<core::JobSpec> make_jobs(const InferenceConfig& c, const traces::Cat
       s.gpu_util_ppm = p.gpu_util_ppm;
       s.trace_order = static_cast<std::int32_t>(jobs.size());
       double t = 0;
+      std::vector<core::TimeNs> requests;
       while (true) {
         t += -std::log(rng.uniform()) / c.request_rate_per_s;
         const auto ns = static_cast<core::TimeNs>(std::llround(t * 1e9));
-        if (ns > horizon && !s.requests_ns.empty()) break;
-        s.requests_ns.push_back(ns);
+        if (ns > horizon && !requests.empty()) break;
+        requests.push_back(ns);
       }
-      s.iterations = static_cast<std::int64_t>(s.requests_ns.size());
+      s.iterations = static_cast<std::int64_t>(requests.size());
+      s.set_requests_ns(std::move(requests));
       jobs.push_back(std::move(s));
     }
   }
@@ -226,7 +228,7 @@ nlohmann::json run_inference_experiment(const ExperimentContext& ctx, const std:
   LatencyStats excl_all, salus_all;
   for (const core::JobSpec& s : jobs) {
     const PolicyRun r = simulate({s}, "fifo", cfg);
-    for (core::TimeNs l : r.outcome.jobs[0].request_latency_ns) {
+    for (core::TimeNs l : r.outcome.jobs[0].request_latency_ns()) {
       excl_by_model[s.workload].add(l);
       excl_all.add(l);
     }
@@ -262,8 +264,8 @@ nlohmann::json run_inference_experiment(const ExperimentContext& ctx, const std:
     for (std::size_t k = 0; k < group.size(); ++k) {
       const core::JobState& st = r.outcome.jobs[k];
       sum_p += group[k].persistent;
-      if (st.admitted_ns > group[k].requests_ns.front()) ++late_admissions;
-      for (core::TimeNs l : st.request_latency_ns) {
+      if (st.admitted_ns > group[k].requests_ns().front()) ++late_admissions;
+      for (core::TimeNs l : st.request_latency_ns()) {
         salus_by_model[group[k].workload].add(l);
         salus_all.add(l);
         max_latency = std::max(max_latency, l);

@@ -198,7 +198,7 @@ ExecutorRun run_in_executor(Device& device, const std::string& workload, int cop
   ExecutorRun run;
   for (std::size_t i = 0; i < out.jobs.size(); ++i) {
     if (out.jobs[i].status != core::JobStatus::kDone) {
-      throw core::InputError(workload + " in the executor failed: " + out.jobs[i].reason);
+      throw core::InputError(workload + " in the executor failed: " + out.jobs[i].reason());
     }
     run.stats.push_back(exec.stats(static_cast<core::JobIndex>(i)));
   }

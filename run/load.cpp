@@ -106,16 +106,16 @@ std::string joined(const std::set<std::string>& s, const std::string& sep = ", "
 // none is left, a text naming no kind, so the cluster rejects it at arrival with that reason.
 void bar_kinds(core::JobSpec& job, const std::set<std::string>& barred, const cluster::ClusterSpec& cluster) {
   std::set<std::string> named;
-  if (job.gpu_kinds.empty()) {
+  if (job.gpu_kinds().empty()) {
     for (const cluster::GpuKind& k : cluster.kinds) named.insert(k.name);
   } else {
-    for (const std::string& k : core::split_list(job.gpu_kinds, '|')) named.insert(k);
+    for (const std::string& k : core::split_list(job.gpu_kinds(), '|')) named.insert(k);
   }
   std::set<std::string> allowed;
   for (const std::string& k : named) {
     if (!barred.count(k)) allowed.insert(k);
   }
-  job.gpu_kinds = allowed.empty() ? "none (throughput 0 on " + joined(barred, "/") + ")" : joined(allowed, "|");
+  job.set_gpu_kinds(allowed.empty() ? "none (throughput 0 on " + joined(barred, "/") + ")" : joined(allowed, "|"));
 }
 
 // The jobs' own speeds (JobSpec::kind_speeds: Gavel's worker types) onto the cluster's GPU kinds:
@@ -130,11 +130,11 @@ void match_kind_speeds(std::vector<core::JobSpec>& jobs, const cluster::ClusterS
   std::map<std::string, std::int64_t> barred_jobs;  // kind -> jobs of speed 0 there
   std::int64_t with = 0;
   for (core::JobSpec& job : jobs) {
-    if (job.kind_speeds.empty()) continue;
+    if (job.kind_speeds().empty()) continue;
     ++with;
     std::vector<core::KindSpeed> kept;
     std::set<std::string> barred;
-    for (core::KindSpeed& ks : job.kind_speeds) {
+    for (const core::KindSpeed& ks : job.kind_speeds()) {
       const auto it = kind_of.find(core::lower(ks.kind));
       if (it == kind_of.end()) {
         unmatched.insert(ks.kind);
@@ -148,7 +148,7 @@ void match_kind_speeds(std::vector<core::JobSpec>& jobs, const cluster::ClusterS
         ++barred_jobs[it->second];
       }
     }
-    job.kind_speeds = std::move(kept);
+    job.set_kind_speeds(std::move(kept));
     if (!barred.empty()) bar_kinds(job, barred, cluster);
   }
   // A cluster of unnamed GPUs reads no kind speeds: nothing to say (its output stays as it was).
@@ -192,8 +192,8 @@ TraceJobs load_jobs(const std::string& trace_path, const std::string& profiles, 
       trace_path, profiles,
       [&](const core::JobSpec& job) {
         shares = true;
-        auto it = by_kinds.find(job.gpu_kinds);
-        if (it == by_kinds.end()) it = by_kinds.emplace(job.gpu_kinds, cluster.capacity_for_kinds(job.gpu_kinds)).first;
+        auto it = by_kinds.find(job.gpu_kinds());
+        if (it == by_kinds.end()) it = by_kinds.emplace(job.gpu_kinds(), cluster.capacity_for_kinds(job.gpu_kinds())).first;
         return it->second;
       },
       time_scale, load, static_cast<int>(cluster.gpus.size()));

@@ -520,7 +520,7 @@ std::vector<core::TimeNs> write_jobs_csv(const std::string& path, const std::vec
     const core::TimeNs q = st.first_start_ns < 0 ? -1 : st.first_start_ns - s.arrival_ns;
     Row(f).text(s.id).text(s.workload).seconds(s.arrival_ns).opt_seconds(st.first_start_ns).opt_seconds(st.finish_ns)
         .opt_seconds(jct).opt_seconds(q).word(core::to_string(st.status)).integer(st.lane)
-        .integer(st.iterations_done).text(st.reason).end();
+        .integer(st.iterations_done).text(st.reason()).end();
     if (st.status == core::JobStatus::kDone) jcts.push_back(jct);
   }
   f.close();
@@ -670,7 +670,7 @@ void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const P
     w.key("finish_s");
     finished ? w.value(core::to_seconds(st.finish_ns)) : w.null();
     w.key("id");
-    w.value(s.id);
+    w.value(s.id.view());
     w.key("iterations");
     w.value(st.iterations_done);
     w.key("jct_s");
@@ -680,13 +680,13 @@ void write_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const P
     w.key("queuing_s");
     started ? w.value(core::to_seconds(st.first_start_ns - s.arrival_ns)) : w.null();
     w.key("reason");
-    w.value(st.reason);
+    w.value(st.reason());
     w.key("start_s");
     started ? w.value(core::to_seconds(st.first_start_ns)) : w.null();
     w.key("status");
     w.value(core::to_string(st.status));
     w.key("workload");
-    w.value(s.workload);
+    w.value(s.workload.view());
     w.end_object();
   }
   w.end_array();
@@ -914,7 +914,7 @@ void print_report(const std::vector<std::string>& notes, const std::vector<core:
     for (const PolicyRun& r : runs) {
       const core::JobState& st = r.outcome.jobs[i];
       if (st.status != core::JobStatus::kRejected && st.status != core::JobStatus::kFailed) continue;
-      const std::string what = std::string(core::to_string(st.status)) + ": " + st.reason;
+      const std::string what = std::string(core::to_string(st.status)) + ": " + st.reason();
       auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == what; });
       if (g == groups.end()) groups.push_back({what, {r.policy}});
       else g->second.push_back(r.policy);

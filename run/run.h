@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cluster/cluster.h"
 #include "cluster/job_gpus.h"
 #include "core/job.h"
 #include "core/policy.h"
@@ -32,7 +33,7 @@ struct PolicyRun {
   bool cluster = false;
   std::string placement;                            ///< the placement it ran with (cluster::default_placement unless named)
   cluster::JobGpus job_gpus;                        ///< per job: the GPU of each replica
-  std::vector<std::pair<core::TimeNs, std::int32_t>> gpus_busy;  ///< (time, GPUs with a job admitted) at each change
+  std::vector<cluster::BusySample> gpus_busy;  ///< (time, GPUs with a job admitted) at each change
   /// A cluster of several GPUs that recorded its timeline: per GPU, its runs (Segment::job the
   /// input job), memory samples and lane moves (cluster::ClusterOutcome::gpu_timelines); empty
   /// otherwise (one GPU: `outcome` holds them).

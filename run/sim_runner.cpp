@@ -62,8 +62,7 @@ PolicyRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& po
     run.cluster = true;
     run.job_gpus = std::move(c.job_gpus);
     run.gpu_timelines = std::move(c.gpu_timelines);
-    run.gpus_busy.reserve(c.busy.size());
-    for (const cluster::BusySample& b : c.busy) run.gpus_busy.emplace_back(b.time_ns, b.gpus);
+    run.gpus_busy = std::move(c.busy);
     run.metrics = core::compute_metrics(jobs, run.outcome.jobs);
     return run;
   }

@@ -445,7 +445,7 @@ void gavel_timing(core::JobSpec& job, const Place& place, const std::string& job
   bool scaled = false;
   if (const std::optional<core::TimeNs> ns = gavel_throughput_time(tp, options, place, job_type, job.gpus, &scaled)) {
     job.iter_ns = *ns;
-    job.kind_speeds = gavel_kind_speeds(tp, options, place, job_type, job.gpus);
+    job.set_kind_speeds(gavel_kind_speeds(tp, options, place, job_type, job.gpus));
     if (scaled) ++counts.scaled;
     ++counts.from_throughputs;
     return;
@@ -794,7 +794,7 @@ void read_alibaba(Trace& trace, TraceInput& input, const Catalog&, const LoadOpt
     }
     job.gpus = gpus;
     if (index[kSpec] >= 0 && !cell(kSpec).empty()) {
-      job.gpu_kinds = cell(kSpec);
+      job.set_gpu_kinds(std::string(cell(kSpec)));
       ++limited;
     }
     set_duration_assumed(job, deleted - scheduled, options.assumed_iter_ns);

@@ -396,7 +396,11 @@ void select_jobs(Trace& trace, const LoadOptions& options) {
     trace.jobs[kept].trace_order = static_cast<std::int32_t>(kept);
     if (window) {
       trace.jobs[kept].arrival_ns -= start;
-      for (core::TimeNs& r : trace.jobs[kept].requests_ns) r -= start;
+      if (!trace.jobs[kept].requests_ns().empty()) {
+        std::vector<core::TimeNs> requests = trace.jobs[kept].requests_ns();
+        for (core::TimeNs& r : requests) r -= start;
+        trace.jobs[kept].set_requests_ns(std::move(requests));
+      }
     }
     ++kept;
   }
@@ -797,6 +801,9 @@ std::vector<core::JobSpec> jobs_for_capacity(Trace&& trace,
       jobs[i].ephemeral = share >= 1'000'000 ? trace.assumed_memory.for_capacity(capacity) : share_of(capacity, share);
     }
   }
+  // They described the jobs now moved out (5 bytes a job, held through the run otherwise).
+  trace.whole_gpu = {};
+  trace.memory_share_ppm = {};
   return jobs;
 }
 

@@ -104,7 +104,7 @@ void service(benchmark::State& state, const std::string& model, int lookahead) {
     // Admission (building and initialising the model) is part of a job's life in the service.
     const core::ScheduleOutcome out = core::run_schedule(jobs, *policy, exec, opts);
     if (out.jobs[0].status != core::JobStatus::kDone) {
-      state.SkipWithError(out.jobs[0].reason.c_str());
+      state.SkipWithError(out.jobs[0].reason().c_str());
       break;
     }
   }

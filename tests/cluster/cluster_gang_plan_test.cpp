@@ -24,7 +24,7 @@ using namespace salus;
 namespace {
 
 std::string describe(const core::JobState& s) {
-  return std::string(core::to_string(s.status)) + " '" + s.reason + "' it " + std::to_string(s.iterations_done) +
+  return std::string(core::to_string(s.status)) + " '" + s.reason() + "' it " + std::to_string(s.iterations_done) +
          " rank " + std::to_string(s.submit_rank) + " admitted " + std::to_string(s.admitted_ns) + " start " +
          std::to_string(s.first_start_ns) + " finish " + std::to_string(s.finish_ns) + " busy " +
          std::to_string(s.gpu_time_ns) + " lane " + std::to_string(s.lane);
@@ -332,10 +332,11 @@ TEST_CASE("cluster turn plans: a gang GPU's runs up to its replica's turn, a wai
   for (std::int64_t x_iterations = 300; x_iterations < 324; ++x_iterations) {
     auto jobs = waiting_gang_jobs(x_iterations, test::ms(5) + 77'777, test::ms(7));
     jobs[4].arrival_ns = jobs[5].arrival_ns = test::ms(1000);
-    jobs[4].gpu_kinds = jobs[5].gpu_kinds = "one";
+    jobs[4].set_gpu_kinds("one");
+    jobs[5].set_gpu_kinds("one");
     jobs[5].iter_ns = test::ms(9);
     jobs.push_back(test::job("c0", test::ms(1000), 5, test::ms(7), 0, test::gib(16)));
-    jobs.back().gpu_kinds = "zero";
+    jobs.back().set_gpu_kinds("zero");
     jobs = test::trace(jobs);
     CAPTURE(x_iterations);
     Tally tally;

@@ -23,12 +23,12 @@ using namespace salus;
 namespace {
 
 std::string describe(const core::JobState& s) {
-  std::string d = std::string(core::to_string(s.status)) + " '" + s.reason + "' it " +
+  std::string d = std::string(core::to_string(s.status)) + " '" + s.reason() + "' it " +
                   std::to_string(s.iterations_done) + " rank " + std::to_string(s.submit_rank) + " admitted " +
                   std::to_string(s.admitted_ns) + " start " + std::to_string(s.first_start_ns) + " finish " +
                   std::to_string(s.finish_ns) + " busy " + std::to_string(s.gpu_time_ns) + " lane " +
                   std::to_string(s.lane) + " latencies";
-  for (core::TimeNs l : s.request_latency_ns) d += " " + std::to_string(l);
+  for (core::TimeNs l : s.request_latency_ns()) d += " " + std::to_string(l);
   return d;
 }
 
@@ -119,7 +119,7 @@ void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, 
   tally.stepped_events += stepped.events;
   tally.page_ins += a.page_ins;
   tally.rewinds += batched.rewinds;
-  for (const core::JobState& st : a.jobs) tally.requests += static_cast<std::int64_t>(st.request_latency_ns.size());
+  for (const core::JobState& st : a.jobs) tally.requests += static_cast<std::int64_t>(st.request_latency_ns().size());
   ++tally.compared;
 }
 
@@ -169,10 +169,12 @@ TEST_CASE("batched gang runs: the same results, to the nanosecond, as lock-step 
       if (seed % 4 == 2 && j.gpus == 1 && pick(0, 4) == 0) {
         j.iterations = std::min<std::int64_t>(j.iterations, 30);
         core::TimeNs r = j.arrival_ns;
+        std::vector<core::TimeNs> requests;
         for (std::int64_t k = 0; k < j.iterations; ++k) {
-          j.requests_ns.push_back(r);
+          requests.push_back(r);
           r += test::ms(pick(0, 80));
         }
+        j.set_requests_ns(std::move(requests));
       }
     });
     cluster::ClusterOptions opts = options_for(policy, model, gpus);

@@ -70,7 +70,7 @@ TEST_CASE("GPU kinds: a job runs twice as fast on a speed-2 GPU, and gpu_kinds p
   const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
   // GPU 0 slow (speed 1), GPU 1 fast (speed 2). f may run only on fast GPUs; a on any.
   auto f = test::job("f", 0, 10, test::ms(100), test::gib(1), test::gib(1));
-  f.gpu_kinds = "fast";
+  f.set_gpu_kinds("fast");
   const auto jobs = test::trace({f, test::job("a", 0, 10, test::ms(100), test::gib(1), test::gib(1))});
   for (const std::string& policy : policies::policy_names()) {
     CAPTURE(policy);
@@ -120,14 +120,14 @@ TEST_CASE("GPU kinds: a job's own speed on a kind (Gavel's per-worker throughput
   // GPU 0 is a k80, GPU 1 a v100, both of speed 1 as kinds. r and s run 4x faster on v100 than
   // on k80 (their own speeds); t has no speed of its own on k80 and runs at the kind's there.
   auto r = test::job("r", 0, 10, test::ms(100), test::gib(1), test::gib(1));
-  r.gpu_kinds = "v100";
-  r.kind_speeds = {{"k80", 250'000}, {"v100", 1'000'000}};
+  r.set_gpu_kinds("v100");
+  r.set_kind_speeds({{"k80", 250'000}, {"v100", 1'000'000}});
   auto slow = test::job("s", 0, 10, test::ms(100), test::gib(1), test::gib(1));
-  slow.gpu_kinds = "k80";
-  slow.kind_speeds = {{"k80", 250'000}, {"v100", 1'000'000}};
+  slow.set_gpu_kinds("k80");
+  slow.set_kind_speeds({{"k80", 250'000}, {"v100", 1'000'000}});
   auto t = test::job("t", test::ms(10'000), 10, test::ms(100), test::gib(1), test::gib(1));
-  t.gpu_kinds = "k80";
-  t.kind_speeds = {{"v100", 2'000'000}};
+  t.set_gpu_kinds("k80");
+  t.set_kind_speeds({{"v100", 2'000'000}});
   const auto jobs = test::trace({r, slow, t});
   for (const std::string& policy : policies::policy_names()) {
     CAPTURE(policy);
@@ -143,7 +143,7 @@ TEST_CASE("GPU kinds: a job's own speed on a kind (Gavel's per-worker throughput
   // A kind's speed (--kind-speed) does not override a job's own, and applies to a job without one.
   cluster::ClusterSpec fast_v100 = kinds_cluster({{"k80", 1'000'000}, {"v100", 3'000'000}}, {0, 1});
   auto plain = test::job("p", 0, 10, test::ms(90), test::gib(1), test::gib(1));
-  plain.gpu_kinds = "v100";
+  plain.set_gpu_kinds("v100");
   const cluster::ClusterOutcome out =
       cluster::run_cluster(test::trace({r, plain}), "fifo", options("fifo", *none, fast_v100));
   CHECK(out.outcome.jobs[0].finish_ns == test::ms(1000));   // its own 1x
@@ -154,7 +154,7 @@ TEST_CASE("GPU kinds: a gang whose replicas' own speeds differ runs at the slowe
   const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
   auto g = test::job("g", 0, 10, test::ms(100), test::gib(1), test::gib(1));
   g.gpus = 2;
-  g.kind_speeds = {{"a", 500'000}, {"b", 2'000'000}};
+  g.set_kind_speeds({{"a", 500'000}, {"b", 2'000'000}});
   for (const std::string& policy : policies::policy_names()) {
     for (const bool fast : {true, false}) {
       CAPTURE(policy);
@@ -216,8 +216,8 @@ TEST_CASE("GPU kinds: batches, plans and joint plans give the same results on GP
     const auto jobs = test::random_jobs(seed, 24, 1, [&](core::JobSpec& j, int, auto& pick) {
       if (seed > 12) j.ephemeral = test::gib(pick(9, 14));
       if (pick(0, 3) == 0) j.gpus = static_cast<std::int32_t>(pick(2, 3));
-      if (pick(0, 4) == 0) j.gpu_kinds = pick(0, 1) == 0 ? "a" : "b|c";
-      if (pick(0, 2) == 0) j.kind_speeds = {{"a", pick(1, 4) * 500'000}, {"c", pick(1, 4) * 250'000}};
+      if (pick(0, 4) == 0) j.set_gpu_kinds(pick(0, 1) == 0 ? "a" : "b|c");
+      if (pick(0, 2) == 0) j.set_kind_speeds({{"a", pick(1, 4) * 500'000}, {"c", pick(1, 4) * 250'000}});
     });
     for (const std::string& policy : policies::policy_names()) {
       CAPTURE(seed);
@@ -239,7 +239,7 @@ TEST_CASE("GPU kinds: batches, plans and joint plans give the same results on GP
         // Every replica on a GPU of an allowed kind.
         for (const std::int32_t g : a.job_gpus[j]) {
           const std::string& kind = spec.kinds[static_cast<std::size_t>(spec.gpus[static_cast<std::size_t>(g)].kind)].name;
-          if (!jobs[j].gpu_kinds.empty()) CHECK(jobs[j].gpu_kinds.find(kind) != std::string::npos);
+          if (!jobs[j].gpu_kinds().empty()) CHECK(jobs[j].gpu_kinds().find(kind) != std::string::npos);
         }
       }
       CHECK(a.gang_iterations == b.gang_iterations);
@@ -254,19 +254,19 @@ TEST_CASE("GPU kinds: batches, plans and joint plans give the same results on GP
 TEST_CASE("GPU kinds: a job whose kinds the cluster lacks, or has too few of, is rejected with the reason") {
   const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
   auto c = test::job("c", 0, 1, test::ms(100), test::gib(1), test::gib(1));
-  c.gpu_kinds = "C|D";
+  c.set_gpu_kinds("C|D");
   auto b3 = test::job("b3", 0, 1, test::ms(100), test::gib(1), test::gib(1));
-  b3.gpu_kinds = "B";
+  b3.set_gpu_kinds("B");
   b3.gpus = 3;
   auto a = test::job("a", 0, 1, test::ms(100), test::gib(1), test::gib(1));
-  a.gpu_kinds = "C|A";
+  a.set_gpu_kinds("C|A");
   const auto jobs = test::trace({c, b3, a});
   const cluster::ClusterOutcome r =
       cluster::run_cluster(jobs, "fifo", options("fifo", *none, kinds_cluster({{"A", 1'000'000}, {"B", 1'000'000}}, {1, 0, 1})));
   CHECK(r.outcome.jobs[0].status == core::JobStatus::kRejected);
-  CHECK(r.outcome.jobs[0].reason == "gpu_kinds 'C|D': the cluster has no GPU of those kinds (kinds: A, B)");
+  CHECK(r.outcome.jobs[0].reason() == "gpu_kinds 'C|D': the cluster has no GPU of those kinds (kinds: A, B)");
   CHECK(r.outcome.jobs[1].status == core::JobStatus::kRejected);
-  CHECK(r.outcome.jobs[1].reason == "needs 3 GPUs of kind B with P + E = 2 GiB free, the cluster has 2 that large");
+  CHECK(r.outcome.jobs[1].reason() == "needs 3 GPUs of kind B with P + E = 2 GiB free, the cluster has 2 that large");
   CHECK(r.outcome.jobs[2].status == core::JobStatus::kDone);
   CHECK(r.job_gpus[2] == std::vector<std::int32_t>{1});  // the one A GPU
 }

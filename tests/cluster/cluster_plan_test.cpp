@@ -41,7 +41,7 @@ std::vector<core::JobSpec> random_trace(std::uint64_t seed, int n) {
 }
 
 std::string describe(const core::JobState& s) {
-  return std::string(core::to_string(s.status)) + " '" + s.reason + "' it " + std::to_string(s.iterations_done) +
+  return std::string(core::to_string(s.status)) + " '" + s.reason() + "' it " + std::to_string(s.iterations_done) +
          " rank " + std::to_string(s.submit_rank) + " admitted " + std::to_string(s.admitted_ns) + " start " +
          std::to_string(s.first_start_ns) + " finish " + std::to_string(s.finish_ns) + " busy " +
          std::to_string(s.gpu_time_ns) + " lane " + std::to_string(s.lane);

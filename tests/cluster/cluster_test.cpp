@@ -107,7 +107,7 @@ TEST_CASE("two GPUs, fifo, first-fit: a job that fits nowhere waits in the clust
   CHECK(r.outcome.jobs[2].first_start_ns == test::ms(200));
   CHECK(r.outcome.jobs[2].finish_ns == test::ms(500));
   // GPUs busy: 2 from 0, 1 from 1.0 s (c ended at 0.5 s on GPU 1... a ends at 1.0 s), 0 at the end.
-  const std::vector<std::pair<core::TimeNs, std::int32_t>> busy{{0, 2}, {test::ms(500), 1}, {test::ms(1000), 0}};
+  const std::vector<cluster::BusySample> busy{{0, 2}, {test::ms(500), 1}, {test::ms(1000), 0}};
   CHECK(r.gpus_busy == busy);
 }
 
@@ -172,7 +172,7 @@ TEST_CASE("gang job: replicas wait for k GPUs, and an iteration ends with the sl
     g.gpus = 3;
     const run::PolicyRun r = run::simulate(test::trace({g}), "fifo", cluster_config(2, "first-fit"));
     CHECK(r.outcome.jobs[0].status == core::JobStatus::kRejected);
-    CHECK(r.outcome.jobs[0].reason == "needs 3 GPUs with P + E = 1.95 GiB free, the cluster has 2 that large");
+    CHECK(r.outcome.jobs[0].reason() == "needs 3 GPUs with P + E = 1.95 GiB free, the cluster has 2 that large");
   }
   SUBCASE("a width no cluster holds: rejected without a copy per GPU asked, the others run (every policy)") {
     // 2^31 - 1 replicas of 224 bytes would be 480 GB: the run ends only if none is made.
@@ -185,7 +185,7 @@ TEST_CASE("gang job: replicas wait for k GPUs, and an iteration ends with the sl
       INFO(policy);
       const run::PolicyRun r = run::simulate(jobs, policy, cluster_config(2, "first-fit"));
       CHECK(r.outcome.jobs[0].status == core::JobStatus::kRejected);
-      CHECK(r.outcome.jobs[0].reason ==
+      CHECK(r.outcome.jobs[0].reason() ==
             "needs 2147483647 GPUs with P + E = 1.95 GiB free, the cluster has 2 that large");
       CHECK(r.job_gpus[0].empty());
       CHECK(r.outcome.jobs[1].status == core::JobStatus::kDone);
@@ -211,7 +211,7 @@ TEST_CASE("random traces on 1 to 5 GPUs: every policy and placement finishes eve
           CHECK(r.job_gpus[i].size() == static_cast<std::size_t>(jobs[i].gpus));
           CHECK(r.outcome.jobs[i].iterations_done == jobs[i].iterations);
         }
-        CHECK(r.gpus_busy.back().second == 0);
+        CHECK(r.gpus_busy.back().gpus == 0);
       }
     }
   }

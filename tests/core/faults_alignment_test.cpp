@@ -156,7 +156,7 @@ TEST_CASE("a job that fits only before rounding is rejected, and the reason says
   o.capacity = 1000;
   const ScheduleOutcome out = run_schedule(jobs, p, exec, o);
   CHECK(out.jobs[0].status == JobStatus::kRejected);
-  CHECK(out.jobs[0].reason ==
+  CHECK(out.jobs[0].reason() ==
         "needs P + E = 300 B + 400 B = 700 B, more than the GPU's 1000 B once P and E are rounded up and C down to "
         "whole 256-byte units");
   CHECK(out.jobs[1].status == JobStatus::kDone);
@@ -233,17 +233,17 @@ TEST_CASE("a completion reporting the device lost ends the run: every unfinished
   const std::string error = "cudaStreamSynchronize failed: an illegal memory access was encountered";
   CHECK(out.fatal_error == error);
   CHECK(out.jobs[0].status == JobStatus::kFailed);
-  CHECK(out.jobs[0].reason == error);
+  CHECK(out.jobs[0].reason() == error);
   CHECK(out.jobs[0].finish_ns == ms(20));
   CHECK(out.jobs[1].status == JobStatus::kFailed);
   CHECK(out.jobs[1].iterations_done == 2);
   const std::string lost = "not run to the end: the device was lost (" + error + ")";
-  CHECK(out.jobs[1].reason == lost);
+  CHECK(out.jobs[1].reason() == lost);
   CHECK(out.jobs[2].status == JobStatus::kFailed);
-  CHECK(out.jobs[2].reason == lost);
+  CHECK(out.jobs[2].reason() == lost);
   CHECK(out.jobs[2].first_start_ns == -1);
   CHECK(out.jobs[3].status == JobStatus::kFailed);
-  CHECK(out.jobs[3].reason == lost);
+  CHECK(out.jobs[3].reason() == lost);
   CHECK(out.end_ns == ms(30));
   // Only a and b were ever dispatched, both at 0.
   REQUIRE(exec.starts.size() == 2);

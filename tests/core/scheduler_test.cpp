@@ -223,7 +223,7 @@ TEST_CASE("P + E > C is rejected at arrival with the reason: the other jobs are 
   const ScheduleOutcome out = run(jobs, p, options(LaneMode::kAuto), &exec);
   const JobState& r = out.jobs[1];
   CHECK(r.status == JobStatus::kRejected);
-  CHECK(r.reason == "needs P + E = 10 GiB + 7 GiB = 17 GiB, more than the GPU's 16 GiB");
+  CHECK(r.reason() == "needs P + E = 10 GiB + 7 GiB = 17 GiB, more than the GPU's 16 GiB");
   CHECK(r.lane == kNoLane);
   CHECK(r.finish_ns == -1);
   CHECK(r.first_start_ns == -1);
@@ -244,7 +244,7 @@ TEST_CASE("the rejection reason formats sizes that are not whole GiB") {
   FirstAdmitted p;
   const ScheduleOutcome out = run(jobs, p, options(LaneMode::kAuto));
   CHECK(out.jobs[0].status == JobStatus::kRejected);
-  CHECK(out.jobs[0].reason == "needs P + E = 1000.0 MiB + 15.50 GiB = 16.48 GiB, more than the GPU's 16 GiB");
+  CHECK(out.jobs[0].reason() == "needs P + E = 1000.0 MiB + 15.50 GiB = 16.48 GiB, more than the GPU's 16 GiB");
   CHECK(out.dispatches == 0);
 }
 
@@ -543,7 +543,7 @@ TEST_CASE("a run that fails ends its job with the executor's reason: the others 
   FirstAdmitted p;
   const ScheduleOutcome out = run_schedule(jobs, p, exec, options(LaneMode::kExclusive));
   CHECK(out.jobs[0].status == JobStatus::kFailed);
-  CHECK(out.jobs[0].reason == "kernel failed");
+  CHECK(out.jobs[0].reason() == "kernel failed");
   CHECK(out.jobs[0].finish_ns == ms(20));
   CHECK(out.jobs[1].status == JobStatus::kDone);
   CHECK(out.jobs[1].finish_ns == ms(50));

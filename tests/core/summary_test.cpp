@@ -57,11 +57,11 @@ TEST_CASE("compute_metrics over the FIFO schedule of the example, with a rejecte
   std::vector<JobState> states = {done(0, ms(1000)), done(ms(1000), ms(1200)), done(ms(1200), ms(1500))};
   JobState r;
   r.status = JobStatus::kRejected;
-  r.reason = "too big";
+  r.set_reason("too big");
   states.push_back(r);
   JobState f = done(ms(2000), ms(2100));
   f.status = JobStatus::kFailed;
-  f.reason = "kernel failed";
+  f.set_reason("kernel failed");
   states.push_back(f);
   const RunMetrics m = compute_metrics(specs, states);
   CHECK(m.jobs == 5);

@@ -163,7 +163,7 @@ TEST_CASE("randomized traces with odd P, E and capacity: every region the real e
       Recording rec(real, jobs, pool_bytes);
       const core::ScheduleOutcome out = core::run_schedule(jobs, *policy, rec, opts);
       for (std::size_t i = 0; i < jobs.size(); ++i) {
-        INFO("job ", jobs[i].id, ": ", out.jobs[i].reason);
+        INFO("job ", jobs[i].id, ": ", out.jobs[i].reason());
         CHECK(out.jobs[i].status == JobStatus::kDone);
         done += out.jobs[i].status == JobStatus::kDone;
       }
@@ -201,8 +201,8 @@ TEST_CASE("an iteration that needs more than its lane writes nothing outside it,
 
   const core::JobState& over = out.jobs[0];
   CHECK(over.status == JobStatus::kFailed);
-  CHECK(over.reason.find("ephemeral memory overflow: needs ") == 0);
-  CHECK(over.reason.find("but its region holds " + core::format_size(gpu::align_up(mlp.ephemeral)) + " (its lane)") !=
+  CHECK(over.reason().find("ephemeral memory overflow: needs ") == 0);
+  CHECK(over.reason().find("but its region holds " + core::format_size(gpu::align_up(mlp.ephemeral)) + " (its lane)") !=
         std::string::npos);
   CHECK(over.iterations_done == 0);
   const core::JobState& next = out.jobs[1];
@@ -261,14 +261,14 @@ TEST_CASE("a lost device (sticky error) ends the run: every running and waiting 
   CHECK(out.fatal_error.find("relu_forward failed: an illegal memory access") == 0);
   int fatal_reported = 0;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    INFO("job ", jobs[i].id, ": ", out.jobs[i].reason);
+    INFO("job ", jobs[i].id, ": ", out.jobs[i].reason());
     CHECK(out.jobs[i].status == JobStatus::kFailed);
     CHECK(out.jobs[i].iterations_done < jobs[i].iterations);
-    fatal_reported += out.jobs[i].reason == out.fatal_error;
+    fatal_reported += out.jobs[i].reason() == out.fatal_error;
   }
   CHECK(fatal_reported >= 1);
   for (std::size_t i : {std::size_t{2}, std::size_t{3}}) {
-    CHECK(out.jobs[i].reason == "not run to the end: the device was lost (" + out.fatal_error + ")");
+    CHECK(out.jobs[i].reason() == "not run to the end: the device was lost (" + out.fatal_error + ")");
     CHECK(out.jobs[i].first_start_ns == -1);
   }
   // The run ended at once: long before late arrives (and a and b could train their 2000

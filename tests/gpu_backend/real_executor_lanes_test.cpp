@@ -249,7 +249,7 @@ TEST_CASE("through the loop: a held admission leaves the loop free to take anoth
   CHECK(watch.held_when_seen);
   REQUIRE(watch.opened_at >= 0);
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    INFO("job ", jobs[i].id, ": ", out.jobs[i].reason);
+    INFO("job ", jobs[i].id, ": ", out.jobs[i].reason());
     CHECK(out.jobs[i].status == JobStatus::kDone);
   }
   CHECK(out.jobs[0].lane != out.jobs[1].lane);
@@ -385,7 +385,7 @@ TEST_CASE("every policy trains every job to the end on a device that queues work
     std::vector<std::int64_t> seg_iterations(jobs.size(), 0);
     for (const core::Segment& s : out.segments) seg_iterations[static_cast<std::size_t>(s.job)] += s.iterations;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-      INFO("job ", jobs[i].id, ": ", out.jobs[i].reason);
+      INFO("job ", jobs[i].id, ": ", out.jobs[i].reason());
       CHECK(out.jobs[i].status == JobStatus::kDone);
       CHECK(out.jobs[i].iterations_done == jobs[i].iterations);
       CHECK(seg_iterations[i] == jobs[i].iterations);

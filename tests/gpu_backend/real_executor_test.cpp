@@ -157,7 +157,7 @@ TEST_CASE("every policy trains every job to the end on the CPU device") {
       const core::JobState& st = r.outcome.jobs[i];
       const gpu::RealJobStats& s = r.stats[i];
       CHECK(st.status == JobStatus::kDone);
-      CHECK(st.reason.empty());
+      CHECK(st.reason().empty());
       CHECK(st.iterations_done == jobs[i].iterations);
       CHECK(s.iterations == jobs[i].iterations);
       CHECK(std::isfinite(s.loss_first));
@@ -254,8 +254,8 @@ TEST_CASE("a job whose lane is smaller than its iteration needs fails and the ot
     const RealRun r = run_real(jobs, name, core::LaneMode::kAuto);
     const core::JobState& bad = r.outcome.jobs[1];
     CHECK(bad.status == JobStatus::kFailed);
-    CHECK(bad.reason.find("ephemeral memory overflow") != std::string::npos);
-    CHECK(bad.reason.find("(its lane)") != std::string::npos);
+    CHECK(bad.reason().find("ephemeral memory overflow") != std::string::npos);
+    CHECK(bad.reason().find("(its lane)") != std::string::npos);
     CHECK(bad.iterations_done == 0);
     CHECK(bad.finish_ns >= 0);
     CHECK(std::isnan(r.stats[1].loss_last));
@@ -284,7 +284,7 @@ TEST_CASE("a job whose persistent state is larger than its declared P fails at i
       const std::string s = core::format_size(b);
       return s.ends_with(" B") ? s : s + " (" + std::to_string(b) + " B)";
     };
-    CHECK(bad.reason == "its persistent state needs " + exact(lenet.persistent) + " but the trace declares P = " +
+    CHECK(bad.reason() == "its persistent state needs " + exact(lenet.persistent) + " but the trace declares P = " +
                             exact(lenet.persistent - gpu::kAlignment));
     CHECK(bad.iterations_done == 0);
     CHECK(r.stats[1].persistent_used == lenet.persistent);
@@ -302,7 +302,7 @@ TEST_CASE("a workload with no real model fails with the reason and the others fi
   jobs = test::trace(jobs);
   const RealRun r = run_real(jobs, "pack");
   CHECK(r.outcome.jobs[1].status == JobStatus::kFailed);
-  CHECK(r.outcome.jobs[1].reason == "no real model for workload 'vae_64'");
+  CHECK(r.outcome.jobs[1].reason() == "no real model for workload 'vae_64'");
   CHECK(r.outcome.jobs[0].status == JobStatus::kDone);
   CHECK(r.outcome.jobs[2].status == JobStatus::kDone);
 }
@@ -342,7 +342,7 @@ TEST_CASE("the stop flag ends the run at iteration boundaries and marks unfinish
     INFO("job ", jobs[i].id);
     const core::JobState& st = r.outcome.jobs[i];
     CHECK(st.status == JobStatus::kInterrupted);
-    CHECK(st.reason == "the run was interrupted before the job finished");
+    CHECK(st.reason() == "the run was interrupted before the job finished");
     CHECK_FALSE(st.running);
     CHECK(st.iterations_done == r.stats[i].iterations);
   }

@@ -164,7 +164,7 @@ TEST_CASE("cuda: pack with auto lanes trains two jobs at the same time in two la
   const CudaRun r = run_on(*device, jobs, "pack", core::LaneMode::kAuto);
   const core::ScheduleOutcome& out = r.outcome;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    INFO("job ", jobs[i].id, ": ", core::to_string(out.jobs[i].status), " ", out.jobs[i].reason);
+    INFO("job ", jobs[i].id, ": ", core::to_string(out.jobs[i].status), " ", out.jobs[i].reason());
     REQUIRE(out.jobs[i].status == JobStatus::kDone);
     CHECK(out.jobs[i].iterations_done == jobs[i].iterations);
     const gpu::RealJobStats& s = r.stats[i];
@@ -207,15 +207,15 @@ TEST_CASE("cuda: a job that overflows its lane fails, and a later job trains in 
   const core::ScheduleOutcome& out = r.outcome;
 
   const core::JobState& bad = out.jobs[0];
-  INFO("failed job: ", core::to_string(bad.status), " ", bad.reason);
+  INFO("failed job: ", core::to_string(bad.status), " ", bad.reason());
   CHECK(bad.status == JobStatus::kFailed);
-  CHECK(bad.reason.find("overflow") != std::string::npos);
-  CHECK(bad.reason.find("(its lane)") != std::string::npos);
+  CHECK(bad.reason().find("overflow") != std::string::npos);
+  CHECK(bad.reason().find("(its lane)") != std::string::npos);
   CHECK(bad.iterations_done == 0);
   CHECK(std::isnan(r.stats[0].loss_last));
 
   const core::JobState& later = out.jobs[1];
-  INFO("later job: ", core::to_string(later.status), " ", later.reason);
+  INFO("later job: ", core::to_string(later.status), " ", later.reason());
   REQUIRE(later.status == JobStatus::kDone);
   CHECK(later.iterations_done == 20);
   CHECK(later.first_start_ns >= bad.finish_ns);

@@ -150,7 +150,7 @@ TEST_CASE("cuda: every policy runs the three jobs to the end with lookahead 1") 
     REQUIRE(exec.lookahead() == 1);
     const core::ScheduleOutcome out = core::run_schedule(jobs, *policy, exec, opts);
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-      INFO("job ", jobs[i].id, ": ", out.jobs[i].reason);
+      INFO("job ", jobs[i].id, ": ", out.jobs[i].reason());
       CHECK(out.jobs[i].status == core::JobStatus::kDone);
       CHECK(exec.stats(static_cast<core::JobIndex>(i)).iterations == jobs[i].iterations);
       CHECK(exec.stats(static_cast<core::JobIndex>(i)).loss_last < exec.stats(static_cast<core::JobIndex>(i)).loss_first);

@@ -101,7 +101,7 @@ Ran run_checked(const std::string& policy, const gpu::FaultRates& faults) {
   REQUIRE(r.outcome.jobs.size() == n);
   for (std::size_t i = 0; i < n; ++i) {
     const core::JobState& st = r.outcome.jobs[i];
-    INFO("job ", jobs[i].id, ": ", core::to_string(st.status), ": ", st.reason);
+    INFO("job ", jobs[i].id, ": ", core::to_string(st.status), ": ", st.reason());
     if (i == kBig) {
       CHECK(st.status == JobStatus::kRejected);
     } else {
@@ -110,13 +110,13 @@ Ran run_checked(const std::string& policy, const gpu::FaultRates& faults) {
     if (st.status == JobStatus::kDone) {
       CHECK(st.iterations_done == jobs[i].iterations);
     } else {
-      CHECK_FALSE(st.reason.empty());
+      CHECK_FALSE(st.reason().empty());
     }
     if (st.status == JobStatus::kFailed) {
       CHECK(st.iterations_done < jobs[i].iterations);
       // Only what was injected fails a job here.
-      CHECK((st.reason.find("injected fault: ") != std::string::npos ||
-             st.reason.find("the device was lost") != std::string::npos));
+      CHECK((st.reason().find("injected fault: ") != std::string::npos ||
+             st.reason().find("the device was lost") != std::string::npos));
     }
   }
   CHECK(r.metrics.done + r.metrics.failed + r.metrics.rejected == static_cast<std::int64_t>(n));
@@ -162,7 +162,7 @@ Ran run_checked(const std::string& policy, const gpu::FaultRates& faults) {
     CAPTURE(j.dump());
     CHECK(j.at("id") == jobs[i].id);
     CHECK(j.at("status") == core::to_string(r.outcome.jobs[i].status));
-    CHECK(j.at("reason") == r.outcome.jobs[i].reason);
+    CHECK(j.at("reason") == r.outcome.jobs[i].reason());
     CHECK(j.at("iterations") == r.outcome.jobs[i].iterations_done);
   }
   return ran;
@@ -172,7 +172,7 @@ Ran run_checked(const std::string& policy, const gpu::FaultRates& faults) {
 using Outcome = std::vector<std::tuple<JobStatus, std::string, std::int64_t>>;
 Outcome outcome_of(const run::PolicyRun& r) {
   Outcome o;
-  for (const core::JobState& st : r.outcome.jobs) o.emplace_back(st.status, st.reason, st.iterations_done);
+  for (const core::JobState& st : r.outcome.jobs) o.emplace_back(st.status, st.reason(), st.iterations_done);
   return o;
 }
 
@@ -247,7 +247,7 @@ TEST_CASE("faults at rate 1 under every policy: the exact reasons") {
       for (std::size_t i = 0; i < ids.size(); ++i) {
         const core::JobState& st = ran.run.outcome.jobs[i];
         CHECK(st.status == JobStatus::kFailed);
-        CHECK(st.reason.rfind("initialisation failed: injected fault: the pool refused the persistent block of job " +
+        CHECK(st.reason().rfind("initialisation failed: injected fault: the pool refused the persistent block of job " +
                                   ids[i] + " (",
                               0) == 0);
         CHECK(st.iterations_done == 0);
@@ -259,7 +259,7 @@ TEST_CASE("faults at rate 1 under every policy: the exact reasons") {
       for (std::size_t i = 0; i < ids.size(); ++i) {
         const core::JobState& st = ran.run.outcome.jobs[i];
         CHECK(st.status == JobStatus::kFailed);
-        CHECK(st.reason == "injected fault: iteration 1 of job " + ids[i] + " reported an error");
+        CHECK(st.reason() == "injected fault: iteration 1 of job " + ids[i] + " reported an error");
         CHECK(st.iterations_done == 0);
       }
     }
@@ -272,7 +272,7 @@ TEST_CASE("faults at rate 1 under every policy: the exact reasons") {
       const std::string& fatal = ran.run.outcome.fatal_error;
       CHECK(fatal.rfind("injected fault: the device was lost at iteration 1 of job ", 0) == 0);
       int fatal_reported = 0;
-      for (std::size_t i = 0; i < ids.size(); ++i) fatal_reported += ran.run.outcome.jobs[i].reason == fatal;
+      for (std::size_t i = 0; i < ids.size(); ++i) fatal_reported += ran.run.outcome.jobs[i].reason() == fatal;
       CHECK(fatal_reported >= 1);
     }
   }

@@ -59,7 +59,7 @@ TEST_CASE("kind speeds: a job runs at its own speed on the kind of its worker ty
   const auto t = salus::run::load_jobs(path, traces::Catalog::default_path(), c, 1.0, throughputs());
   REQUIRE(t.jobs.size() == 2);
   CHECK(t.jobs[0].iter_ns == 250 * ms);
-  CHECK(t.jobs[0].kind_speeds == std::vector<core::KindSpeed>{{"K80", 250'000}, {"V100", 1'000'000}});
+  CHECK(t.jobs[0].kind_speeds() == std::vector<core::KindSpeed>{{"K80", 250'000}, {"V100", 1'000'000}});
   CHECK(note_with(t.trace.notes, "per-workload speeds") ==
         "per-workload speeds: on GPUs of kind K80, V100 a job runs at its own speed from the trace (2 jobs; Gavel: its "
         "steps per second on that worker type over those its iteration time came from), not the kind's");
@@ -80,10 +80,10 @@ TEST_CASE("kind speeds: a job runs at its own speed on the kind of its worker ty
 TEST_CASE("kind speeds: kinds the trace does not name run at the kind's speed, and the note says which") {
   const std::string path = salus::test::temp_file("kind_speeds_other.tsv", kTrace);
   const auto some = salus::run::load_jobs(path, traces::Catalog::default_path(), named({"v100", "T4"}), 1.0, throughputs());
-  CHECK(some.jobs[0].kind_speeds == std::vector<core::KindSpeed>{{"v100", 1'000'000}});
+  CHECK(some.jobs[0].kind_speeds() == std::vector<core::KindSpeed>{{"v100", 1'000'000}});
   CHECK(note_with(some.trace.notes, "per-workload speeds").ends_with("not the kind's; on T4 at the kind's speed"));
   const auto none = salus::run::load_jobs(path, traces::Catalog::default_path(), named({"A100", "T4"}), 1.0, throughputs());
-  CHECK(none.jobs[0].kind_speeds.empty());
+  CHECK(none.jobs[0].kind_speeds().empty());
   CHECK(note_with(none.trace.notes, "jobs' own speeds") ==
         "the trace gives jobs' own speeds on k80, v100; the cluster has no GPU kind of those names (kinds: A100, T4): "
         "every job runs at its kind's speed");
@@ -104,8 +104,8 @@ TEST_CASE("kind speeds: a throughput of 0 on a worker type keeps the job off GPU
   const cluster::ClusterSpec c = named({"k80", "v100"});
   const auto t = salus::run::load_jobs(path, traces::Catalog::default_path(), c, 1.0, o);
   REQUIRE(t.jobs.size() == 2);
-  CHECK(t.jobs[0].gpu_kinds == "v100");
-  CHECK(t.jobs[0].kind_speeds == std::vector<core::KindSpeed>{{"v100", 1'000'000}});
+  CHECK(t.jobs[0].gpu_kinds() == "v100");
+  CHECK(t.jobs[0].kind_speeds() == std::vector<core::KindSpeed>{{"v100", 1'000'000}});
   CHECK(note_with(t.trace.notes, "throughput 0") ==
         "throughput 0 (Gavel: the job cannot run on that worker type): 2 jobs on k80; kept off those GPUs");
   // first-fit would take the k80 (GPU 0); the job runs on the v100 instead, 40 x 250 ms.
@@ -115,7 +115,7 @@ TEST_CASE("kind speeds: a throughput of 0 on a worker type keeps the job off GPU
   CHECK(r.outcome.jobs[0].finish_ns == 10'000 * ms);
   // On a cluster of k80s alone, no GPU can take it: rejected at arrival, with the reason.
   const auto only_k80 = salus::run::load_jobs(path, traces::Catalog::default_path(), named({"k80"}), 1.0, o);
-  CHECK(only_k80.jobs[0].gpu_kinds == "none (throughput 0 on k80)");
+  CHECK(only_k80.jobs[0].gpu_kinds() == "none (throughput 0 on k80)");
   salus::run::SimConfig k80;
   k80.cluster = named({"k80"});
   const salus::run::PolicyRun rk = salus::run::simulate(only_k80.jobs, "fifo", k80);

@@ -200,11 +200,11 @@ TEST_CASE("a result entry: the schema's one writer, read back as a document") {
   r.outcome.jobs = {done(0, test::ms(1000)), done(test::ms(1000), test::ms(1200)), done(test::ms(1200), test::ms(1500))};
   core::JobState rejected;
   rejected.status = core::JobStatus::kRejected;
-  rejected.reason = "too big";
+  rejected.set_reason("too big");
   r.outcome.jobs.push_back(rejected);
   core::JobState failed = done(test::ms(2000), test::ms(2100));
   failed.status = core::JobStatus::kFailed;
-  failed.reason = "kernel failed";
+  failed.set_reason("kernel failed");
   r.outcome.jobs.push_back(failed);
   r.metrics = core::compute_metrics(specs, r.outcome.jobs);
   const nlohmann::json j = run::result_json(specs, r);

@@ -159,7 +159,7 @@ TEST_CASE_TEMPLATE("a job with P + E > C is rejected: the others run as if it we
     INFO(policy);
     const ScheduleOutcome out = run<H>(jobs, {policy});
     CHECK(out.jobs[1].status == JobStatus::kRejected);
-    CHECK(out.jobs[1].reason == "needs P + E = 10 GiB + 7 GiB = 17 GiB, more than the GPU's 16 GiB");
+    CHECK(out.jobs[1].reason() == "needs P + E = 10 GiB + 7 GiB = 17 GiB, more than the GPU's 16 GiB");
     CHECK(out.jobs[1].iterations_done == 0);
     CHECK(salus::test::finishes(out) == finish);
   }

@@ -16,7 +16,7 @@ namespace {
 
 core::JobSpec inference(std::string id, core::TimeNs iter_ns, std::vector<core::TimeNs> requests) {
   core::JobSpec s = test::job(std::move(id), 0, static_cast<std::int64_t>(requests.size()), iter_ns, mib(100), mib(200));
-  s.requests_ns = std::move(requests);
+  s.set_requests_ns(std::move(requests));
   return s;
 }
 
@@ -37,7 +37,7 @@ TEST_CASE("inference: a request waits for the previous one, never starts before 
   const core::JobState& st = run.outcome.jobs[0];
   CHECK(st.status == core::JobStatus::kDone);
   CHECK(st.finish_ns == ms(20));
-  CHECK(st.request_latency_ns == std::vector<core::TimeNs>{ms(5), ms(5), ms(8)});
+  CHECK(st.request_latency_ns() == std::vector<core::TimeNs>{ms(5), ms(5), ms(8)});
 }
 
 TEST_CASE("inference: two models share one lane, each switch pays the switching cost") {
@@ -45,8 +45,8 @@ TEST_CASE("inference: two models share one lane, each switch pays the switching 
   // a 0-5; b 5-10 (5 + 1 + 4); a 20-26; b 26-31.
   const auto jobs = test::trace({inference("a", ms(5), {0, ms(20)}), inference("b", ms(4), {ms(2), ms(21)})});
   const auto run = run::simulate(jobs, "pack", config(ms(1), core::LaneMode::kSingle));
-  CHECK(run.outcome.jobs[0].request_latency_ns == std::vector<core::TimeNs>{ms(5), ms(6)});
-  CHECK(run.outcome.jobs[1].request_latency_ns == std::vector<core::TimeNs>{ms(8), ms(10)});
+  CHECK(run.outcome.jobs[0].request_latency_ns() == std::vector<core::TimeNs>{ms(5), ms(6)});
+  CHECK(run.outcome.jobs[1].request_latency_ns() == std::vector<core::TimeNs>{ms(8), ms(10)});
   CHECK(run.outcome.jobs[0].finish_ns == ms(26));
   CHECK(run.outcome.jobs[1].finish_ns == ms(31));
   CHECK(run.outcome.switches == 3);
@@ -58,18 +58,18 @@ TEST_CASE("inference: a request arriving mid-run makes the lane decide again at 
   // + 2 ms); t resumes at 23 with a switch: 23 + 1 + 8 x 10 = 104.
   auto jobs = test::trace({test::job("t", 0, 10, ms(10), mib(100), mib(200)), inference("i", ms(2), {ms(15)})});
   const auto run = run::simulate(jobs, "fair", config(ms(1), core::LaneMode::kSingle));
-  CHECK(run.outcome.jobs[1].request_latency_ns == std::vector<core::TimeNs>{ms(8)});
+  CHECK(run.outcome.jobs[1].request_latency_ns() == std::vector<core::TimeNs>{ms(8)});
   CHECK(run.outcome.jobs[1].finish_ns == ms(23));
   CHECK(run.outcome.jobs[0].finish_ns == ms(104));
-  CHECK(run.outcome.jobs[0].request_latency_ns.empty());
+  CHECK(run.outcome.jobs[0].request_latency_ns().empty());
 }
 
 TEST_CASE("inference: models in separate lanes serve concurrently") {
   // Auto lanes, enough memory: each model gets its own lane, so b's request is not delayed by a.
   const auto jobs = test::trace({inference("a", ms(10), {0}), inference("b", ms(10), {ms(1)})});
   const auto run = run::simulate(jobs, "pack", config(ms(1), core::LaneMode::kAuto));
-  CHECK(run.outcome.jobs[0].request_latency_ns == std::vector<core::TimeNs>{ms(10)});
-  CHECK(run.outcome.jobs[1].request_latency_ns == std::vector<core::TimeNs>{ms(10)});
+  CHECK(run.outcome.jobs[0].request_latency_ns() == std::vector<core::TimeNs>{ms(10)});
+  CHECK(run.outcome.jobs[1].request_latency_ns() == std::vector<core::TimeNs>{ms(10)});
 }
 
 TEST_CASE("inference: request times must be one per iteration, sorted, not before arrival") {

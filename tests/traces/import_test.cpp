@@ -117,27 +117,27 @@ TEST_CASE("import: gavel's throughputs per worker type give each job its own spe
   const Trace t = load_trace(kDir + "gavel.tsv", catalog(), with_throughputs());
   REQUIRE(t.jobs.size() == 3);
   // ResNet-50 on 1 GPU: 1 step/s on k80 against 4 on v100 (the worker type iter_ns came from).
-  CHECK(t.jobs[0].kind_speeds == Speeds{{"k80", 250'000}, {"v100", 1'000'000}});
+  CHECK(t.jobs[0].kind_speeds() == Speeds{{"k80", 250'000}, {"v100", 1'000'000}});
   // Transformer on 2 GPUs: k80 has no rate for it, so it runs at the kind's speed there.
-  CHECK(t.jobs[1].kind_speeds == Speeds{{"v100", 1'000'000}});
+  CHECK(t.jobs[1].kind_speeds() == Speeds{{"v100", 1'000'000}});
   // ResNet-50 on 4 GPUs: both rates scaled from one GPU (linear), so the ratio stays 1/4.
-  CHECK(t.jobs[2].kind_speeds == Speeds{{"k80", 250'000}, {"v100", 1'000'000}});
+  CHECK(t.jobs[2].kind_speeds() == Speeds{{"k80", 250'000}, {"v100", 1'000'000}});
   // Read with k80 as the worker type (ResNet-50 only: k80 has no Transformer rate): v100 is four
   // times faster.
   const std::string resnet = salus::test::temp_file(
       "gavel_resnet.tsv", "ResNet-50 (batch size 64)\tcd x && python3 main.py\t/data\t--num_steps\t1\t1000\t1\t1\t-1\t0\n");
   const Trace k80 = load_trace(resnet, catalog(), with_throughputs("k80"));
   CHECK(k80.jobs[0].iter_ns == 1000 * ms);
-  CHECK(k80.jobs[0].kind_speeds == Speeds{{"k80", 1'000'000}, {"v100", 4'000'000}});
+  CHECK(k80.jobs[0].kind_speeds() == Speeds{{"k80", 1'000'000}, {"v100", 4'000'000}});
   // A throughputs file of one worker type gives no speeds of its own.
   const std::string one = salus::test::temp_file("gavel_one_worker.json",
                                                  R"j({"v100": {"('ResNet-50 (batch size 64)', 1)": {"null": 4.0}}})j");
   LoadOptions o;
   o.throughputs = one;
   CHECK(load_trace(resnet, catalog(), o).jobs[0].iter_ns == 250 * ms);
-  CHECK(load_trace(resnet, catalog(), o).jobs[0].kind_speeds.empty());
+  CHECK(load_trace(resnet, catalog(), o).jobs[0].kind_speeds().empty());
   // A job timed from the catalog (no throughputs file) has none either.
-  CHECK(load_trace(resnet, catalog()).jobs[0].kind_speeds.empty());
+  CHECK(load_trace(resnet, catalog()).jobs[0].kind_speeds().empty());
 }
 
 TEST_CASE("import: gavel errors name the line and the way out") {
@@ -461,9 +461,9 @@ TEST_CASE("import: a file no reader recognises, and a pod list without times, ar
 TEST_CASE("import: alibaba keeps a pod's gpu_spec as the GPU kinds it may run on") {
   const Trace t = load_trace(kDir + "alibaba.csv", catalog());
   REQUIRE(t.jobs.size() == 3);
-  CHECK(t.jobs[0].gpu_kinds.empty());
-  CHECK(t.jobs[1].gpu_kinds.empty());
-  CHECK(t.jobs[2].gpu_kinds == "A100");
+  CHECK(t.jobs[0].gpu_kinds().empty());
+  CHECK(t.jobs[1].gpu_kinds().empty());
+  CHECK(t.jobs[2].gpu_kinds() == "A100");
   CHECK(has_note(t, "1 pod names GPU models in gpu_spec: honoured on a cluster whose GPUs have kinds (--cluster with a "
                     "kind column, or the v2023 node list), ignored elsewhere"));
   const std::string two = salus::test::temp_file(
@@ -472,5 +472,5 @@ TEST_CASE("import: alibaba keeps a pod's gpu_spec as the GPU kinds it may run on
       "p0,1000,1024,1,1000,V100M16|V100M32,LS,Succeeded,0,100,0\n");
   const Trace u = load_trace(two, catalog());
   REQUIRE(u.jobs.size() == 1);
-  CHECK(u.jobs[0].gpu_kinds == "V100M16|V100M32");
+  CHECK(u.jobs[0].gpu_kinds() == "V100M16|V100M32");
 }
