@@ -70,8 +70,8 @@ run() {
   local log="$scratch/$name.log" t0 t1
   t0=$(date +%s.%N)
   # PYTHONPATH: inert stand-ins for cvxpy and matrix_completion (imported at load, not called by
-  # the FIFO policies; any call stops the run). PYTHONHASHSEED only pins set order; runs with
-  # other values gave the same output.
+  # the FIFO policies; any call stops the run). PYTHONHASHSEED only pins set order (minimize_makespan.trace:
+  # the same output with other values).
   (cd "$sched" && PYTHONHASHSEED=0 PYTHONPATH="$here/gavel_standins" nice -n 10 \
       "$PY" scripts/drivers/simulate_scheduler_with_trace.py "${args[@]}") > "$log" 2>&1 ||
     { tail -20 "$log" >&2; echo "run-gavel: $name failed" >&2; exit 1; }
