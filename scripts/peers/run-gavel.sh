@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Runs Gavel's own simulator (stanford-futuredata/gavel, scheduler/) on its physical_cluster
+# traces under every configuration of tests/data/peers/gavel/ and writes one per-job CSV per run.
+#
+#   scripts/peers/run-gavel.sh [MIRROR [OUT]]
+#     MIRROR  bare git repository of Gavel (default /work/.mirror/stanford-futuredata+gavel/repo)
+#     OUT     output folder (default tests/data/peers/gavel); it receives the CSVs and
+#             wall_times.csv, nothing else. KEEP_RAW=1 keeps the peer's own logs (path printed).
+#
+# Exit 2 when the mirror, its commit or a Debian package is missing. Everything is described in
+# scripts/peers/README.md; what the policies do is in docs/peers.md.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+MIRROR="${1:-/work/.mirror/stanford-futuredata+gavel/repo}"
+OUT="${2:-$root/tests/data/peers/gavel}"
+# The commit the committed fixtures were made from; GAVEL_COMMIT=HEAD takes the mirror's newest.
+COMMIT="${GAVEL_COMMIT:-c4fa40097339e9608ab71fd64c8bdea96a5e4a4c}"
+PY=/usr/bin/python3
+ROUND=360   # --time_per_iteration: Gavel's default (scripts/drivers/simulate_scheduler_with_trace.py)
+SEED=0      # --seed: as in Gavel's EXPERIMENTS.md; the driver's default (None) fails in _initialize_seeds
+
+die2() { echo "run-gavel: $*" >&2; exit 2; }
+[ -d "$MIRROR" ] || die2 "no Gavel mirror at $MIRROR (give its path as the first argument)"
+COMMIT="$(git -C "$MIRROR" rev-parse --verify -q "$COMMIT^{commit}")" ||
+  die2 "$MIRROR has no commit ${GAVEL_COMMIT:-c4fa40097339e9608ab71fd64c8bdea96a5e4a4c}"
+[ -x "$PY" ] || die2 "no $PY: apt-get install python3"
+command -v make > /dev/null || die2 "no make: apt-get install make"
+for m in numpy:python3-numpy scipy:python3-scipy psutil:python3-psutil grpc:python3-grpcio \
+         grpc_tools:python3-grpc-tools google.protobuf:python3-protobuf; do
+  "$PY" -c "import ${m%%:*}" 2>/dev/null ||
+    die2 "Debian's ${m#*:} is missing (Python module ${m%%:*}): apt-get install ${m#*:}"
+done
+
+scratch="$(mktemp -d /tmp/peers-gavel-run.XXXXXX)"
+if [ "${KEEP_RAW:-0}" = 1 ]; then
+  echo "run-gavel: raw outputs kept in $scratch"
+else
+  trap 'rm -rf "$scratch"' EXIT
+fi
+# Only what the simulator needs: some large files of the repository (traces/msr/*/philly.trace,
+# a workload's data) are absent from the mirror. git archive may warn about them; it is judged
+# by the files below being there.
+git -C "$MIRROR" archive "$COMMIT" -- LICENSE scheduler/Makefile 'scheduler/*.py' 'scheduler/*.json' \
+    scheduler/policies scheduler/runtime scheduler/scripts/drivers scheduler/traces/physical_cluster \
+    2> "$scratch/archive.err" | tar -x -C "$scratch" || true
+sched="$scratch/scheduler"
+for f in scheduler.py policies/fifo.py physical_cluster_throughputs.json \
+         scripts/drivers/simulate_scheduler_with_trace.py traces/physical_cluster/max_min_fairness.trace; do
+  [ -f "$sched/$f" ] || { cat "$scratch/archive.err" >&2; die2 "could not extract scheduler/$f from $MIRROR at $COMMIT"; }
+done
+# Gavel's own build step (scheduler/Makefile, rule rpc_stubs) with Debian's grpc_tools; its recipe
+# calls `python`, which here is /usr/bin/python3.
+mkdir -p "$scratch/bin" && ln -s "$PY" "$scratch/bin/python"
+(cd "$sched" && PATH="$scratch/bin:$PATH" make rpc_stubs) > "$scratch/make.log" 2>&1 ||
+  { cat "$scratch/make.log" >&2; die2 "make rpc_stubs failed (python3-grpc-tools?)"; }
+
+pyver="$("$PY" -c 'import platform; print(platform.python_version())')"
+npver="$("$PY" -c 'import numpy; print(numpy.__version__)')"
+mkdir -p "$OUT"
+rm -f "$OUT"/*.csv
+echo "file,wall_s" > "$OUT/wall_times.csv"
+
+# run NAME TRACE CLUSTER_SPEC GPUS_PER_SERVER POLICY
+run() {
+  local name="$1" trace="$2" spec="$3" per_server="$4" policy="$5"
+  local args=(-t "traces/physical_cluster/$trace.trace" -p "$policy"
+              --throughputs_file physical_cluster_throughputs.json -c "$spec"
+              --num_gpus_per_server "$per_server" --seed "$SEED" --time_per_iteration "$ROUND")
+  local log="$scratch/$name.log" t0 t1
+  t0=$(date +%s.%N)
+  # PYTHONPATH: inert stand-ins for cvxpy and matrix_completion (imported at load, not called by
+  # the FIFO policies; any call stops the run). PYTHONHASHSEED only pins set order (minimize_makespan.trace:
+  # the same output with other values).
+  (cd "$sched" && PYTHONHASHSEED=0 PYTHONPATH="$here/gavel_standins" nice -n 10 \
+      "$PY" scripts/drivers/simulate_scheduler_with_trace.py "${args[@]}") > "$log" 2>&1 ||
+    { tail -20 "$log" >&2; echo "run-gavel: $name failed" >&2; exit 1; }
+  t1=$(date +%s.%N)
+  local avg
+  avg="$(grep -a '^Average job completion time:' "$log" | head -1)"
+  {
+    echo "# peer: Gavel simulator (github.com/stanford-futuredata/gavel, scheduler/), commit $COMMIT, MIT licence"
+    echo "# command: cd SCHED && PYTHONHASHSEED=0 PYTHONPATH=REPO/scripts/peers/gavel_standins /usr/bin/python3 scripts/drivers/simulate_scheduler_with_trace.py ${args[*]}"
+    echo "#   (SCHED: scheduler/ of the commit above after its 'make rpc_stubs'; REPO: this repository; stand-ins: scripts/peers/README.md)"
+    echo "# cluster: -c $spec is #v100:#p100:#k80 GPUs, $per_server GPUs per server; round (time_per_iteration) ${ROUND} s"
+    echo "# python $pyver (Debian /usr/bin/python3), numpy $npver"
+    echo "# peer's own summary: $avg"
+    echo "# source: the peer's log ([Micro-task scheduled], 'Job N: JCT' lines) and the trace; wall time: wall_times.csv"
+  } > "$scratch/$name.header"
+  "$PY" "$here/convert.py" gavel "$sched/traces/physical_cluster/$trace.trace" "$log" \
+      "$OUT/$name.csv" "$scratch/$name.header"
+  awk -v n="$name" -v a="$t0" -v b="$t1" 'BEGIN { printf "%s.csv,%.2f\n", n, b - a }' >> "$OUT/wall_times.csv"
+  echo "run-gavel: $name.csv ($(($(grep -vc '^#' "$OUT/$name.csv") - 1)) jobs)"
+}
+
+for trace in max_min_fairness minimize_makespan artifact_evaluation debug debug_v2 highmem_test \
+             medium_test small_test; do
+  for policy in fifo fifo_perf; do
+    # 16 V100s in 4 servers of 4: homogeneous, like salus-sim's clusters.
+    run "$trace-v100x16-$policy" "$trace" 16:0:0 4:4:4 "$policy"
+    # 8 V100 + 4 P100 + 4 K80 (servers of 4): where fifo and fifo_perf differ by worker type.
+    run "$trace-v100x8_p100x4_k80x4-$policy" "$trace" 8:4:4 4:4:4 "$policy"
+  done
+done
+# max_min_fairness and max_min_fairness_perf need cvxpy (an LP per allocation), which no Debian
+# package provides: they are not run (docs/peers.md says what they would do).
+echo "run-gavel: done, $(ls "$OUT"/*-*.csv | wc -l) files in $OUT"
