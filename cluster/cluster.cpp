@@ -187,6 +187,9 @@ struct Gpu {
   std::int64_t util_ppm = 0;            // their summed u
   std::int64_t bound = 0;               // replicas given to it, unfinished (admitted or pending)
   std::int32_t gang = -1;               // the gang job it hosts a replica of (at most one)
+  // EASY (QueueDiscipline::kEasy): when its replicas are expected to have ended, by their
+  // profiled solo times from their binding at its speed (-1: none bound).
+  TimeNs free_at = -1;
   bool touched = false;                 // stepped at this instant
   bool event = false;
   // A joint plan (Cluster::plan_gang) computed for it at `joint_at`, handed over at its start_plan.
@@ -446,7 +449,10 @@ class Cluster {
   }
   void unbind(std::int32_t g) {
     Gpu& gpu = at(g);
-    if (--gpu.bound == 0) idle_[gpu_class(gpu)].insert(g);
+    if (--gpu.bound == 0) {
+      idle_[gpu_class(gpu)].insert(g);
+      gpu.free_at = -1;
+    }
   }
 
   Gang& gang_of(JobIndex r) { return gangs_[static_cast<std::size_t>(replicas_.gang(r))]; }
@@ -606,6 +612,27 @@ class Cluster {
   static constexpr std::size_t kMemoClasses = 256;
   std::vector<std::int32_t> demand_of_;  // input job -> its demand class (empty: more than kMemoClasses)
   bool first_candidate_ = takes_first_candidate(placement_);  // the placement takes the first (first-fit)
+  // EASY's reservation in the current placement pass (Cluster::reserve): the GPUs the first job
+  // that could not start will start on (sorted), from `at`, when the last of them is expected free
+  // (the smallest time: all of them are free now).
+  struct Reservation {
+    bool active = false;
+    TimeNs at = 0;
+    std::vector<std::int32_t> gpus;
+  };
+  Reservation reservation_;
+  std::vector<std::pair<TimeNs, std::int32_t>> free_order_;  // reserve's scratch: (expected free, GPU)
+  /// Input job j's profiled solo time on GPU g (what is left of it: a job is bound before it runs):
+  /// EASY's estimate of how long it holds the GPU.
+  TimeNs solo_on(JobIndex j, const Gpu& gpu) const {
+    const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
+    return s.iterations * gpu_iter_ns(s.iter_ns, speed_on(gpu, j)) + gpu_iter_ns(s.first_iter_extra_ns, speed_on(gpu, j));
+  }
+  /// EASY: the reservation of input job j, the first job of this pass that cannot start.
+  void reserve(JobIndex j);
+  /// EASY: drops from the candidates the reserved GPUs where input job j would still run at the
+  /// reservation. Returns whether it dropped any.
+  bool keep_reservation(JobIndex j, TimeNs t);
   // GPUs with jobs bound and nothing in their own queue, by the memory the safety condition leaves
   // them (Scheduler::free_bytes), as of the last index_room: a job of P + E gets a lane of its
   // own only where that is at least P + E. Only with lanes per Algorithm 1 (LaneMode::kAuto): in
@@ -1231,6 +1258,7 @@ void Cluster::bind(JobIndex r, std::int32_t g, std::int64_t rank, TimeNs t, bool
     gangs_[static_cast<std::size_t>(gang)].gpus[static_cast<std::size_t>(replicas_.pos(r))] = g;
   }
   bind_count(g);
+  if (opts_.queue == QueueDiscipline::kEasy) gpu.free_at = std::max(gpu.free_at, t + solo_on(j, gpu));
   gpu.rt->sched->arrive(r, rank);
   if (replicas_.state(r).status == JobStatus::kRejected) {
     unbind(g);
@@ -1252,8 +1280,11 @@ std::int32_t Cluster::fixed_gpu(JobIndex j) const {
   const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
   // A job limited to some kinds always goes through the queue (its one able GPU need not be the
   // largest; none able: arrive rejects it).
-  if (s.gpus != 1 || kind_set_of(j) != 0 ||
-      able_gpus(aligned(s.persistent) + aligned(s.ephemeral), kAnyKind) > 1) {
+  // Under strict and EASY, a job one GPU can hold queues as every other (bound at its arrival, it
+  // would wait in that GPU's own queue and start there before the jobs ahead of it in the
+  // cluster's); one none can hold still goes to the largest, which rejects it.
+  const std::int64_t able = able_gpus(aligned(s.persistent) + aligned(s.ephemeral), kAnyKind);
+  if (s.gpus != 1 || kind_set_of(j) != 0 || able > 1 || (able == 1 && opts_.queue != QueueDiscipline::kBackfill)) {
     return -1;
   }
   // The one GPU that can hold it is the only one of the largest memory; when none can, the
@@ -1368,6 +1399,17 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
   const std::int64_t rank = rank_[static_cast<std::size_t>(j)];
   loads_.clear();
   joins_.clear();
+  // Under backfill a job refused at the last pass was refused by every GPU, and only the GPUs
+  // changed since are asked again. Under strict and EASY a job may not have been asked at all
+  // (behind the stop) or refused for the reservation only: every candidate is asked.
+  const bool fresh = (rank >= first_new_rank_ && first_new_rank_ >= 0) || opts_.queue != QueueDiscipline::kBackfill;
+  // Where it cannot start: the end of the pass (strict), or the reservation it makes as the first
+  // such job (EASY), else its class waits (PendingQueue::Verdict::kBlocked).
+  const auto blocked = [&] {
+    if (opts_.queue == QueueDiscipline::kStrict) return core::PendingQueue::Verdict::kStop;
+    if (opts_.queue == QueueDiscipline::kEasy && !reservation_.active) reserve(j);
+    return core::PendingQueue::Verdict::kBlocked;
+  };
   // Candidates where the job starts in a lane of its own (loads_) and where it joins a lane and
   // starts by its policy's turn (joins_): the placement chooses among the first while there are
   // any (nobody waits for it there), else among the second.
@@ -1383,16 +1425,16 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
     // Too few GPUs can take it (the same test as consider's, counted incrementally): blocked. A
     // gang job tried for the first time is not counted (a count from scratch asks every GPU).
     Gang& gang = gang_of(slot_of_[static_cast<std::size_t>(j)]);
-    if (gang.able.known && able_gpus(gang) < static_cast<std::size_t>(s.gpus)) return core::PendingQueue::Verdict::kBlocked;
+    if (gang.able.known && able_gpus(gang) < static_cast<std::size_t>(s.gpus)) return blocked();
     gather_candidates(j);
     for (const std::int32_t g : candidates_) consider(g);
-  } else if (rank >= first_new_rank_ && first_new_rank_ >= 0) {
+  } else if (fresh) {
     // A job queued at this instant: the GPUs where it may get a lane of its own, in GPU order
-    // (first-fit: up to the first where it does).
+    // (first-fit: up to the first where it does, unless a reservation may take it away).
     gather_candidates(j);
     for (const std::int32_t g : candidates_) {
       consider(g);
-      if (first_candidate_ && !loads_.empty()) break;
+      if (first_candidate_ && !loads_.empty() && !reservation_.active) break;
     }
   } else {
     // A job that fitted nowhere at the last pass: only the GPUs changed since can take it.
@@ -1401,7 +1443,7 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
   // Where it gets a lane of its own nowhere (a gang job: on fewer GPUs than it needs, or on GPUs
   // of several speeds, where keep_speed counts the GPUs it joins a lane on too), every GPU with
   // jobs is asked whether it would join one there, as are the idle GPUs gather_candidates gave.
-  const bool gathered = s.gpus > 1 || (rank >= first_new_rank_ && first_new_rank_ >= 0);
+  const bool gathered = s.gpus > 1 || fresh;
   const bool joins = newcomer_ != core::Policy::Newcomer::kWaits && opts_.sched.lane_mode != core::LaneMode::kExclusive;
   if (gathered && joins &&
       (s.gpus > 1 ? loads_.size() < static_cast<std::size_t>(s.gpus) || !uniform_speed_ : loads_.empty())) {
@@ -1418,7 +1460,10 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
       if (idle_at < candidates_.size() && candidates_[idle_at] == g) consider(g);
     }
   }
-  if (static_cast<std::int32_t>(loads_.size() + joins_.size()) < s.gpus) return core::PendingQueue::Verdict::kBlocked;
+  if (static_cast<std::int32_t>(loads_.size() + joins_.size()) < s.gpus) return blocked();
+  if (reservation_.active && keep_reservation(j, t) && static_cast<std::int32_t>(loads_.size() + joins_.size()) < s.gpus) {
+    return core::PendingQueue::Verdict::kPassOver;  // it could start, but not without delaying the reservation
+  }
   const JobIndex r0 = slot_of_[static_cast<std::size_t>(j)];
   const std::int32_t k = replicas_.gang(r0);
   for (std::int32_t i = 0; i < s.gpus; ++i) {
@@ -1448,6 +1493,44 @@ void Cluster::index_room(std::int32_t g) {
   const Gpu& gpu = at(g);
   const Bytes room = gpu.bound == 0 || gpu.rt->sched->pending() > 0 ? -1 : gpu.rt->sched->free_bytes();
   if (room != roomy_.room(g)) roomy_.set(g, room);
+}
+
+// EASY: input job j cannot start at t. The GPUs that can ever hold it are ordered: first those
+// that could take it now, then the others by when their replicas are expected to have ended
+// (Gpu::free_at, which may be past: an estimate overrun), ties by GPU number; j's reservation is
+// the first s.gpus of them, from the expected end of the last (a GPU free now: before any time).
+// Neither depends on t, only on the GPUs' states. O(GPUs log GPUs), once per pass that has a job
+// waiting.
+void Cluster::reserve(JobIndex j) {
+  const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
+  const Bytes need = aligned(s.persistent) + aligned(s.ephemeral);
+  free_order_.clear();
+  for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) {
+    const Gpu& gpu = at(g);
+    if (!allowed(gpu, j) || need > aligned_capacity(gpu.capacity)) continue;
+    const bool now = gpu.bound == 0 || ((s.gpus == 1 || gpu.gang < 0) && can_start(g, j) != Start::kNo);
+    free_order_.emplace_back(now ? std::numeric_limits<TimeNs>::min() : gpu.free_at, g);
+  }
+  if (free_order_.size() < static_cast<std::size_t>(s.gpus)) return;  // arrive rejected such a job
+  const auto k = static_cast<std::ptrdiff_t>(s.gpus);
+  std::nth_element(free_order_.begin(), free_order_.begin() + (k - 1), free_order_.end());
+  std::sort(free_order_.begin(), free_order_.begin() + k);
+  reservation_.active = true;
+  reservation_.at = free_order_[static_cast<std::size_t>(k - 1)].first;
+  reservation_.gpus.clear();
+  for (std::ptrdiff_t i = 0; i < k; ++i) reservation_.gpus.push_back(free_order_[static_cast<std::size_t>(i)].second);
+  std::sort(reservation_.gpus.begin(), reservation_.gpus.end());
+}
+
+bool Cluster::keep_reservation(JobIndex j, TimeNs t) {
+  const auto reserved_past = [&](const GpuLoad& c) {
+    return std::binary_search(reservation_.gpus.begin(), reservation_.gpus.end(), c.gpu) &&
+           t + solo_on(j, at(c.gpu)) > reservation_.at;
+  };
+  const std::size_t before = loads_.size() + joins_.size();
+  std::erase_if(loads_, reserved_past);
+  std::erase_if(joins_, reserved_past);
+  return loads_.size() + joins_.size() < before;
 }
 
 // The GPUs that may start input job j in a lane of its own, in GPU order: those with jobs whose
@@ -1482,11 +1565,16 @@ void Cluster::place(TimeNs t) {
   if (queue_.empty()) return;
   std::sort(touched_.begin(), touched_.end());
   for (const std::int32_t g : touched_) index_room(g);
+  // Not under EASY: decided at every instant there (a skipped pass changed PACK's results on a
+  // generated gang trace, so something a pass reads under EASY is not in the GPUs' keys).
   if (!second_pass_ && first_new_rank_ < 0 && newcomer_ == core::Policy::Newcomer::kWaits &&
+      opts_.queue != QueueDiscipline::kEasy &&
       std::all_of(touched_.begin(), touched_.end(), [&](std::int32_t g) { return at(g).placed == placed_key(g); })) {
     return;
   }
+  reservation_.active = false;
   queue_.process([&](JobIndex j) { return try_place(j, t); });
+  reservation_.active = false;
   for (const std::int32_t g : touched_) at(g).placed = placed_key(g);
 }
 

@@ -26,6 +26,7 @@ void PendingQueue::push(JobIndex job, std::int64_t key, JobIndex rank, Bytes per
 void PendingQueue::rebuild_heads() {
   heads_ = {};
   for (std::size_t c = 0; c < classes_.size(); ++c) {
+    queued_[c] = classes_[c].empty() ? 0 : 1;
     if (classes_[c].empty()) continue;
     const Entry& e = classes_[c].top();
     heads_.push({e.key, e.rank, static_cast<int>(c)});

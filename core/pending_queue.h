@@ -11,6 +11,7 @@
 #include <map>
 #include <queue>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/grow_in_place.h"
@@ -21,7 +22,11 @@ namespace salus::core {
 
 class PendingQueue {
  public:
-  enum class Verdict { kAdmitted, kBlocked, kStop };
+  /// kAdmitted: removed from the queue; kBlocked: it and the rest of its class wait this pass;
+  /// kPassOver: it waits this pass, the next job of its class is tried (a job refused for what
+  /// its class does not share, e.g. its length; cluster/queue_discipline.h's EASY); kStop: the
+  /// pass ends.
+  enum class Verdict { kAdmitted, kBlocked, kPassOver, kStop };
 
   /// Adds a job with its admission key and its rank in arrival order (unique; below the number of
   /// jobs, so a JobIndex).
@@ -30,8 +35,8 @@ class PendingQueue {
   std::size_t size() const { return size_; }
 
   /// One ProcessRequests pass: calls try_admit(job) in (key, rank) order. kAdmitted removes the
-  /// job; kBlocked skips the rest of its class for this pass; kStop ends the pass.
-  /// Returns the number of jobs admitted.
+  /// job; kBlocked skips the rest of its class for this pass; kPassOver skips the job only; kStop
+  /// ends the pass. Returns the number of jobs admitted.
   template <typename TryAdmit>
   int process(TryAdmit&& try_admit);
 
@@ -52,6 +57,7 @@ class PendingQueue {
   std::priority_queue<Head, std::vector<Head>, std::greater<>> heads_;
   std::vector<char> queued_;  // per class: its head is in heads_
   std::vector<int> blocked_;
+  std::vector<std::pair<Entry, int>> passed_;  // entries passed over in this pass, with their class
   std::size_t size_ = 0;
 };
 
@@ -73,10 +79,25 @@ int PendingQueue::process(TryAdmit&& try_admit) {
       } else {
         queued_[static_cast<std::size_t>(c)] = 0;
       }
+    } else if (v == Verdict::kPassOver) {
+      passed_.push_back({q.top(), c});
+      q.pop();
+      if (!q.empty()) {
+        heads_.push({q.top().key, q.top().rank, c});
+      } else {
+        queued_[static_cast<std::size_t>(c)] = 0;
+      }
     } else {
       blocked_.push_back(c);
       if (v == Verdict::kStop) break;
     }
+  }
+  if (!passed_.empty()) {
+    // Back into their classes; every class's head queued again.
+    for (const auto& [e, c] : passed_) classes_[static_cast<std::size_t>(c)].push(e);
+    passed_.clear();
+    rebuild_heads();
+    return admitted;
   }
   for (int c : blocked_) {
     const Entry& e = classes_[static_cast<std::size_t>(c)].top();

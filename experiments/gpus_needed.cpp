@@ -277,6 +277,7 @@ ConfigResult run_config(const Search& s, const Config& c) {
                {"policy", c.policy},
                {"lane_mode", core::to_string(lanes)},
                {"placement", k.placement},
+               {"queue", cluster::to_string(k.queue)},
                {"gpus_needed", found ? json(hi) : json(nullptr)},
                {"rejected", rejected},
                {"search_runs", search_runs},

@@ -50,7 +50,7 @@ void add_experiment_options(run::OptionTable& t, ExperimentContext& ctx, Experim
 
   // The shared options these experiments take (salus-sim's meaning, on their simulations).
   for (const char* name : {"trace", "interference"}) t.find(name)->experiments = {"fidelity", "gpus_needed"};
-  for (const char* name : {"lanes", "share-exponent", "lane-shrink", "switch-cost-ms", "placement", "seed", "format",
+  for (const char* name : {"lanes", "share-exponent", "lane-shrink", "switch-cost-ms", "placement", "queue", "seed", "format",
                            "durations", "throughputs", "worker-type", "gavel-scaling", "assumed-iter-ms",
                            "assumed-memory", "window", "sample"}) {
     t.find(name)->experiments = {"gpus_needed"};

@@ -19,6 +19,7 @@
 #include <boost/program_options/errors.hpp>
 
 #include "cluster/placement.h"
+#include "cluster/queue_discipline.h"
 #include "core/errors.h"
 #include "core/registry.h"
 #include "core/units.h"
@@ -106,6 +107,7 @@ ModelOptions make_model_options(const ModelOptionValues& v, const boost::program
   }
   if (vm.count("placement")) cluster::placement_registry().at(v.placement);  // unknown: exit 2 with the valid ones
   m.placement = v.placement;
+  m.queue = cluster::queue_registry().at(v.queue).factory;  // unknown: exit 2 with the valid ones
   return m;
 }
 

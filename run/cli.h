@@ -34,7 +34,7 @@ struct TraceOptionValues {
 traces::LoadOptions make_load_options(const TraceOptionValues& values, std::uint64_t seed);
 /// The model options of salus-sim and salus-experiment (gpus_needed), as typed.
 struct ModelOptionValues {
-  std::string lanes, interference = "auto", lane_shrink = "on", placement;
+  std::string lanes, interference = "auto", lane_shrink = "on", placement, queue = "backfill";
   double share_exponent = 1, switch_ms = 0;
 };
 /// Checks the values (`vm` tells which were given). Throws core::InputError "--option: what".

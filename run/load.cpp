@@ -210,6 +210,7 @@ void apply_model(const ModelOptions& m, TraceJobs& t, SimConfig& cfg) {
   cfg.lane_shrink = m.lane_shrink;
   cfg.share_exponent = m.share_exponent;
   cfg.placement = m.placement;
+  cfg.queue = m.queue;
   cfg.pairs = std::move(t.pairs);
   cfg.share_weights = std::move(t.share_weights);
   cfg.crowd_factors = std::move(t.crowd_factors);

@@ -66,6 +66,7 @@ struct ModelOptions {
   bool lane_shrink = true;
   std::optional<core::TimeNs> switch_cost_ns;  ///< --switch-cost-ms, when given
   std::string placement;                       ///< a placement's name; "": each policy's own (cluster::default_placement)
+  cluster::QueueDiscipline queue = cluster::QueueDiscipline::kBackfill;  ///< the cluster queue's discipline
 };
 
 /// Sets `cfg`'s model from `m` and the catalog that `t` was loaded with: lanes, lane shrink,

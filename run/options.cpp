@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "cluster/placement.h"
+#include "cluster/queue_discipline.h"
 #include "core/errors.h"
 #include "policies/registry.h"
 #include "sim/interference.h"
@@ -284,6 +285,13 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                                 "; default: each policy's own, fifo first-fit, pack util-pack, the others least-loaded)";
   t.add(value_option("placement", &m.placement, "NAME", models, placement + " (a cluster: --gpus N > 1 or --cluster)"))
       .help_in(kExperiment, placement + " (gpus_needed)");
+  const std::string queue = "on a cluster: how the queue is served past a job that cannot start (valid: " +
+                            cluster::queue_registry().names_joined() +
+                            "; strict: head-of-line blocking, as Tiresias' and Gavel's FIFO; backfill: every job that can "
+                            "start does, as Algorithm 1's own queue; easy: backfill that keeps a reservation for the first "
+                            "job waiting; docs/cluster.md, \"Queue disciplines\")";
+  t.add(value_option("queue", &m.queue, "NAME", models, queue + " (a cluster: --gpus N > 1 or --cluster)"))
+      .help_in(kExperiment, queue + " (gpus_needed)");
 
   // salus-trace generate's own; --workloads is salus-profile's too.
   traces::GeneratorOptions& g = v.generator;

@@ -79,6 +79,10 @@ bool parse_sim_command_line(int argc, char** argv, SimProgramOptions& o) {
   if (given("placement") && !o.cfg.cluster) {
     o.unused.push_back("--placement has no effect on one GPU (it places jobs across --gpus N > 1 or --cluster)");
   }
+  if (given("queue") && !o.cfg.cluster) {
+    o.unused.push_back("--queue has no effect on one GPU (it serves the cluster queue of --gpus N > 1 or --cluster; one "
+                       "GPU's own queue is Algorithm 1's)");
+  }
   if (given("timeline") && v.out.empty()) {
     o.unused.push_back("--timeline has no effect without --out (it chooses what --out's timeline files hold)");
   }
@@ -188,7 +192,8 @@ std::string sim_header_line(const std::string& trace_path, const traces::Trace& 
   const std::string tail = "interference " + cfg.interference + ", switch cost " +
                            seconds_text(cfg.switch_cost_ns * 1000) + " ms\n";
   if (cfg.cluster) {
-    return head + "cluster of " + cfg.cluster->describe() + ", placement " + placement_text(cfg, runs) + ", " + tail;
+    return head + "cluster of " + cfg.cluster->describe() + ", placement " + placement_text(cfg, runs) + ", queue " +
+           std::string(cluster::to_string(cfg.queue)) + ", " + tail;
   }
   return head + "GPU " + core::format_size(cfg.capacity) + ", " + tail;
 }

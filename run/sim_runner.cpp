@@ -48,6 +48,7 @@ PolicyRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& po
     cluster::ClusterOptions co;
     co.cluster = *cfg.cluster;
     co.placement = cluster::placement_for(policy_name, cfg.placement);
+    co.queue = cfg.queue;
     run.placement = co.placement;
     co.sched = opts;
     co.model = model.get();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cluster/cluster_file.h"
+#include "cluster/queue_discipline.h"
 #include "core/job.h"
 #include "core/policy.h"
 #include "core/scheduler.h"
@@ -37,6 +38,8 @@ struct SimConfig : core::SchedulerOptions {
   std::optional<cluster::ClusterSpec> cluster;
   /// Cluster only: a placement registry name; "": each policy's own (cluster::default_placement).
   std::string placement;
+  /// Cluster only: how the cluster queue is served past a job that cannot start.
+  cluster::QueueDiscipline queue = cluster::QueueDiscipline::kBackfill;
 };
 
 

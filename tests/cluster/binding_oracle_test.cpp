@@ -18,6 +18,10 @@
 // gang replica. So (a) may miss a violation but never reports one that is not.
 // It runs on random traces with gangs under every policy x placement x interference model (none,
 // profiled), and on the hand cases of the issue that found the rule broken.
+// Under the queue disciplines that keep order (cluster/queue_discipline.h) it judges (a) for the
+// first job of the queue only (strict: the jobs behind it wait by rule; EASY: they may wait for
+// its reservation), and, under strict, (c): no job starts while one ahead of it in the queue's
+// order (the policy's admission key, then arrival) waits.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -54,8 +58,10 @@ Mode mode_of(const std::string& policy) {
 }
 
 cluster::ClusterOptions options(const std::string& policy, std::int32_t gpus, const std::string& placement,
-                                const sim::InterferenceModel& model) {
+                                const sim::InterferenceModel& model,
+                                cluster::QueueDiscipline queue = cluster::QueueDiscipline::kBackfill) {
   cluster::ClusterOptions o;
+  o.queue = queue;
   o.sched.lane_mode = policies::make_policy(policy)->default_lane_mode();
   o.sched.record_timeline = true;
   o.cluster = cluster::ClusterSpec::uniform(gpus, 16 * core::kGiB);
@@ -75,8 +81,8 @@ struct Resident {
 class Oracle {
  public:
   Oracle(const std::vector<core::JobSpec>& jobs, const cluster::ClusterOutcome& r, std::string policy,
-         std::int32_t gpus)
-      : jobs_(jobs), r_(r), policy_(std::move(policy)), mode_(mode_of(policy_)) {
+         std::int32_t gpus, cluster::QueueDiscipline queue = cluster::QueueDiscipline::kBackfill)
+      : jobs_(jobs), r_(r), policy_(std::move(policy)), mode_(mode_of(policy_)), queue_(queue) {
     std::vector<std::size_t> order(jobs.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
@@ -126,16 +132,41 @@ class Oracle {
     instants_.erase(std::unique(instants_.begin(), instants_.end()), instants_.end());
   }
 
-  /// (a): the waits where at least as many GPUs as the job needs could have started it.
+  /// The queue's order: the policy's admission key (srtf: the solo time the trace gives; priority:
+  /// the highest first; the others: none), then arrival.
+  bool ahead(std::size_t a, std::size_t b) const {
+    const auto key = [&](std::size_t j) -> std::int64_t {
+      if (policy_ == "srtf") return jobs_[j].solo_ns() + jobs_[j].first_iter_extra_ns;
+      if (policy_ == "priority") return -jobs_[j].priority;
+      return 0;
+    };
+    if (key(a) != key(b)) return key(a) < key(b);
+    return rank_[a] < rank_[b];
+  }
+  bool waits_at(std::size_t j, TimeNs t) const {
+    const core::JobState& s = r_.outcome.jobs[j];
+    return s.status == core::JobStatus::kDone && jobs_[j].arrival_ns <= t && s.admitted_ns > t;
+  }
+
+  /// (a): the waits where at least as many GPUs as the job needs could have started it (under
+  /// strict and EASY, of the first job of the queue only).
   std::vector<std::string> waiting_violations(std::int64_t& checked) const {
     std::vector<std::string> out;
     std::vector<GpuState> state(gpus_.size());
     std::vector<char> reported(jobs_.size(), 0);
+    const bool head_only = queue_ != cluster::QueueDiscipline::kBackfill;
     for (const TimeNs t : instants_) {
       for (std::size_t g = 0; g < gpus_.size(); ++g) advance(g, state[g], t);
+      std::size_t head = jobs_.size();
+      if (head_only) {
+        for (std::size_t j = 0; j < jobs_.size(); ++j) {
+          if (waits_at(j, t) && (head == jobs_.size() || ahead(j, head))) head = j;
+        }
+      }
       for (std::size_t j = 0; j < jobs_.size(); ++j) {
         const core::JobState& s = r_.outcome.jobs[j];
         if (s.status != core::JobStatus::kDone || reported[j] || jobs_[j].arrival_ns > t || s.admitted_ns <= t) continue;
+        if (head_only && j != head) continue;
         ++checked;
         std::vector<std::size_t> able;
         for (std::size_t g = 0; g < gpus_.size(); ++g) {
@@ -147,6 +178,26 @@ class Oracle {
         m << "job " << jobs_[j].id << " (" << jobs_[j].gpus << " GPUs) waited at " << t << " ns (bound at "
           << s.admitted_ns << ") while GPU " << able.front() << " could start it";
         out.push_back(m.str());
+      }
+    }
+    return out;
+  }
+
+  /// (c), strict only: the jobs that started while a job ahead of them in the queue's order waited.
+  std::vector<std::string> order_violations(std::int64_t& checked) const {
+    std::vector<std::string> out;
+    if (queue_ != cluster::QueueDiscipline::kStrict) return out;
+    for (std::size_t j = 0; j < jobs_.size(); ++j) {
+      const core::JobState& s = r_.outcome.jobs[j];
+      if (s.status != core::JobStatus::kDone) continue;
+      ++checked;
+      for (std::size_t i = 0; i < jobs_.size(); ++i) {
+        if (i == j || !ahead(i, j) || !waits_at(i, s.admitted_ns)) continue;
+        std::ostringstream m;
+        m << "job " << jobs_[j].id << " started at " << s.admitted_ns << " ns while job " << jobs_[i].id
+          << ", ahead of it, waited (strict)";
+        out.push_back(m.str());
+        break;
       }
     }
     return out;
@@ -398,6 +449,7 @@ class Oracle {
   std::vector<std::int64_t> rank_;
   std::vector<std::vector<Resident>> gpus_;
   std::vector<std::vector<TimeNs>> moves_;
+  cluster::QueueDiscipline queue_;
   struct Event {
     TimeNs time;
     bool finish;
@@ -409,16 +461,19 @@ class Oracle {
 };
 
 struct Tally {
-  std::int64_t waits = 0, binds = 0;
+  std::int64_t waits = 0, binds = 0, orders = 0;
   std::vector<std::string> violations;
 };
 
 void check(const std::vector<core::JobSpec>& jobs, const std::string& policy, std::int32_t gpus,
-           const std::string& placement, const sim::InterferenceModel& model, Tally& tally) {
-  const cluster::ClusterOutcome r = cluster::run_cluster(jobs, policy, options(policy, gpus, placement, model));
-  const Oracle oracle(jobs, r, policy, gpus);
-  for (std::string& v : oracle.waiting_violations(tally.waits)) tally.violations.push_back(policy + "/" + placement + ": " + v);
-  for (std::string& v : oracle.binding_violations(tally.binds)) tally.violations.push_back(policy + "/" + placement + ": " + v);
+           const std::string& placement, const sim::InterferenceModel& model, Tally& tally,
+           cluster::QueueDiscipline queue = cluster::QueueDiscipline::kBackfill) {
+  const cluster::ClusterOutcome r = cluster::run_cluster(jobs, policy, options(policy, gpus, placement, model, queue));
+  const Oracle oracle(jobs, r, policy, gpus, queue);
+  const std::string name = policy + "/" + placement + "/" + std::string(cluster::to_string(queue)) + ": ";
+  for (std::string& v : oracle.waiting_violations(tally.waits)) tally.violations.push_back(name + v);
+  for (std::string& v : oracle.binding_violations(tally.binds)) tally.violations.push_back(name + v);
+  for (std::string& v : oracle.order_violations(tally.orders)) tally.violations.push_back(name + v);
 }
 
 cluster::ClusterOutcome run(const std::vector<core::JobSpec>& jobs, const std::string& policy, std::int32_t gpus,
@@ -503,3 +558,37 @@ TEST_CASE("binding: SRTF judges a lane's running job on what it has left now") {
   }
 }
 
+
+TEST_CASE("binding oracle under strict and EASY: the first job of the queue never waits where it could start; strict keeps the order") {
+  const sim::NoInterference none;
+  const sim::UtilisationInterference profiled;
+  const sim::InterferenceModel* models[] = {&none, &profiled};
+  Tally tally;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    const auto jobs = test::random_jobs(seed, 40, 1 + static_cast<std::int64_t>(seed % 3) * 20, [](core::JobSpec& j, int, auto& pick) {
+      j.priority = static_cast<std::int32_t>(pick(0, 2));
+      if (pick(0, 3) == 0) j.first_iter_extra_ns = pick(0, 5'000'000);
+      if (pick(0, 6) == 0) j.gpus = static_cast<std::int32_t>(pick(2, 3));
+      if (pick(0, 4) == 0) j.ephemeral = test::mib(pick(9000, 15000));
+    });
+    const auto gpus = static_cast<std::int32_t>(2 + seed % 4);
+    for (const cluster::QueueDiscipline queue : {cluster::QueueDiscipline::kStrict, cluster::QueueDiscipline::kEasy}) {
+      for (const sim::InterferenceModel* model : models) {
+        for (const std::string& policy : policies::policy_names()) {
+          for (const std::string placement : {"first-fit", "least-loaded"}) {
+            const std::size_t before = tally.violations.size();
+            check(jobs, policy, gpus, placement, *model, tally, queue);
+            if (tally.violations.size() > before) tally.violations.back() += " (seed " + std::to_string(seed) + ")";
+          }
+        }
+      }
+    }
+  }
+  for (std::size_t i = 0; i < std::min<std::size_t>(tally.violations.size(), 20); ++i) MESSAGE(tally.violations[i]);
+  CHECK(tally.violations.empty());
+  CHECK(tally.waits > 1000);
+  CHECK(tally.binds > 1000);
+  CHECK(tally.orders > 1000);
+  MESSAGE("waiting instants judged: " << tally.waits << ", binds judged: " << tally.binds
+                                      << ", orders judged: " << tally.orders << ", violations: " << tally.violations.size());
+}

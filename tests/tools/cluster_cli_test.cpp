@@ -26,7 +26,7 @@ TEST_CASE("salus-sim --gpus 2: the README's worked cluster example") {
   REQUIRE(r.code == 0);
   CHECK(r.out ==
         "salus-sim: traces/examples/hand.csv (native, 3 jobs), cluster of 2 GPUs of 16 GiB, placement per policy "
-        "(fifo first-fit, srtf least-loaded, pack util-pack), interference none, switch cost 0 ms\n"
+        "(fifo first-fit, srtf least-loaded, pack util-pack), queue backfill, interference none, switch cost 0 ms\n"
         "Policy   Lanes          Makespan   Avg. Queuing     Avg. JCT      95% JCT   Done  Rejected  Failed  Interrupted\n"
         "fifo     exclusive        1.30 s         0.00 s       0.63 s       1.00 s      3         0       0            0\n"
         "srtf     single           1.30 s         0.00 s       0.63 s       1.00 s      3         0       0            0\n"
