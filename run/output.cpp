@@ -811,8 +811,27 @@ std::vector<SizeJct> jct_by_size(const std::vector<core::JobSpec>& jobs, const P
   return out;
 }
 
+GpuTime gpu_time(const std::vector<core::JobSpec>& jobs, const PolicyRun& run) {
+  GpuTime out;
+  core::TimeNs busy = 0;
+  for (std::size_t i = 0; i + 1 < run.gpus_busy.size(); ++i) {
+    busy += (run.gpus_busy[i + 1].time_ns - run.gpus_busy[i].time_ns) * run.gpus_busy[i].gpus;
+  }
+  out.busy_s = core::to_seconds(busy);
+  double work = 0;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (run.outcome.jobs[i].status != core::JobStatus::kDone) continue;
+    work += static_cast<double>(jobs[i].gpus) * core::to_seconds(jobs[i].solo_ns() + jobs[i].first_iter_extra_ns);
+  }
+  out.work_s = work;
+  return out;
+}
+
 void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const PolicyRun& run) {
+  const GpuTime time = gpu_time(jobs, run);
   w.begin_object();
+  w.key("busy_gpu_s");
+  w.value(time.busy_s);
   w.key("gpus_busy");
   w.begin_array();
   for (const auto& [t, n] : run.gpus_busy) {
@@ -845,6 +864,8 @@ void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs,
   w.end_array();
   w.key("placement");
   w.value(run.placement);
+  w.key("work_gpu_s");
+  w.value(time.work_s);
   w.end_object();
 }
 
@@ -861,8 +882,10 @@ void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jo
       sizes += (sizes.empty() ? "" : "; ") + count_text(static_cast<std::size_t>(s.gpus), "GPU") + ": " +
                count_text(static_cast<std::size_t>(s.jobs), "job") + ", avg " + time_text(s.avg_jct_s, jct_unit);
     }
-    std::snprintf(line, sizeof line, "%-8s placement %s, GPUs busy at most %d; JCT by size: ", r.policy.c_str(),
-                  r.placement.c_str(), peak);
+    const GpuTime time = gpu_time(jobs, r);
+    std::snprintf(line, sizeof line, "%-8s placement %s, GPUs busy at most %d, busy GPU-time %s for %s of work; JCT by size: ",
+                  r.policy.c_str(), r.placement.c_str(), peak, time_text(time.busy_s, jct_unit).c_str(),
+                  time_text(time.work_s, jct_unit).c_str());
     os << line << (sizes.empty() ? "no job finished" : sizes) << "\n";
   }
 }

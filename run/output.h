@@ -91,11 +91,23 @@ struct SizeJct {
 };
 std::vector<SizeJct> jct_by_size(const std::vector<core::JobSpec>& jobs, const PolicyRun& run);
 
-/// A cluster run's "cluster" member of its "results" entry: {"gpus_busy": [[time_s, gpus], ...],
-/// "jct_by_size": [{"gpus", "jobs", "avg_jct_s"}], "job_gpus": [[gpu, ...] per job]}.
+/// GPU-time, seconds: `busy`, the time each GPU had a job admitted (gpus_busy integrated over the
+/// run: a gang replica holding its GPU counts, as do jobs slowed by their neighbours); `work`, what
+/// the finished jobs asked (each job's GPUs x its solo time as the trace gives it, iterations x
+/// iteration time + the first iteration's extra, at speed 1). Busy above work: holding,
+/// interference, slower GPUs; below: several jobs sharing a GPU.
+struct GpuTime {
+  double busy_s = 0, work_s = 0;
+};
+GpuTime gpu_time(const std::vector<core::JobSpec>& jobs, const PolicyRun& run);
+
+/// A cluster run's "cluster" member of its "results" entry: {"busy_gpu_s", "gpus_busy": [[time_s,
+/// gpus], ...], "jct_by_size": [{"gpus", "jobs", "avg_jct_s"}], "job_gpus": [[gpu, ...] per job],
+/// "placement", "work_gpu_s"}.
 void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs, const PolicyRun& run);
 
-/// After the table: per policy, the peak of GPUs busy and the JCT by job size.
+/// After the table: per policy, the peak of GPUs busy, the busy GPU-time beside the work, and the
+/// JCT by job size.
 void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jobs, const std::vector<PolicyRun>& runs);
 /// With --paging on: a line per policy after the table, its page-outs and page-ins (persistent
 /// blocks moved to the host and back).

@@ -31,9 +31,9 @@ TEST_CASE("salus-sim --gpus 2: the README's worked cluster example") {
         "fifo     exclusive        1.30 s         0.00 s       0.63 s       1.00 s      3         0       0            0\n"
         "srtf     single           1.30 s         0.00 s       0.63 s       1.00 s      3         0       0            0\n"
         "pack     auto             1.30 s         0.00 s       0.63 s       1.00 s      3         0       0            0\n"
-        "fifo     placement first-fit, GPUs busy at most 2; JCT by size: 1 GPU: 3 jobs, avg 0.63 s\n"
-        "srtf     placement least-loaded, GPUs busy at most 2; JCT by size: 1 GPU: 3 jobs, avg 0.63 s\n"
-        "pack     placement util-pack, GPUs busy at most 2; JCT by size: 1 GPU: 3 jobs, avg 0.63 s\n");
+        "fifo     placement first-fit, GPUs busy at most 2, busy GPU-time 1.90 s for 1.90 s of work; JCT by size: 1 GPU: 3 jobs, avg 0.63 s\n"
+        "srtf     placement least-loaded, GPUs busy at most 2, busy GPU-time 1.90 s for 1.90 s of work; JCT by size: 1 GPU: 3 jobs, avg 0.63 s\n"
+        "pack     placement util-pack, GPUs busy at most 2, busy GPU-time 1.90 s for 1.90 s of work; JCT by size: 1 GPU: 3 jobs, avg 0.63 s\n");
   const nlohmann::json s = nlohmann::json::parse(salus::test::slurp(json));
   CHECK(s["cluster"]["gpus"] == 2);
   CHECK(s["cluster"]["placement"] == "per policy");
