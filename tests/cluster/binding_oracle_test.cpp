@@ -559,7 +559,7 @@ TEST_CASE("binding: SRTF judges a lane's running job on what it has left now") {
 }
 
 
-TEST_CASE("binding oracle under strict and EASY: the first job of the queue never waits where it could start; strict keeps the order") {
+TEST_CASE("binding oracle under strict and EASY: the first job of the queue never waits where it could start, strict keeps the order") {
   const sim::NoInterference none;
   const sim::UtilisationInterference profiled;
   const sim::InterferenceModel* models[] = {&none, &profiled};
