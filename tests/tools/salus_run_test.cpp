@@ -626,6 +626,9 @@ TEST_CASE("salus-profile --sweeps: bad lists exit 2, a sweep is written and driv
   CHECK_FALSE(read_json(plain).contains("sweeps"));
   const Result f = sim("--trace '" + mlp_trace.string() + "' --gpu-mem 256MiB --interference capacity --profiles '" +
                        plain.string() + "'");
+  // (It failed once in CI with exit 2 and the reason unlogged: salus-sim's stderr and the catalog.)
+  const std::string plain_text = slurp(plain);
+  INFO("salus-sim stderr: ", f.err, "\ncatalog: ", plain_text);
   CHECK(f.code == 0);
   CHECK(f.out.find("note: capacity: the catalog has no sweeps (salus-profile --sweeps measures them): C = 1 for every "
                    "workload, which is the `shares` model\n") != std::string::npos);
