@@ -59,7 +59,8 @@ InferenceConfig load_config(const std::string& path, const traces::Catalog& cata
   if (!j.is_object()) throw core::InputError(core::at(path, 1, "expected a JSON object"));
   static const char* kKeys[] = {"format", "notes", "models", "instances", "request_rate_per_s", "duration_s", "seed",
                                 "process_overhead_mib", "process_overhead_note", "lanes_per_gpu"};
-  for (const auto& [k, v] : j.items()) {
+  for (const auto& item : j.items()) {
+    const std::string& k = item.key();  // (clang 14 captures no structured binding in a lambda)
     if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* x) { return k == x; }) == std::end(kKeys)) {
       std::string valid;
       for (const char* x : kKeys) valid += (valid.empty() ? "" : ", ") + std::string(x);
