@@ -476,6 +476,16 @@ void check(const std::vector<core::JobSpec>& jobs, const std::string& policy, st
   for (std::string& v : oracle.order_violations(tally.orders)) tally.violations.push_back(name + v);
 }
 
+// The random traces the oracle judges: 40 jobs, some gangs of 2 or 3, some of nearly a GPU's memory.
+std::vector<core::JobSpec> oracle_jobs(std::uint64_t seed) {
+  return test::random_jobs(seed, 40, 1 + static_cast<std::int64_t>(seed % 3) * 20, [](core::JobSpec& j, int, auto& pick) {
+    j.priority = static_cast<std::int32_t>(pick(0, 2));
+    if (pick(0, 3) == 0) j.first_iter_extra_ns = pick(0, 5'000'000);
+    if (pick(0, 6) == 0) j.gpus = static_cast<std::int32_t>(pick(2, 3));
+    if (pick(0, 4) == 0) j.ephemeral = test::mib(pick(9000, 15000));
+  });
+}
+
 cluster::ClusterOutcome run(const std::vector<core::JobSpec>& jobs, const std::string& policy, std::int32_t gpus,
                             const std::string& placement) {
   const sim::NoInterference none;
@@ -491,12 +501,7 @@ TEST_CASE("binding oracle: random traces with gangs, every policy x placement x 
   Tally tally;
   std::int64_t gang_waits = 0;
   for (std::uint64_t seed = 1; seed <= 16; ++seed) {
-    const auto jobs = test::random_jobs(seed, 40, 1 + static_cast<std::int64_t>(seed % 3) * 20, [](core::JobSpec& j, int, auto& pick) {
-      j.priority = static_cast<std::int32_t>(pick(0, 2));
-      if (pick(0, 3) == 0) j.first_iter_extra_ns = pick(0, 5'000'000);
-      if (pick(0, 6) == 0) j.gpus = static_cast<std::int32_t>(pick(2, 3));
-      if (pick(0, 4) == 0) j.ephemeral = test::mib(pick(9000, 15000));
-    });
+    const auto jobs = oracle_jobs(seed);
     const auto gpus = static_cast<std::int32_t>(2 + seed % 4);
     for (const sim::InterferenceModel* model : models) {
       for (const std::string& policy : policies::policy_names()) {
@@ -565,12 +570,7 @@ TEST_CASE("binding oracle under strict and EASY: the first job of the queue neve
   const sim::InterferenceModel* models[] = {&none, &profiled};
   Tally tally;
   for (std::uint64_t seed = 1; seed <= 8; ++seed) {
-    const auto jobs = test::random_jobs(seed, 40, 1 + static_cast<std::int64_t>(seed % 3) * 20, [](core::JobSpec& j, int, auto& pick) {
-      j.priority = static_cast<std::int32_t>(pick(0, 2));
-      if (pick(0, 3) == 0) j.first_iter_extra_ns = pick(0, 5'000'000);
-      if (pick(0, 6) == 0) j.gpus = static_cast<std::int32_t>(pick(2, 3));
-      if (pick(0, 4) == 0) j.ephemeral = test::mib(pick(9000, 15000));
-    });
+    const auto jobs = oracle_jobs(seed);
     const auto gpus = static_cast<std::int32_t>(2 + seed % 4);
     for (const cluster::QueueDiscipline queue : {cluster::QueueDiscipline::kStrict, cluster::QueueDiscipline::kEasy}) {
       for (const sim::InterferenceModel* model : models) {
