@@ -1565,8 +1565,9 @@ void Cluster::place(TimeNs t) {
   if (queue_.empty()) return;
   std::sort(touched_.begin(), touched_.end());
   for (const std::int32_t g : touched_) index_room(g);
-  // Not under EASY: decided at every instant there (a skipped pass changed PACK's results on a
-  // generated gang trace, so something a pass reads under EASY is not in the GPUs' keys).
+  // Not under EASY: there a job placed late in a pass can move the next pass's reservation off
+  // the GPUs an earlier job was refused for it, so a pass is not one that leaves every queued job
+  // refused, as the skip assumes (skipping changed PACK's results on a generated gang trace).
   if (!second_pass_ && first_new_rank_ < 0 && newcomer_ == core::Policy::Newcomer::kWaits &&
       opts_.queue != QueueDiscipline::kEasy &&
       std::all_of(touched_.begin(), touched_.end(), [&](std::int32_t g) { return at(g).placed == placed_key(g); })) {
