@@ -1565,9 +1565,10 @@ void Cluster::place(TimeNs t) {
   if (queue_.empty()) return;
   std::sort(touched_.begin(), touched_.end());
   for (const std::int32_t g : touched_) index_room(g);
-  // Not under EASY: there a job placed late in a pass can move the next pass's reservation off
-  // the GPUs an earlier job was refused for it, so a pass is not one that leaves every queued job
-  // refused, as the skip assumes (skipping changed PACK's results on a generated gang trace).
+  // Not under EASY: there the skip is not exact. On a generated gang trace under PACK a pass that
+  // would have been skipped placed a job (a 2-GPU job on two touched GPUs whose keys had not
+  // changed, beside a reservation elsewhere); which state a pass reads under EASY and the keys
+  // miss was not found, so EASY decides at every instant.
   if (!second_pass_ && first_new_rank_ < 0 && newcomer_ == core::Policy::Newcomer::kWaits &&
       opts_.queue != QueueDiscipline::kEasy &&
       std::all_of(touched_.begin(), touched_.end(), [&](std::int32_t g) { return at(g).placed == placed_key(g); })) {
