@@ -410,8 +410,8 @@ json run_gpus_needed(const ExperimentContext& ctx) {
     std::snprintf(head, sizeof head, "%zu jobs, widest %lld GPU%s, average solo time %.1f min", jobs.size(),
                   static_cast<long long>(sb.widest), sb.widest == 1 ? "" : "s", avg_solo_s / 60);
     log("gpus_needed: " + trace_path + " (" + traces::to_string(loaded.trace.format) + ", " + head + "), GPUs of " +
-        core::format_size(cfg.capacity) + ", interference " + cfg.interference + ", switch cost " +
-        seconds_text(cfg.switch_cost_ns * 1000) + " ms\n");
+        core::format_size(cfg.capacity) + ", queue " + std::string(cluster::to_string(cfg.queue)) + ", interference " +
+        cfg.interference + ", switch cost " + seconds_text(cfg.switch_cost_ns * 1000) + " ms\n");
   }
   for (const std::string& n : notes) log("note: " + n + "\n");
   {
