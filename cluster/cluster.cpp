@@ -1565,10 +1565,12 @@ void Cluster::place(TimeNs t) {
   if (queue_.empty()) return;
   std::sort(touched_.begin(), touched_.end());
   for (const std::int32_t g : touched_) index_room(g);
-  // Not under EASY: there the skip is not exact. On a generated gang trace under PACK a pass that
-  // would have been skipped placed a job (a 2-GPU job on two touched GPUs whose keys had not
-  // changed, beside a reservation elsewhere); which state a pass reads under EASY and the keys
-  // miss was not found, so EASY decides at every instant.
+  // Not under EASY: there a pass need not leave every queued job refused, which the skip assumes.
+  // With lanes a GPU that could take the reserving job now is reserved even if its other jobs run
+  // long; a job placed on it later in the pass (one that ends by the reservation) takes that room,
+  // and the next pass, seeing the GPU busy until its jobs end, reserves others, which can free the
+  // GPUs an earlier job was passed over for (PACK on a generated gang trace: job 568 passed over at
+  // one instant, placed at the next with no GPU changed). So EASY decides at every instant.
   if (!second_pass_ && first_new_rank_ < 0 && newcomer_ == core::Policy::Newcomer::kWaits &&
       opts_.queue != QueueDiscipline::kEasy &&
       std::all_of(touched_.begin(), touched_.end(), [&](std::int32_t g) { return at(g).placed == placed_key(g); })) {
