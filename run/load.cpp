@@ -253,6 +253,16 @@ std::vector<std::string> sim_notes(const TraceJobs& loaded, const std::vector<st
   std::vector<std::string> notes = loaded.trace.notes;
   if (cfg.cluster) notes.insert(notes.end(), cfg.cluster->notes.begin(), cfg.cluster->notes.end());
   if (!loaded.cpus_note.empty()) notes.push_back(loaded.cpus_note);
+  if (cfg.cluster) {
+    // The gang model's one assumption no trace states: holding (docs/cluster.md).
+    const auto gangs = std::count_if(loaded.jobs.begin(), loaded.jobs.end(), [](const core::JobSpec& j) { return j.gpus > 1; });
+    if (gangs > 0) {
+      notes.push_back(std::to_string(gangs) + (gangs == 1 ? " job runs" : " jobs run") +
+                      " on several GPUs in lock-step: a replica chosen on its GPU holds its lane, idle, until every "
+                      "replica's GPU has chosen it (holding: docs/cluster.md, \"Words the code and cluster/README.md "
+                      "use\"); the busy GPU-time after the table counts it");
+    }
+  }
   for (const std::string& n : model_notes(policies, cfg)) notes.push_back(n);
   return notes;
 }

@@ -616,6 +616,8 @@ TEST_CASE("salus-profile --sweeps: bad lists exit 2, a sweep is written and driv
   }
   const Result s = sim("--trace '" + mlp_trace.string() + "' --gpu-mem 256MiB --interference capacity --profiles '" +
                        swept.string() + "'");
+  const std::string swept_text = slurp(swept);
+  INFO("salus-sim stderr: ", s.err, "\ncatalog: ", swept_text);
   CHECK(s.code == 0);
   CHECK(s.out.find("interference capacity, ") != std::string::npos);
   CHECK(s.out.find("note: capacity:") == std::string::npos);
