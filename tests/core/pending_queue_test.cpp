@@ -93,3 +93,44 @@ TEST_CASE("admission keys come first, arrival order breaks ties, also inside a c
   }) == 1);
   CHECK(seen == std::vector<JobIndex>{4, 6});
 }
+
+TEST_CASE("a job passed over waits alone: its class's next jobs are tried, and it keeps its place for the next pass") {
+  PendingQueue q;
+  q.push(0, 0, 0, 1, 1);  // class A
+  q.push(1, 0, 1, 1, 1);  // class A
+  q.push(2, 0, 2, 2, 2);  // class B
+  q.push(3, 0, 3, 1, 1);  // class A
+  std::vector<JobIndex> seen;
+  CHECK(q.process([&](JobIndex j) {
+    seen.push_back(j);
+    if (j == 0 || j == 2) return V::kPassOver;
+    return j == 1 ? V::kAdmitted : V::kBlocked;
+  }) == 1);
+  CHECK(seen == std::vector<JobIndex>{0, 1, 2, 3});
+  CHECK(q.size() == 3);
+  // The next pass visits the jobs left in arrival order again, the passed-over ones first.
+  seen.clear();
+  CHECK(q.process([&](JobIndex j) {
+    seen.push_back(j);
+    return V::kAdmitted;
+  }) == 3);
+  CHECK(seen == std::vector<JobIndex>{0, 2, 3});
+  CHECK(q.empty());
+  // kStop after a pass-over: the pass ends, and nothing is lost.
+  q.push(4, 0, 4, 1, 1);
+  q.push(5, 0, 5, 1, 1);
+  q.push(6, 0, 6, 1, 1);
+  seen.clear();
+  CHECK(q.process([&](JobIndex j) {
+    seen.push_back(j);
+    return j == 4 ? V::kPassOver : V::kStop;
+  }) == 0);
+  CHECK(seen == std::vector<JobIndex>{4, 5});
+  CHECK(q.size() == 3);
+  seen.clear();
+  q.process([&](JobIndex j) {
+    seen.push_back(j);
+    return V::kAdmitted;
+  });
+  CHECK(seen == std::vector<JobIndex>{4, 5, 6});
+}
