@@ -235,3 +235,20 @@ TEST_CASE("a result entry: the schema's one writer, read back as a document") {
   run::write_results_json(w, specs, {r});
   CHECK(run::results_json(specs, {r}).dump(2) == w.text());
 }
+
+TEST_CASE("gpu_time: busy GPU-time at Helios scale (6,416 GPUs for six months) and the finished jobs' work") {
+  // GPU-nanoseconds of such a run pass 2^63: the integral is kept in seconds.
+  run::PolicyRun r;
+  const core::TimeNs half_year = 180LL * 24 * 3600 * 1'000'000'000LL;
+  r.gpus_busy = {{0, 6416}, {half_year, 3000}, {2 * half_year, 0}};
+  auto big = test::job("big", 0, 10, 1'000'000'000, 0, 1);
+  big.gpus = 4;
+  const std::vector<core::JobSpec> jobs = {big, test::job("left", 0, 5, 1'000'000'000, 0, 1)};
+  r.outcome.jobs.resize(2);
+  r.outcome.jobs[0].status = core::JobStatus::kDone;
+  r.outcome.jobs[1].status = core::JobStatus::kRejected;
+  const run::GpuTime t = run::gpu_time(jobs, r);
+  const double half_year_s = 180.0 * 24 * 3600;
+  CHECK(t.busy_s == doctest::Approx((6416 + 3000) * half_year_s).epsilon(1e-12));
+  CHECK(t.work_s == 40.0);  // 4 GPUs x 10 s; the rejected job asked nothing that ran
+}
