@@ -626,7 +626,8 @@ class Cluster {
   /// EASY's estimate of how long it holds the GPU.
   TimeNs solo_on(JobIndex j, const Gpu& gpu) const {
     const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
-    return s.iterations * gpu_iter_ns(s.iter_ns, speed_on(gpu, j)) + gpu_iter_ns(s.first_iter_extra_ns, speed_on(gpu, j));
+    const std::int64_t speed = speed_on(gpu, j);
+    return s.iterations * gpu_iter_ns(s.iter_ns, speed) + gpu_iter_ns(s.first_iter_extra_ns, speed);
   }
   /// EASY: the reservation of input job j, the first job of this pass that cannot start.
   void reserve(JobIndex j);
@@ -1283,10 +1284,9 @@ std::int32_t Cluster::fixed_gpu(JobIndex j) const {
   // Under strict and EASY, a job one GPU can hold queues as every other (bound at its arrival, it
   // would wait in that GPU's own queue and start there before the jobs ahead of it in the
   // cluster's); one none can hold still goes to the largest, which rejects it.
+  if (s.gpus != 1 || kind_set_of(j) != 0) return -1;
   const std::int64_t able = able_gpus(aligned(s.persistent) + aligned(s.ephemeral), kAnyKind);
-  if (s.gpus != 1 || kind_set_of(j) != 0 || able > 1 || (able == 1 && opts_.queue != QueueDiscipline::kBackfill)) {
-    return -1;
-  }
+  if (able > 1 || (able == 1 && opts_.queue != QueueDiscipline::kBackfill)) return -1;
   // The one GPU that can hold it is the only one of the largest memory; when none can, the
   // lowest-numbered of the largest.
   return largest_gpu_;
@@ -1503,11 +1503,10 @@ void Cluster::index_room(std::int32_t g) {
 // waiting.
 void Cluster::reserve(JobIndex j) {
   const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
-  const Bytes need = aligned(s.persistent) + aligned(s.ephemeral);
   free_order_.clear();
   for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus_.size()); ++g) {
     const Gpu& gpu = at(g);
-    if (!allowed(gpu, j) || need > aligned_capacity(gpu.capacity)) continue;
+    if (!allowed(gpu, j) || !fresh_fits(gpu, s)) continue;  // it can never hold j
     const bool now = gpu.bound == 0 || ((s.gpus == 1 || gpu.gang < 0) && can_start(g, j) != Start::kNo);
     free_order_.emplace_back(now ? std::numeric_limits<TimeNs>::min() : gpu.free_at, g);
   }
