@@ -28,7 +28,7 @@ struct BoundMissed {
 };
 
 /// The lower bound at a progress call, with the bound it held: the run misses when
-/// `lower_bound_s > bound_s` (compared as core::compute_metrics computes the average, so exact).
+/// `lower_bound_s > bound_s` (compared as core::compute_metrics computes the average).
 ///
 /// At `now`, for each job that has arrived and is not rejected: JCT >= min(now, finish) -
 /// arrival, queuing >= min(now, first start) - arrival (a time not yet reached counts as now).
@@ -37,10 +37,22 @@ struct BoundMissed {
 /// rejection happens only at arrival, so each arrived job counted ends done and in the average,
 /// and the average's divisor, the jobs done, is at most the jobs not rejected so far. A run that
 /// does not end with every job done or rejected misses whatever its average.
+///
+/// With run floors (the constructor's `floor_ns`, JCT only), a job cannot finish sooner than its
+/// floor f after it starts (its iterations run one after another, none faster than solo):
+///  - an open job counts max(now, start + f) - arrival, its start the first start shown if
+///    reached by now, else now;
+///  - a job not yet arrived counts min(f, B), B the bound. It may yet be rejected, leaving the sum
+///    and the divisor; capped at B, the decision stays sound: if the sum with every such job
+///    exceeds B x the divisor, removing any r of them removes at most r x B from the sum and r
+///    from the divisor, so the average left still exceeds B. The lower bound itself is then the
+///    average's only where no job is rejected after `now`.
 class BoundWatch {
  public:
-  /// `jobs` outlives the watch (the trace the run is given, in its order).
-  BoundWatch(std::span<const core::JobSpec> jobs, BoundKind kind, double bound_s);
+  /// `jobs` outlives the watch (the trace the run is given, in its order). `floor_ns`: empty, or
+  /// per job the least time from its first start to its finish (solo_floors where the run's
+  /// iterations are never faster than the profile); read for kAvgJct only.
+  BoundWatch(std::span<const core::JobSpec> jobs, BoundKind kind, double bound_s, std::vector<core::TimeNs> floor_ns = {});
 
   /// The lower bound from the states a progress hook is shown (one per job; a cluster's gang job:
   /// its replicas' merged, cluster::ClusterOptions::progress). Calls must come from one run,
@@ -60,13 +72,21 @@ class BoundWatch {
 
   std::span<const core::JobSpec> jobs_;
   BoundKind kind_;
+  std::vector<core::TimeNs> floor_ns_;    // per job, or empty
   double bound_s_;
   std::vector<std::size_t> order_;        // job indices by arrival
   std::size_t cursor_ = 0;                // order_[0, cursor_) have arrived by the last call
+  core::Int128 future_ns_ = 0;            // sum of min(floor, bound) over order_[cursor_, end)
+  core::TimeNs cap_ns_ = 0;               // the bound in whole nanoseconds, at most the bound
   std::vector<std::size_t> open_;         // arrived, not rejected, their event not yet happened
   core::Int128 closed_ns_ = 0;            // sum of event - arrival over the jobs whose event happened
   std::int64_t rejected_ = 0;             // jobs seen rejected
 };
+
+/// Per job, the least time from its first start to its finish in a run whose iterations each take
+/// at least the profile's time (no profile noise, no GPU kind faster than the profile: gpus_needed's
+/// uniform clusters): every iteration after the other at solo speed, the first with its extra.
+std::vector<core::TimeNs> solo_floors(std::span<const core::JobSpec> jobs);
 
 /// A progress hook for a run: calls `also` (the progress meter, or nothing), then watch.check.
 /// The watch outlives the run.

@@ -128,7 +128,8 @@ std::string search_guarantee(const SearchBounds& b) {
          "upward until one meets the bound, up to " + std::to_string(b.peak) +
          " (the peak demand, every job started at its arrival; larger N are not run): the answer is exact, every N "
          "below it was run and misses, whatever the curve's shape (more GPUs can raise the average); a run is "
-         "stopped early once a lower bound on its average (what has happened by then) exceeds the bound, so it "
+         "stopped early once a lower bound on its average (what has happened by then; without profile noise, also "
+         "each job's solo time from its start) exceeds the bound, so it "
          "certainly misses (the curve marks it missed_early, without averages); the curve adds "
          "the " + std::to_string(kRunAbove) + " N above the answer and " + std::to_string(kCurvePoints) +
          " spread to twice it, and each rise seen among its complete runs is noted after the table";
@@ -195,7 +196,10 @@ Point run_point(const Search& s, const Config& c, std::int64_t n, bool stop_earl
   if (s.ctx.progress != nullptr) {
     meter = s.ctx.progress->hook("gpus_needed: " + std::string(c.label) + " on " + std::to_string(n) + " GPUs", s.jobs);
   }
-  BoundWatch watch(s.jobs, s.on_queue ? BoundKind::kAvgQueuing : BoundKind::kAvgJct, s.bound_s);
+  // Solo is a floor on each job's run from its first start where no iteration is faster than the
+  // profile: no profile noise, and GPUs of no named kind (ClusterSpec::uniform).
+  BoundWatch watch(s.jobs, s.on_queue ? BoundKind::kAvgQueuing : BoundKind::kAvgJct, s.bound_s,
+                   s.cfg.profile_noise == 0 ? solo_floors(s.jobs) : std::vector<core::TimeNs>{});
   k.progress = stop_early ? watch_hook(watch, std::move(meter)) : std::move(meter);
   Point p{.gpus = n};
   try {

@@ -162,6 +162,58 @@ TEST_CASE("BoundWatch: at every step the lower bound is at most the final averag
   CHECK(stopped_hopeless > 5);  // and some hopeless N are stopped before half their run
 }
 
+TEST_CASE("BoundWatch with solo floors: a run that meets the bound is never stopped, a stopped one misses, the "
+          "fewest N is the same, and it stops no later than without floors") {
+  const std::string traces[] = {"tests/data/traces/import/tiresias_60_job_head.csv", "traces/long_trace_100.csv"};
+  const std::int64_t up_to[] = {20, 6};
+  int stopped = 0, earlier = 0;
+  for (std::size_t t = 0; t < std::size(traces); ++t) {
+    CAPTURE(traces[t]);
+    const Loaded l = load(traces[t]);
+    const std::vector<TimeNs> floors = salus::experiments::solo_floors(l.jobs);
+    for (const Config& c : kConfigs) {
+      CAPTURE(c.policy);
+      CAPTURE(c.exclusive);
+      for (const double f : {1.3, 1.6, 2.0, 3.0}) {
+        const double bound = f * l.avg_solo_s;
+        CAPTURE(bound);
+        std::vector<bool> full_meets, early_meets;
+        for (std::int64_t n = l.widest; n <= up_to[t]; ++n) {
+          CAPTURE(n);
+          // In full, with a plain watch and a floored one held to the bound recording their bounds.
+          SimConfig k = config_at(l, c, n);
+          BoundWatch plain(l.jobs, BoundKind::kAvgJct, bound), floored(l.jobs, BoundKind::kAvgJct, bound, floors);
+          std::optional<TimeNs> plain_stop, floored_stop;
+          k.progress_every = 1;
+          k.progress = [&](const salus::core::Progress& p) {
+            if (!plain_stop && plain.lower_bound_s(p) > bound) plain_stop = p.now;
+            const double lb = floored.lower_bound_s(p);
+            CHECK(lb >= plain.lower_bound_s(p) - 1e-9 * bound);  // floors only raise it
+            if (!floored_stop && lb > bound) floored_stop = p.now;
+          };
+          const salus::run::PolicyRun r = salus::run::simulate(l.jobs, c.policy, k);
+          const bool meets = r.metrics.done + r.metrics.rejected == r.metrics.jobs && r.metrics.avg_jct_s <= bound;
+          full_meets.push_back(meets);
+          early_meets.push_back(meets && !floored_stop);
+          if (floored_stop) {
+            CHECK_FALSE(meets);
+            ++stopped;
+            if (!plain_stop || *floored_stop < *plain_stop) ++earlier;
+            if (plain_stop) CHECK(*floored_stop <= *plain_stop);
+          }
+        }
+        auto at = [&](const std::vector<bool>& v) {
+          return [&v, &l](std::int64_t n) { return static_cast<bool>(v.at(static_cast<std::size_t>(n - l.widest))); };
+        };
+        CHECK(fewest_gpus(l.widest, up_to[t], at(full_meets)).evaluated ==
+              fewest_gpus(l.widest, up_to[t], at(early_meets)).evaluated);
+      }
+    }
+  }
+  CHECK(stopped > 20);
+  CHECK(earlier > 10);  // the floors stop some runs sooner
+}
+
 TEST_CASE("BoundWatch: its hook's BoundMissed leaves the simulator (one GPU and a cluster) at the first step whose "
           "bound exceeds the bound, and a run that meets the bound is not stopped") {
   const Loaded l = load("traces/long_trace_100.csv");
