@@ -75,6 +75,16 @@ struct BusySample {
   bool operator==(const BusySample&) const = default;
 };
 
+/// One run of a job on its GPUs (the preemptive cluster policies: a job may run several times,
+/// anywhere; preemptive.h).
+struct JobRun {
+  core::JobIndex job = core::kNoJob;
+  core::TimeNs start_ns = 0;
+  core::TimeNs end_ns = 0;
+  std::vector<std::int32_t> gpus;
+  bool operator==(const JobRun&) const = default;
+};
+
 struct ClusterOutcome {
   /// jobs: one state per input job (a gang job's: its replicas' common progress, first start and
   /// finish); counters summed over GPUs (max_concurrent_lanes: the largest on one GPU); timelines
@@ -95,6 +105,11 @@ struct ClusterOutcome {
   std::int64_t joint_paced_plans = 0;               ///< of the joint plans, those of replicas at different speeds
   std::int64_t turn_plans = 0;                      ///< plans of one gang GPU's 1-GPU runs up to its replica's turn
   std::int64_t turn_plan_runs = 0;                  ///< the 1-GPU runs they covered
+  /// The preemptive cluster policies only (preemptive.h; empty and 0 otherwise):
+  std::vector<JobRun> job_runs;                     ///< every run, in the order they ended
+  std::int64_t preemptions = 0;                     ///< runs ended before the job finished
+  std::int64_t migrations = 0;                      ///< runs started again on other GPUs than the job's last
+  std::int64_t promotions = 0;                      ///< jobs put back in the first queue (2D-LAS' starvation knob)
 };
 
 /// Runs `jobs` on the cluster under the named policy (policies::make_policy) on every GPU.

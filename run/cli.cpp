@@ -18,6 +18,7 @@
 
 #include <boost/program_options/errors.hpp>
 
+#include "cluster/lease_policy.h"
 #include "cluster/placement.h"
 #include "cluster/queue_discipline.h"
 #include "core/errors.h"
@@ -29,13 +30,26 @@
 
 namespace salus::run {
 
-std::vector<std::string> parse_policy_list(const std::string& list) {
+std::vector<std::string> parse_policy_list(const std::string& list, bool cluster_policies) {
   std::vector<std::string> out;
+  const std::string valid = policies::policy_names_joined() +
+                            (cluster_policies ? "; cluster policies: " + cluster::lease_registry().names_joined() : "");
   for (const std::string& p : core::split_list(list)) {
-    if (p.empty()) {
-      throw core::InputError("--policy: an empty item in '" + list + "' (valid: " + policies::policy_names_joined() + ")");
+    if (p.empty()) throw core::InputError("--policy: an empty item in '" + list + "' (valid: " + valid + ")");
+    if (cluster::is_lease_policy(p)) {
+      if (!cluster_policies) {
+        throw core::InputError("--policy: '" + p + "' is a preemptive cluster policy, which salus-sim runs; here the "
+                               "valid policies are " + policies::policy_names_joined());
+      }
+    } else {
+      try {
+        policies::make_policy(p);  // a name the table or a Python policy (policies/registry.h) gives
+      } catch (const core::InputError&) {
+        if (!cluster_policies) throw;
+        throw core::InputError(
+            policies::policy_registry().unknown(p, "; cluster policies: " + cluster::lease_registry().names_joined()));
+      }
     }
-    policies::make_policy(p);  // throws with the valid names
     for (const std::string& q : out) {
       if (q == p) throw core::InputError("--policy: '" + p + "' is listed twice");
     }
@@ -108,6 +122,33 @@ ModelOptions make_model_options(const ModelOptionValues& v, const boost::program
   if (vm.count("placement")) cluster::placement_registry().at(v.placement);  // unknown: exit 2 with the valid ones
   m.placement = v.placement;
   m.queue = cluster::queue_registry().at(v.queue).factory;  // unknown: exit 2 with the valid ones
+  m.lease.dlas_thresholds_ns.clear();
+  for (const std::string& item : core::split_list(v.dlas_thresholds)) {
+    char* end = nullptr;
+    const double s = std::strtod(item.c_str(), &end);
+    const core::TimeNs ns = !item.empty() && end == item.c_str() + item.size() && std::isfinite(s) && s > 0 && s < 9e9
+                                ? static_cast<core::TimeNs>(std::llround(s * 1e9))
+                                : 0;
+    if (ns <= 0 || (!m.lease.dlas_thresholds_ns.empty() && ns <= m.lease.dlas_thresholds_ns.back())) {
+      throw core::InputError("--dlas-thresholds: '" + v.dlas_thresholds +
+                             "' must be seconds, positive and increasing, comma-separated (e.g. 3250,7200)");
+    }
+    m.lease.dlas_thresholds_ns.push_back(ns);
+  }
+  if (!(v.dlas_starvation >= 0 && v.dlas_starvation <= 1e6)) {
+    throw core::InputError("--dlas-starvation: must be a number in [0, 1e6] (0: off)");
+  }
+  m.lease.dlas_starvation = v.dlas_starvation;
+  if (v.dlas_checks == "exact") {
+    m.lease.dlas_checks = cluster::DlasChecks::kExact;
+  } else if (v.dlas_checks == "tiresias") {
+    m.lease.dlas_checks = cluster::DlasChecks::kTiresias;
+  } else {
+    throw core::InputError("--dlas-checks: unknown value '" + core::text_excerpt(v.dlas_checks) + "' (valid: exact, tiresias)");
+  }
+  const auto restart = core::ns_from_ms(v.restart_cost_ms);
+  if (!restart) throw core::InputError("--restart-cost-ms: must be a non-negative number");
+  m.restart_cost_ns = *restart;
   return m;
 }
 

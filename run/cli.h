@@ -18,7 +18,9 @@
 namespace salus::run {
 
 /// "fifo,srtf" -> names, each checked against the registry, none twice. Throws core::InputError.
-std::vector<std::string> parse_policy_list(const std::string& list);
+/// `cluster_policies`: the preemptive cluster policies (cluster/lease_policy.h) are valid too
+/// (salus-sim); otherwise such a name is an error that says which program runs it.
+std::vector<std::string> parse_policy_list(const std::string& list, bool cluster_policies = false);
 /// "--gpu-mem" value with a unit, positive. Throws core::InputError.
 core::Bytes parse_capacity(const std::string& text);
 /// "--lanes" value: single, auto or exclusive. Throws core::InputError.
@@ -36,6 +38,9 @@ traces::LoadOptions make_load_options(const TraceOptionValues& values, std::uint
 struct ModelOptionValues {
   std::string lanes, interference = "auto", lane_shrink = "on", placement, queue = "backfill";
   double share_exponent = 1, switch_ms = 0;
+  // the preemptive cluster policies (cluster/lease_policy.h)
+  std::string dlas_thresholds = "3250,7200", dlas_checks = "exact";
+  double dlas_starvation = 0, restart_cost_ms = 0;
 };
 /// Checks the values (`vm` tells which were given). Throws core::InputError "--option: what".
 ModelOptions make_model_options(const ModelOptionValues& values, const boost::program_options::variables_map& vm);

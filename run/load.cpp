@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "cluster/lease_policy.h"
 #include "cluster/placement.h"
 #include "core/errors.h"
 #include "core/registry.h"
@@ -22,6 +23,7 @@ std::vector<std::string> lane_mode_notes(const std::vector<std::string>& names, 
   std::vector<std::string> notes;
   if (!lanes) return notes;
   for (const std::string& name : names) {
+    if (cluster::is_lease_policy(name)) continue;  // whole GPUs, one job each: no lanes
     const auto policy = policies::make_policy(name);
     if (!policy->supports(*lanes)) {
       notes.push_back(name + " runs in " + core::to_string(policy->default_lane_mode()) + " mode; --lanes " +
@@ -211,6 +213,8 @@ void apply_model(const ModelOptions& m, TraceJobs& t, SimConfig& cfg) {
   cfg.share_exponent = m.share_exponent;
   cfg.placement = m.placement;
   cfg.queue = m.queue;
+  cfg.lease = m.lease;
+  cfg.restart_cost_ns = m.restart_cost_ns;
   cfg.pairs = std::move(t.pairs);
   cfg.share_weights = std::move(t.share_weights);
   cfg.crowd_factors = std::move(t.crowd_factors);
@@ -253,7 +257,8 @@ std::vector<std::string> sim_notes(const TraceJobs& loaded, const std::vector<st
   std::vector<std::string> notes = loaded.trace.notes;
   if (cfg.cluster) notes.insert(notes.end(), cfg.cluster->notes.begin(), cfg.cluster->notes.end());
   if (!loaded.cpus_note.empty()) notes.push_back(loaded.cpus_note);
-  if (cfg.cluster) {
+  const bool per_gpu = std::any_of(policies.begin(), policies.end(), [](const std::string& p) { return !cluster::is_lease_policy(p); });
+  if (cfg.cluster && per_gpu) {
     // The gang model's one assumption no trace states: holding (docs/cluster.md).
     const auto gangs = std::count_if(loaded.jobs.begin(), loaded.jobs.end(), [](const core::JobSpec& j) { return j.gpus > 1; });
     if (gangs > 0) {
@@ -264,6 +269,22 @@ std::vector<std::string> sim_notes(const TraceJobs& loaded, const std::vector<st
     }
   }
   for (const std::string& n : model_notes(policies, cfg)) notes.push_back(n);
+  bool lease = false;
+  for (const std::string& p : policies) {
+    if (!cluster::is_lease_policy(p)) continue;
+    for (std::string& n : cluster::lease_notes(p, cfg.lease)) notes.push_back(std::move(n));
+    lease = true;
+  }
+  if (lease) {
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "cluster policies (%s): whole GPUs, one job each, a gang's GPUs started and stopped together; a "
+                  "preempted job keeps its progress to the nanosecond and restarts anywhere after %g ms "
+                  "(--restart-cost-ms), not counted as its service; every run is in <policy>_job_runs.csv "
+                  "(docs/cluster.md, \"Preemptive cluster policies\")",
+                  cluster::lease_registry().names_joined().c_str(), static_cast<double>(cfg.restart_cost_ns) / 1e6);
+    notes.push_back(text);
+  }
   return notes;
 }
 

@@ -67,6 +67,8 @@ struct ModelOptions {
   std::optional<core::TimeNs> switch_cost_ns;  ///< --switch-cost-ms, when given
   std::string placement;                       ///< a placement's name; "": each policy's own (cluster::default_placement)
   cluster::QueueDiscipline queue = cluster::QueueDiscipline::kBackfill;  ///< the cluster queue's discipline
+  cluster::LeaseOptions lease;                 ///< the preemptive cluster policies' options
+  core::TimeNs restart_cost_ns = 0;            ///< --restart-cost-ms
 };
 
 /// Sets `cfg`'s model from `m` and the catalog that `t` was loaded with: lanes, lane shrink,

@@ -292,6 +292,22 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                             "job waiting; docs/cluster.md, \"Queue disciplines\")";
   t.add(value_option("queue", &m.queue, "NAME", models, queue + " (a cluster: --gpus N > 1 or --cluster)"))
       .help_in(kExperiment, queue + " (gpus_needed)");
+  t.add(value_option("dlas-thresholds", &m.dlas_thresholds, "LIST", kSim,
+                     "dlas-gpu, dlas: the attained service, in seconds (GPU-seconds for dlas-gpu), at which a job moves "
+                     "to the next queue, comma-separated and increasing: k thresholds make k + 1 queues (Tiresias' "
+                     "defaults)"));
+  t.add(value_option("dlas-starvation", &m.dlas_starvation, "X", kSim,
+                     "dlas-gpu, dlas: Tiresias' starvation knob: a waiting job below the first queue goes back to it "
+                     "once it has waited X times its run time since it first ran or was last promoted; 0: off "
+                     "(Tiresias' dlas-gpu)"));
+  t.add(value_option("dlas-checks", &m.dlas_checks, "exact|tiresias", kSim,
+                     "dlas-gpu, dlas: exact: a job is demoted at the instant its service reaches a threshold; "
+                     "tiresias: where Tiresias' simulator checks, (threshold - run time) / GPUs floored to the second "
+                     "after each decision, so a k-GPU job later (to compare with its outputs job by job)"));
+  t.add(value_option("restart-cost-ms", &m.restart_cost_ms, "MS", kSim,
+                     "the cluster policies that preempt (dlas-gpu, dlas): milliseconds a job spends on its GPUs "
+                     "restoring its checkpoint each time it starts again after a preemption, wherever it starts (0: "
+                     "none, as Tiresias' and Gavel's simulators)"));
 
   // salus-trace generate's own; --workloads is salus-profile's too.
   traces::GeneratorOptions& g = v.generator;

@@ -612,7 +612,8 @@ void write_lane_moves_csv(const std::string& path, const PolicyRun& run) {
 bool run_file_name(std::string_view name) {
   if (name == "summary.json" || name == "jct_cdf.csv") return true;
   for (const std::string_view suffix :
-       {"_jobs.csv", "_timeline.csv", "_memory.csv", "_lane_moves.csv", "_job_gpus.csv", "_gpus_busy.csv", "_jct_by_size.csv"}) {
+       {"_jobs.csv", "_timeline.csv", "_memory.csv", "_lane_moves.csv", "_job_gpus.csv", "_job_runs.csv", "_gpus_busy.csv",
+        "_jct_by_size.csv"}) {
     if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) return true;
   }
   return false;
@@ -861,8 +862,18 @@ void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs,
     w.end_array();
   }
   w.end_array();
+  if (run.preemptive) {
+    w.key("migrations");
+    w.value(run.migrations);
+  }
   w.key("placement");
   w.value(run.placement);
+  if (run.preemptive) {
+    w.key("preemptions");
+    w.value(run.preemptions);
+    w.key("promotions");
+    w.value(run.promotions);
+  }
   w.key("work_gpu_s");
   w.value(time.work_s);
   w.end_object();
@@ -886,6 +897,12 @@ void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jo
                   r.policy.c_str(), r.placement.c_str(), peak, time_text(time.busy_s, jct_unit).c_str(),
                   time_text(time.work_s, jct_unit).c_str());
     os << line << (sizes.empty() ? "no job finished" : sizes) << "\n";
+    if (r.preemptive) {
+      std::snprintf(line, sizeof line, "%-8s %lld preemptions, %lld restarts on other GPUs, %lld promotions (%zu runs)\n",
+                    r.policy.c_str(), static_cast<long long>(r.preemptions), static_cast<long long>(r.migrations),
+                    static_cast<long long>(r.promotions), r.job_runs.size());
+      os << line;
+    }
   }
 }
 
@@ -915,6 +932,20 @@ void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec
   bf.line() += "time_s,gpus_busy\n";
   for (const auto& [t, n] : run.gpus_busy) Row(bf).seconds(t).integer(n).end();
   bf.close();
+  if (run.preemptive) {
+    // Every run of every job: where and when (a preempted job runs several times, anywhere).
+    OutFile rf(base + "_job_runs.csv");
+    rf.line() += "id,start_s,end_s,gpus\n";
+    for (const cluster::JobRun& x : run.job_runs) {
+      std::string gpus;
+      for (const std::int32_t g : x.gpus) {
+        if (!gpus.empty()) gpus += '+';
+        append_int(gpus, g);
+      }
+      Row(rf).text(jobs[static_cast<std::size_t>(x.job)].id).seconds(x.start_ns).seconds(x.end_ns).word(gpus).end();
+    }
+    rf.close();
+  }
   OutFile sf(base + "_jct_by_size.csv");
   sf.line() += "gpus,jobs,avg_jct_s\n";
   for (const SizeJct& s : jct_by_size(jobs, run)) {

@@ -38,6 +38,11 @@ struct PolicyRun {
   /// input job), memory samples and lane moves (cluster::ClusterOutcome::gpu_timelines); empty
   /// otherwise (one GPU: `outcome` holds them).
   std::vector<core::Timeline> gpu_timelines;
+  /// A preemptive cluster policy's run (cluster/lease_policy.h; false otherwise): job_gpus is then
+  /// each job's last run's GPUs, job_runs every run (where and when), and the counts.
+  bool preemptive = false;
+  std::vector<cluster::JobRun> job_runs;
+  std::int64_t preemptions = 0, migrations = 0, promotions = 0;
 };
 
 /// The lane mode a policy runs in when the run asks for `lanes` (nullopt: the policy's default;

@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 
 #include "cluster/cluster_file.h"
+#include "cluster/lease_policy.h"
 #include "cluster/placement.h"
 #include "core/errors.h"
 #include "core/units.h"
@@ -37,7 +38,9 @@ bool parse_sim_command_line(int argc, char** argv, SimProgramOptions& o) {
   add_run_options(table, v);
   po::variables_map vm = table.parse(kSim, argc, argv);
   const std::string after =
-      "\nPolicies:\n" + policies::policy_registry().help() + "\nInterference models (auto: the catalog's "
+      "\nPolicies:\n" + policies::policy_registry().help() +
+      "\nCluster policies (preemptive, whole GPUs; --dlas-thresholds, --dlas-starvation, --dlas-checks, "
+      "--restart-cost-ms):\n" + cluster::lease_registry().help() + "\nInterference models (auto: the catalog's "
       "\"interference\", else shares with a catalog pair table, else profiled):\n" + sim::interference_registry().help() +
       "\nPlacements (--gpus N > 1, --cluster):\n" + cluster::placement_registry().help() +
       "\nTrace formats (--format; how each maps to jobs: salus-trace formats):\n" + trace_formats_help(false);
@@ -49,7 +52,7 @@ bool parse_sim_command_line(int argc, char** argv, SimProgramOptions& o) {
   }
   po::notify(vm);
   const std::uint64_t seed = parse_seed(v.seed);
-  o.policies = parse_policy_list(v.policy);
+  o.policies = parse_policy_list(v.policy, true);
   o.cfg.capacity = parse_capacity(v.gpu_mem);
   o.model = make_model_options(v.model_values, vm);
   o.cfg.lane_shrink = o.model.lane_shrink;  // --paging needs it

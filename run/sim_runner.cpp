@@ -5,6 +5,7 @@
 
 #include "cluster/cluster.h"
 #include "cluster/placement.h"
+#include "cluster/preemptive.h"
 #include "policies/registry.h"
 #include "sim/interference.h"
 #include "sim/sim_executor.h"
@@ -33,7 +34,40 @@ std::vector<core::TimeNs> actual_iteration_times(const std::vector<core::JobSpec
   return out;
 }
 
+namespace {
+
+/// A preemptive cluster policy's run (cluster/preemptive.h): one GPU when no cluster is given.
+PolicyRun simulate_preemptive(const std::vector<core::JobSpec>& jobs, const std::string& policy_name, const SimConfig& cfg) {
+  cluster::PreemptiveOptions po;
+  po.cluster = cfg.cluster ? *cfg.cluster : cluster::ClusterSpec::uniform(1, cfg.capacity);
+  po.lease = cfg.lease;
+  po.restart_cost_ns = cfg.restart_cost_ns;
+  po.record_timeline = cfg.record_timeline;
+  po.progress = cfg.progress;
+  po.progress_every = cfg.progress_every;
+  cluster::ClusterOutcome c = cluster::run_preemptive(jobs, policy_name, po);
+  PolicyRun run;
+  run.policy = policy_name;
+  run.lane_mode = core::LaneMode::kExclusive;
+  run.placement = "consolidated";
+  run.cluster = true;
+  run.preemptive = true;
+  run.outcome = std::move(c.outcome);
+  run.job_gpus = std::move(c.job_gpus);
+  run.gpu_timelines = std::move(c.gpu_timelines);
+  run.gpus_busy = std::move(c.busy);
+  run.job_runs = std::move(c.job_runs);
+  run.preemptions = c.preemptions;
+  run.migrations = c.migrations;
+  run.promotions = c.promotions;
+  run.metrics = core::compute_metrics(jobs, run.outcome.jobs);
+  return run;
+}
+
+}  // namespace
+
 PolicyRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& policy_name, const SimConfig& cfg) {
+  if (cluster::is_lease_policy(policy_name)) return simulate_preemptive(jobs, policy_name, cfg);
   const auto policy = policies::make_policy(policy_name);
   const auto model = sim::make_interference(cfg.interference, &cfg.pairs, &cfg.share_weights, cfg.share_exponent,
                                            &cfg.crowd_factors, &cfg.capacities);

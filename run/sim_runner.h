@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cluster/cluster_file.h"
+#include "cluster/lease_policy.h"
 #include "cluster/queue_discipline.h"
 #include "core/job.h"
 #include "core/policy.h"
@@ -40,6 +41,10 @@ struct SimConfig : core::SchedulerOptions {
   std::string placement;
   /// Cluster only: how the cluster queue is served past a job that cannot start.
   cluster::QueueDiscipline queue = cluster::QueueDiscipline::kBackfill;
+  /// The preemptive cluster policies (cluster/lease_policy.h: dlas-gpu, ...): their options, and
+  /// the time a job spends restoring its checkpoint each time it starts again after a preemption.
+  cluster::LeaseOptions lease;
+  core::TimeNs restart_cost_ns = 0;
 };
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs Tiresias' own simulator (SymbioticLab/Tiresias, simulator/) on its 60_job.csv trace under
+# Runs Tiresias' own simulator (SymbioticLab/Tiresias, simulator/) on its 60_job.csv trace (and on
+# gen300_job.csv, 300 generated jobs: scripts/peers/tiresias/make_gen_trace.py) under
 # every configuration of tests/data/peers/tiresias/ and writes one per-job CSV per run.
 #
 #   scripts/peers/run-tiresias.sh [MIRROR [OUT]]
@@ -41,14 +42,16 @@ cp "$here/tiresias/n2g4.csv" "$here/tiresias/n4g4.csv" "$sim/"
 pyver="$("$PY" -c 'import platform; print(platform.python_version())')"
 npver="$("$PY" -c 'import numpy; print(numpy.__version__)')"
 mkdir -p "$OUT"
-rm -f "$OUT"/*.csv
+rm -f "$OUT"/60_job-*.csv "$OUT"/gen300_job-*.csv
+# The traces beside the outputs, for the tests that replay them.
+cp "$sim/60_job.csv" "$here/tiresias/gen300_job.csv" "$OUT/"
 echo "file,wall_s" > "$OUT/wall_times.csv"
 
 # run NAME SPEC SCHEME SCHEDULE [py2compat options]
 run() {
   local name="$1" spec="$2" scheme="$3" schedule="$4"; shift 4
   local log="$scratch/$name"
-  local args=(--cluster_spec="$spec" --scheme="$scheme" --trace_file=60_job.csv
+  local args=(--cluster_spec="$spec" --scheme="$scheme" --trace_file="${TRACE:-60_job.csv}"
               --schedule="$schedule" --log_path="$log")
   local shown=("${args[@]/#--log_path=*/--log_path=LOG}")
   local cmd="cd SIM && /usr/bin/python3 REPO/scripts/peers/py2compat.py ${*:+$* }. run_sim.py ${shown[*]}"
@@ -79,9 +82,20 @@ for spec in n2g4 n4g4; do
   done
   # 2D-LAS with the queue thresholds divided by 10, so that demotions happen on this short trace.
   run "60_job-$spec-dlas-gpu-ql325_720-count" "$spec.csv" count dlas-gpu --queue-limit 325,720,1800
+  # The same with time as the service (dlas), and with the starvation knob 2 (dlas-gpu-2).
+  run "60_job-$spec-dlas-ql325_720-count" "$spec.csv" count dlas --queue-limit 325,720,1800
+  run "60_job-$spec-dlas-gpu-2-ql325_720-count" "$spec.csv" count dlas-gpu-2 --queue-limit 325,720,1800
 done
 # The shipped 64-GPU spec (16 nodes x 4 GPUs): no job waits; scheme count only.
 for schedule in fifo dlas dlas-gpu dlas-gpu-gittins; do
   run "60_job-cluster_spec-$schedule-count" cluster_spec.csv count "$schedule"
 done
-echo "run-tiresias: done, $(ls "$OUT"/60_job-*.csv | wc -l) files in $OUT"
+# 300 generated jobs (gangs of up to 8 GPUs, durations up to 20,000 s: many demotions under the
+# default thresholds) on 16 and 64 GPUs.
+cp "$here/tiresias/gen300_job.csv" "$sim/"
+for spec in n4g4 cluster_spec; do
+  for schedule in fifo dlas dlas-gpu dlas-gpu-2 dlas-gpu-05; do
+    TRACE=gen300_job.csv run "gen300_job-$spec-$schedule-count" "$spec.csv" count "$schedule"
+  done
+done
+echo "run-tiresias: done, $(ls "$OUT"/60_job-*.csv "$OUT"/gen300_job-*.csv | wc -l) files in $OUT"

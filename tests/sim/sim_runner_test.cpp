@@ -86,7 +86,7 @@ TEST_CASE("simulate with the default config: SRTF pays 1 ms per switch") {
   // One lane: no interference. a 0 - 0.3; b 0.3 + 0.001 + 0.2 = 0.501 (c, arriving at 0.5, cuts
   // b at its boundary 0.501, its end); c 0.501 + 0.001 + 0.3 = 0.802; a 0.802 + 0.001 + 0.7 = 1.503.
   // JCT: 1.503, 0.251, 0.302.
-  const auto run = simulate(salus::test::paper_example(), "srtf", SimConfig{});
+  const auto run = simulate(salus::test::paper_example(), "srtf", SimConfig());
   CHECK(salus::test::finishes(run.outcome) == std::vector<TimeNs>{1'503'000'000, 501'000'000, 802'000'000});
   CHECK(run.outcome.switches == 3);
   CHECK(run.metrics.makespan_ns == 1'503'000'000);
@@ -100,7 +100,7 @@ TEST_CASE("simulate with the default config: PACK's lanes slow each other down (
   //   0.25: b starts; 2 lanes. 0.5: c starts: a 250 + 125 = 375, b 125; 3 lanes.
   //   b: 75 left x 3 -> 0.725. At 0.725: a 375 + 75 = 450, c 75; 2 lanes.
   //   c: 225 left x 2 -> 1.175. At 1.175: a 450 + 225 = 675; alone: 325 -> 1.5.
-  const auto run = simulate(salus::test::paper_example(), "pack", SimConfig{});
+  const auto run = simulate(salus::test::paper_example(), "pack", SimConfig());
   CHECK(salus::test::finishes(run.outcome) == std::vector<TimeNs>{1'500'000'000, 725'000'000, 1'175'000'000});
   CHECK(run.outcome.switches == 0);
   CHECK(run.outcome.max_concurrent_lanes == 3);
@@ -108,7 +108,7 @@ TEST_CASE("simulate with the default config: PACK's lanes slow each other down (
 
 TEST_CASE("simulate reports unknown names as the user's mistake") {
   const auto jobs = salus::test::paper_example();
-  CHECK_THROWS_WITH_AS(simulate(jobs, "lifo", SimConfig{}), "unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority); did you mean 'fifo'?",
+  CHECK_THROWS_WITH_AS(simulate(jobs, "lifo", SimConfig()), "unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority); did you mean 'fifo'?",
                        InputError);
   SimConfig c;
   c.interference = "mps";

@@ -48,8 +48,8 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
   };
   const Case cases[] = {
       {kHand + " --policy fifo,lifo",
-       "salus-sim: unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority); did you mean 'fifo'?\n"},
-      {kHand + " --policy fifo,xyzzy", "salus-sim: unknown policy 'xyzzy' (valid: fifo, srtf, pack, fair, las, priority)\n"},
+       "salus-sim: unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority; cluster policies: dlas-gpu, dlas); did you mean 'fifo'?\n"},
+      {kHand + " --policy fifo,xyzzy", "salus-sim: unknown policy 'xyzzy' (valid: fifo, srtf, pack, fair, las, priority; cluster policies: dlas-gpu, dlas)\n"},
       // A size without a unit once meant bytes, and every job was rejected.
       {kHand + " --gpu-mem 16", "salus-sim: --gpu-mem: '16' has no unit (write e.g. 16GiB, 16MiB or 16B)\n"},
       {kHand + " --polcy fifo", "salus-sim: unrecognised option '--polcy' (did you mean --policy?) (see --help)\n"},
@@ -66,7 +66,7 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
       {kHand + " --assumed-iter-ms 0", "salus-sim: --assumed-iter-ms: must be a positive number\n"},
       {kHand + " --policy fifo,fifo", "salus-sim: --policy: 'fifo' is listed twice\n"},
       {kHand + " --policy fifo,,pack",
-       "salus-sim: --policy: an empty item in 'fifo,,pack' (valid: fifo, srtf, pack, fair, las, priority)\n"},
+       "salus-sim: --policy: an empty item in 'fifo,,pack' (valid: fifo, srtf, pack, fair, las, priority; cluster policies: dlas-gpu, dlas)\n"},
       {kHand + " --gpu-mem 16XB",
        "salus-sim: --gpu-mem: unknown size unit 'XB' (valid: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)\n"},
       {kHand + " --gpu-mem 0GiB", "salus-sim: --gpu-mem: must be positive\n"},
@@ -74,6 +74,16 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
       {kHand + " --interference mps",
        "salus-sim: --interference: unknown interference model 'mps' (valid: none, profiled, pairs, crowds, shares, capacity, or auto)\n"},
       {kHand + " --switch-cost-ms -1", "salus-sim: --switch-cost-ms: must be a non-negative number\n"},
+      {kHand + " --policy dlas-gpu --dlas-thresholds 7200,3250",
+       "salus-sim: --dlas-thresholds: '7200,3250' must be seconds, positive and increasing, comma-separated (e.g. 3250,7200)\n"},
+      {kHand + " --policy dlas-gpu --dlas-thresholds 60,,120",
+       "salus-sim: --dlas-thresholds: '60,,120' must be seconds, positive and increasing, comma-separated (e.g. 3250,7200)\n"},
+      {kHand + " --policy dlas --dlas-starvation -1", "salus-sim: --dlas-starvation: must be a number in [0, 1e6] (0: off)\n"},
+      {kHand + " --policy dlas --dlas-checks often", "salus-sim: --dlas-checks: unknown value 'often' (valid: exact, tiresias)\n"},
+      {kHand + " --policy dlas --restart-cost-ms -5", "salus-sim: --restart-cost-ms: must be a non-negative number\n"},
+      {kHand + " --policy dlas-gpu --cluster traces/examples/gavel_cluster.csv",
+       "salus-sim: --policy dlas-gpu: a cluster policy runs GPUs of one kind and speed; this cluster names kinds (3): use a "
+       "per-GPU policy there\n"},
       {kHand + " --profile-noise 100", "salus-sim: --profile-noise: must be in [0, 100)\n"},
       {kHand + " --timeline iterations",
        "salus-sim: --timeline: unknown timeline mode 'iterations' (valid: off, runs, full)\n"},
