@@ -106,7 +106,8 @@ struct ClusterOutcome {
   std::int64_t turn_plans = 0;                      ///< plans of one gang GPU's 1-GPU runs up to its replica's turn
   std::int64_t turn_plan_runs = 0;                  ///< the 1-GPU runs they covered
   /// The preemptive cluster policies only (preemptive.h; empty and 0 otherwise):
-  std::vector<JobRun> job_runs;                     ///< every run, in the order they ended
+  std::vector<JobRun> job_runs;                     ///< every run, in the order they ended (when recorded)
+  std::int64_t runs = 0;                            ///< runs
   std::int64_t preemptions = 0;                     ///< runs ended before the job finished
   std::int64_t migrations = 0;                      ///< runs started again on other GPUs than the job's last
   std::int64_t promotions = 0;                      ///< jobs put back in the first queue (2D-LAS' starvation knob)

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <queue>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/errors.h"
@@ -23,6 +27,17 @@ using core::TimeNs;
 /// attained service from 0 again. Jobs are looked at in arrival order (demotions and promotions
 /// of one instant join a queue in that order). All of it is Tiresias' dlas_sim_jobs
 /// (simulator/run_sim.py) read line by line; its instants are where it looks (DlasChecks).
+///
+/// Tiresias walks every job at every event; here the cost of an instant does not grow with the
+/// jobs running. Each queue is three lists: its running jobs, its waiting jobs (each in queue
+/// order), and its tail (jobs demoted or promoted into it at this instant, behind both). Times
+/// are kept as of an instant (executed from acc_from on while running, waited from wait_from on
+/// while waiting). Demotions and promotions come from heaps of the instants they are due. A
+/// decision first walks the waiting jobs only, each queue's running GPUs summed: if the jobs it
+/// starts fit the free GPUs, no running job is passed over (each has at least the free GPUs as
+/// slack), so that is the walk's answer; otherwise the whole walk is made. The differential
+/// tests (tests/cluster/preemptive_test.cpp) hold it to the rules stepped second by second and to
+/// Tiresias' own outputs.
 class Dlas final : public LeasePolicy {
  public:
   Dlas(const LeaseOptions& o, bool gpu_time) : opts_(o), gpu_time_(gpu_time) {
@@ -35,106 +50,118 @@ class Dlas final : public LeasePolicy {
 
   std::string_view name() const override { return gpu_time_ ? "dlas-gpu" : "dlas"; }
 
-  void begin(std::span<const core::JobSpec> jobs) override {
+  void begin(std::span<const core::JobSpec> jobs, std::int64_t gpus, TimeNs restart_ns) override {
+    SALUS_INVARIANT(restart_ns == 0 || opts_.dlas_checks == DlasChecks::kExact,
+                    "dlas: Tiresias' checks are for runs without a restart cost, as its simulator", std::to_string(restart_ns));
     specs_ = jobs;
-    jobs_.assign(jobs.size(), Job{});
-    queues_.assign(opts_.dlas_thresholds_ns.size() + 1, {});
-    runnable_.clear();
+    gpus_ = gpus;
+    restart_ns_ = restart_ns;
+    jobs_.clear();
+    free_slots_.clear();
+    slot_of_.assign(jobs.size(), -1);
+    promotions_ = 0;
+    queues_.assign(opts_.dlas_thresholds_ns.size() + 1, Queue{});
+    next_rank_ = 0;
   }
 
   void arrive(JobIndex j, TimeNs now) override {
-    Job& s = jobs_[static_cast<std::size_t>(j)];
-    s.since = now;
+    // A slot for the job while it is in the system (the state is sized by the jobs present, not by
+    // the trace); a slot keeps its stamp across jobs, so its old heap entries stay stale.
+    std::int32_t slot = 0;
+    if (free_slots_.empty()) {
+      slot = static_cast<std::int32_t>(jobs_.size());
+      jobs_.emplace_back();
+    } else {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+      const std::int64_t stamp = jobs_[static_cast<std::size_t>(slot)].stamp;
+      jobs_[static_cast<std::size_t>(slot)] = Job{};
+      jobs_[static_cast<std::size_t>(slot)].stamp = stamp + 1;
+    }
+    slot_of_[static_cast<std::size_t>(j)] = slot;
+    Job& s = at(j);
+    s.rank = next_rank_++;
     s.queue = 0;
-    queues_[0].push_back(j);
-    runnable_.push_back(j);
+    s.wait_from = now;
+    push(j, List::kWaiting, 0);
   }
 
   void finish(JobIndex j, TimeNs now) override {
     (void)now;
-    erase(queues_[static_cast<std::size_t>(jobs_[static_cast<std::size_t>(j)].queue)], j);
-    erase(runnable_, j);
+    remove(j);
+    at(j).running = false;
+    ++at(j).stamp;
+    promotions_ += at(j).promotions;
+    free_slots_.push_back(slot_of_[static_cast<std::size_t>(j)]);
+    slot_of_[static_cast<std::size_t>(j)] = -1;
   }
 
-  void update(TimeNs now, std::span<const LeaseJob> view) override {
-    const std::size_t last = queues_.size() - 1;
-    for (const JobIndex j : runnable_) {
-      Job& s = jobs_[static_cast<std::size_t>(j)];
-      const LeaseJob& v = view[static_cast<std::size_t>(j)];
-      const TimeNs dt = now - s.since;
-      const TimeNs from = s.since;
-      s.since = now;
-      if (v.running) {
-        const TimeNs run = std::max<TimeNs>(0, now - std::max(from, v.busy_from));  // a restart is not service
-        s.executed += run;
-        s.total += run;
-        const auto q = static_cast<std::size_t>(s.queue);
-        if (q < last && service(j) >= opts_.dlas_thresholds_ns[q]) move(j, q + 1);
-        continue;
-      }
-      if (s.executed > 0) s.waited += dt;
-      if (starving(s)) {
-        s.executed = 0;
-        s.waited = 0;
-        ++s.promotions;
-        move(j, 0);
-      }
-    }
+  void decide(TimeNs now, LeaseDecision& out) override;
+
+  void unplaced(JobIndex j, TimeNs now) override {
+    // Back to where it waited: the front of its queue's waiting jobs, its times as they were.
+    Job& s = at(j);
+    remove(j);
+    s.running = false;
+    s.ran = s.ran_before;
+    s.wait_from = now;
+    ++s.stamp;
+    push_front(j, static_cast<std::size_t>(s.queue));
+    watch_waiting(j, now);
   }
 
-  void order(std::vector<JobIndex>& out) const override {
-    for (const std::vector<JobIndex>& q : queues_) out.insert(out.end(), q.begin(), q.end());
-  }
+  TimeNs next_change(TimeNs now) override;
 
-  void scheduled(std::span<const LeaseJob> view) override {
-    for (std::vector<JobIndex>& q : queues_) {
-      std::stable_partition(q.begin(), q.end(), [&](JobIndex j) { return view[static_cast<std::size_t>(j)].running; });
-    }
-  }
-
-  TimeNs next_change(TimeNs now, std::span<const LeaseJob> view) const override {
-    const std::size_t last = queues_.size() - 1;
-    TimeNs next = core::kNever;
-    for (const JobIndex j : runnable_) {
-      const Job& s = jobs_[static_cast<std::size_t>(j)];
-      const auto q = static_cast<std::size_t>(s.queue);
-      TimeNs at = core::kNever;
-      if (view[static_cast<std::size_t>(j)].running) {
-        if (q == last) continue;
-        const TimeNs base = std::max(now, view[static_cast<std::size_t>(j)].busy_from);
-        const TimeNs limit = opts_.dlas_thresholds_ns[q];
-        const std::int64_t rate = gpu_time_ ? specs_[static_cast<std::size_t>(j)].gpus : 1;
-        if (opts_.dlas_checks == DlasChecks::kExact || rate == 1) {
-          // The instant its service reaches the threshold.
-          at = base + (limit - service(j) + rate - 1) / rate;
-        } else {
-          // Tiresias: (queue_limit - executed_time) / num_gpu in whole seconds, floored (Python
-          // 2's integer division), with executed_time the run time, not times the GPUs.
-          at = base + (limit - s.executed) / (rate * core::kNsPerS) * core::kNsPerS;
-        }
-      } else if (opts_.dlas_starvation > 0 && q > 0 && s.total > 0 && s.executed > 0) {
-        at = now + (starve_after(s) - s.waited);
-      }
-      next = std::min(next, std::max(at, now + 1));
-    }
-    return next;
-  }
-
-  std::int64_t promotions(JobIndex j) const override { return jobs_[static_cast<std::size_t>(j)].promotions; }
+  std::int64_t promotions() const override { return promotions_; }
 
  private:
+  enum class List : std::uint8_t { kNone, kRunning, kWaiting, kTail };
   struct Job {
-    TimeNs since = 0;      // the instant its times were last brought up to
-    TimeNs executed = 0;   // run time since it arrived or was last promoted (Tiresias' executed_time)
-    TimeNs total = 0;      // run time since it arrived (total_executed_time)
-    TimeNs waited = 0;     // waiting time after it first ran, since its last promotion (last_pending_time)
+    JobIndex prev = core::kNoJob, next = core::kNoJob;  // in its list
+    List list = List::kNone;
+    bool running = false;     // holds GPUs (a running job may sit in a tail at an instant)
+    bool ran = false;         // has started before (a start after a preemption restores first)
+    bool ran_before = false;  // `ran` before this instant's start (unplaced)
+    bool progressed = false;  // has run some time (Tiresias' total_executed_time > 0)
     std::int32_t queue = 0;
+    std::int32_t rank = 0;    // arrival order
+    std::int64_t stamp = 0;   // heap entries of another stamp are stale
+    TimeNs executed = 0;      // run time since it arrived or was last promoted, as of acc_from
+    TimeNs acc_from = 0;      // while running: the instant `executed` grows from (after a restart)
+    TimeNs waited = 0;        // waiting time after it first ran, since its last promotion, as of wait_from
+    TimeNs wait_from = 0;     // while waiting: the instant `waited` grows from
     std::int64_t promotions = 0;
+    std::int8_t mark = 0;     // during a decision: +1 starts, -1 is preempted
   };
+  struct Chain {
+    JobIndex head = core::kNoJob, tail = core::kNoJob;
+  };
+  struct Queue {
+    Chain running, waiting, tail;
+    std::int64_t running_gpus = 0;       // in `running`
+    std::int64_t tail_running_gpus = 0;  // running jobs in `tail`
+    std::map<std::int32_t, std::int64_t> waiting_sizes;  // GPUs -> waiting jobs of that size (in `waiting`)
+  };
+  /// (instant, rank, job, stamp): due first, then in arrival order.
+  using Entry = std::tuple<TimeNs, std::int32_t, JobIndex, std::int64_t>;
+  using Heap = std::priority_queue<Entry, std::vector<Entry>, std::greater<>>;
 
-  TimeNs service(JobIndex j) const {
-    const Job& s = jobs_[static_cast<std::size_t>(j)];
-    return gpu_time_ ? s.executed * specs_[static_cast<std::size_t>(j)].gpus : s.executed;
+  Job& at(JobIndex j) { return jobs_[static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(j)])]; }
+  const Job& at(JobIndex j) const { return jobs_[static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(j)])]; }
+  std::int32_t gpus_of(JobIndex j) const { return specs_[static_cast<std::size_t>(j)].gpus; }
+  std::size_t last_queue() const { return queues_.size() - 1; }
+
+  TimeNs executed_at(const Job& s, TimeNs now) const {
+    return s.running ? s.executed + std::max<TimeNs>(0, now - s.acc_from) : s.executed;
+  }
+  TimeNs waited_at(const Job& s, TimeNs now) const {
+    return !s.running && s.executed > 0 ? s.waited + (now - s.wait_from) : s.waited;
+  }
+  /// Run time at which a job of j's GPUs reaches threshold q (service >= threshold).
+  TimeNs run_to_threshold(JobIndex j, std::size_t q) const {
+    const TimeNs limit = opts_.dlas_thresholds_ns[q];
+    const std::int64_t rate = gpu_time_ ? gpus_of(j) : 1;
+    return (limit + rate - 1) / rate;
   }
   /// Waiting time at which a job below Q0 is promoted: knob x its run time, truncated to the ns;
   /// with Tiresias' checks to the second, as it computes int(executed_time * solve_starvation).
@@ -145,28 +172,275 @@ class Dlas final : public LeasePolicy {
     }
     return static_cast<TimeNs>(x);
   }
-  bool starving(const Job& s) const {
-    return opts_.dlas_starvation > 0 && s.queue > 0 && s.total > 0 && s.executed > 0 && s.waited >= starve_after(s);
+
+  Chain& chain(std::size_t q, List l) {
+    Queue& Q = queues_[q];
+    return l == List::kRunning ? Q.running : l == List::kWaiting ? Q.waiting : Q.tail;
   }
-  void move(JobIndex j, std::size_t to) {
-    Job& s = jobs_[static_cast<std::size_t>(j)];
-    erase(queues_[static_cast<std::size_t>(s.queue)], j);
-    s.queue = static_cast<std::int32_t>(to);
-    queues_[to].push_back(j);
+  void count(JobIndex j, std::int64_t sign) {
+    const Job& s = at(j);
+    Queue& Q = queues_[static_cast<std::size_t>(s.queue)];
+    const std::int32_t g = gpus_of(j);
+    if (s.list == List::kRunning) Q.running_gpus += sign * g;
+    if (s.list == List::kTail && s.running) Q.tail_running_gpus += sign * g;
+    if (s.list == List::kWaiting) {
+      if ((Q.waiting_sizes[g] += sign) == 0) Q.waiting_sizes.erase(g);
+    }
   }
-  static void erase(std::vector<JobIndex>& v, JobIndex j) {
-    const auto it = std::find(v.begin(), v.end(), j);
-    SALUS_INVARIANT(it != v.end(), "dlas: a job is in the list it leaves", std::to_string(j));
-    v.erase(it);
+  void push(JobIndex j, List l, std::size_t q) {
+    Job& s = at(j);
+    s.queue = static_cast<std::int32_t>(q);
+    s.list = l;
+    Chain& c = chain(q, l);
+    s.prev = c.tail;
+    s.next = core::kNoJob;
+    (c.tail == core::kNoJob ? c.head : at(c.tail).next) = j;
+    c.tail = j;
+    count(j, +1);
   }
+  void push_front(JobIndex j, std::size_t q) {
+    Job& s = at(j);
+    s.queue = static_cast<std::int32_t>(q);
+    s.list = List::kWaiting;
+    Chain& c = chain(q, List::kWaiting);
+    s.prev = core::kNoJob;
+    s.next = c.head;
+    (c.head == core::kNoJob ? c.tail : at(c.head).prev) = j;
+    c.head = j;
+    count(j, +1);
+  }
+  void remove(JobIndex j) {
+    Job& s = at(j);
+    if (s.list == List::kNone) return;
+    count(j, -1);
+    Chain& c = chain(static_cast<std::size_t>(s.queue), s.list);
+    (s.prev == core::kNoJob ? c.head : at(s.prev).next) = s.next;
+    (s.next == core::kNoJob ? c.tail : at(s.next).prev) = s.prev;
+    s.prev = s.next = core::kNoJob;
+    s.list = List::kNone;
+  }
+
+  /// Heap entries for a job that runs (its next demotion; Tiresias' look) or waits (its promotion).
+  void watch_running(JobIndex j) {
+    const Job& s = at(j);
+    const auto q = static_cast<std::size_t>(s.queue);
+    if (q == last_queue()) return;
+    demote_.emplace(s.acc_from + std::max<TimeNs>(0, run_to_threshold(j, q) - s.executed), s.rank, j, s.stamp);
+    if (opts_.dlas_checks == DlasChecks::kTiresias) {
+      // Tiresias looks at (queue_limit - executed_time) / num_gpu seconds after each event (Python
+      // 2's integer division): the instant executed reaches the threshold, C, sets it.
+      looks_[gpus_of(j)].emplace(s.acc_from + (opts_.dlas_thresholds_ns[q] - s.executed), s.rank, j, s.stamp);
+    }
+  }
+  void watch_waiting(JobIndex j, TimeNs now) {
+    const Job& s = at(j);
+    if (opts_.dlas_starvation > 0 && s.queue > 0 && s.progressed && s.executed > 0) {
+      promote_.emplace(now + std::max<TimeNs>(0, starve_after(s) - waited_at(s, now)), s.rank, j, s.stamp);
+    }
+  }
+  bool valid(const Entry& e) const {
+    if (slot_of_[static_cast<std::size_t>(std::get<2>(e))] < 0) return false;  // ended
+    const Job& s = at(std::get<2>(e));
+    return s.stamp == std::get<3>(e) && s.list != List::kNone;
+  }
+  /// The earliest valid entry's instant, stale ones dropped; kNever if none.
+  TimeNs top(Heap& h) {
+    while (!h.empty() && !valid(h.top())) h.pop();
+    return h.empty() ? core::kNever : std::get<0>(h.top());
+  }
+
+  void start(JobIndex j, TimeNs now) {
+    Job& s = at(j);
+    s.waited = waited_at(s, now);
+    s.ran_before = s.ran;
+    s.acc_from = now + (s.ran ? restart_ns_ : 0);
+    s.ran = true;
+    s.running = true;
+  }
+  void stop(JobIndex j, TimeNs now) {
+    Job& s = at(j);
+    s.executed = executed_at(s, now);
+    s.progressed = s.progressed || s.executed > 0;
+    s.running = false;
+    s.wait_from = now;
+  }
+  void apply_due(TimeNs now);
+  void full_walk(TimeNs now, LeaseDecision& out);
+  bool fast_walk(TimeNs now, std::vector<JobIndex>& start);
 
   LeaseOptions opts_;
   bool gpu_time_;
   std::span<const core::JobSpec> specs_;
-  std::vector<Job> jobs_;
-  std::vector<std::vector<JobIndex>> queues_;
-  std::vector<JobIndex> runnable_;  // arrived and not finished, in arrival order
+  std::int64_t gpus_ = 0;
+  TimeNs restart_ns_ = 0;
+  std::vector<Job> jobs_;                 // by slot: the jobs arrived and not finished
+  std::vector<std::int32_t> slot_of_;     // per job: its slot, or -1
+  std::vector<std::int32_t> free_slots_;
+  std::int64_t promotions_ = 0;           // of the jobs finished
+  std::vector<Queue> queues_;
+  std::int32_t next_rank_ = 0;
+  Heap demote_, promote_;
+  std::map<std::int32_t, Heap> looks_;  // Tiresias' checks: by GPUs, the instant executed reaches the threshold
+  std::vector<JobIndex> changed_;       // scratch: jobs demoted or promoted at this instant
+  std::vector<std::vector<JobIndex>> by_queue_;  // scratch: a decision's preempted jobs by queue
 };
+
+void Dlas::apply_due(TimeNs now) {
+  // Every demotion and promotion due by now, in arrival order (Tiresias' loop over its runnable
+  // jobs), one queue each.
+  changed_.clear();
+  for (Heap* h : {&demote_, &promote_}) {
+    while (top(*h) <= now) {
+      changed_.push_back(std::get<2>(h->top()));
+      h->pop();
+    }
+  }
+  std::sort(changed_.begin(), changed_.end(), [&](JobIndex a, JobIndex b) { return at(a).rank < at(b).rank; });
+  changed_.erase(std::unique(changed_.begin(), changed_.end()), changed_.end());
+  for (const JobIndex j : changed_) {
+    Job& s = at(j);
+    const auto q = static_cast<std::size_t>(s.queue);
+    remove(j);
+    ++s.stamp;
+    if (s.running) {
+      push(j, List::kTail, q + 1);  // demoted: service reached Q(q)'s threshold
+    } else {
+      s.waited = 0;                 // promoted: back to Q0, service from 0
+      s.executed = 0;
+      s.wait_from = now;
+      ++s.promotions;
+      push(j, List::kTail, 0);
+    }
+  }
+}
+
+bool Dlas::fast_walk(TimeNs now, std::vector<JobIndex>& start) {
+  (void)now;
+  // The walk over the waiting jobs, every running job kept: left at a job = the GPUs less those
+  // of the running jobs ahead of it and of the jobs it starts ahead of it.
+  std::int64_t running_total = 0;
+  for (const Queue& Q : queues_) running_total += Q.running_gpus + Q.tail_running_gpus;
+  const std::int64_t free = gpus_ - running_total;
+  std::int64_t ahead = 0, taken = 0;
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    Queue& Q = queues_[q];
+    ahead += Q.running_gpus;
+    if (!Q.waiting_sizes.empty()) {
+      const std::int32_t smallest = Q.waiting_sizes.begin()->first;
+      for (JobIndex j = Q.waiting.head; j != core::kNoJob && gpus_ - ahead - taken >= smallest; j = at(j).next) {
+        if (gpus_of(j) <= gpus_ - ahead - taken) {
+          taken += gpus_of(j);
+          start.push_back(j);
+        }
+      }
+    }
+    for (JobIndex j = Q.tail.head; j != core::kNoJob; j = at(j).next) {
+      if (at(j).running) {
+        ahead += gpus_of(j);
+      } else if (gpus_of(j) <= gpus_ - ahead - taken) {
+        taken += gpus_of(j);
+        start.push_back(j);
+      }
+    }
+    if (taken > free) return false;
+  }
+  return true;
+}
+
+void Dlas::full_walk(TimeNs now, LeaseDecision& out) {
+  (void)now;
+  std::int64_t left = gpus_;
+  for (Queue& Q : queues_) {
+    for (const Chain* c : {&Q.running, &Q.waiting, &Q.tail}) {
+      for (JobIndex j = c->head; j != core::kNoJob; j = at(j).next) {
+        const bool fits = gpus_of(j) <= left;
+        if (fits) left -= gpus_of(j);
+        if (fits && !at(j).running) out.start.push_back(j);
+        if (!fits && at(j).running) out.preempt.push_back(j);
+      }
+    }
+  }
+}
+
+void Dlas::decide(TimeNs now, LeaseDecision& out) {
+  apply_due(now);
+  out.preempt.clear();
+  out.start.clear();
+  if (!opts_.dlas_short_walks || !fast_walk(now, out.start)) {
+    out.start.clear();
+    full_walk(now, out);
+  }
+  for (const JobIndex j : out.preempt) at(j).mark = -1;
+  for (const JobIndex j : out.start) at(j).mark = +1;
+  // The new lists, queue by queue: running = the running kept, then those started from the
+  // waiting jobs, then the tail's running (each in order); waiting = those preempted, then the
+  // waiting not started, then the tail's waiting (Tiresias: each queue's pending jobs moved to
+  // its end). The walks list jobs in queue order, so each queue's share of them is in order.
+  by_queue_.resize(queues_.size());
+  for (auto& b : by_queue_) b.clear();
+  for (const JobIndex j : out.preempt) {
+    if (at(j).list == List::kRunning) by_queue_[static_cast<std::size_t>(at(j).queue)].push_back(j);
+  }
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    std::vector<JobIndex>& preempted = by_queue_[q];
+    for (auto it = preempted.rbegin(); it != preempted.rend(); ++it) {
+      remove(*it);
+      push_front(*it, q);
+    }
+  }
+  for (const JobIndex j : out.start) {
+    if (at(j).list != List::kWaiting) continue;  // a tail's: below
+    const auto q = static_cast<std::size_t>(at(j).queue);
+    remove(j);
+    push(j, List::kRunning, q);
+  }
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    Queue& Q = queues_[q];
+    while (Q.tail.head != core::kNoJob) {
+      const JobIndex j = Q.tail.head;
+      const bool runs = at(j).mark > 0 || (at(j).running && at(j).mark == 0);
+      remove(j);
+      push(j, runs ? List::kRunning : List::kWaiting, q);
+    }
+  }
+  // Times, and the heap entries of every job whose state changed.
+  for (const JobIndex j : out.preempt) stop(j, now);
+  for (const JobIndex j : out.start) start(j, now);
+  for (const JobIndex j : out.preempt) {
+    ++at(j).stamp;
+    watch_waiting(j, now);
+  }
+  for (const JobIndex j : out.start) {
+    ++at(j).stamp;
+    watch_running(j);
+  }
+  for (const JobIndex j : changed_) {
+    Job& s = at(j);
+    if (s.mark == 0) {
+      ++s.stamp;
+      if (s.running) {
+        watch_running(j);
+      } else {
+        watch_waiting(j, now);
+      }
+    }
+  }
+  for (const JobIndex j : out.preempt) at(j).mark = 0;
+  for (const JobIndex j : out.start) at(j).mark = 0;
+}
+
+TimeNs Dlas::next_change(TimeNs now) {
+  TimeNs next = std::min(top(promote_), opts_.dlas_checks == DlasChecks::kExact ? top(demote_) : core::kNever);
+  if (opts_.dlas_checks == DlasChecks::kTiresias) {
+    for (auto& [gpus, h] : looks_) {
+      const TimeNs c = top(h);
+      if (c == core::kNever) continue;
+      const std::int64_t rate = gpu_time_ ? gpus : 1;
+      next = std::min(next, now + (c - now) / (rate * core::kNsPerS) * core::kNsPerS);
+    }
+  }
+  return next == core::kNever ? next : std::max(next, now + 1);
+}
 
 }  // namespace
 

@@ -18,15 +18,10 @@
 
 namespace salus::cluster {
 
-/// What a lease policy sees of each job at an instant (preemptive.h keeps it).
-struct LeaseJob {
-  std::int32_t gpus = 1;     ///< GPUs it needs (JobSpec::gpus)
-  bool running = false;      ///< holds its GPUs: since the last decision and, after scheduled(), from now on
-  /// While running: the instant it progresses from (its start, or the end of its restart after a
-  /// preemption: PreemptiveOptions::restart_cost_ns). Attained service counts from there: a job
-  /// restoring its checkpoint is not charged for it, so a restart cost cannot have jobs preempt
-  /// one another forever without progress.
-  core::TimeNs busy_from = 0;
+/// What a lease policy decides at an instant (LeasePolicy::decide).
+struct LeaseDecision {
+  std::vector<core::JobIndex> preempt;  ///< running jobs that stop now
+  std::vector<core::JobIndex> start;    ///< waiting jobs that start now, in the policy's order
 };
 
 /// When 2D-LAS looks at a running job's attained service (LeaseOptions::dlas_checks).
@@ -50,35 +45,36 @@ struct LeaseOptions {
   /// since then; its attained service starts again from 0. 0: never (Tiresias' dlas-gpu).
   double dlas_starvation = 0;
   DlasChecks dlas_checks = DlasChecks::kExact;
+  /// Speed only: false makes every decision walk every job, as Tiresias does (the differential
+  /// test compares; cluster/dlas.cpp says why the short walk gives the same answer).
+  bool dlas_short_walks = true;
 };
 
 class LeasePolicy {
  public:
   virtual ~LeasePolicy() = default;
   virtual std::string_view name() const = 0;
-  /// The trace, before any job arrives (jobs are indexed by it).
-  virtual void begin(std::span<const core::JobSpec> jobs) = 0;
-  /// Job j arrives at `now` (after the finishes at `now`, before update()).
+  /// The trace (jobs are indexed by it), the cluster's GPUs, and the time a job that starts again
+  /// after a preemption spends restoring before it progresses (not service: a restart cannot have
+  /// jobs preempt one another forever with none progressing).
+  virtual void begin(std::span<const core::JobSpec> jobs, std::int64_t gpus, core::TimeNs restart_ns) = 0;
+  /// Job j arrives at `now` (after the finishes at `now`, before decide()).
   virtual void arrive(core::JobIndex j, core::TimeNs now) = 0;
-  /// Job j finished at `now` (before the arrivals at `now`).
+  /// Job j, running, finished at `now` (before the arrivals at `now`).
   virtual void finish(core::JobIndex j, core::TimeNs now) = 0;
-  /// The instant's own decisions, before GPUs are given: the time since the last instant is
-  /// accounted to each job as it was then (jobs[j].running), then queues change (demotions,
-  /// promotions).
-  virtual void update(core::TimeNs now, std::span<const LeaseJob> jobs) = 0;
-  /// Every job waiting or running, best first: the engine gives GPUs in this order, passing over
-  /// a job that does not fit (it waits, or is preempted if it ran).
-  virtual void order(std::vector<core::JobIndex>& out) const = 0;
-  /// GPUs were given: jobs[j].running is each job's state from now on.
-  virtual void scheduled(std::span<const LeaseJob> jobs) = 0;
-  /// The next instant after `now` at which update() may change the order with no arrival or
-  /// finish before it; core::kNever when none.
-  virtual core::TimeNs next_change(core::TimeNs now, std::span<const LeaseJob> jobs) const = 0;
-  /// Times job j went back to the first queue (Tiresias' promotions), for the outputs.
-  virtual std::int64_t promotions(core::JobIndex j) const {
-    (void)j;
-    return 0;
-  }
+  /// The instant's decision, after its finishes and arrivals: the running jobs to preempt and the
+  /// waiting jobs to start, whose GPUs (by count) the free ones after the preemptions hold. The
+  /// policy takes it as done (a start the engine cannot place comes back through unplaced()).
+  virtual void decide(core::TimeNs now, LeaseDecision& out) = 0;
+  /// A job decide() started found no free GPUs it can use (GPUs of several sizes): it waits, as
+  /// it did before.
+  virtual void unplaced(core::JobIndex j, core::TimeNs now) = 0;
+  /// The next instant after `now` at which decide() may change something with no arrival or
+  /// finish before it (a demotion, a promotion, where Tiresias looks); core::kNever when none.
+  virtual core::TimeNs next_change(core::TimeNs now) = 0;
+  /// Times jobs went back to the first queue (Tiresias' promotions), summed over the jobs
+  /// finished, for the outputs.
+  virtual std::int64_t promotions() const { return 0; }
 };
 
 using LeasePolicyFactory = std::unique_ptr<LeasePolicy> (*)(const LeaseOptions&);

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <queue>
+#include <tuple>
+#include <functional>
 #include <set>
 #include <string>
 #include <utility>
@@ -123,14 +126,16 @@ class FreeGpus {
   bool one_size_ = true;
 };
 
-/// The engine's state of one job.
+/// The engine's state of one job in the system (arrived, not finished), in a slot reused after
+/// it: the state is sized by the jobs present, not by the trace.
 struct Job {
-  TimeNs remaining = 0;    // work left at solo speed
+  TimeNs remaining = 0;    // work left at solo speed, as of its run's start (while running) or now
   TimeNs busy_from = 0;    // while running: the instant it progresses from (after a restart)
   TimeNs run_start = 0;    // while running: its run's start
-  std::vector<std::int32_t> gpus;       // while running: its GPUs
-  std::vector<std::int32_t> last_gpus;  // its last run's GPUs
+  std::int64_t stamp = 0;  // finish-heap entries of another stamp are stale (kept across jobs)
+  std::vector<std::int32_t> gpus;  // while running: its GPUs; else its last run's
   bool ran = false;
+  bool running = false;
 };
 
 class Engine {
@@ -141,6 +146,10 @@ class Engine {
     if (!opts.cluster.kinds.empty()) {
       throw core::InputError("--policy " + policy + ": a cluster policy runs GPUs of one kind and speed; this cluster names kinds (" +
                              std::to_string(opts.cluster.kinds.size()) + "): use a per-GPU policy there");
+    }
+    if (opts.restart_cost_ns > 0 && opts.lease.dlas_checks == DlasChecks::kTiresias) {
+      throw core::InputError("--dlas-checks tiresias emulates Tiresias' simulator, which has no restart cost: give "
+                             "--restart-cost-ms 0 or --dlas-checks exact");
     }
     if (opts.progress_every < 1) throw std::invalid_argument("progress_every must be at least 1");
     for (const JobSpec& s : jobs) {
@@ -154,31 +163,37 @@ class Engine {
   ClusterOutcome run();
 
  private:
+  using Entry = std::tuple<TimeNs, std::int32_t, JobIndex, std::int64_t>;  // (finish, rank, job, stamp)
+
   std::size_t at(JobIndex j) const { return static_cast<std::size_t>(j); }
+  Job& job(JobIndex j) { return jobs_[static_cast<std::size_t>(slot_of_[at(j)])]; }
   void finish_runs(TimeNs t);
   void arrive(JobIndex j, TimeNs t);
   void decide(TimeNs t);
   void stop(JobIndex j, TimeNs t);  // its run ends at t (finished or preempted)
-  TimeNs next_finish() const;
+  TimeNs next_finish();
   void note_busy(TimeNs t);
 
   std::span<const JobSpec> specs_;
   const PreemptiveOptions& opts_;
   std::unique_ptr<LeasePolicy> policy_;
   FreeGpus free_;
-  std::vector<Job> jobs_;
-  std::vector<LeaseJob> view_;
-  std::vector<JobIndex> running_;  // jobs holding GPUs
-  std::vector<JobIndex> order_;    // scratch: the policy's order
+  std::vector<Job> jobs_;                // by slot
+  std::vector<std::int32_t> slot_of_;    // per job: its slot, or -1
+  std::vector<std::int32_t> free_slots_;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> finishes_;
+  LeaseDecision decision_;
+  std::vector<JobIndex> done_;     // scratch
   ClusterOutcome out_;
-  TimeNs prev_ = 0;                // the last instant decided
   std::int64_t active_ = 0;        // arrived, not ended
-  std::int64_t idle_instants_ = 0; // instants in a row with jobs running and none progressing
+  std::int64_t quiet_ = 0;         // instants in a row with no arrival and no finish
+  std::map<core::Bytes, std::size_t> capacities_;  // GPU memory -> GPUs of it
 };
 
 void Engine::stop(JobIndex j, TimeNs t) {
-  Job& s = jobs_[at(j)];
+  Job& s = job(j);
   JobState& st = out_.outcome.jobs[at(j)];
+  s.remaining -= std::min(s.remaining, std::max<TimeNs>(0, t - s.busy_from));
   st.gpu_time_ns += t - s.run_start;
   const JobSpec& spec = specs_[at(j)];
   const TimeNs work = spec.solo_ns() + spec.first_iter_extra_ns;
@@ -189,38 +204,26 @@ void Engine::stop(JobIndex j, TimeNs t) {
           core::Segment{.lane = 0, .job = j, .start_ns = s.run_start, .end_ns = t, .iterations = 0});
     }
   }
-  out_.job_runs.push_back(JobRun{.job = j, .start_ns = s.run_start, .end_ns = t, .gpus = s.gpus});
+  if (opts_.record_runs) out_.job_runs.push_back(JobRun{.job = j, .start_ns = s.run_start, .end_ns = t, .gpus = s.gpus});
+  ++out_.runs;
   free_.give_back(s.gpus);
-  s.last_gpus = std::move(s.gpus);
-  s.gpus.clear();
-  view_[at(j)].running = false;
+  s.running = false;
+  ++s.stamp;
   st.running = false;
-  running_.erase(std::find(running_.begin(), running_.end(), j));
 }
 
 void Engine::finish_runs(TimeNs t) {
-  std::vector<JobIndex> done;
-  bool progressed = false;
-  for (const JobIndex j : running_) {
-    Job& s = jobs_[at(j)];
-    const TimeNs from = std::max(prev_, s.busy_from);
-    if (t > from) {
-      s.remaining -= std::min(s.remaining, t - from);
-      progressed = true;
-    }
-    if (s.remaining == 0) done.push_back(j);
+  done_.clear();
+  while (next_finish() <= t) {
+    done_.push_back(std::get<2>(finishes_.top()));
+    finishes_.pop();
   }
-  // Attained service counts progress only (LeaseJob::busy_from), so restarts cannot keep every
-  // job from progressing; were a policy to, the run stops with this rather than going on forever.
-  idle_instants_ = progressed || running_.empty() ? 0 : idle_instants_ + 1;
-  SALUS_INVARIANT(idle_instants_ < 1'000'000, "preemptive: jobs progress (a million instants passed without any)",
-                  std::to_string(t));
-  // In arrival order, as the peers look at them.
-  std::sort(done.begin(), done.end(), [&](JobIndex a, JobIndex b) {
-    return out_.outcome.jobs[at(a)].submit_rank < out_.outcome.jobs[at(b)].submit_rank;
-  });
-  for (const JobIndex j : done) {
+  // In arrival order (the heap's ties), as the peers look at them.
+  for (const JobIndex j : done_) {
     stop(j, t);
+    for (const std::int32_t g : job(j).gpus) out_.job_gpus.add(at(j), g);  // its last run's
+    free_slots_.push_back(slot_of_[at(j)]);
+    slot_of_[at(j)] = -1;
     JobState& st = out_.outcome.jobs[at(j)];
     st.status = JobStatus::kDone;
     st.finish_ns = t;
@@ -235,58 +238,56 @@ void Engine::arrive(JobIndex j, TimeNs t) {
   const JobSpec& s = specs_[at(j)];
   JobState& st = out_.outcome.jobs[at(j)];
   const core::Bytes need = s.persistent + s.ephemeral;
-  std::size_t able = 0;
-  for (const GpuSpec& g : opts_.cluster.gpus) able += g.capacity >= need ? 1 : 0;
-  if (able < static_cast<std::size_t>(s.gpus)) {
+  std::size_t fit = 0;
+  for (const auto& [cap, count] : capacities_) fit += cap >= need ? count : 0;
+  if (fit < static_cast<std::size_t>(s.gpus)) {
     st.status = JobStatus::kRejected;
     st.set_reason("needs " + std::to_string(s.gpus) + " GPUs with P + E = " + core::format_size(need) +
-                  ", the cluster has " + std::to_string(able) + " that large");
+                  ", the cluster has " + std::to_string(fit) + " that large");
     return;
   }
   st.status = JobStatus::kPending;
-  jobs_[at(j)].remaining = s.solo_ns() + s.first_iter_extra_ns;
+  std::int32_t slot = 0;
+  if (free_slots_.empty()) {
+    slot = static_cast<std::int32_t>(jobs_.size());
+    jobs_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    Job& reused = jobs_[static_cast<std::size_t>(slot)];
+    reused.ran = reused.running = false;
+    reused.gpus.clear();
+    ++reused.stamp;
+  }
+  slot_of_[at(j)] = slot;
+  job(j).remaining = s.solo_ns() + s.first_iter_extra_ns;
   ++active_;
   policy_->arrive(j, t);
 }
 
 void Engine::decide(TimeNs t) {
-  policy_->update(t, view_);
-  order_.clear();
-  policy_->order(order_);
-  // Which jobs hold GPUs from t on: the policy's order, each that fits the GPUs left.
-  std::size_t left = opts_.cluster.gpus.size();
-  std::vector<JobIndex> keep, start;
-  for (const JobIndex j : order_) {
-    const auto k = static_cast<std::size_t>(specs_[at(j)].gpus);
-    if (k > left) continue;
-    left -= k;
-    (view_[at(j)].running ? keep : start).push_back(j);
-  }
-  // Preempt the running jobs not kept, then place the others: a job keeps its GPUs, so the free
-  // ones after the preemptions are exactly those the starting jobs share. With GPUs of several
-  // sizes a starting job may find none that fits among them: it waits.
-  std::vector<JobIndex> preempted;
-  for (const JobIndex j : running_) {
-    if (std::find(keep.begin(), keep.end(), j) == keep.end()) preempted.push_back(j);
-  }
-  for (const JobIndex j : preempted) {
+  policy_->decide(t, decision_);
+  for (const JobIndex j : decision_.preempt) {
     stop(j, t);
     ++out_.preemptions;
   }
-  for (const JobIndex j : start) {
+  for (const JobIndex j : decision_.start) {
     const JobSpec& s = specs_[at(j)];
     const core::Bytes need = s.persistent + s.ephemeral;
     const auto k = static_cast<std::size_t>(s.gpus);
-    if (free_.free_for(need) < k) continue;
-    Job& job = jobs_[at(j)];
-    job.gpus = free_.take(k, need);
+    if (free_.free_for(need) < k) {
+      policy_->unplaced(j, t);  // GPUs of several sizes: none free that it can use
+      continue;
+    }
+    Job& job = this->job(j);
+    std::vector<std::int32_t> gpus = free_.take(k, need);
     JobState& st = out_.outcome.jobs[at(j)];
     if (job.ran) {
       job.busy_from = t + opts_.restart_cost_ns;
-      std::vector<std::int32_t> a = job.gpus, b = job.last_gpus;
+      std::vector<std::int32_t> a = gpus;
       std::sort(a.begin(), a.end());
-      std::sort(b.begin(), b.end());
-      if (a != b) ++out_.migrations;
+      std::sort(job.gpus.begin(), job.gpus.end());
+      if (a != job.gpus) ++out_.migrations;
     } else {
       job.busy_from = t;
       st.first_start_ns = t;
@@ -294,25 +295,28 @@ void Engine::decide(TimeNs t) {
       st.admitted_ns = t;
       ++out_.placements;
     }
+    job.gpus = std::move(gpus);
     job.ran = true;
+    job.running = true;
     job.run_start = t;
-    view_[at(j)].busy_from = job.busy_from;
+    ++job.stamp;
     st.running = true;
-    view_[at(j)].running = true;
-    running_.push_back(j);
+    finishes_.emplace(job.busy_from + job.remaining, st.submit_rank, j, job.stamp);
     ++out_.outcome.dispatches;
   }
-  policy_->scheduled(view_);
   note_busy(t);
 }
 
-TimeNs Engine::next_finish() const {
-  TimeNs next = core::kNever;
-  for (const JobIndex j : running_) {
-    const Job& s = jobs_[at(j)];
-    next = std::min(next, std::max(prev_, s.busy_from) + s.remaining);
+TimeNs Engine::next_finish() {
+  while (!finishes_.empty()) {
+    const auto& [time, rank, j, stamp] = finishes_.top();
+    if (slot_of_[at(j)] >= 0) {
+      const Job& s = job(j);
+      if (s.running && s.stamp == stamp) return time;
+    }
+    finishes_.pop();
   }
-  return next;
+  return core::kNever;
 }
 
 void Engine::note_busy(TimeNs t) {
@@ -328,13 +332,12 @@ void Engine::note_busy(TimeNs t) {
 
 ClusterOutcome Engine::run() {
   const std::size_t n = specs_.size();
-  jobs_.assign(n, Job{});
-  view_.assign(n, LeaseJob{});
-  for (std::size_t j = 0; j < n; ++j) view_[j].gpus = specs_[j].gpus;
+  slot_of_.assign(n, -1);
   out_.outcome.jobs.assign(n, JobState{});
   out_.job_gpus = JobGpus(n);
   if (opts_.record_timeline) out_.gpu_timelines.resize(opts_.cluster.gpus.size());
-  policy_->begin(specs_);
+  for (const GpuSpec& g : opts_.cluster.gpus) ++capacities_[g.capacity];
+  policy_->begin(specs_, static_cast<std::int64_t>(opts_.cluster.gpus.size()), opts_.restart_cost_ns);
   // Arrival order, ties in trace order.
   std::vector<JobIndex> arrivals(n);
   std::iota(arrivals.begin(), arrivals.end(), JobIndex{0});
@@ -343,34 +346,35 @@ ClusterOutcome Engine::run() {
   for (std::size_t r = 0; r < n; ++r) out_.outcome.jobs[at(arrivals[r])].submit_rank = static_cast<std::int32_t>(r);
   std::size_t next_arrival = 0;
   TimeNs t = n > 0 ? specs_[at(arrivals[0])].arrival_ns : 0;
-  prev_ = t;
   note_busy(t);
   while (next_arrival < n || active_ > 0) {
+    const std::int64_t before = active_;
+    const std::size_t arrived = next_arrival;
     finish_runs(t);
     for (; next_arrival < n && specs_[at(arrivals[next_arrival])].arrival_ns <= t; ++next_arrival) {
       arrive(arrivals[next_arrival], t);
     }
     decide(t);
-    prev_ = t;
     ++out_.events;
+    // Instants with no finish and no arrival (demotions, promotions) are bounded by the policy's
+    // rules; were they not, the run stops here rather than going on for ever.
+    quiet_ = active_ == before && next_arrival == arrived ? quiet_ + 1 : 0;
+    SALUS_INVARIANT(quiet_ < 100'000'000, "preemptive: jobs finish (a hundred million instants passed without a finish or an arrival)",
+                    std::to_string(t));
     if (opts_.progress && out_.events % opts_.progress_every == 0) {
       opts_.progress(core::Progress{.now = t, .events = out_.events, .jobs = out_.outcome.jobs});
     }
     TimeNs next = next_finish();
     if (next_arrival < n) next = std::min(next, specs_[at(arrivals[next_arrival])].arrival_ns);
-    if (active_ > 0) next = std::min(next, policy_->next_change(t, view_));
+    if (active_ > 0) next = std::min(next, policy_->next_change(t));
     if (next == core::kNever) break;
-    SALUS_INVARIANT(next > t || (next == t && active_ == 0), "preemptive: time moves forward",
-                    std::to_string(t) + " -> " + std::to_string(next));
+    SALUS_INVARIANT(next > t, "preemptive: time moves forward", std::to_string(t) + " -> " + std::to_string(next));
     t = next;
   }
   out_.outcome.steps = out_.events;
-  for (std::size_t j = 0; j < n; ++j) {
-    for (const std::int32_t g : jobs_[j].last_gpus) out_.job_gpus.add(j, g);
-    out_.outcome.iterations += out_.outcome.jobs[j].iterations_done;
-  }
+  for (std::size_t j = 0; j < n; ++j) out_.outcome.iterations += out_.outcome.jobs[j].iterations_done;
+  out_.promotions = policy_->promotions();
   out_.outcome.switches = out_.preemptions;
-  for (std::size_t j = 0; j < n; ++j) out_.promotions += policy_->promotions(static_cast<JobIndex>(j));
   return std::move(out_);
 }
 

@@ -35,6 +35,8 @@ struct PreemptiveOptions {
   core::TimeNs restart_cost_ns = 0;
   /// One core::Timeline per GPU in the outcome (ClusterOutcome::gpu_timelines): each run's rows.
   bool record_timeline = false;
+  /// Every run in ClusterOutcome::job_runs (where and when); their count is kept either way.
+  bool record_runs = false;
   core::ProgressHook progress;
   std::int64_t progress_every = core::kProgressEvery;
 };

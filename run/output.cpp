@@ -900,7 +900,7 @@ void print_cluster_report(std::ostream& os, const std::vector<core::JobSpec>& jo
     if (r.preemptive) {
       std::snprintf(line, sizeof line, "%-8s %lld preemptions, %lld restarts on other GPUs, %lld promotions (%zu runs)\n",
                     r.policy.c_str(), static_cast<long long>(r.preemptions), static_cast<long long>(r.migrations),
-                    static_cast<long long>(r.promotions), r.job_runs.size());
+                    static_cast<long long>(r.promotions), static_cast<std::size_t>(r.runs));
       os << line;
     }
   }

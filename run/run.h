@@ -42,7 +42,7 @@ struct PolicyRun {
   /// each job's last run's GPUs, job_runs every run (where and when), and the counts.
   bool preemptive = false;
   std::vector<cluster::JobRun> job_runs;
-  std::int64_t preemptions = 0, migrations = 0, promotions = 0;
+  std::int64_t runs = 0, preemptions = 0, migrations = 0, promotions = 0;
 };
 
 /// The lane mode a policy runs in when the run asks for `lanes` (nullopt: the policy's default;

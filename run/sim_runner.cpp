@@ -43,6 +43,7 @@ PolicyRun simulate_preemptive(const std::vector<core::JobSpec>& jobs, const std:
   po.lease = cfg.lease;
   po.restart_cost_ns = cfg.restart_cost_ns;
   po.record_timeline = cfg.record_timeline;
+  po.record_runs = cfg.record_timeline;  // for --out's <policy>_job_runs.csv
   po.progress = cfg.progress;
   po.progress_every = cfg.progress_every;
   cluster::ClusterOutcome c = cluster::run_preemptive(jobs, policy_name, po);
@@ -57,6 +58,7 @@ PolicyRun simulate_preemptive(const std::vector<core::JobSpec>& jobs, const std:
   run.gpu_timelines = std::move(c.gpu_timelines);
   run.gpus_busy = std::move(c.busy);
   run.job_runs = std::move(c.job_runs);
+  run.runs = c.runs;
   run.preemptions = c.preemptions;
   run.migrations = c.migrations;
   run.promotions = c.promotions;

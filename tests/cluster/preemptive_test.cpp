@@ -58,6 +58,7 @@ TEST_CASE("2D-LAS by hand: two jobs demoted, preempted by newcomers and moved to
     cluster::PreemptiveOptions o = options(2, {10 * kS});
     o.restart_cost_ns = restart;
     o.record_timeline = true;
+    o.record_runs = true;
     const cluster::ClusterOutcome r = cluster::run_preemptive(jobs, "dlas", o);
     const auto& st = r.outcome.jobs;
     CHECK(st[0].finish_ns == 34 * kS + restart);
@@ -398,4 +399,41 @@ TEST_CASE("2D-LAS against a slow reference that steps second by second: random t
     }
   }
   CHECK(compared == 30 * 2 * 40);
+}
+
+TEST_CASE("2D-LAS: the short walk (waiting jobs only) decides as walking every job does, on larger random traces") {
+  int compared = 0;
+  std::int64_t preemptions = 0;
+  for (std::uint32_t seed = 1; seed <= 6; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    std::vector<core::JobSpec> jobs;
+    std::int64_t t = 0;
+    for (int i = 0; i < 1500; ++i) {
+      t += pick(0, 20);
+      static constexpr std::int32_t kWidths[] = {1, 1, 1, 1, 2, 4, 8, 16};
+      jobs.push_back(job("j" + std::to_string(i), t, pick(1, 600), kWidths[pick(0, 7)]));
+    }
+    jobs = test::trace(jobs);
+    cluster::PreemptiveOptions o = options(32, {300 * kS, 2000 * kS}, seed % 3 == 0 ? 0.0 : 1.5);
+    o.restart_cost_ns = seed % 2 == 0 ? 7 * kS : 0;
+    o.record_runs = true;
+    for (const char* policy : {"dlas-gpu", "dlas"}) {
+      CAPTURE(seed);
+      CAPTURE(policy);
+      const cluster::ClusterOutcome fast = cluster::run_preemptive(jobs, policy, o);
+      cluster::PreemptiveOptions slow_opts = o;
+      slow_opts.lease.dlas_short_walks = false;
+      const cluster::ClusterOutcome slow = cluster::run_preemptive(jobs, policy, slow_opts);
+      CHECK(fast.job_runs == slow.job_runs);
+      CHECK(fast.promotions == slow.promotions);
+      for (std::size_t j = 0; j < jobs.size(); ++j) {
+        CHECK(fast.outcome.jobs[j].finish_ns == slow.outcome.jobs[j].finish_ns);
+        ++compared;
+      }
+      preemptions += fast.preemptions;
+    }
+  }
+  CHECK(compared == 6 * 2 * 1500);
+  CHECK(preemptions > 1000);  // the walks are exercised where they differ in cost
 }
