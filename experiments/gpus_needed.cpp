@@ -5,10 +5,14 @@
 // `salus-sim --gpus N` runs it: the cluster with gang jobs (N = 1: the one-GPU path), the trace
 // read and the model set by salus-sim's own options.
 #include <algorithm>
+#include <array>
+#include <condition_variable>
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -167,7 +171,7 @@ std::string rise_note(const char* label, const std::vector<Rise>& up, const std:
   return text;
 }
 
-/// Everything the configurations share (read-only while they run, from several threads).
+/// Everything the runs share (read-only while they run, several at once: run_configs).
 struct Search {
   const ExperimentContext& ctx;
   const std::vector<core::JobSpec>& jobs;
@@ -187,7 +191,8 @@ SimConfig config_for(const Search& s, const Config& c) {
 }
 
 /// Runs the trace on N GPUs under the configuration; with `stop_early`, stops it once it
-/// certainly misses the bound (BoundWatch).
+/// certainly misses the bound (BoundWatch). Called from several threads at once, for one
+/// configuration too: its state is its own, the progress meter locks its own.
 Point run_point(const Search& s, const Config& c, std::int64_t n, bool stop_early) {
   SimConfig k = config_for(s, c);
   // N = 1 is salus-sim's one-GPU path (run_schedule), as `--gpus 1` runs it.
@@ -218,30 +223,18 @@ Point run_point(const Search& s, const Config& c, std::int64_t n, bool stop_earl
   return p;
 }
 
-ConfigResult run_config(const Search& s, const Config& c) {
-  const auto n_jobs = static_cast<std::int64_t>(s.jobs.size());
-  const SimConfig k = config_for(s, c);
-  const core::LaneMode lanes = lane_mode_for(*policies::make_policy(c.policy), k);
-  std::map<std::int64_t, Point> tried;  // every N simulated, once
-  auto at = [&](std::int64_t n) -> const Point& {
-    if (auto it = tried.find(n); it != tried.end()) return it->second;
-    return tried[n] = run_point(s, c, n, true);
-  };
-  auto value = [&](const Point& p) { return s.on_queue ? p.avg_queuing_s : p.avg_jct_s; };
-  // Every job that fits a GPU done (one too large is rejected at every N >= the widest job).
-  auto meets = [&](const Point& p) {
-    return !p.missed_early && p.done + p.rejected == n_jobs && value(p) <= s.bound_s;
-  };
+/// Whether a run meets the bound: every job that fits a GPU done (one too large is rejected at
+/// every N >= the widest job), the bounded average at most the bound.
+bool meets(const Search& s, const Point& p) {
+  return !p.missed_early && p.done + p.rejected == static_cast<std::int64_t>(s.jobs.size()) &&
+         (s.on_queue ? p.avg_queuing_s : p.avg_jct_s) <= s.bound_s;
+}
 
-  // The fewest N that meets the bound, exact on [widest, peak] (fewest_gpus: every N below the
-  // answer is run and misses). Fewer GPUs than the widest job cannot run it, so they miss.
-  const SearchBounds& b = s.bounds;
-  const FewestGpus search = fewest_gpus(b.widest, b.peak, [&](std::int64_t n) { return meets(at(n)); });
+/// The N of a configuration's curve, ascending: every N the search ran, the kRunAbove N above the
+/// answer, and kCurvePoints spread evenly from the widest job to twice the answer.
+std::vector<std::int64_t> curve_ns(const SearchBounds& b, const FewestGpus& search) {
   const bool found = search.gpus.has_value();
   const std::int64_t hi = found ? *search.gpus : -1;
-  const std::size_t search_runs = tried.size();
-  // The curve for the figure and for the rises: every N the search ran, the kRunAbove N above the
-  // answer, and kCurvePoints spread evenly from the widest job to twice the answer.
   const std::int64_t from = std::max<std::int64_t>(1, b.widest);
   const std::int64_t to = found ? std::min(b.peak, std::max(2 * hi, from + 3)) : b.peak;
   std::vector<std::int64_t> ns = search.evaluated;
@@ -249,25 +242,39 @@ ConfigResult run_config(const Search& s, const Config& c) {
   for (std::int64_t i = 0; i < kCurvePoints; ++i) ns.push_back(from + (to - from) * i / (kCurvePoints - 1));
   std::sort(ns.begin(), ns.end());
   ns.erase(std::unique(ns.begin(), ns.end()), ns.end());
+  return ns;
+}
+
+/// One configuration's line, from its search and every N of its curve run (`tried`).
+ConfigResult config_result(const Search& s, const Config& c, const FewestGpus& search,
+                           const std::map<std::int64_t, Point>& tried) {
+  const SimConfig k = config_for(s, c);
+  const core::LaneMode lanes = lane_mode_for(*policies::make_policy(c.policy), k);
+  auto value = [&](const Point& p) { return s.on_queue ? p.avg_queuing_s : p.avg_jct_s; };
+  const SearchBounds& b = s.bounds;
+  const bool found = search.gpus.has_value();
+  const std::int64_t hi = found ? *search.gpus : -1;
+  // The N the scan needed, the widest job's to the answer (or the peak), whatever ran beside it.
+  const std::size_t search_runs = search.evaluated.size();
   json curve = json::array();
   std::int64_t first_meeting = -1;
   std::map<std::int64_t, double> values;  // the complete runs': a run stopped early has no average
   std::vector<std::int64_t> missed_above;  // N above the answer, on the curve, that miss the bound
   std::int64_t stopped_early = 0;
-  for (std::int64_t n : ns) {
-    const Point& p = at(n);
+  for (std::int64_t n : curve_ns(b, search)) {
+    const Point& p = tried.at(n);
     curve.push_back(point_json(p));
     if (p.missed_early) ++stopped_early;
     else values[n] = value(p);
-    if (first_meeting < 0 && meets(p)) first_meeting = n;
-    if (found && n > hi && !meets(p)) missed_above.push_back(n);
+    if (first_meeting < 0 && meets(s, p)) first_meeting = n;
+    if (found && n > hi && !meets(s, p)) missed_above.push_back(n);
   }
   const std::vector<Rise> up = rises(values);
   json rises_json = json::array();
   for (const Rise& r : up) {
     rises_json.push_back({{"from", r.from}, {"to", r.to}, {"from_s", r.from_value}, {"to_s", r.to_value}});
   }
-  const Point& shown = found ? tried.at(hi) : at(b.peak);
+  const Point& shown = tried.at(found ? hi : b.peak);
   // The jobs rejected are those too large for a GPU, the same at every N: any complete run's.
   json rejected = nullptr;
   for (const auto& [n, p] : tried) {
@@ -310,6 +317,122 @@ ConfigResult run_config(const Search& s, const Config& c) {
                ": rejected at every N, left out of the averages)\n";
   }
   return out;
+}
+
+/// One configuration's runs as the pool makes them (read and written under the pool's lock).
+struct ConfigRuns {
+  explicit ConfigRuns(GpuScan search) : scan(std::move(search)) {}
+  GpuScan scan;                          ///< the search: which N may start, and the answer
+  std::map<std::int64_t, Point> tried;   ///< every N run, once
+  bool curve_planned = false;            ///< the search is over and curve_left set
+  std::vector<std::int64_t> curve_left;  ///< the curve's N not started by the search, largest first
+  std::size_t running = 0;               ///< its runs under way
+};
+
+/// Every configuration's search and curve, each N one run, `slots` runs at a time whatever
+/// configuration they belong to, so that when the quick configurations are done the slow one has
+/// every slot. A configuration's search starts its N in turn up to kRunAbove above the smallest N
+/// not known to miss (GpuScan, window kRunAbove + 1), so an N started above the answer is one of
+/// the kRunAbove its curve runs anyway; once the answer is known the rest of its curve is run. The
+/// N run, and every outcome, are those of one run at a time: the output does not depend on `slots`.
+std::vector<ConfigResult> run_configs(const Search& s, std::size_t slots) {
+  constexpr std::size_t n_configs = std::size(kConfigs);
+  std::vector<ConfigRuns> runs;
+  runs.reserve(n_configs);
+  for (std::size_t i = 0; i < n_configs; ++i) {
+    runs.emplace_back(GpuScan(s.bounds.widest, s.bounds.peak, kRunAbove + 1));
+  }
+  struct Task {
+    std::size_t config = 0;
+    std::int64_t n = 0;
+    bool search = false;  ///< its outcome goes to the scan
+  };
+  std::mutex mutex;
+  std::condition_variable changed;  // a run ended (or failed): more may start, or all is done
+  std::size_t in_flight = 0;
+  std::exception_ptr failure;
+  // The next run to start, from the configuration with the fewest runs under way (then in
+  // kConfigs' order); nullopt when none may start now. Under the lock.
+  auto pick = [&]() -> std::optional<Task> {
+    std::array<std::size_t, n_configs> order{};
+    for (std::size_t i = 0; i < n_configs; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return runs[a].running < runs[b].running; });
+    for (const std::size_t i : order) {
+      ConfigRuns& r = runs[i];
+      if (!r.scan.done()) {
+        if (const std::optional<std::int64_t> n = r.scan.next()) return Task{.config = i, .n = *n, .search = true};
+        continue;
+      }
+      if (!r.curve_planned) {
+        // The search started lo, lo + 1, ..., started_below() - 1: the curve's N from there on
+        // are left to run.
+        for (const std::int64_t n : curve_ns(s.bounds, r.scan.result())) {
+          if (n >= r.scan.started_below()) r.curve_left.push_back(n);
+        }
+        std::reverse(r.curve_left.begin(), r.curve_left.end());
+        r.curve_planned = true;
+      }
+      if (!r.curve_left.empty()) {
+        const std::int64_t n = r.curve_left.back();
+        r.curve_left.pop_back();
+        return Task{.config = i, .n = n, .search = false};
+      }
+    }
+    return std::nullopt;
+  };
+  auto work = [&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (!failure) {
+      const std::optional<Task> t = pick();
+      if (!t) {
+        if (in_flight == 0) return;  // every configuration's search is over and its curve run
+        changed.wait(lock);
+        continue;
+      }
+      ++in_flight;
+      ++runs[t->config].running;
+      lock.unlock();
+      Point p;
+      std::exception_ptr error;
+      try {
+        p = run_point(s, kConfigs[t->config], t->n, true);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      --in_flight;
+      --runs[t->config].running;
+      if (error) {
+        if (!failure) failure = error;  // the others start nothing more; it is thrown once they are back
+        changed.notify_all();
+        return;
+      }
+      ConfigRuns& r = runs[t->config];
+      if (t->search) r.scan.record(t->n, meets(s, p));
+      r.tried.emplace(t->n, p);
+      changed.notify_all();
+    }
+  };
+  auto guarded = [&] {
+    try {
+      work();
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(mutex);
+      if (!failure) failure = std::current_exception();
+      changed.notify_all();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (std::size_t w = 1; w < slots; ++w) threads.emplace_back(guarded);
+  guarded();
+  for (std::thread& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+  std::vector<ConfigResult> results;
+  for (std::size_t i = 0; i < n_configs; ++i) {
+    results.push_back(config_result(s, kConfigs[i], runs[i].scan.result(), runs[i].tried));
+  }
+  return results;
 }
 
 /// Where Salus PACK needs more GPUs than exclusive FIFO, why, from PACK's curve at the largest N
@@ -460,46 +583,12 @@ json run_gpus_needed(const ExperimentContext& ctx) {
 
   std::string table = "  configuration    policy  lanes      placement     GPUs needed   at it: avg JCT  avg queuing  "
                       "simulations  stopped early\n";
-  // The configurations are independent: as many at once as this process has CPUs (their results
-  // are put in order afterwards, so the output does not depend on it).
+  // The runs are independent: as many at once as this process has CPUs, up to what the searches
+  // can start at once (run_configs: the output does not depend on it).
   const Search search{ctx, jobs, cfg, model, sb, on_queue, bound_s};
   constexpr std::size_t n_configs = std::size(kConfigs);
-  std::vector<ConfigResult> results(n_configs);
-  const std::size_t workers = std::clamp<std::size_t>(allowed_cpus().size(), 1, n_configs);
-  std::size_t next = 0;
-  std::mutex next_mutex;
-  auto work = [&] {
-    while (true) {
-      std::size_t i = 0;
-      {
-        const std::lock_guard<std::mutex> lock(next_mutex);
-        if (next == n_configs) return;
-        i = next++;
-      }
-      results[i] = run_config(search, kConfigs[i]);
-    }
-  };
-  std::vector<std::thread> threads;
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  for (std::size_t w = 1; w < workers; ++w) {
-    threads.emplace_back([&] {
-      try {
-        work();
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-      }
-    });
-  }
-  try {
-    work();
-  } catch (...) {
-    const std::lock_guard<std::mutex> lock(failure_mutex);
-    if (!failure) failure = std::current_exception();
-  }
-  for (std::thread& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
+  std::vector<ConfigResult> results =
+      run_configs(search, std::clamp<std::size_t>(allowed_cpus().size(), 1, n_configs * (kRunAbove + 1)));
   json policies = json::object();
   for (std::size_t i = 0; i < n_configs; ++i) {
     policies[kConfigs[i].name] = std::move(results[i].entry);

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run/cpus.h"
 #include "support/programs.h"
 #include "support/temp_files.h"
 
@@ -384,6 +385,23 @@ TEST_CASE("--quiet: stdout is the same with and without it, and nothing is on st
   CHECK(sim_loud.out == sim_quiet.out);
   CHECK(sim_quiet.err.empty());
   CHECK((sim_loud.err.empty() || sim_loud.err.rfind("salus-sim: ", 0) == 0));
+}
+
+TEST_CASE("gpus_needed: the same output on one CPU as on every CPU it may use (the runs' pool, the search's window)") {
+  // Tiresias' 60_job.csv: searches of several N, runs stopped early, curves that rise. One CPU:
+  // one run at a time; all: the runs of every configuration side by side, N started ahead of the
+  // answer. Same stdout (the --out directory named the same) and the same JSON.
+  const std::string dir = (salus::test::scratch() / "gpus_needed_cpus").string();
+  const std::string args = "gpus_needed --trace tests/data/peers/tiresias/60_job.csv --plots off --quiet --out '" +
+                           dir + "' --cpus ";
+  const auto one = experiment(args + std::to_string(salus::run::allowed_cpus().front()));
+  REQUIRE(one.code == 0);
+  const std::string one_json = salus::test::slurp(dir + "/gpus_needed.json");
+  const auto all = experiment(args + "all");
+  REQUIRE(all.code == 0);
+  CHECK(one.out == all.out);
+  CHECK(one_json == salus::test::slurp(dir + "/gpus_needed.json"));
+  CHECK(json::parse(one_json)["policies"]["srtf"]["simulations"].get<int>() > 5);
 }
 
 TEST_CASE("exclusive SRTF (salus-sim --lanes exclusive): one job at a time, the shortest waiting first, no preemption") {

@@ -1,10 +1,13 @@
 // gpus_needed's search on curves given by hand: the fewest N meeting the bound whatever the
-// curve's shape, every N below it evaluated, and the rises of the curve.
+// curve's shape, every N below it evaluated, the same with several N at once (GpuScan), and the
+// rises of the curve.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -151,4 +154,123 @@ TEST_CASE("rises: each N whose next larger N on the curve is worse, with both va
   CHECK(up[0].to_value == 417.7);
   CHECK(up[1].from == 20);
   CHECK(up[1].to == 22);  // consecutive on the curve, not in N
+}
+
+namespace {
+
+using salus::experiments::GpuScan;
+
+/// GpuScan driven as gpus_needed drives it from a pool of `slots`: as many N started as it allows
+/// and the slots hold, then one outcome in, the N that comes back chosen by `rng` among those
+/// started (any order: the runs take different times). Returns the result and every N started.
+FewestGpus scan_in_pool(const Curve& c, std::int64_t window, std::size_t slots, std::mt19937& rng,
+                        std::vector<std::int64_t>* started) {
+  GpuScan scan(c.first, c.last(), window);
+  std::vector<std::int64_t> running;
+  while (true) {
+    while (running.size() < slots) {
+      const std::optional<std::int64_t> n = scan.next();
+      if (!n) break;
+      running.push_back(*n);
+      started->push_back(*n);
+    }
+    if (running.empty()) break;
+    const std::size_t i = std::uniform_int_distribution<std::size_t>(0, running.size() - 1)(rng);
+    const std::int64_t n = running[i];
+    running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+    scan.record(n, c.meets(n));
+  }
+  REQUIRE(scan.done());
+  return scan.result();
+}
+
+/// The pool's scan against the one-at-a-time scan for windows 1..5 and 1..6 slots: the same
+/// answer and evaluated, each N started once, in increasing order, none above answer + window - 1
+/// (none above the curve's last N).
+void check_windows(const Curve& c) {
+  const FewestGpus serial = search(c);
+  std::mt19937 rng(12345);
+  for (std::int64_t window = 1; window <= 5; ++window) {
+    for (std::size_t slots = 1; slots <= 6; ++slots) {
+      for (int trial = 0; trial < 4; ++trial) {
+        CAPTURE(window);
+        CAPTURE(slots);
+        CAPTURE(trial);
+        std::vector<std::int64_t> started;
+        const FewestGpus r = scan_in_pool(c, window, slots, rng, &started);
+        CHECK(r.gpus == serial.gpus);
+        CHECK(r.evaluated == serial.evaluated);
+        // Started lo, lo + 1, ... in turn: each once, every N below the last started.
+        for (std::size_t i = 0; i < started.size(); ++i) CHECK(started[i] == c.first + static_cast<std::int64_t>(i));
+        const std::int64_t limit = serial.gpus ? std::min(c.last(), *serial.gpus + window - 1) : c.last();
+        REQUIRE_FALSE(started.empty());
+        CHECK(started.back() <= limit);
+        CHECK(started.size() >= serial.evaluated.size());
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("GpuScan: several N at once, outcomes in any order: fewest_gpus' answer and evaluated, no N above answer + window - 1") {
+  // The curves above: Tiresias' rise past the bound, the dip, and every 8-point met/missed curve.
+  check_windows(Curve{.first = 8, .values = {850.0, 470.1, 434.2, 335.0, 318.3, 417.7, 317.8, 240.9, 229.2}, .bound = 320});
+  Curve dip{.first = 1, .values = {}, .bound = 100};
+  for (std::int64_t n = 1; n <= 16; ++n) dip.values.push_back(n == 3 ? 90 : n < 9 ? 150 : 80);
+  check_windows(dip);
+  for (unsigned mask = 0; mask < 256; ++mask) {
+    CAPTURE(mask);
+    Curve c{.first = 3, .values = {}, .bound = 1};
+    for (std::int64_t i = 0; i < 8; ++i) c.values.push_back(((mask >> i) & 1U) != 0 ? 0.5 : 2.0);
+    check_windows(c);
+  }
+}
+
+TEST_CASE("GpuScan: the window holds back: with window w, no N w or more above the smallest N not known to miss starts") {
+  // A falling curve that meets from 20 on, [10, 30], window 3, outcomes held back: it starts 10,
+  // 11, 12 and waits; 11 and 12 in (missing) still wait for 10; 10 in, it starts 13, 14, 15.
+  Curve c{.first = 10, .values = {}, .bound = 100};
+  for (std::int64_t n = 10; n <= 30; ++n) c.values.push_back(n < 20 ? 150 : 50);
+  GpuScan scan(c.first, c.last(), 3);
+  CHECK(scan.next() == 10);
+  CHECK(scan.next() == 11);
+  CHECK(scan.next() == 12);
+  CHECK_FALSE(scan.next().has_value());
+  scan.record(12, false);
+  scan.record(11, false);
+  CHECK_FALSE(scan.next().has_value());
+  CHECK_FALSE(scan.done());
+  CHECK(scan.started_below() == 13);
+  scan.record(10, false);
+  CHECK(scan.next() == 13);
+  CHECK(scan.next() == 14);
+  CHECK(scan.next() == 15);
+  CHECK_FALSE(scan.next().has_value());
+  // Run on to the answer: 20 meets while 21 and 22 are out; their outcomes change nothing.
+  scan.record(13, false);
+  scan.record(14, false);
+  scan.record(15, false);
+  std::vector<std::int64_t> out;
+  while (!scan.done()) {
+    while (const std::optional<std::int64_t> n = scan.next()) out.push_back(*n);
+    REQUIRE_FALSE(out.empty());
+    const std::int64_t n = out.front();
+    out.erase(out.begin());
+    scan.record(n, c.meets(n));
+  }
+  CHECK(scan.result().gpus == 20);
+  CHECK(scan.started_below() == 23);
+  CHECK(out == std::vector<std::int64_t>{21, 22});
+  CHECK_FALSE(scan.next().has_value());
+  scan.record(21, true);
+  scan.record(22, true);
+  CHECK(scan.result().gpus == 20);
+  CHECK(scan.result().evaluated.size() == 11);
+  // Nothing in [lo, hi]: done at once, no answer.
+  GpuScan empty(5, 4, 2);
+  CHECK(empty.done());
+  CHECK_FALSE(empty.next().has_value());
+  CHECK_FALSE(empty.result().gpus.has_value());
+  CHECK(empty.result().evaluated.empty());
 }
