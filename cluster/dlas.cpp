@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cluster/job_slots.h"
 #include "core/errors.h"
 
 namespace salus::cluster {
@@ -56,30 +57,14 @@ class Dlas final : public LeasePolicy {
     specs_ = jobs;
     gpus_ = gpus;
     restart_ns_ = restart_ns;
-    jobs_.clear();
-    free_slots_.clear();
-    slot_of_.assign(jobs.size(), -1);
+    jobs_.clear(jobs.size());
     promotions_ = 0;
     queues_.assign(opts_.dlas_thresholds_ns.size() + 1, Queue{});
     next_rank_ = 0;
   }
 
   void arrive(JobIndex j, TimeNs now) override {
-    // A slot for the job while it is in the system (the state is sized by the jobs present, not by
-    // the trace); a slot keeps its stamp across jobs, so its old heap entries stay stale.
-    std::int32_t slot = 0;
-    if (free_slots_.empty()) {
-      slot = static_cast<std::int32_t>(jobs_.size());
-      jobs_.emplace_back();
-    } else {
-      slot = free_slots_.back();
-      free_slots_.pop_back();
-      const std::int64_t stamp = jobs_[static_cast<std::size_t>(slot)].stamp;
-      jobs_[static_cast<std::size_t>(slot)] = Job{};
-      jobs_[static_cast<std::size_t>(slot)].stamp = stamp + 1;
-    }
-    slot_of_[static_cast<std::size_t>(j)] = slot;
-    Job& s = at(j);
+    Job& s = jobs_.take(j, [](Job& reused) { reused = Job{}; });
     s.rank = next_rank_++;
     s.queue = 0;
     s.wait_from = now;
@@ -92,8 +77,7 @@ class Dlas final : public LeasePolicy {
     at(j).running = false;
     ++at(j).stamp;
     promotions_ += at(j).promotions;
-    free_slots_.push_back(slot_of_[static_cast<std::size_t>(j)]);
-    slot_of_[static_cast<std::size_t>(j)] = -1;
+    jobs_.release(j);
   }
 
   void decide(TimeNs now, LeaseDecision& out) override;
@@ -146,8 +130,8 @@ class Dlas final : public LeasePolicy {
   using Entry = std::tuple<TimeNs, std::int32_t, JobIndex, std::int64_t>;
   using Heap = std::priority_queue<Entry, std::vector<Entry>, std::greater<>>;
 
-  Job& at(JobIndex j) { return jobs_[static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(j)])]; }
-  const Job& at(JobIndex j) const { return jobs_[static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(j)])]; }
+  Job& at(JobIndex j) { return jobs_[j]; }
+  const Job& at(JobIndex j) const { return jobs_[j]; }
   std::int32_t gpus_of(JobIndex j) const { return specs_[static_cast<std::size_t>(j)].gpus; }
   std::size_t last_queue() const { return queues_.size() - 1; }
 
@@ -239,7 +223,7 @@ class Dlas final : public LeasePolicy {
     }
   }
   bool valid(const Entry& e) const {
-    if (slot_of_[static_cast<std::size_t>(std::get<2>(e))] < 0) return false;  // ended
+    if (!jobs_.has(std::get<2>(e))) return false;  // ended
     const Job& s = at(std::get<2>(e));
     return s.stamp == std::get<3>(e) && s.list != List::kNone;
   }
@@ -273,9 +257,7 @@ class Dlas final : public LeasePolicy {
   std::span<const core::JobSpec> specs_;
   std::int64_t gpus_ = 0;
   TimeNs restart_ns_ = 0;
-  std::vector<Job> jobs_;                 // by slot: the jobs arrived and not finished
-  std::vector<std::int32_t> slot_of_;     // per job: its slot, or -1
-  std::vector<std::int32_t> free_slots_;
+  JobSlots<Job> jobs_;                    // the jobs arrived and not finished
   std::int64_t promotions_ = 0;           // of the jobs finished
   std::vector<Queue> queues_;
   std::int32_t next_rank_ = 0;

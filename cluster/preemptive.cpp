@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "cluster/job_slots.h"
 #include "core/errors.h"
 
 namespace salus::cluster {
@@ -166,7 +167,7 @@ class Engine {
   using Entry = std::tuple<TimeNs, std::int32_t, JobIndex, std::int64_t>;  // (finish, rank, job, stamp)
 
   std::size_t at(JobIndex j) const { return static_cast<std::size_t>(j); }
-  Job& job(JobIndex j) { return jobs_[static_cast<std::size_t>(slot_of_[at(j)])]; }
+  Job& job(JobIndex j) { return jobs_[j]; }
   void finish_runs(TimeNs t);
   void arrive(JobIndex j, TimeNs t);
   void decide(TimeNs t);
@@ -178,9 +179,7 @@ class Engine {
   const PreemptiveOptions& opts_;
   std::unique_ptr<LeasePolicy> policy_;
   FreeGpus free_;
-  std::vector<Job> jobs_;                // by slot
-  std::vector<std::int32_t> slot_of_;    // per job: its slot, or -1
-  std::vector<std::int32_t> free_slots_;
+  JobSlots<Job> jobs_;                   // the jobs arrived and not finished
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> finishes_;
   LeaseDecision decision_;
   std::vector<JobIndex> done_;     // scratch
@@ -222,8 +221,7 @@ void Engine::finish_runs(TimeNs t) {
   for (const JobIndex j : done_) {
     stop(j, t);
     for (const std::int32_t g : job(j).gpus) out_.job_gpus.add(at(j), g);  // its last run's
-    free_slots_.push_back(slot_of_[at(j)]);
-    slot_of_[at(j)] = -1;
+    jobs_.release(j);
     JobState& st = out_.outcome.jobs[at(j)];
     st.status = JobStatus::kDone;
     st.finish_ns = t;
@@ -247,20 +245,10 @@ void Engine::arrive(JobIndex j, TimeNs t) {
     return;
   }
   st.status = JobStatus::kPending;
-  std::int32_t slot = 0;
-  if (free_slots_.empty()) {
-    slot = static_cast<std::int32_t>(jobs_.size());
-    jobs_.emplace_back();
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-    Job& reused = jobs_[static_cast<std::size_t>(slot)];
-    reused.ran = reused.running = false;
-    reused.gpus.clear();
-    ++reused.stamp;
-  }
-  slot_of_[at(j)] = slot;
-  job(j).remaining = s.solo_ns() + s.first_iter_extra_ns;
+  jobs_.take(j, [](Job& reused) {
+         reused.ran = reused.running = false;
+         reused.gpus.clear();  // keeps its capacity
+       }).remaining = s.solo_ns() + s.first_iter_extra_ns;
   ++active_;
   policy_->arrive(j, t);
 }
@@ -310,7 +298,7 @@ void Engine::decide(TimeNs t) {
 TimeNs Engine::next_finish() {
   while (!finishes_.empty()) {
     const auto& [time, rank, j, stamp] = finishes_.top();
-    if (slot_of_[at(j)] >= 0) {
+    if (jobs_.has(j)) {
       const Job& s = job(j);
       if (s.running && s.stamp == stamp) return time;
     }
@@ -332,7 +320,7 @@ void Engine::note_busy(TimeNs t) {
 
 ClusterOutcome Engine::run() {
   const std::size_t n = specs_.size();
-  slot_of_.assign(n, -1);
+  jobs_.clear(n);
   out_.outcome.jobs.assign(n, JobState{});
   out_.job_gpus = JobGpus(n);
   if (opts_.record_timeline) out_.gpu_timelines.resize(opts_.cluster.gpus.size());

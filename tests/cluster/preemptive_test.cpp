@@ -23,6 +23,7 @@
 #include "run/load.h"
 #include "run/sim_runner.h"
 #include "support/jobs.h"
+#include "support/peers.h"
 #include "traces/catalog.h"
 
 using namespace salus;
@@ -140,37 +141,8 @@ TEST_CASE("preemptive cluster policies refuse what they do not model, with a mes
   CHECK(r.outcome.jobs[1].status == core::JobStatus::kDone);
 }
 
-namespace {
-
-struct PeerJob {
-  double start_s = 0, end_s = 0;
-};
-
-// A fixture of tests/data/peers: job_id -> (start_s, end_s).
-std::map<std::string, PeerJob> peer_jobs(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::map<std::string, PeerJob> out;
-  std::string line;
-  std::vector<std::string> header;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> cells;
-    std::stringstream ss(line);
-    for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
-    if (header.empty()) {
-      header = cells;
-      continue;
-    }
-    auto at = [&](const std::string& name) {
-      return cells[static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin())];
-    };
-    out[at("job_id")] = {std::stod(at("start_s")), std::stod(at("end_s"))};
-  }
-  return out;
-}
-
-}  // namespace
+using test::PeerJob;
+using test::peer_jobs;
 
 TEST_CASE("Tiresias' own simulator: its dlas and dlas-gpu (thresholds, starvation knob) job by job, on 60_job.csv "
           "and 300 generated jobs, 8 to 64 GPUs") {

@@ -19,6 +19,7 @@
 #include "run/load.h"
 #include "run/sim_runner.h"
 #include "support/jobs.h"
+#include "support/peers.h"
 #include "traces/catalog.h"
 
 using namespace salus;
@@ -223,37 +224,8 @@ TEST_CASE("strict, backfill and EASY on random exclusive traces with gangs: ever
   CHECK(compared == 24 * 3 * 50);
 }
 
-namespace {
-
-struct PeerJob {
-  double start_s = 0, end_s = 0;
-};
-
-// A fixture of tests/data/peers: job_id -> (start_s, end_s).
-std::map<std::string, PeerJob> peer_jobs(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::map<std::string, PeerJob> out;
-  std::string line;
-  std::vector<std::string> header;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> cells;
-    std::stringstream ss(line);
-    for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
-    if (header.empty()) {
-      header = cells;
-      continue;
-    }
-    auto at = [&](const std::string& name) {
-      return cells[static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin())];
-    };
-    out[at("job_id")] = {std::stod(at("start_s")), std::stod(at("end_s"))};
-  }
-  return out;
-}
-
-}  // namespace
+using test::PeerJob;
+using test::peer_jobs;
 
 TEST_CASE("Tiresias' own simulator on 60_job.csv: its fifo is strict, its dlas-gpu (default thresholds) is backfill, job by job") {
   // Tiresias' --scheme=count: a job takes any free GPUs, and placement never changes a run time,
