@@ -409,3 +409,22 @@ TEST_CASE("2D-LAS: the short walk (waiting jobs only) decides as walking every j
   CHECK(compared == 6 * 2 * 1500);
   CHECK(preemptions > 1000);  // the walks are exercised where they differ in cost
 }
+
+TEST_CASE("2D-LAS on GPUs of two sizes: a job chosen by count that no free GPU can hold waits, then starts") {
+  // GPU 0 has 8 GiB, GPU 1 16 GiB, one node each. B (4 GiB) arrives first and takes GPU 0, the
+  // node with the fewest free GPUs that fit being the lowest-numbered; C (4 GiB, 1 s later) takes
+  // GPU 1. A (15 GiB) arrives at 2 s: by count nothing is free. When B ends at 10 s one GPU is free
+  // by count but it holds 8 GiB: A is chosen, cannot be placed, and waits until C ends at 20 s.
+  cluster::PreemptiveOptions o = options(2, {1000 * kS});
+  o.cluster.gpus[0].capacity = 8 * core::kGiB;
+  core::JobSpec b = job("B", 0, 10), c = job("C", 1, 19), a = job("A", 2, 5);
+  b.ephemeral = c.ephemeral = test::gib(3);
+  const std::vector<core::JobSpec> jobs = test::trace({b, c, a});
+  const cluster::ClusterOutcome r = cluster::run_preemptive(jobs, "dlas-gpu", o);
+  CHECK(r.job_gpus[0][0] == 0);
+  CHECK(r.job_gpus[1][0] == 1);
+  CHECK(r.job_gpus[2][0] == 1);
+  CHECK(r.outcome.jobs[2].first_start_ns == 20 * kS);
+  CHECK(r.outcome.jobs[2].finish_ns == 25 * kS);
+  CHECK(r.preemptions == 0);
+}
