@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
@@ -81,6 +82,17 @@ bool parse_sim_command_line(int argc, char** argv, SimProgramOptions& o) {
   const auto given = [&](const char* name) { return vm.count(name) && !vm[name].defaulted(); };
   if (given("placement") && !o.cfg.cluster) {
     o.unused.push_back("--placement has no effect on one GPU (it places jobs across --gpus N > 1 or --cluster)");
+  }
+  const bool all_lease = std::all_of(o.policies.begin(), o.policies.end(), [](const std::string& p) { return cluster::is_lease_policy(p); });
+  if (all_lease && (given("placement") || given("queue") || given("lanes"))) {
+    o.unused.push_back("--placement, --queue and --lanes have no effect on the cluster policies (" +
+                       cluster::lease_registry().names_joined() +
+                       "): they order their own queues and place on whole GPUs (docs/cluster.md, \"Preemptive cluster policies\")");
+  }
+  const bool any_lease = std::any_of(o.policies.begin(), o.policies.end(), [](const std::string& p) { return cluster::is_lease_policy(p); });
+  if (!any_lease && (given("dlas-thresholds") || given("dlas-starvation") || given("dlas-checks") || given("restart-cost-ms"))) {
+    o.unused.push_back("--dlas-thresholds, --dlas-starvation, --dlas-checks and --restart-cost-ms have no effect without a "
+                       "cluster policy that preempts (" + cluster::lease_registry().names_joined() + ") in --policy");
   }
   if (given("queue") && !o.cfg.cluster) {
     o.unused.push_back("--queue has no effect on one GPU (it serves the cluster queue of --gpus N > 1 or --cluster; one "

@@ -696,3 +696,17 @@ TEST_CASE("--paging on: the assumed link speed is a note, each policy's page-out
   REQUIRE(off.code == 0);
   CHECK(off.out.find("paging") == std::string::npos);
 }
+
+TEST_CASE("options of the cluster policies given where they do nothing are named in a note") {
+  const Result lease = sim(kHand + " --gpus 2 --policy dlas-gpu --queue strict");
+  CHECK(lease.code == 0);
+  CHECK(lease.out.find("note: --placement, --queue and --lanes have no effect on the cluster policies (dlas-gpu, dlas)") !=
+        std::string::npos);
+  const Result per_gpu = sim(kHand + " --gpus 2 --policy fifo --dlas-starvation 2");
+  CHECK(per_gpu.code == 0);
+  CHECK(per_gpu.out.find("note: --dlas-thresholds, --dlas-starvation, --dlas-checks and --restart-cost-ms have no effect "
+                         "without a cluster policy that preempts (dlas-gpu, dlas) in --policy") != std::string::npos);
+  const Result both = sim(kHand + " --gpus 2 --policy fifo,dlas-gpu --dlas-starvation 2 --queue strict");
+  CHECK(both.code == 0);
+  CHECK(both.out.find("have no effect") == std::string::npos);
+}
