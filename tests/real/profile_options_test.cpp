@@ -87,6 +87,7 @@ TEST_CASE("merge_measurements and run_exit_status") {
   CHECK(results[0]["jobs"][0]["mean_iteration_ms"] == 3.5);
   CHECK(results[0]["jobs"][0]["id"] == "j1");
   CHECK(results[0]["jobs"][0]["jct_s"] == 1.0);
+  CHECK(!results[0].contains("injected_faults"));  // not measured: left out, not read past the document
   CHECK(real::run_exit_status({r}, false) == 0);
   CHECK(real::run_exit_status({r}, true) == 130);
   r.metrics.failed = 1;
