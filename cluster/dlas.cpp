@@ -249,8 +249,8 @@ class Dlas final : public LeasePolicy {
     s.wait_from = now;
   }
   void apply_due(TimeNs now);
-  void full_walk(TimeNs now, LeaseDecision& out);
-  bool fast_walk(TimeNs now, std::vector<JobIndex>& start);
+  void full_walk(LeaseDecision& out);
+  bool fast_walk(std::vector<JobIndex>& start);
 
   LeaseOptions opts_;
   bool gpu_time_;
@@ -296,8 +296,7 @@ void Dlas::apply_due(TimeNs now) {
   }
 }
 
-bool Dlas::fast_walk(TimeNs now, std::vector<JobIndex>& start) {
-  (void)now;
+bool Dlas::fast_walk(std::vector<JobIndex>& start) {
   // The walk over the waiting jobs, every running job kept: left at a job = the GPUs less those
   // of the running jobs ahead of it and of the jobs it starts ahead of it.
   std::int64_t running_total = 0;
@@ -329,8 +328,7 @@ bool Dlas::fast_walk(TimeNs now, std::vector<JobIndex>& start) {
   return true;
 }
 
-void Dlas::full_walk(TimeNs now, LeaseDecision& out) {
-  (void)now;
+void Dlas::full_walk(LeaseDecision& out) {
   std::int64_t left = gpus_;
   for (Queue& Q : queues_) {
     for (const Chain* c : {&Q.running, &Q.waiting, &Q.tail}) {
@@ -348,9 +346,9 @@ void Dlas::decide(TimeNs now, LeaseDecision& out) {
   apply_due(now);
   out.preempt.clear();
   out.start.clear();
-  if (!opts_.dlas_short_walks || !fast_walk(now, out.start)) {
+  if (!opts_.dlas_short_walks || !fast_walk(out.start)) {
     out.start.clear();
-    full_walk(now, out);
+    full_walk(out);
   }
   for (const JobIndex j : out.preempt) at(j).mark = -1;
   for (const JobIndex j : out.start) at(j).mark = +1;

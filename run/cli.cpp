@@ -127,7 +127,7 @@ ModelOptions make_model_options(const ModelOptionValues& v, const boost::program
     char* end = nullptr;
     const double s = std::strtod(item.c_str(), &end);
     const core::TimeNs ns = !item.empty() && end == item.c_str() + item.size() && std::isfinite(s) && s > 0 && s < 9e9
-                                ? static_cast<core::TimeNs>(std::llround(s * 1e9))
+                                ? core::ns_from_seconds(s).value_or(0)
                                 : 0;
     if (ns <= 0 || (!m.lease.dlas_thresholds_ns.empty() && ns <= m.lease.dlas_thresholds_ns.back())) {
       throw core::InputError("--dlas-thresholds: '" + v.dlas_thresholds +

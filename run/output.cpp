@@ -915,18 +915,25 @@ void print_paging_report(std::ostream& os, const std::vector<PolicyRun>& runs) {
   }
 }
 
+namespace {
+
+/// "3+1+2": a job's GPUs as the CSV files write them.
+std::string gpu_list_text(std::span<const std::int32_t> gpus) {
+  std::string out;
+  for (const std::int32_t g : gpus) {
+    if (!out.empty()) out += '+';
+    append_int(out, g);
+  }
+  return out;
+}
+
+}  // namespace
+
 void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec>& jobs, const PolicyRun& run) {
   const std::string base = dir + "/" + run.policy;
   OutFile gf(base + "_job_gpus.csv");
   gf.line() += "id,gpus\n";
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    std::string gpus;
-    for (std::int32_t g : run.job_gpus[i]) {
-      if (!gpus.empty()) gpus += '+';
-      append_int(gpus, g);
-    }
-    Row(gf).text(jobs[i].id).word(gpus).end();
-  }
+  for (std::size_t i = 0; i < jobs.size(); ++i) Row(gf).text(jobs[i].id).word(gpu_list_text(run.job_gpus[i])).end();
   gf.close();
   OutFile bf(base + "_gpus_busy.csv");
   bf.line() += "time_s,gpus_busy\n";
@@ -937,12 +944,7 @@ void write_cluster_files(const std::string& dir, const std::vector<core::JobSpec
     OutFile rf(base + "_job_runs.csv");
     rf.line() += "id,start_s,end_s,gpus\n";
     for (const cluster::JobRun& x : run.job_runs) {
-      std::string gpus;
-      for (const std::int32_t g : x.gpus) {
-        if (!gpus.empty()) gpus += '+';
-        append_int(gpus, g);
-      }
-      Row(rf).text(jobs[static_cast<std::size_t>(x.job)].id).seconds(x.start_ns).seconds(x.end_ns).word(gpus).end();
+      Row(rf).text(jobs[static_cast<std::size_t>(x.job)].id).seconds(x.start_ns).seconds(x.end_ns).word(gpu_list_text(x.gpus)).end();
     }
     rf.close();
   }
