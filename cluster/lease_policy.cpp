@@ -1,8 +1,11 @@
 #include "cluster/lease_policy.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "cluster/dlas.h"
+#include "cluster/max_min.h"
 
 namespace salus::cluster {
 namespace {
@@ -19,6 +22,11 @@ constexpr LeaseRegistry::Entry kLeasePolicies[] = {
      "preemptive cluster policy: Tiresias' discretised LAS, queues by attained run time (GPUs not counted); "
      "otherwise as dlas-gpu",
      &make_dlas_time},
+    {"max-min",
+     "preemptive cluster policy: Gavel's round-based max-min fairness (max_min_fairness_perf): an allocation "
+     "of time per job and GPU kind from the jobs' throughputs (an LP with GPU kinds), jobs leased per round "
+     "(--round-s) and placed again at its end; --reset-s between allocations",
+     &make_max_min},
 };
 
 std::string number_text(double x) {
@@ -42,6 +50,12 @@ std::unique_ptr<LeasePolicy> make_lease_policy(std::string_view name, const Leas
 }
 
 std::vector<std::string> lease_notes(std::string_view name, const LeaseOptions& opts) {
+  if (name == "max-min") {
+    return {"max-min: rounds of " + seconds_text(opts.round_ns) + " s (a GPU freed in a round idles to its end; a job that "
+            "arrives waits for the next); the allocation is computed again when jobs came or went, at most every " +
+            seconds_text(opts.reset_ns) + " s (a job that arrives in between has no share until then); every job "
+            "weighs 1; one kind: water-filling, several: GLPK's LP, then the largest sum among its optima"};
+  }
   if (name != "dlas-gpu" && name != "dlas") return {};
   std::string queues;
   for (const core::TimeNs t : opts.dlas_thresholds_ns) queues += (queues.empty() ? "" : ", ") + seconds_text(t) + " s";
@@ -54,6 +68,38 @@ std::vector<std::string> lease_notes(std::string_view name, const LeaseOptions& 
                           ? "at the instant a threshold is reached"
                           : "where Tiresias' simulator checks them ((threshold - run time) / GPUs, floored to the second)");
   return {note};
+}
+
+std::int64_t lease_speed(const core::JobSpec& spec, const ClusterSpec& cluster, std::int32_t k) {
+  if (cluster.kinds.empty()) return kSpeedOne;
+  const GpuKind& kind = cluster.kinds[static_cast<std::size_t>(k)];
+  const std::string& allowed = spec.gpu_kinds();
+  if (!allowed.empty()) {
+    bool named = false;
+    for (const std::string& item : core::split_list(allowed, '|')) named = named || item == kind.name;
+    if (!named) return 0;
+  }
+  const core::Bytes need = spec.persistent + spec.ephemeral;
+  bool room = false;
+  for (const GpuSpec& g : cluster.gpus) room = room || (g.kind == k && g.capacity >= need);
+  if (!room) return 0;
+  for (const core::KindSpeed& ks : spec.kind_speeds()) {
+    if (ks.kind == kind.name) return ks.speed_ppm;
+  }
+  return kind.speed_ppm;
+}
+
+core::TimeNs lease_time(core::TimeNs work, std::int64_t speed_ppm) {
+  if (speed_ppm == kSpeedOne) return work;
+  __extension__ using Wide = __int128;  // work * 1e6 may pass 2^63
+  const Wide t = (static_cast<Wide>(work) * kSpeedOne + speed_ppm - 1) / speed_ppm;
+  return static_cast<core::TimeNs>(std::min<Wide>(t, std::numeric_limits<core::TimeNs>::max() / 2));
+}
+
+core::TimeNs lease_work(core::TimeNs elapsed, std::int64_t speed_ppm) {
+  if (speed_ppm == kSpeedOne) return elapsed;
+  __extension__ using Wide = __int128;  // work * 1e6 may pass 2^63
+  return static_cast<core::TimeNs>(static_cast<Wide>(elapsed) * speed_ppm / kSpeedOne);
 }
 
 }  // namespace salus::cluster

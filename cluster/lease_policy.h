@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cluster/cluster_file.h"
 #include "core/job.h"
 #include "core/registry.h"
 #include "core/units.h"
@@ -22,6 +23,9 @@ namespace salus::cluster {
 struct LeaseDecision {
   std::vector<core::JobIndex> preempt;  ///< running jobs that stop now
   std::vector<core::JobIndex> start;    ///< waiting jobs that start now, in the policy's order
+  /// On a cluster with GPU kinds (a policy whose runs_kinds()), parallel to `start`: the kind
+  /// (ClusterSpec::kinds index) whose GPUs each job starts on. Empty otherwise.
+  std::vector<std::int32_t> start_kind;
 };
 
 /// When 2D-LAS looks at a running job's attained service (LeaseOptions::dlas_checks).
@@ -48,6 +52,15 @@ struct LeaseOptions {
   /// Speed only: false makes every decision walk every job, as Tiresias does (the differential
   /// test compares; cluster/dlas.cpp says why the short walk gives the same answer).
   bool dlas_short_walks = true;
+  /// max-min: the round length (Gavel's time_per_iteration, 360 s by default).
+  core::TimeNs round_ns = 360 * core::kNsPerS;
+  /// max-min: the least time between two computations of the allocation (Gavel's
+  /// minimum_time_between_allocation_resets, 1,920 s by default; 0: at every round whose jobs
+  /// changed). A job that arrives between them has no share until the next one.
+  core::TimeNs reset_ns = 1920 * core::kNsPerS;
+  /// Test only: compute the one-kind allocation with the LP (as for several kinds) instead of
+  /// the closed form (water-filling); the differential test compares.
+  bool max_min_lp_always = false;
 };
 
 class LeasePolicy {
@@ -57,7 +70,10 @@ class LeasePolicy {
   /// The trace (jobs are indexed by it), the cluster's GPUs, and the time a job that starts again
   /// after a preemption spends restoring before it progresses (not service: a restart cannot have
   /// jobs preempt one another forever with none progressing).
-  virtual void begin(std::span<const core::JobSpec> jobs, std::int64_t gpus, core::TimeNs restart_ns) = 0;
+  virtual void begin(std::span<const core::JobSpec> jobs, const ClusterSpec& cluster, core::TimeNs restart_ns) = 0;
+  /// Whether it runs clusters with GPU kinds (LeaseDecision::start_kind); the engine refuses them
+  /// otherwise.
+  virtual bool runs_kinds() const { return false; }
   /// Job j arrives at `now` (after the finishes at `now`, before decide()).
   virtual void arrive(core::JobIndex j, core::TimeNs now) = 0;
   /// Job j, running, finished at `now` (before the arrivals at `now`).
@@ -80,13 +96,23 @@ class LeasePolicy {
 using LeasePolicyFactory = std::unique_ptr<LeasePolicy> (*)(const LeaseOptions&);
 using LeaseRegistry = core::Registry<LeasePolicyFactory>;
 
-/// dlas-gpu, dlas.
+/// dlas-gpu, dlas, max-min.
 const LeaseRegistry& lease_registry();
 /// Whether `name` is a preemptive cluster policy (the engine of preemptive.h runs it).
 bool is_lease_policy(std::string_view name);
 /// Throws core::InputError listing the valid names.
 std::unique_ptr<LeasePolicy> make_lease_policy(std::string_view name, const LeaseOptions& opts);
-/// What the run assumes, for its notes: the policy's thresholds, knob and checks.
+/// What the run assumes, for its notes: the policy's thresholds, knob and checks, or rounds.
 std::vector<std::string> lease_notes(std::string_view name, const LeaseOptions& opts);
+
+/// Job `spec`'s speed (ppm, kSpeedOne: its iter_ns) on the GPUs of kind k of `cluster`: its own
+/// (JobSpec::kind_speeds) or the kind's; 0 where it cannot run there (its gpu_kinds leave the kind
+/// out, its own speed there is 0, or no GPU of the kind has room for P + E). A cluster with no
+/// kinds is one kind, k = 0, at speed 1 (the engine refuses GPUs of other speeds there).
+std::int64_t lease_speed(const core::JobSpec& spec, const ClusterSpec& cluster, std::int32_t k);
+/// Time to do `work` (ns at speed 1) at `speed_ppm`, rounded up; work done in `elapsed` at it,
+/// rounded down (so a run of lease_time(w, v) does at least w).
+core::TimeNs lease_time(core::TimeNs work, std::int64_t speed_ppm);
+core::TimeNs lease_work(core::TimeNs elapsed, std::int64_t speed_ppm);
 
 }  // namespace salus::cluster

@@ -27,22 +27,32 @@ using core::TimeNs;
 /// enough, the fewest such first; else the nodes with the most free first).
 class FreeGpus {
  public:
-  explicit FreeGpus(const ClusterSpec& c) : spec_(c), by_node_(nodes(c)) {
+  /// The GPUs of kind `kind` (all of them for -1).
+  FreeGpus(const ClusterSpec& c, std::int32_t kind) : spec_(c), by_node_(nodes(c)) {
     std::set<core::Bytes> caps;
     for (std::size_t g = 0; g < c.gpus.size(); ++g) {
+      if (kind >= 0 && c.gpus[g].kind != kind) continue;
       by_node_[static_cast<std::size_t>(c.gpus[g].node)].insert(static_cast<std::int32_t>(g));
+      all_.push_back(static_cast<std::int32_t>(g));
       caps.insert(c.gpus[g].capacity);
+      ++free_;
     }
     one_size_ = caps.size() <= 1;
+    capacity_ = caps.empty() ? 0 : *caps.begin();
     for (std::size_t n = 0; n < by_node_.size(); ++n) order_.insert({by_node_[n].size(), n});
-    free_ = c.gpus.size();
   }
 
   std::size_t free() const { return free_; }
+  /// GPUs of the pool with at least `need` bytes, free or not.
+  std::size_t all_for(core::Bytes need) const {
+    std::size_t n = 0;
+    for (const std::int32_t g : all_) n += fits(g, need) ? 1 : 0;
+    return n;
+  }
 
   /// Free GPUs with at least `need` bytes.
   std::size_t free_for(core::Bytes need) const {
-    if (one_size_) return spec_.gpus.empty() || spec_.gpus[0].capacity >= need ? free_ : 0;
+    if (one_size_) return capacity_ >= need ? free_ : 0;
     std::size_t n = 0;
     for (const auto& node : by_node_) {
       for (const std::int32_t g : node) n += fits(g, need) ? 1 : 0;
@@ -123,7 +133,9 @@ class FreeGpus {
   const ClusterSpec& spec_;
   std::vector<std::set<std::int32_t>> by_node_;
   std::set<std::pair<std::size_t, std::size_t>> order_;  // (free GPUs, node)
+  std::vector<std::int32_t> all_;  // the pool's GPUs
   std::size_t free_ = 0;
+  core::Bytes capacity_ = 0;  // the GPUs' memory, when one_size_
   bool one_size_ = true;
 };
 
@@ -135,6 +147,7 @@ struct Job {
   TimeNs run_start = 0;    // while running: its run's start
   std::int64_t stamp = 0;  // finish-heap entries of another stamp are stale (kept across jobs)
   std::vector<std::int32_t> gpus;  // while running: its GPUs; else its last run's
+  std::int64_t speed = kSpeedOne;  // while running: its speed there (ppm)
   bool ran = false;
   bool running = false;
 };
@@ -142,13 +155,25 @@ struct Job {
 class Engine {
  public:
   Engine(std::span<const JobSpec> jobs, const std::string& policy, const PreemptiveOptions& opts)
-      : specs_(jobs), opts_(opts), policy_(make_lease_policy(policy, opts.lease)), free_(opts.cluster) {
+      : specs_(jobs), opts_(opts), policy_(make_lease_policy(policy, opts.lease)) {
     core::check_jobs(jobs);
-    if (!opts.cluster.kinds.empty()) {
-      throw core::InputError("--policy " + policy + ": a cluster policy runs GPUs of one kind and speed; this cluster names kinds (" +
-                             std::to_string(opts.cluster.kinds.size()) + "): use a per-GPU policy there");
+    if (!opts.cluster.kinds.empty() && !policy_->runs_kinds()) {
+      throw core::InputError("--policy " + policy + ": this cluster policy runs GPUs of one kind and speed; this cluster names kinds (" +
+                             std::to_string(opts.cluster.kinds.size()) + "): use max-min or a per-GPU policy there");
     }
-    if (opts.restart_cost_ns > 0 && opts.lease.dlas_checks == DlasChecks::kTiresias) {
+    for (const GpuSpec& g : opts.cluster.gpus) {
+      if (opts.cluster.kinds.empty() && g.speed_ppm != kSpeedOne) {
+        throw core::InputError("--policy " + policy + ": the cluster policies give GPUs of several speeds only as named kinds "
+                               "(a cluster file's kind column); this cluster has speeds and no kinds");
+      }
+    }
+    if (opts.cluster.kinds.empty()) {
+      free_.emplace_back(opts.cluster, -1);
+    } else {
+      for (std::size_t k = 0; k < opts.cluster.kinds.size(); ++k) free_.emplace_back(opts.cluster, static_cast<std::int32_t>(k));
+    }
+    const bool dlas = policy_->name() == "dlas-gpu" || policy_->name() == "dlas";
+    if (dlas && opts.restart_cost_ns > 0 && opts.lease.dlas_checks == DlasChecks::kTiresias) {
       throw core::InputError("--dlas-checks tiresias emulates Tiresias' simulator, which has no restart cost: give "
                              "--restart-cost-ms 0 or --dlas-checks exact");
     }
@@ -178,7 +203,16 @@ class Engine {
   std::span<const JobSpec> specs_;
   const PreemptiveOptions& opts_;
   std::unique_ptr<LeasePolicy> policy_;
-  FreeGpus free_;
+  FreeGpus& pool(std::int32_t gpu) {
+    return free_[opts_.cluster.kinds.empty() ? 0 : static_cast<std::size_t>(opts_.cluster.gpus[static_cast<std::size_t>(gpu)].kind)];
+  }
+  std::size_t free_gpus() const {
+    std::size_t n = 0;
+    for (const FreeGpus& f : free_) n += f.free();
+    return n;
+  }
+
+  std::vector<FreeGpus> free_;  // per kind (one for a cluster of no kinds)
   JobSlots<Job> jobs_;                   // the jobs arrived and not finished
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> finishes_;
   LeaseDecision decision_;
@@ -186,13 +220,13 @@ class Engine {
   ClusterOutcome out_;
   std::int64_t active_ = 0;        // arrived, not ended
   std::int64_t quiet_ = 0;         // instants in a row with no arrival and no finish
-  std::map<core::Bytes, std::size_t> capacities_;  // GPU memory -> GPUs of it
+  std::map<core::Bytes, std::size_t> capacities_;  // GPU memory -> GPUs of it (no kinds)
 };
 
 void Engine::stop(JobIndex j, TimeNs t) {
   Job& s = job(j);
   JobState& st = out_.outcome.jobs[at(j)];
-  s.remaining -= std::min(s.remaining, std::max<TimeNs>(0, t - s.busy_from));
+  s.remaining -= std::min(s.remaining, lease_work(std::max<TimeNs>(0, t - s.busy_from), s.speed));
   st.gpu_time_ns += t - s.run_start;
   const JobSpec& spec = specs_[at(j)];
   const TimeNs work = spec.solo_ns() + spec.first_iter_extra_ns;
@@ -205,7 +239,7 @@ void Engine::stop(JobIndex j, TimeNs t) {
   }
   if (opts_.record_runs) out_.job_runs.push_back(JobRun{.job = j, .start_ns = s.run_start, .end_ns = t, .gpus = s.gpus});
   ++out_.runs;
-  free_.give_back(s.gpus);
+  for (const std::int32_t g : s.gpus) pool(g).give_back(std::span<const std::int32_t>(&g, 1));
   s.running = false;
   ++s.stamp;
   st.running = false;
@@ -237,11 +271,18 @@ void Engine::arrive(JobIndex j, TimeNs t) {
   JobState& st = out_.outcome.jobs[at(j)];
   const core::Bytes need = s.persistent + s.ephemeral;
   std::size_t fit = 0;
-  for (const auto& [cap, count] : capacities_) fit += cap >= need ? count : 0;
+  if (opts_.cluster.kinds.empty()) {
+    for (const auto& [cap, count] : capacities_) fit += cap >= need ? count : 0;
+  } else {
+    // The most GPUs of one kind it can run on that have room.
+    for (std::size_t k = 0; k < free_.size(); ++k) {
+      if (lease_speed(s, opts_.cluster, static_cast<std::int32_t>(k)) > 0) fit = std::max(fit, free_[k].all_for(need));
+    }
+  }
   if (fit < static_cast<std::size_t>(s.gpus)) {
     st.status = JobStatus::kRejected;
-    st.set_reason("needs " + std::to_string(s.gpus) + " GPUs with P + E = " + core::format_size(need) +
-                  ", the cluster has " + std::to_string(fit) + " that large");
+    st.set_reason("needs " + std::to_string(s.gpus) + " GPUs with P + E = " + core::format_size(need) + ", the cluster has " +
+                  std::to_string(fit) + (opts_.cluster.kinds.empty() ? "" : " of one kind it runs on") + " that large");
     return;
   }
   st.status = JobStatus::kPending;
@@ -259,16 +300,25 @@ void Engine::decide(TimeNs t) {
     stop(j, t);
     ++out_.preemptions;
   }
-  for (const JobIndex j : decision_.start) {
+  SALUS_INVARIANT(decision_.start_kind.empty() || decision_.start_kind.size() == decision_.start.size(),
+                   "preemptive: a kind for every start, or none", std::to_string(decision_.start_kind.size()));
+  SALUS_INVARIANT(opts_.cluster.kinds.empty() || decision_.start_kind.size() == decision_.start.size(),
+                   "preemptive: on a cluster with kinds, the policy names each start's kind", std::to_string(t));
+  for (std::size_t i = 0; i < decision_.start.size(); ++i) {
+    const JobIndex j = decision_.start[i];
     const JobSpec& s = specs_[at(j)];
     const core::Bytes need = s.persistent + s.ephemeral;
     const auto k = static_cast<std::size_t>(s.gpus);
-    if (free_.free_for(need) < k) {
+    const std::int32_t kind = decision_.start_kind.empty() ? 0 : decision_.start_kind[i];
+    FreeGpus& free = free_[static_cast<std::size_t>(kind)];
+    const std::int64_t speed = lease_speed(s, opts_.cluster, kind);
+    if (speed <= 0 || free.free_for(need) < k) {
       policy_->unplaced(j, t);  // GPUs of several sizes: none free that it can use
       continue;
     }
     Job& job = this->job(j);
-    std::vector<std::int32_t> gpus = free_.take(k, need);
+    job.speed = speed;
+    std::vector<std::int32_t> gpus = free.take(k, need);
     JobState& st = out_.outcome.jobs[at(j)];
     if (job.ran) {
       job.busy_from = t + opts_.restart_cost_ns;
@@ -289,7 +339,7 @@ void Engine::decide(TimeNs t) {
     job.run_start = t;
     ++job.stamp;
     st.running = true;
-    finishes_.emplace(job.busy_from + job.remaining, st.submit_rank, j, job.stamp);
+    finishes_.emplace(job.busy_from + lease_time(job.remaining, job.speed), st.submit_rank, j, job.stamp);
     ++out_.outcome.dispatches;
   }
   note_busy(t);
@@ -308,7 +358,7 @@ TimeNs Engine::next_finish() {
 }
 
 void Engine::note_busy(TimeNs t) {
-  const auto busy = static_cast<std::int32_t>(opts_.cluster.gpus.size() - free_.free());
+  const auto busy = static_cast<std::int32_t>(opts_.cluster.gpus.size() - free_gpus());
   if (out_.busy.empty() || out_.busy.back().gpus != busy) {
     if (!out_.busy.empty() && out_.busy.back().time_ns == t) {
       out_.busy.back().gpus = busy;
@@ -325,7 +375,7 @@ ClusterOutcome Engine::run() {
   out_.job_gpus = JobGpus(n);
   if (opts_.record_timeline) out_.gpu_timelines.resize(opts_.cluster.gpus.size());
   for (const GpuSpec& g : opts_.cluster.gpus) ++capacities_[g.capacity];
-  policy_->begin(specs_, static_cast<std::int64_t>(opts_.cluster.gpus.size()), opts_.restart_cost_ns);
+  policy_->begin(specs_, opts_.cluster, opts_.restart_cost_ns);
   // Arrival order, ties in trace order.
   std::vector<JobIndex> arrivals(n);
   std::iota(arrivals.begin(), arrivals.end(), JobIndex{0});

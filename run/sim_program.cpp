@@ -41,7 +41,7 @@ bool parse_sim_command_line(int argc, char** argv, SimProgramOptions& o) {
   const std::string after =
       "\nPolicies:\n" + policies::policy_registry().help() +
       "\nCluster policies (preemptive, whole GPUs; --dlas-thresholds, --dlas-starvation, --dlas-checks, "
-      "--restart-cost-ms):\n" + cluster::lease_registry().help() + "\nInterference models (auto: the catalog's "
+      "--round-s, --reset-s, --restart-cost-ms):\n" + cluster::lease_registry().help() + "\nInterference models (auto: the catalog's "
       "\"interference\", else shares with a catalog pair table, else profiled):\n" + sim::interference_registry().help() +
       "\nPlacements (--gpus N > 1, --cluster):\n" + cluster::placement_registry().help() +
       "\nTrace formats (--format; how each maps to jobs: salus-trace formats):\n" + trace_formats_help(false);
@@ -90,9 +90,16 @@ bool parse_sim_command_line(int argc, char** argv, SimProgramOptions& o) {
                        "): they order their own queues and place on whole GPUs (docs/cluster.md, \"Preemptive cluster policies\")");
   }
   const bool any_lease = std::any_of(o.policies.begin(), o.policies.end(), [](const std::string& p) { return cluster::is_lease_policy(p); });
-  if (!any_lease && (given("dlas-thresholds") || given("dlas-starvation") || given("dlas-checks") || given("restart-cost-ms"))) {
-    o.unused.push_back("--dlas-thresholds, --dlas-starvation, --dlas-checks and --restart-cost-ms have no effect without a "
-                       "cluster policy that preempts (" + cluster::lease_registry().names_joined() + ") in --policy");
+  const auto runs = [&](const char* name) { return std::find(o.policies.begin(), o.policies.end(), name) != o.policies.end(); };
+  if (!runs("dlas-gpu") && !runs("dlas") && (given("dlas-thresholds") || given("dlas-starvation") || given("dlas-checks"))) {
+    o.unused.push_back("--dlas-thresholds, --dlas-starvation and --dlas-checks have no effect without dlas-gpu or dlas in --policy");
+  }
+  if (!any_lease && given("restart-cost-ms")) {
+    o.unused.push_back("--restart-cost-ms has no effect without a cluster policy that preempts (" +
+                       cluster::lease_registry().names_joined() + ") in --policy");
+  }
+  if (!runs("max-min") && (given("round-s") || given("reset-s"))) {
+    o.unused.push_back("--round-s and --reset-s have no effect without max-min in --policy");
   }
   if (given("queue") && !o.cfg.cluster) {
     o.unused.push_back("--queue has no effect on one GPU (it serves the cluster queue of --gpus N > 1 or --cluster; one "

@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build git
       libboost-program-options-dev libeigen3-dev nlohmann-json3-dev
-      libbenchmark-dev doctest-dev python3 python3-matplotlib
+      libbenchmark-dev doctest-dev libglpk-dev python3 python3-matplotlib
       pybind11-dev python3-dev python3-pandas python3-distributed python3-pytest  # the Python module salus (python/)
       time)  # /usr/bin/time -v: scripts/bench-process.sh
 # The fuzz build (fuzz/README.md, cmake -DSALUS_FUZZ=ON) needs clang and its libFuzzer runtime;

@@ -48,8 +48,8 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
   };
   const Case cases[] = {
       {kHand + " --policy fifo,lifo",
-       "salus-sim: unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority; cluster policies: dlas-gpu, dlas); did you mean 'fifo'?\n"},
-      {kHand + " --policy fifo,xyzzy", "salus-sim: unknown policy 'xyzzy' (valid: fifo, srtf, pack, fair, las, priority; cluster policies: dlas-gpu, dlas)\n"},
+       "salus-sim: unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority; cluster policies: dlas-gpu, dlas, max-min); did you mean 'fifo'?\n"},
+      {kHand + " --policy fifo,xyzzy", "salus-sim: unknown policy 'xyzzy' (valid: fifo, srtf, pack, fair, las, priority; cluster policies: dlas-gpu, dlas, max-min)\n"},
       // A size without a unit once meant bytes, and every job was rejected.
       {kHand + " --gpu-mem 16", "salus-sim: --gpu-mem: '16' has no unit (write e.g. 16GiB, 16MiB or 16B)\n"},
       {kHand + " --polcy fifo", "salus-sim: unrecognised option '--polcy' (did you mean --policy?) (see --help)\n"},
@@ -66,7 +66,7 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
       {kHand + " --assumed-iter-ms 0", "salus-sim: --assumed-iter-ms: must be a positive number\n"},
       {kHand + " --policy fifo,fifo", "salus-sim: --policy: 'fifo' is listed twice\n"},
       {kHand + " --policy fifo,,pack",
-       "salus-sim: --policy: an empty item in 'fifo,,pack' (valid: fifo, srtf, pack, fair, las, priority; cluster policies: dlas-gpu, dlas)\n"},
+       "salus-sim: --policy: an empty item in 'fifo,,pack' (valid: fifo, srtf, pack, fair, las, priority; cluster policies: dlas-gpu, dlas, max-min)\n"},
       {kHand + " --gpu-mem 16XB",
        "salus-sim: --gpu-mem: unknown size unit 'XB' (valid: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)\n"},
       {kHand + " --gpu-mem 0GiB", "salus-sim: --gpu-mem: must be positive\n"},
@@ -82,8 +82,9 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
       {kHand + " --policy dlas --dlas-checks often", "salus-sim: --dlas-checks: unknown value 'often' (valid: exact, tiresias)\n"},
       {kHand + " --policy dlas --restart-cost-ms -5", "salus-sim: --restart-cost-ms: must be a non-negative number\n"},
       {kHand + " --policy dlas-gpu --cluster traces/examples/gavel_cluster.csv",
-       "salus-sim: --policy dlas-gpu: a cluster policy runs GPUs of one kind and speed; this cluster names kinds (3): use a "
-       "per-GPU policy there\n"},
+       "salus-sim: --policy dlas-gpu: this cluster policy runs GPUs of one kind and speed; this cluster names kinds (3): use "
+       "max-min or a per-GPU policy there\n"},
+      {kHand + " --policy max-min --reset-s -1", "salus-sim: --reset-s: must be a non-negative number of seconds, at most 1e9\n"},
       {kHand + " --profile-noise 100", "salus-sim: --profile-noise: must be in [0, 100)\n"},
       {kHand + " --timeline iterations",
        "salus-sim: --timeline: unknown timeline mode 'iterations' (valid: off, runs, full)\n"},
@@ -700,12 +701,25 @@ TEST_CASE("--paging on: the assumed link speed is a note, each policy's page-out
 TEST_CASE("options of the cluster policies given where they do nothing are named in a note") {
   const Result lease = sim(kHand + " --gpus 2 --policy dlas-gpu --queue strict");
   CHECK(lease.code == 0);
-  CHECK(lease.out.find("note: --placement, --queue and --lanes have no effect on the cluster policies (dlas-gpu, dlas)") !=
+  CHECK(lease.out.find("note: --placement, --queue and --lanes have no effect on the cluster policies (dlas-gpu, dlas, max-min)") !=
         std::string::npos);
-  const Result per_gpu = sim(kHand + " --gpus 2 --policy fifo --dlas-starvation 2");
+  const Result per_gpu = sim(kHand + " --gpus 2 --policy fifo --dlas-starvation 2 --restart-cost-ms 5 --round-s 60");
   CHECK(per_gpu.code == 0);
-  CHECK(per_gpu.out.find("note: --dlas-thresholds, --dlas-starvation, --dlas-checks and --restart-cost-ms have no effect "
-                         "without a cluster policy that preempts (dlas-gpu, dlas) in --policy") != std::string::npos);
+  CHECK(per_gpu.out.find("note: --dlas-thresholds, --dlas-starvation and --dlas-checks have no effect without dlas-gpu or dlas "
+                         "in --policy") != std::string::npos);
+  CHECK(per_gpu.out.find("note: --restart-cost-ms has no effect without a cluster policy that preempts (dlas-gpu, dlas, max-min) "
+                         "in --policy") != std::string::npos);
+  CHECK(per_gpu.out.find("note: --round-s and --reset-s have no effect without max-min in --policy") != std::string::npos);
+  // max-min takes the restart cost and its rounds, not the dlas options.
+  const Result max_min = sim(kHand + " --gpus 2 --policy max-min --dlas-checks tiresias --restart-cost-ms 5 --round-s 60");
+  CHECK(max_min.code == 0);
+  CHECK(max_min.out.find("--dlas-thresholds, --dlas-starvation and --dlas-checks have no effect") != std::string::npos);
+  CHECK(max_min.out.find("--restart-cost-ms has no effect") == std::string::npos);
+  CHECK(max_min.out.find("--round-s and --reset-s have no effect") == std::string::npos);
+  CHECK(max_min.out.find("note: max-min: rounds of 60 s") != std::string::npos);
+  const Result bad = sim(kHand + " --gpus 2 --policy max-min --round-s 0");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("--round-s: must be a positive number of seconds") != std::string::npos);
   const Result both = sim(kHand + " --gpus 2 --policy fifo,dlas-gpu --dlas-starvation 2 --queue strict");
   CHECK(both.code == 0);
   CHECK(both.out.find("have no effect") == std::string::npos);

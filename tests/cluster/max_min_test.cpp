@@ -1,0 +1,196 @@
+// Gavel-style round-based max-min fairness (cluster/max_min.h), a preemptive cluster policy: hand
+// cases of a round boundary, a gang, the reset interval and GPU kinds; the allocation's closed form
+// held to the LP on random problems.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_file.h"
+#include "cluster/lease_policy.h"
+#include "cluster/max_min.h"
+#include "cluster/preemptive.h"
+#include "core/units.h"
+#include "support/jobs.h"
+
+using namespace salus;
+
+namespace {
+
+constexpr core::TimeNs kS = 1'000'000'000;
+
+core::JobSpec job(const std::string& id, std::int64_t arrival_s, std::int64_t seconds, std::int32_t gpus = 1) {
+  core::JobSpec s = test::job(id, arrival_s * kS, seconds, kS, test::gib(1), test::gib(14));
+  s.gpus = gpus;
+  return s;
+}
+
+cluster::PreemptiveOptions options(std::int32_t gpus, std::int64_t round_s, std::int64_t reset_s) {
+  cluster::PreemptiveOptions o;
+  o.cluster = cluster::ClusterSpec::uniform(gpus, 16 * core::kGiB);
+  o.lease.round_ns = round_s * kS;
+  o.lease.reset_ns = reset_s * kS;
+  o.record_runs = true;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("max-min by hand: two jobs on one GPU take turns at round boundaries, by allocation over time received") {
+  // 1 GPU, rounds of 10 s. A (25 s) and B (15 s) arrive at 0 and get half the GPU each. Each job's
+  // time starts at round / 2 = 5 s, the GPU's at 10: both have priority 0.5 / 0.5 = 1, A first
+  // (arrival order). At 10 A has 15 of 20: B (0.5 / 0.25) runs. At 20 both have 15 of 30: A. At 30
+  // B (5 s left) runs and ends at 35, a short round; the reset then gives A the GPU to 40.
+  const std::vector<core::JobSpec> jobs = test::trace({job("A", 0, 25), job("B", 0, 15)});
+  const cluster::ClusterOutcome r = cluster::run_preemptive(jobs, "max-min", options(1, 10, 0));
+  const std::vector<cluster::JobRun> want = {
+      {.job = 0, .start_ns = 0, .end_ns = 10 * kS, .gpus = {0}},
+      {.job = 1, .start_ns = 10 * kS, .end_ns = 20 * kS, .gpus = {0}},
+      {.job = 0, .start_ns = 20 * kS, .end_ns = 30 * kS, .gpus = {0}},
+      {.job = 1, .start_ns = 30 * kS, .end_ns = 35 * kS, .gpus = {0}},
+      {.job = 0, .start_ns = 35 * kS, .end_ns = 40 * kS, .gpus = {0}},
+  };
+  CHECK(r.job_runs == want);
+  CHECK(r.preemptions == 3);
+  CHECK(r.outcome.jobs[0].finish_ns == 40 * kS);
+  CHECK(r.outcome.jobs[1].finish_ns == 35 * kS);
+}
+
+TEST_CASE("max-min by hand: a gang's share is GPU-time, and a job keeps its GPUs from round to round") {
+  // 2 GPUs, rounds of 10 s. S1, S2 (1 GPU, 10 s) and G (2 GPUs, 20 s) at 0: water-filling gives
+  // each job 2/3 of a GPU's time, so G 1/3 of the time on its 2 GPUs. S1 and S2 (priority 2) run
+  // first and end at 10; G then runs two rounds in a row, on the same GPUs, not preempted.
+  const std::vector<core::JobSpec> jobs = test::trace({job("S1", 0, 10), job("G", 0, 20, 2), job("S2", 0, 10)});
+  const cluster::ClusterOutcome r = cluster::run_preemptive(jobs, "max-min", options(2, 10, 0));
+  CHECK(r.outcome.jobs[0].finish_ns == 10 * kS);
+  CHECK(r.outcome.jobs[2].finish_ns == 10 * kS);
+  CHECK(r.outcome.jobs[1].first_start_ns == 10 * kS);
+  CHECK(r.outcome.jobs[1].finish_ns == 30 * kS);
+  CHECK(r.preemptions == 0);
+  CHECK(r.runs == 3);
+}
+
+TEST_CASE("max-min by hand: a job that arrives between resets has no share until the next one, even with a GPU free") {
+  // 2 GPUs, rounds of 10 s, resets at least 100 s apart (but the first two: Gavel's simulator
+  // resets again while the last reset was at time 0). A (200 s) at 0 runs alone; B (200 s) comes
+  // at 12 and the reset at 20 gives A and B a GPU each. C (5 s) comes at 25: no reset before 120,
+  // so C waits though it is shorter than any; at 120 the allocation gives each job 2/3, the ties
+  // (equal priority and deficit) keep A and B; at 130 C's priority is the highest and it ends at
+  // 135.
+  const std::vector<core::JobSpec> jobs = test::trace({job("A", 0, 200), job("B", 12, 200), job("C", 25, 5)});
+  const cluster::ClusterOutcome r = cluster::run_preemptive(jobs, "max-min", options(2, 10, 100));
+  CHECK(r.outcome.jobs[1].first_start_ns == 20 * kS);
+  CHECK(r.outcome.jobs[2].first_start_ns == 130 * kS);
+  CHECK(r.outcome.jobs[2].finish_ns == 135 * kS);
+  // With a reset at every round whose jobs changed, the reset at 30 gives C its share; A and B win
+  // the ties that round (all three have time 5 of 15 and no deficit) and C runs at 40.
+  const cluster::ClusterOutcome now = cluster::run_preemptive(jobs, "max-min", options(2, 10, 0));
+  CHECK(now.outcome.jobs[2].first_start_ns == 40 * kS);
+  CHECK(now.outcome.jobs[2].finish_ns == 45 * kS);
+}
+
+TEST_CASE("max-min by hand: GPU kinds, each job where its throughput is best for the max-min of normalised throughput") {
+  // One GPU of kind f, one of kind s. X runs 4x faster on f than its iter_ns says and at speed 1
+  // on s; Y at 1 on f and 2 on s. The LP gives f to X and s to Y, each all of the time: X's 40 s of
+  // work take 10 s on f; Y does 20 s of its 30 in those 10 s on s. Then, as in Gavel, the kinds are
+  // served in order and a job may take GPUs of a kind where its allocation is 0 rather than leave
+  // them idle: at 10 Y moves to f, where it is slower, and its last 10 s of work end at 20.
+  cluster::PreemptiveOptions o;
+  o.cluster.kinds = {cluster::GpuKind{.name = "f", .memory = 16 * core::kGiB},
+                     cluster::GpuKind{.name = "s", .memory = 16 * core::kGiB}};
+  o.cluster.gpus = {cluster::GpuSpec{.capacity = 16 * core::kGiB, .node = 0, .kind = 0},
+                    cluster::GpuSpec{.capacity = 16 * core::kGiB, .node = 1, .kind = 1}};
+  o.lease.round_ns = 10 * kS;
+  o.lease.reset_ns = 0;
+  o.record_runs = true;
+  core::JobSpec x = job("X", 0, 40);
+  x.set_kind_speeds({core::KindSpeed{.kind = "f", .speed_ppm = 4'000'000}, core::KindSpeed{.kind = "s", .speed_ppm = 1'000'000}});
+  core::JobSpec y = job("Y", 0, 30);
+  y.set_kind_speeds({core::KindSpeed{.kind = "f", .speed_ppm = 1'000'000}, core::KindSpeed{.kind = "s", .speed_ppm = 2'000'000}});
+  const std::vector<core::JobSpec> jobs = test::trace({x, y});
+  const cluster::ClusterOutcome r = cluster::run_preemptive(jobs, "max-min", o);
+  const std::vector<cluster::JobRun> want = {
+      {.job = 0, .start_ns = 0, .end_ns = 10 * kS, .gpus = {0}},
+      {.job = 1, .start_ns = 0, .end_ns = 10 * kS, .gpus = {1}},
+      {.job = 1, .start_ns = 10 * kS, .end_ns = 20 * kS, .gpus = {0}},
+  };
+  CHECK(r.job_runs == want);
+  CHECK(r.preemptions == 1);
+  CHECK(r.migrations == 1);
+  // Swapped speeds swap the GPUs; Y, on f, then stays there.
+  x.set_kind_speeds({core::KindSpeed{.kind = "f", .speed_ppm = 1'000'000}, core::KindSpeed{.kind = "s", .speed_ppm = 4'000'000}});
+  y.set_kind_speeds({core::KindSpeed{.kind = "f", .speed_ppm = 2'000'000}, core::KindSpeed{.kind = "s", .speed_ppm = 1'000'000}});
+  const std::vector<core::JobSpec> swapped = test::trace({x, y});
+  const cluster::ClusterOutcome q = cluster::run_preemptive(swapped, "max-min", o);
+  REQUIRE(q.job_runs.size() == 2);
+  CHECK(q.job_runs[0].gpus == std::vector<std::int32_t>{1});
+  CHECK(q.job_runs[0].end_ns == 10 * kS);
+  CHECK(q.job_runs[1].gpus == std::vector<std::int32_t>{0});
+  CHECK(q.job_runs[1].end_ns == 15 * kS);
+  CHECK(q.preemptions == 0);
+  // 2D-LAS does not run kinds: refused with a message.
+  CHECK_THROWS_AS(cluster::run_preemptive(jobs, "dlas-gpu", o), core::InputError);
+}
+
+TEST_CASE("max-min allocation: one kind's water-filling reaches the LP's max-min level, within its GPUs") {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 300; ++round) {
+    CAPTURE(round);
+    cluster::MaxMinProblem p;
+    p.gpus = {std::uniform_int_distribution<std::int64_t>(1, 32)(rng)};
+    const int jobs = std::uniform_int_distribution<int>(1, 40)(rng);
+    for (int j = 0; j < jobs; ++j) {
+      p.scale.push_back(std::min<std::int64_t>(p.gpus[0], std::int64_t{1} << std::uniform_int_distribution<int>(0, 3)(rng)));
+      p.speed.push_back(std::uniform_real_distribution<double>(0.2, 3.0)(rng));  // one kind: speed does not matter
+    }
+    const std::vector<double> x = cluster::max_min_allocation(p);
+    REQUIRE(x.size() == p.scale.size());
+    double used = 0, level = 1e300;
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      CHECK(x[j] >= 0.0);
+      CHECK(x[j] <= 1.0 + 1e-12);
+      used += x[j] * static_cast<double>(p.scale[j]);
+      level = std::min(level, x[j] * static_cast<double>(p.scale[j]));
+    }
+    CHECK(used <= static_cast<double>(p.gpus[0]) * (1 + 1e-9));
+    CHECK(level == doctest::Approx(cluster::max_min_level_lp(p)).epsilon(1e-7));
+  }
+}
+
+TEST_CASE("max-min allocation: with kinds, feasible and at the LP's level") {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 100; ++round) {
+    CAPTURE(round);
+    cluster::MaxMinProblem p;
+    const int kinds = std::uniform_int_distribution<int>(2, 3)(rng);
+    for (int k = 0; k < kinds; ++k) p.gpus.push_back(std::uniform_int_distribution<std::int64_t>(1, 16)(rng));
+    const int jobs = std::uniform_int_distribution<int>(1, 30)(rng);
+    for (int j = 0; j < jobs; ++j) {
+      p.scale.push_back(std::int64_t{1} << std::uniform_int_distribution<int>(0, 2)(rng));
+      for (int k = 0; k < kinds; ++k) p.speed.push_back(std::uniform_real_distribution<double>(0.1, 4.0)(rng));
+    }
+    const std::vector<double> x = cluster::max_min_allocation(p);
+    const double lp = cluster::max_min_level_lp(p);
+    std::vector<double> used(static_cast<std::size_t>(kinds), 0.0);
+    double level = 1e300;
+    double total = 0;
+    for (std::size_t k = 0; k < p.gpus.size(); ++k) total += static_cast<double>(p.gpus[k]);
+    for (std::size_t j = 0; j < p.scale.size(); ++j) {
+      double time = 0, prop = 0, norm = 0;
+      for (std::size_t k = 0; k < p.gpus.size(); ++k) prop += p.speed[j * p.gpus.size() + k] * static_cast<double>(p.gpus[k]) / total;
+      for (std::size_t k = 0; k < p.gpus.size(); ++k) {
+        const double v = x[j * p.gpus.size() + k];
+        time += v;
+        used[k] += v * static_cast<double>(p.scale[j]);
+        norm += p.speed[j * p.gpus.size() + k] * v * static_cast<double>(p.scale[j]) / prop;
+      }
+      CHECK(time <= 1 + 1e-7);
+      level = std::min(level, norm);
+    }
+    for (std::size_t k = 0; k < p.gpus.size(); ++k) CHECK(used[k] <= static_cast<double>(p.gpus[k]) * (1 + 1e-7));
+    CHECK(level == doctest::Approx(lp).epsilon(1e-6));
+  }
+}
