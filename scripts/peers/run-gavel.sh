@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs Gavel's own simulator (stanford-futuredata/gavel, scheduler/) on its physical_cluster
-# traces under every configuration of tests/data/peers/gavel/ and writes one per-job CSV per run.
+# traces under every configuration of tests/data/peers/gavel/ and writes one per-job CSV per run:
+# the FIFO policies, and the max-min fairness policies with the LP stand-in of scripts/peers/gavel_lp.
 #
 #   scripts/peers/run-gavel.sh [MIRROR [OUT]]
 #     MIRROR  bare git repository of Gavel (default /work/.mirror/stanford-futuredata+gavel/repo)
@@ -31,6 +32,9 @@ for m in numpy:python3-numpy scipy:python3-scipy psutil:python3-psutil grpc:pyth
   "$PY" -c "import ${m%%:*}" 2>/dev/null ||
     die2 "Debian's ${m#*:} is missing (Python module ${m%%:*}): apt-get install ${m#*:}"
 done
+# The LP stand-in (gavel_lp/cvxpy) calls scipy's HiGHS wrapper itself (Debian 12's scipy 1.10).
+"$PY" -c "import scipy.optimize._highs._highs_wrapper" 2>/dev/null ||
+  die2 "this scipy has no scipy.optimize._highs._highs_wrapper (HiGHS), which gavel_lp/cvxpy needs"
 
 scratch="$(mktemp -d /tmp/peers-gavel-run.XXXXXX)"
 if [ "${KEEP_RAW:-0}" = 1 ]; then
@@ -57,22 +61,31 @@ mkdir -p "$scratch/bin" && ln -s "$PY" "$scratch/bin/python"
 
 pyver="$("$PY" -c 'import platform; print(platform.python_version())')"
 npver="$("$PY" -c 'import numpy; print(numpy.__version__)')"
+spver="$("$PY" -c 'import scipy; print(scipy.__version__)')"
 mkdir -p "$OUT"
 rm -f "$OUT"/*.csv
 echo "file,wall_s" > "$OUT/wall_times.csv"
 
-# run NAME TRACE CLUSTER_SPEC GPUS_PER_SERVER POLICY
+# run NAME TRACE CLUSTER_SPEC GPUS_PER_SERVER POLICY [LP_METHOD]
+#   LP_METHOD (the LP policies only): GAVEL_LP_METHOD of the cvxpy stand-in in gavel_lp/.
 run() {
-  local name="$1" trace="$2" spec="$3" per_server="$4" policy="$5"
+  local name="$1" trace="$2" spec="$3" per_server="$4" policy="$5" lp="${6:-}"
   local args=(-t "traces/physical_cluster/$trace.trace" -p "$policy"
               --throughputs_file physical_cluster_throughputs.json -c "$spec"
               --num_gpus_per_server "$per_server" --seed "$SEED" --time_per_iteration "$ROUND")
   local log="$scratch/$name.log" t0 t1
-  t0=$(date +%s.%N)
   # PYTHONPATH: inert stand-ins for cvxpy and matrix_completion (imported at load, not called by
   # the FIFO policies; any call stops the run). PYTHONHASHSEED only pins set order (minimize_makespan.trace:
-  # the same output with other values).
-  (cd "$sched" && PYTHONHASHSEED=0 PYTHONPATH="$here/gavel_standins" nice -n 10 \
+  # the same output with other values). The LP policies put gavel_lp/ first: its cvxpy solves
+  # their LP with scipy's HiGHS by the method GAVEL_LP_METHOD (matrix_completion stays inert).
+  local pypath="$here/gavel_standins" env_text="PYTHONHASHSEED=0 PYTHONPATH=REPO/scripts/peers/gavel_standins"
+  if [ -n "$lp" ]; then
+    pypath="$here/gavel_lp:$here/gavel_standins"
+    env_text="PYTHONHASHSEED=0 GAVEL_LP_METHOD=$lp PYTHONPATH=REPO/scripts/peers/gavel_lp:REPO/scripts/peers/gavel_standins"
+  fi
+  t0=$(date +%s.%N)
+  (cd "$sched" && if [ -n "$lp" ]; then export GAVEL_LP_METHOD="$lp"; fi &&
+      PYTHONHASHSEED=0 PYTHONPATH="$pypath" nice -n 10 \
       "$PY" scripts/drivers/simulate_scheduler_with_trace.py "${args[@]}") > "$log" 2>&1 ||
     { tail -20 "$log" >&2; echo "run-gavel: $name failed" >&2; exit 1; }
   t1=$(date +%s.%N)
@@ -80,10 +93,18 @@ run() {
   avg="$(grep -a '^Average job completion time:' "$log" | head -1)"
   {
     echo "# peer: Gavel simulator (github.com/stanford-futuredata/gavel, scheduler/), commit $COMMIT, MIT licence"
-    echo "# command: cd SCHED && PYTHONHASHSEED=0 PYTHONPATH=REPO/scripts/peers/gavel_standins /usr/bin/python3 scripts/drivers/simulate_scheduler_with_trace.py ${args[*]}"
+    echo "# command: cd SCHED && $env_text /usr/bin/python3 scripts/drivers/simulate_scheduler_with_trace.py ${args[*]}"
     echo "#   (SCHED: scheduler/ of the commit above after its 'make rpc_stubs'; REPO: this repository; stand-ins: scripts/peers/README.md)"
     echo "# cluster: -c $spec is #v100:#p100:#k80 GPUs, $per_server GPUs per server; round (time_per_iteration) ${ROUND} s"
-    echo "# python $pyver (Debian /usr/bin/python3), numpy $npver"
+    if [ -n "$lp" ]; then
+      echo "# python $pyver (Debian /usr/bin/python3), numpy $npver, scipy $spver"
+      local lps
+      lps="$(sed -n 's/^cvxpy stand-in: \([0-9]*\) LPs solved (GAVEL_LP_METHOD=[^)]*), \([0-9]*\) at a looser tolerance$/\1 LPs solved, \2 of them at a looser tolerance/p' "$log")"
+      [ -n "$lps" ] || { echo "run-gavel: $name: no LP summary in the log" >&2; exit 1; }
+      echo "# LP: Gavel's cvxpy call (solver ECOS) answered by REPO/scripts/peers/gavel_lp/cvxpy with HiGHS (scipy $spver), GAVEL_LP_METHOD=$lp: $(lp_text "$lp"); $lps"
+    else
+      echo "# python $pyver (Debian /usr/bin/python3), numpy $npver"
+    fi
     echo "# peer's own summary: $avg"
     echo "# source: the peer's log ([Micro-task scheduled], 'Job N: JCT' lines) and the trace; wall time: wall_times.csv"
   } > "$scratch/$name.header"
@@ -93,8 +114,17 @@ run() {
   echo "run-gavel: $name.csv ($(($(grep -vc '^#' "$OUT/$name.csv") - 1)) jobs)"
 }
 
-for trace in max_min_fairness minimize_makespan artifact_evaluation debug debug_v2 highmem_test \
-             medium_test small_test; do
+# lp_text METHOD: what the method returns, for the fixtures' headers.
+lp_text() {
+  case "$1" in
+    ipx) echo "interior point (IPX), presolve and crossover off: a point inside the LP's optimal face, the kind of answer ECOS gives (not ECOS' own point)" ;;
+    highs-ds) echo "dual simplex: a vertex of the LP's optimal face" ;;
+    *) echo "$1" ;;
+  esac
+}
+
+traces="max_min_fairness minimize_makespan artifact_evaluation debug debug_v2 highmem_test medium_test small_test"
+for trace in $traces; do
   for policy in fifo fifo_perf; do
     # 16 V100s in 4 servers of 4: homogeneous, like salus-sim's clusters.
     run "$trace-v100x16-$policy" "$trace" 16:0:0 4:4:4 "$policy"
@@ -102,6 +132,18 @@ for trace in max_min_fairness minimize_makespan artifact_evaluation debug debug_
     run "$trace-v100x8_p100x4_k80x4-$policy" "$trace" 8:4:4 4:4:4 "$policy"
   done
 done
-# max_min_fairness and max_min_fairness_perf need cvxpy (an LP per allocation), which no Debian
-# package provides: they are not run (docs/peers.md says what they would do).
+# The max-min fairness policies solve an LP at each allocation reset (cvxpy + ECOS in Gavel; here
+# scripts/peers/gavel_lp, HiGHS). The LP's optimum is often not unique, and which optimum the
+# solver returns changes Gavel's round priorities: the unsuffixed files use GAVEL_LP_METHOD=ipx
+# (an interior point, as ECOS returns), the ...-highs_ds files the dual simplex's vertex.
+for trace in $traces; do
+  for policy in max_min_fairness_perf max_min_fairness; do
+    for lp in ipx highs-ds; do
+      sfx=""
+      [ "$lp" = ipx ] || sfx="-${lp//-/_}"
+      run "$trace-v100x16-$policy$sfx" "$trace" 16:0:0 4:4:4 "$policy" "$lp"
+      run "$trace-v100x8_p100x4_k80x4-$policy$sfx" "$trace" 8:4:4 4:4:4 "$policy" "$lp"
+    done
+  done
+done
 echo "run-gavel: done, $(ls "$OUT"/*-*.csv | wc -l) files in $OUT"
