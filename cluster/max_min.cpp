@@ -255,7 +255,11 @@ class MaxMin final : public LeasePolicy {
       }
       job.ran = true;
       job.restart = restart;
-      job.slice = std::min(opts_.round_ns, restart + lease_time(job.work, job.per_kind[static_cast<std::size_t>(job.kind)].speed));
+      // Whole iterations (at least one) that fit the round, or what is left.
+      const std::int64_t speed = job.per_kind[static_cast<std::size_t>(job.kind)].speed;
+      const TimeNs iter = gpu_iter_ns(specs_[static_cast<std::size_t>(j)].iter_ns, speed);
+      const TimeNs whole = std::max<TimeNs>(1, (opts_.round_ns - restart) / iter) * iter;
+      job.slice = restart + std::min(whole, lease_time(job.work, speed));
       longest = std::max(longest, job.slice);
       leased_.push_back(Lease{.job = j, .stamp = job.stamp, .kind = job.kind, .slice = job.slice});
     }
