@@ -208,7 +208,7 @@ TEST_CASE("Gavel's own simulator: its max_min_fairness_perf on its 8 physical_cl
   // (rounds of whole iterations, as Gavel's integer steps); on the two of 96 and 100 jobs, jobs
   // of equal priority and deficit are ordered by Gavel's LP's last digits (its allocations for
   // identical jobs differ near 1e-9) and by arrival here, so some jobs swap rounds: the average
-  // agrees within 0.5 %. Three kinds: the LP has many optima (the fixtures' README), Gavel's
+  // agrees within 0.5 %. Three kinds: the LP has many optima (tests/data/peers/README.md), Gavel's
   // interior point picks one and GLPK's second LP another: the averages agree within 2 %.
   const std::string dir = std::string(SALUS_SOURCE_DIR) + "/tests/data/peers/gavel/";
   traces::LoadOptions load;
