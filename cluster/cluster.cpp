@@ -547,6 +547,12 @@ class Cluster {
   /// Scheduler::admit_kind, is remembered per demand class while the GPU's memory layout stays
   /// the same (first-fit asks every GPU below the one it picks, at every arrival).
   enum class Start : std::uint8_t { kNo, kJoins, kNewLane };
+  /// GangMode::kExclusive: a gang job only on a GPU with no job bound, and no job on a GPU a gang
+  /// holds. Always true under kHold.
+  bool shares_with_gangs(const Gpu& gpu, const JobSpec& s) const {
+    if (opts_.gangs != GangMode::kExclusive) return true;
+    return gpu.gang < 0 && (s.gpus == 1 || gpu.bound == 0);
+  }
   Start can_start(std::int32_t g, JobIndex j) {
     using Kind = core::Scheduler::AdmitKind;
     const JobSpec& s = jobs_[static_cast<std::size_t>(j)];
@@ -1239,7 +1245,10 @@ bool Cluster::queued_gang_placeable() {
 std::size_t Cluster::able_gpus(Gang& gang) {
   const JobIndex j = gang.job;
   return able_counter_.count(gang.able, touch_log_, instant_seq_, gpus_.size(), opts_.tuning.incremental_gang_queue,
-                             [&](std::int32_t g) { return at(g).gang < 0 && can_start(g, j) != Start::kNo; });
+                             [&](std::int32_t g) {
+                               return at(g).gang < 0 && shares_with_gangs(at(g), jobs_[static_cast<std::size_t>(j)]) &&
+                                      can_start(g, j) != Start::kNo;
+                             });
 }
 
 // ---- Arrival and placement ----------------------------------------------------------------
@@ -1286,7 +1295,8 @@ std::int32_t Cluster::fixed_gpu(JobIndex j) const {
   // cluster's); one none can hold still goes to the largest, which rejects it.
   if (s.gpus != 1 || kind_set_of(j) != 0) return -1;
   const std::int64_t able = able_gpus(aligned(s.persistent) + aligned(s.ephemeral), kAnyKind);
-  if (able > 1 || (able == 1 && opts_.queue != QueueDiscipline::kBackfill)) return -1;
+  // With exclusive gangs the one GPU may hold a gang: it goes through the queue too.
+  if (able > 1 || (able == 1 && (opts_.queue != QueueDiscipline::kBackfill || opts_.gangs == GangMode::kExclusive))) return -1;
   // The one GPU that can hold it is the only one of the largest memory; when none can, the
   // lowest-numbered of the largest.
   return largest_gpu_;
@@ -1416,6 +1426,7 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
   auto consider = [&](std::int32_t g) {
     Gpu& gpu = at(g);
     if (s.gpus > 1 && gpu.gang >= 0) return;  // one gang job per GPU: gangs cannot hold each other
+    if (!shares_with_gangs(gpu, s)) return;
     const Start start = can_start(g, j);
     if (start == Start::kNo) return;
     (start == Start::kNewLane ? loads_ : joins_)

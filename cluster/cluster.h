@@ -11,6 +11,7 @@
 
 #include "cluster/cluster_file.h"
 #include "cluster/job_gpus.h"
+#include "cluster/gang_mode.h"
 #include "cluster/queue_discipline.h"
 #include "core/job.h"
 #include "core/scheduler.h"
@@ -23,6 +24,8 @@ struct ClusterOptions {
   std::string placement = "first-fit";
   /// How the cluster queue is served past a job that cannot start (queue_discipline.h).
   QueueDiscipline queue = QueueDiscipline::kBackfill;
+  /// How a gang job shares its GPUs (gang_mode.h).
+  GangMode gangs = GangMode::kHold;
   /// Every GPU's options; capacity is each GPU's own (ClusterSpec). record_timeline: a one-GPU
   /// cluster records into its outcome as run_schedule does, several GPUs each into their own
   /// ClusterOutcome::gpu_timelines (lane ids are per GPU).

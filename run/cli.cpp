@@ -122,6 +122,7 @@ ModelOptions make_model_options(const ModelOptionValues& v, const boost::program
   if (vm.count("placement")) cluster::placement_registry().at(v.placement);  // unknown: exit 2 with the valid ones
   m.placement = v.placement;
   m.queue = cluster::queue_registry().at(v.queue).factory;  // unknown: exit 2 with the valid ones
+  m.gangs = cluster::gang_registry().at(v.gangs).factory;
   m.lease.dlas_thresholds_ns.clear();
   for (const std::string& item : core::split_list(v.dlas_thresholds)) {
     char* end = nullptr;

@@ -36,7 +36,7 @@ struct TraceOptionValues {
 traces::LoadOptions make_load_options(const TraceOptionValues& values, std::uint64_t seed);
 /// The model options of salus-sim and salus-experiment (gpus_needed), as typed.
 struct ModelOptionValues {
-  std::string lanes, interference = "auto", lane_shrink = "on", placement, queue = "backfill";
+  std::string lanes, interference = "auto", lane_shrink = "on", placement, queue = "backfill", gangs = "hold";
   double share_exponent = 1, switch_ms = 0;
   // the preemptive cluster policies (cluster/lease_policy.h)
   std::string dlas_thresholds = "3250,7200", dlas_checks = "exact";

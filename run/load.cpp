@@ -213,6 +213,7 @@ void apply_model(const ModelOptions& m, TraceJobs& t, SimConfig& cfg) {
   cfg.share_exponent = m.share_exponent;
   cfg.placement = m.placement;
   cfg.queue = m.queue;
+  cfg.gangs = m.gangs;
   cfg.lease = m.lease;
   cfg.restart_cost_ns = m.restart_cost_ns;
   cfg.pairs = std::move(t.pairs);
@@ -261,11 +262,15 @@ std::vector<std::string> sim_notes(const TraceJobs& loaded, const std::vector<st
   if (cfg.cluster && per_gpu) {
     // The gang model's one assumption no trace states: holding (docs/cluster.md).
     const auto gangs = std::count_if(loaded.jobs.begin(), loaded.jobs.end(), [](const core::JobSpec& j) { return j.gpus > 1; });
-    if (gangs > 0) {
+    if (gangs > 0 && cfg.gangs == cluster::GangMode::kHold) {
       notes.push_back(std::to_string(gangs) + (gangs == 1 ? " job runs" : " jobs run") +
                       " on several GPUs in lock-step: a replica chosen on its GPU holds its lane, idle, until every "
-                      "replica's GPU has chosen it (holding: docs/cluster.md, \"Words the code and cluster/README.md "
-                      "use\"); the busy GPU-time after the table counts it");
+                      "replica's GPU has chosen it (--gangs hold; holding: docs/cluster.md, \"Words the code and "
+                      "cluster/README.md use\"); the busy GPU-time after the table counts it");
+    } else if (gangs > 0) {
+      notes.push_back(std::to_string(gangs) + (gangs == 1 ? " job runs" : " jobs run") +
+                      " on several GPUs, each on GPUs with no other job and kept to itself while it runs (--gangs "
+                      "exclusive): its replicas start together and nothing is held");
     }
   }
   for (const std::string& n : model_notes(policies, cfg)) notes.push_back(n);

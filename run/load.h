@@ -67,6 +67,7 @@ struct ModelOptions {
   std::optional<core::TimeNs> switch_cost_ns;  ///< --switch-cost-ms, when given
   std::string placement;                       ///< a placement's name; "": each policy's own (cluster::default_placement)
   cluster::QueueDiscipline queue = cluster::QueueDiscipline::kBackfill;  ///< the cluster queue's discipline
+  cluster::GangMode gangs = cluster::GangMode::kHold;                   ///< how per-GPU policies run gangs
   cluster::LeaseOptions lease;                 ///< the preemptive cluster policies' options
   core::TimeNs restart_cost_ns = 0;            ///< --restart-cost-ms
 };

@@ -292,6 +292,13 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                             "job waiting; docs/cluster.md, \"Queue disciplines\")";
   t.add(value_option("queue", &m.queue, "NAME", models, queue + " (a cluster: --gpus N > 1 or --cluster)"))
       .help_in(kExperiment, queue + " (gpus_needed)");
+  const std::string gangs = "on a cluster, the per-GPU policies: how a job of several GPUs shares them (valid: " +
+                            cluster::gang_registry().names_joined() +
+                            "; hold: in lanes beside other jobs, a replica chosen on its GPU holding its lane until every "
+                            "replica's GPU has chosen it; exclusive: on GPUs with no other job, kept to itself while it "
+                            "runs, as the peers; docs/cluster.md, \"Gangs held or exclusive\")";
+  t.add(value_option("gangs", &m.gangs, "NAME", models, gangs + " (a cluster: --gpus N > 1 or --cluster)"))
+      .help_in(kExperiment, gangs + " (gpus_needed)");
   t.add(value_option("dlas-thresholds", &m.dlas_thresholds, "LIST", kSim,
                      "dlas-gpu, dlas: the attained service, in seconds (GPU-seconds for dlas-gpu), at which a job moves "
                      "to the next queue, comma-separated and increasing: k thresholds make k + 1 queues (Tiresias' "

@@ -765,14 +765,15 @@ void write_summary(JsonWriter& w, const nlohmann::json& header, const std::vecto
 // ---- Cluster runs ------------------------------------------------------------------------------
 
 nlohmann::json cluster_config_json(const cluster::ClusterSpec& cluster, const std::string& placement,
-                                   cluster::QueueDiscipline queue) {
+                                   cluster::QueueDiscipline queue, cluster::GangMode gangs) {
   nlohmann::json mem = nlohmann::json::array();
   for (const cluster::GpuSpec& g : cluster.gpus) mem.push_back(g.capacity);
   nlohmann::json j = {{"gpus", cluster.gpus.size()},
                       {"nodes", cluster.gpus.empty() ? 0 : cluster.gpus.back().node + 1},
                       {"gpu_mem_bytes", std::move(mem)},
                       {"placement", placement},
-                      {"queue", cluster::to_string(queue)}};
+                      {"queue", cluster::to_string(queue)},
+                      {"gangs", cluster::to_string(gangs)}};
   if (!cluster.kinds.empty()) {
     // A heterogeneous cluster: its kinds (name, memory, relative speed, how many GPUs) and the
     // kind of each GPU (an index into "kinds", -1 for a GPU of no named kind).
@@ -1065,7 +1066,7 @@ nlohmann::json sim_summary_header(const std::string& trace_path, const traces::T
   summary["profile_noise"] = cfg.profile_noise;
   summary["time_scale"] = time_scale;
   if (cfg.cluster) {
-    summary["cluster"] = cluster_config_json(*cfg.cluster, cfg.placement.empty() ? "per policy" : cfg.placement, cfg.queue);
+    summary["cluster"] = cluster_config_json(*cfg.cluster, cfg.placement.empty() ? "per policy" : cfg.placement, cfg.queue, cfg.gangs);
   }
   summary["notes"] = notes;
   return summary;

@@ -77,11 +77,12 @@ void write_run_files(const std::string& dir, const std::vector<core::JobSpec>& j
 
 // ---- Cluster runs (PolicyRun::cluster) ---------------------------------------------------------
 
-/// The summary's "cluster" header: {"gpus", "nodes", "gpu_mem_bytes": [per GPU], "placement"}, and
+/// The summary's "cluster" header: {"gpus", "nodes", "gpu_mem_bytes": [per GPU], "placement", "queue",
+/// "gangs"}, and
 /// for a cluster with named GPU kinds "kinds": [{"name", "gpu_mem_bytes", "speed", "gpus"}] and
 /// "gpu_kinds": [the kind of each GPU, an index into "kinds", -1 for none].
 nlohmann::json cluster_config_json(const cluster::ClusterSpec& cluster, const std::string& placement,
-                                   cluster::QueueDiscipline queue);
+                                   cluster::QueueDiscipline queue, cluster::GangMode gangs);
 
 /// Average JCT of the finished jobs of each size (GPUs needed), by increasing size.
 struct SizeJct {

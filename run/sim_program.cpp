@@ -84,8 +84,8 @@ bool parse_sim_command_line(int argc, char** argv, SimProgramOptions& o) {
     o.unused.push_back("--placement has no effect on one GPU (it places jobs across --gpus N > 1 or --cluster)");
   }
   const bool all_lease = std::all_of(o.policies.begin(), o.policies.end(), [](const std::string& p) { return cluster::is_lease_policy(p); });
-  if (all_lease && (given("placement") || given("queue") || given("lanes"))) {
-    o.unused.push_back("--placement, --queue and --lanes have no effect on the cluster policies (" +
+  if (all_lease && (given("placement") || given("queue") || given("lanes") || given("gangs"))) {
+    o.unused.push_back("--placement, --queue, --gangs and --lanes have no effect on the cluster policies (" +
                        cluster::lease_registry().names_joined() +
                        "): they order their own queues and place on whole GPUs (docs/cluster.md, \"Preemptive cluster policies\")");
   }
@@ -100,6 +100,9 @@ bool parse_sim_command_line(int argc, char** argv, SimProgramOptions& o) {
   }
   if (!runs("max-min") && (given("round-s") || given("reset-s"))) {
     o.unused.push_back("--round-s and --reset-s have no effect without max-min in --policy");
+  }
+  if (given("gangs") && !o.cfg.cluster) {
+    o.unused.push_back("--gangs has no effect on one GPU (a job of several GPUs is folded onto it)");
   }
   if (given("queue") && !o.cfg.cluster) {
     o.unused.push_back("--queue has no effect on one GPU (it serves the cluster queue of --gpus N > 1 or --cluster; one "

@@ -85,6 +85,7 @@ PolicyRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& po
     co.cluster = *cfg.cluster;
     co.placement = cluster::placement_for(policy_name, cfg.placement);
     co.queue = cfg.queue;
+    co.gangs = cfg.gangs;
     run.placement = co.placement;
     co.sched = opts;
     co.model = model.get();

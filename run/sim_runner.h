@@ -8,6 +8,7 @@
 
 #include "cluster/cluster_file.h"
 #include "cluster/lease_policy.h"
+#include "cluster/gang_mode.h"
 #include "cluster/queue_discipline.h"
 #include "core/job.h"
 #include "core/policy.h"
@@ -41,6 +42,8 @@ struct SimConfig : core::SchedulerOptions {
   std::string placement;
   /// Cluster only: how the cluster queue is served past a job that cannot start.
   cluster::QueueDiscipline queue = cluster::QueueDiscipline::kBackfill;
+  /// Cluster only: how the per-GPU policies run a gang job (cluster/gang_mode.h).
+  cluster::GangMode gangs = cluster::GangMode::kHold;
   /// The preemptive cluster policies (cluster/lease_policy.h: dlas-gpu, ...): their options, and
   /// the time a job spends restoring its checkpoint each time it starts again after a preemption.
   cluster::LeaseOptions lease;

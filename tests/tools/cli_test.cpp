@@ -701,7 +701,7 @@ TEST_CASE("--paging on: the assumed link speed is a note, each policy's page-out
 TEST_CASE("options of the cluster policies given where they do nothing are named in a note") {
   const Result lease = sim(kHand + " --gpus 2 --policy dlas-gpu --queue strict");
   CHECK(lease.code == 0);
-  CHECK(lease.out.find("note: --placement, --queue and --lanes have no effect on the cluster policies (dlas-gpu, dlas, max-min)") !=
+  CHECK(lease.out.find("note: --placement, --queue, --gangs and --lanes have no effect on the cluster policies (dlas-gpu, dlas, max-min)") !=
         std::string::npos);
   const Result per_gpu = sim(kHand + " --gpus 2 --policy fifo --dlas-starvation 2 --restart-cost-ms 5 --round-s 60");
   CHECK(per_gpu.code == 0);
