@@ -523,8 +523,11 @@ json run_gpus_needed(const ExperimentContext& ctx) {
                   (cfg.lanes ? std::string("; --lanes ") + core::to_string(*cfg.lanes) + " does not apply to it" : ""));
   if (gang_jobs > 0) {
     notes.push_back(std::to_string(gang_jobs) + (gang_jobs == 1 ? " job needs" : " jobs need") +
-                    " more than one GPU: k replicas in lock-step on k GPUs (gang), as salus-sim --gpus N runs them; "
-                    "no cluster smaller than " + std::to_string(sb.widest) + " GPUs is tried");
+                    " more than one GPU: k replicas in lock-step on k GPUs (gang), as salus-sim --gpus N runs them (--gangs " +
+                    std::string(cluster::to_string(cfg.gangs)) +
+                    (cfg.gangs == cluster::GangMode::kHold ? ": a replica chosen on its GPU holds its lane until every replica's GPU has chosen it"
+                                                           : ": on GPUs with no other job, kept to itself while it runs") +
+                    "); no cluster smaller than " + std::to_string(sb.widest) + " GPUs is tried");
   }
   const std::string guarantee = search_guarantee(sb);
   notes.push_back(guarantee);
