@@ -64,6 +64,22 @@ TEST_CASE("max-min by hand: two jobs on one GPU take turns at round boundaries, 
   CHECK(r.outcome.jobs[1].finish_ns == 35 * kS);
 }
 
+TEST_CASE("max-min by hand: a restart cost is spent in the round's lease, before the job's work") {
+  // As the first case, restart 1 s, iterations of 1 s. A runs 0-10, B 10-20 (first starts: no
+  // restart). At 20 A restarts: 1 s, then the 9 whole iterations left in the round (19 of 25 done).
+  // At 30 B (5 s left) restarts: 1 s, then 5, ending at 36; A, alone, restarts and ends at 43.
+  const std::vector<core::JobSpec> jobs = test::trace({job("A", 0, 25), job("B", 0, 15)});
+  cluster::PreemptiveOptions o = options(1, 10, 0);
+  o.restart_cost_ns = kS;
+  const cluster::ClusterOutcome r = cluster::run_preemptive(jobs, "max-min", o);
+  CHECK(r.outcome.jobs[1].finish_ns == 36 * kS);
+  CHECK(r.outcome.jobs[0].finish_ns == 43 * kS);
+  CHECK(r.preemptions == 3);
+  // The GPU-time each held: its work and its restarts.
+  CHECK(r.outcome.jobs[0].gpu_time_ns == 25 * kS + 2 * kS);
+  CHECK(r.outcome.jobs[1].gpu_time_ns == 15 * kS + kS);
+}
+
 TEST_CASE("max-min by hand: a gang's share is GPU-time, and a job keeps its GPUs from round to round") {
   // 2 GPUs, rounds of 10 s. S1, S2 (1 GPU, 10 s) and G (2 GPUs, 20 s) at 0: water-filling gives
   // each job 2/3 of a GPU's time, so G 1/3 of the time on its 2 GPUs. S1 and S2 (priority 2) run
