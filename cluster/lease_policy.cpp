@@ -27,6 +27,11 @@ constexpr LeaseRegistry::Entry kLeasePolicies[] = {
      "of time per job and GPU kind from the jobs' throughputs (an LP with GPU kinds), jobs leased per round "
      "(--round-s) and placed again at its end; --reset-s between allocations",
      &make_max_min},
+    {"fifo-rounds",
+     "preemptive cluster policy: Gavel's FIFO in its rounds (fifo_perf): jobs in arrival order each given all of "
+     "its time on its fastest kind with GPUs left, the queue stopping at the first that finds none; rounds and "
+     "resets as max-min",
+     &make_fifo_rounds},
 };
 
 std::string number_text(double x) {
@@ -50,6 +55,12 @@ std::unique_ptr<LeasePolicy> make_lease_policy(std::string_view name, const Leas
 }
 
 std::vector<std::string> lease_notes(std::string_view name, const LeaseOptions& opts) {
+  if (name == "fifo-rounds") {
+    return {"fifo-rounds: Gavel's FIFO allocation in rounds of " + seconds_text(opts.round_ns) +
+            " s, computed again when jobs came or went, at most every " + seconds_text(opts.reset_ns) +
+            " s (a job that arrives in between waits for it, even beside free GPUs); a job runs on its fastest kind "
+            "with GPUs left, the queue stopping at the first job that finds none"};
+  }
   if (name == "max-min") {
     return {"max-min: rounds of " + seconds_text(opts.round_ns) + " s (a GPU freed in a round idles to its end; a job that "
             "arrives waits for the next); the allocation is computed again when jobs came or went, at most every " +

@@ -26,6 +26,13 @@ struct LeaseDecision {
   /// On a cluster with GPU kinds (a policy whose runs_kinds()), parallel to `start`: the kind
   /// (ClusterSpec::kinds index) whose GPUs each job starts on. Empty otherwise.
   std::vector<std::int32_t> start_kind;
+  /// Leases that end (round-based policies): parallel to `start` when not empty, the instant each
+  /// started job stops progressing and holds its GPUs idle until the policy decides again
+  /// (core::kNever: it runs on). Empty: every start runs on.
+  std::vector<core::TimeNs> start_until;
+  /// Running jobs that keep their GPUs under a new lease ending at the instant given: progress
+  /// resumes now if their last lease had ended.
+  std::vector<std::pair<core::JobIndex, core::TimeNs>> extend;
 };
 
 /// When 2D-LAS looks at a running job's attained service (LeaseOptions::dlas_checks).

@@ -152,12 +152,14 @@ std::vector<double> solve_lp(const MaxMinProblem& p, bool second, double& level)
 /// _update_priorities, _reset_time_run_so_far, simulate) read line by line.
 class MaxMin final : public LeasePolicy {
  public:
-  explicit MaxMin(const LeaseOptions& o) : opts_(o) {
+  /// `fifo`: Gavel's fifo_perf allocation instead of max-min (fifo_allocation), and, as Gavel's
+  /// FIFO policies, a job with no allocation is passed over rather than holding a place.
+  MaxMin(const LeaseOptions& o, bool fifo) : opts_(o), fifo_(fifo) {
     SALUS_INVARIANT(o.round_ns > 0 && o.reset_ns >= 0, "max-min: the round is positive and the reset interval not negative",
                     std::to_string(o.round_ns) + ", " + std::to_string(o.reset_ns));
   }
 
-  std::string_view name() const override { return "max-min"; }
+  std::string_view name() const override { return fifo_ ? "fifo-rounds" : "max-min"; }
   bool runs_kinds() const override { return true; }
 
   void begin(std::span<const core::JobSpec> jobs, const ClusterSpec& cluster, TimeNs restart_ns) override {
@@ -168,6 +170,12 @@ class MaxMin final : public LeasePolicy {
     gpus_.assign(kinds_, 0);
     for (const GpuSpec& g : cluster.gpus) ++gpus_[cluster.kinds.empty() ? 0 : static_cast<std::size_t>(g.kind)];
     worker_time_.assign(kinds_, 0.0);
+    kind_order_.resize(kinds_);
+    std::iota(kind_order_.begin(), kind_order_.end(), std::size_t{0});
+    if (!cluster.kinds.empty()) {
+      std::sort(kind_order_.begin(), kind_order_.end(),
+                [&](std::size_t a, std::size_t b) { return cluster.kinds[a].name < cluster.kinds[b].name; });
+    }
     jobs_.clear(jobs.size());
     present_.clear();
     leased_.clear();
@@ -216,9 +224,6 @@ class MaxMin final : public LeasePolicy {
   TimeNs next_change(TimeNs now) override { return in_round_ && round_end_ > now ? round_end_ : core::kNever; }
 
   void decide(TimeNs now, LeaseDecision& out) override {
-    out.preempt.clear();
-    out.start.clear();
-    out.start_kind.clear();
     if (in_round_ && now < round_end_) return;  // mid-round: GPUs freed stay idle, arrivals wait
     end_round();
     std::erase_if(present_, [&](JobIndex j) { return !jobs_.has(j); });
@@ -248,11 +253,6 @@ class MaxMin final : public LeasePolicy {
         continue;
       }
       const TimeNs restart = !keep && job.ran ? restart_ns_ : 0;
-      if (!keep) {
-        out.start.push_back(j);
-        out.start_kind.push_back(job.kind);
-        job.running = true;
-      }
       job.ran = true;
       job.restart = restart;
       // Whole iterations (at least one) that fit the round, or what is left.
@@ -261,6 +261,16 @@ class MaxMin final : public LeasePolicy {
       const TimeNs whole = std::max<TimeNs>(1, (opts_.round_ns - restart) / iter) * iter;
       job.slice = restart + std::min(whole, lease_time(job.work, speed));
       longest = std::max(longest, job.slice);
+      // Its lease ends with its slice: to the round's end it holds its GPUs idle (Gavel: a worker
+      // whose micro-task ended waits for the round's end).
+      if (keep) {
+        out.extend.emplace_back(j, now + job.slice);
+      } else {
+        out.start.push_back(j);
+        out.start_kind.push_back(job.kind);
+        out.start_until.push_back(now + job.slice);
+        job.running = true;
+      }
       leased_.push_back(Lease{.job = j, .stamp = job.stamp, .kind = job.kind, .slice = job.slice});
     }
     in_round_ = !leased_.empty();
@@ -327,7 +337,7 @@ class MaxMin final : public LeasePolicy {
       p.scale.push_back(specs_[static_cast<std::size_t>(j)].gpus);
       for (std::size_t k = 0; k < kinds_; ++k) p.speed.push_back(static_cast<double>(jobs_[j].per_kind[k].speed) / 1e6);
     }
-    const std::vector<double> x = max_min_allocation(p);
+    const std::vector<double> x = fifo_ ? fifo_allocation(p, kind_order_) : max_min_allocation(p);
     for (std::size_t i = 0; i < present_.size(); ++i) {
       Job& job = jobs_[present_[i]];
       job.has_alloc = true;
@@ -370,6 +380,7 @@ class MaxMin final : public LeasePolicy {
         Job& job = jobs_[j];
         const std::int64_t s = specs_[static_cast<std::size_t>(j)].gpus;
         if (job.next_kind >= 0 || job.per_kind[k].speed == 0 || s > left[k]) continue;
+        if (fifo_ && job.per_kind[k].priority <= 0) continue;  // Gavel: FIFO passes over priority 0
         left[k] -= s;
         job.next_kind = static_cast<std::int32_t>(k);
         job.runs_next = job.has_alloc;
@@ -379,6 +390,8 @@ class MaxMin final : public LeasePolicy {
   }
 
   const LeaseOptions& opts_;
+  bool fifo_ = false;
+  std::vector<std::size_t> kind_order_;  // kinds by name (fifo_allocation's ties)
   std::span<const core::JobSpec> specs_;
   const ClusterSpec* cluster_ = nullptr;
   TimeNs restart_ns_ = 0;
@@ -421,6 +434,27 @@ double max_min_level_lp(const MaxMinProblem& p) {
   return level;
 }
 
-std::unique_ptr<LeasePolicy> make_max_min(const LeaseOptions& opts) { return std::make_unique<MaxMin>(opts); }
+std::vector<double> fifo_allocation(const MaxMinProblem& p, std::span<const std::size_t> kind_order) {
+  const std::size_t kinds = p.gpus.size();
+  std::vector<double> x(p.scale.size() * kinds, 0.0);
+  std::vector<std::int64_t> left = p.gpus;
+  for (std::size_t j = 0; j < p.scale.size(); ++j) {
+    // The fastest kind with GPUs enough left, the first by name of equal speeds; none: the queue
+    // stops here (head-of-line blocking).
+    std::size_t best = kinds;
+    for (const std::size_t k : kind_order) {
+      if (left[k] <= 0 || left[k] < p.scale[j]) continue;
+      if (best == kinds || p.speed[j * kinds + k] > p.speed[j * kinds + best]) best = k;
+    }
+    if (best == kinds) break;
+    if (p.speed[j * kinds + best] <= 0) continue;
+    x[j * kinds + best] = 1.0;
+    left[best] -= p.scale[j];
+  }
+  return x;
+}
+
+std::unique_ptr<LeasePolicy> make_max_min(const LeaseOptions& opts) { return std::make_unique<MaxMin>(opts, false); }
+std::unique_ptr<LeasePolicy> make_fifo_rounds(const LeaseOptions& opts) { return std::make_unique<MaxMin>(opts, true); }
 
 }  // namespace salus::cluster

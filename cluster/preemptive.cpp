@@ -144,6 +144,7 @@ class FreeGpus {
 struct Job {
   TimeNs remaining = 0;    // work left at solo speed, as of its run's start (while running) or now
   TimeNs busy_from = 0;    // while running: the instant it progresses from (after a restart)
+  TimeNs until = core::kNever;  // while running: the end of its lease (it progresses to then, then idles)
   TimeNs run_start = 0;    // while running: its run's start
   std::int64_t stamp = 0;  // finish-heap entries of another stamp are stale (kept across jobs)
   std::vector<std::int32_t> gpus;  // while running: its GPUs; else its last run's
@@ -197,6 +198,18 @@ class Engine {
   void arrive(JobIndex j, TimeNs t);
   void decide(TimeNs t);
   void stop(JobIndex j, TimeNs t);  // its run ends at t (finished or preempted)
+  /// Its work done from busy_from to t (to the end of its lease, if sooner), from busy_from = t on.
+  static void progress(Job& s, TimeNs t) {
+    const TimeNs to = std::min(t, s.until);
+    s.remaining -= std::min(s.remaining, lease_work(std::max<TimeNs>(0, to - s.busy_from), s.speed));
+    s.busy_from = std::max(s.busy_from, t);
+  }
+  /// Its finish, if it comes within its lease.
+  void push_finish(JobIndex j) {
+    Job& s = job(j);
+    const TimeNs end = s.busy_from + lease_time(s.remaining, s.speed);
+    if (end <= s.until) finishes_.emplace(end, out_.outcome.jobs[at(j)].submit_rank, j, s.stamp);
+  }
   TimeNs next_finish();
   void note_busy(TimeNs t);
 
@@ -226,7 +239,7 @@ class Engine {
 void Engine::stop(JobIndex j, TimeNs t) {
   Job& s = job(j);
   JobState& st = out_.outcome.jobs[at(j)];
-  s.remaining -= std::min(s.remaining, lease_work(std::max<TimeNs>(0, t - s.busy_from), s.speed));
+  progress(s, t);
   st.gpu_time_ns += t - s.run_start;
   const JobSpec& spec = specs_[at(j)];
   const TimeNs work = spec.solo_ns() + spec.first_iter_extra_ns;
@@ -295,11 +308,27 @@ void Engine::arrive(JobIndex j, TimeNs t) {
 }
 
 void Engine::decide(TimeNs t) {
+  decision_.preempt.clear();
+  decision_.start.clear();
+  decision_.start_kind.clear();
+  decision_.start_until.clear();
+  decision_.extend.clear();
   policy_->decide(t, decision_);
   for (const JobIndex j : decision_.preempt) {
     stop(j, t);
     ++out_.preemptions;
   }
+  for (const auto& [j, until] : decision_.extend) {
+    Job& s = job(j);
+    SALUS_INVARIANT(s.running && until > t, "preemptive: a lease extended is a running job's, into the future",
+                    std::to_string(t));
+    progress(s, t);
+    s.until = until;
+    ++s.stamp;  // its finish entry, if any, is for the old lease
+    push_finish(j);
+  }
+  SALUS_INVARIANT(decision_.start_until.empty() || decision_.start_until.size() == decision_.start.size(),
+                  "preemptive: a lease end for every start, or none", std::to_string(decision_.start_until.size()));
   SALUS_INVARIANT(decision_.start_kind.empty() || decision_.start_kind.size() == decision_.start.size(),
                    "preemptive: a kind for every start, or none", std::to_string(decision_.start_kind.size()));
   SALUS_INVARIANT(opts_.cluster.kinds.empty() || decision_.start_kind.size() == decision_.start.size(),
@@ -339,7 +368,9 @@ void Engine::decide(TimeNs t) {
     job.run_start = t;
     ++job.stamp;
     st.running = true;
-    finishes_.emplace(job.busy_from + lease_time(job.remaining, job.speed), st.submit_rank, j, job.stamp);
+    job.until = decision_.start_until.empty() ? core::kNever : decision_.start_until[i];
+    SALUS_INVARIANT(job.until > t, "preemptive: a lease ends after it starts", std::to_string(t));
+    push_finish(j);
     ++out_.outcome.dispatches;
   }
   note_busy(t);

@@ -312,14 +312,14 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                      "tiresias: where Tiresias' simulator checks, (threshold - run time) / GPUs floored to the second "
                      "after each decision, so a k-GPU job later (to compare with its outputs job by job)"));
   t.add(value_option("restart-cost-ms", &m.restart_cost_ms, "MS", kSim,
-                     "the cluster policies that preempt (dlas-gpu, dlas, max-min): milliseconds a job spends on its GPUs "
+                     "the cluster policies that preempt (dlas-gpu, dlas, max-min, fifo-rounds): milliseconds a job spends on its GPUs "
                      "restoring its checkpoint each time it starts again after a preemption, wherever it starts (0: "
                      "none, as Tiresias' and Gavel's simulators)"));
   t.add(value_option("round-s", &m.round_s, "S", kSim,
-                     "max-min: the round, in seconds: jobs are leased for a round and placed again at its end "
+                     "max-min, fifo-rounds: the round, in seconds: jobs are leased for a round and placed again at its end "
                      "(Gavel's time_per_iteration, 360)"));
   t.add(value_option("reset-s", &m.reset_s, "S", kSim,
-                     "max-min: the least time, in seconds, between two computations of the allocation; a job that "
+                     "max-min, fifo-rounds: the least time, in seconds, between two computations of the allocation; a job that "
                      "arrives in between waits for the next (Gavel's minimum_time_between_allocation_resets, 1920; 0: "
                      "at every round whose jobs changed)"));
 

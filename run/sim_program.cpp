@@ -98,8 +98,8 @@ bool parse_sim_command_line(int argc, char** argv, SimProgramOptions& o) {
     o.unused.push_back("--restart-cost-ms has no effect without a cluster policy that preempts (" +
                        cluster::lease_registry().names_joined() + ") in --policy");
   }
-  if (!runs("max-min") && (given("round-s") || given("reset-s"))) {
-    o.unused.push_back("--round-s and --reset-s have no effect without max-min in --policy");
+  if (!runs("max-min") && !runs("fifo-rounds") && (given("round-s") || given("reset-s"))) {
+    o.unused.push_back("--round-s and --reset-s have no effect without max-min or fifo-rounds in --policy");
   }
   if (given("gangs") && !o.cfg.cluster) {
     o.unused.push_back("--gangs has no effect on one GPU (a job of several GPUs is folded onto it)");

@@ -130,7 +130,7 @@ TEST_CASE("preemptive cluster policies refuse what they do not model, with a mes
   const std::vector<core::JobSpec> jobs = test::trace({job("A", 0, 10)});
   cluster::PreemptiveOptions o = options(2, {10 * kS});
   CHECK_THROWS_WITH_AS(cluster::run_preemptive(jobs, "dlas-cpu", o),
-                       "unknown cluster policy 'dlas-cpu' (valid: dlas-gpu, dlas, max-min); did you mean 'dlas-gpu'?", core::InputError);
+                       "unknown cluster policy 'dlas-cpu' (valid: dlas-gpu, dlas, max-min, fifo-rounds); did you mean 'dlas-gpu'?", core::InputError);
   o.cluster.kinds.push_back(cluster::GpuKind{.name = "v100", .memory = 16 * core::kGiB});
   CHECK_THROWS_AS(cluster::run_preemptive(jobs, "dlas-gpu", o), core::InputError);
   // A job too wide or too large for the cluster is rejected at its arrival, with its reason.

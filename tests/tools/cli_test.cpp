@@ -48,8 +48,8 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
   };
   const Case cases[] = {
       {kHand + " --policy fifo,lifo",
-       "salus-sim: unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority; cluster policies: dlas-gpu, dlas, max-min); did you mean 'fifo'?\n"},
-      {kHand + " --policy fifo,xyzzy", "salus-sim: unknown policy 'xyzzy' (valid: fifo, srtf, pack, fair, las, priority; cluster policies: dlas-gpu, dlas, max-min)\n"},
+       "salus-sim: unknown policy 'lifo' (valid: fifo, srtf, pack, fair, las, priority; cluster policies: dlas-gpu, dlas, max-min, fifo-rounds); did you mean 'fifo'?\n"},
+      {kHand + " --policy fifo,xyzzy", "salus-sim: unknown policy 'xyzzy' (valid: fifo, srtf, pack, fair, las, priority; cluster policies: dlas-gpu, dlas, max-min, fifo-rounds)\n"},
       // A size without a unit once meant bytes, and every job was rejected.
       {kHand + " --gpu-mem 16", "salus-sim: --gpu-mem: '16' has no unit (write e.g. 16GiB, 16MiB or 16B)\n"},
       {kHand + " --polcy fifo", "salus-sim: unrecognised option '--polcy' (did you mean --policy?) (see --help)\n"},
@@ -66,7 +66,7 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
       {kHand + " --assumed-iter-ms 0", "salus-sim: --assumed-iter-ms: must be a positive number\n"},
       {kHand + " --policy fifo,fifo", "salus-sim: --policy: 'fifo' is listed twice\n"},
       {kHand + " --policy fifo,,pack",
-       "salus-sim: --policy: an empty item in 'fifo,,pack' (valid: fifo, srtf, pack, fair, las, priority; cluster policies: dlas-gpu, dlas, max-min)\n"},
+       "salus-sim: --policy: an empty item in 'fifo,,pack' (valid: fifo, srtf, pack, fair, las, priority; cluster policies: dlas-gpu, dlas, max-min, fifo-rounds)\n"},
       {kHand + " --gpu-mem 16XB",
        "salus-sim: --gpu-mem: unknown size unit 'XB' (valid: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)\n"},
       {kHand + " --gpu-mem 0GiB", "salus-sim: --gpu-mem: must be positive\n"},
@@ -701,15 +701,15 @@ TEST_CASE("--paging on: the assumed link speed is a note, each policy's page-out
 TEST_CASE("options of the cluster policies given where they do nothing are named in a note") {
   const Result lease = sim(kHand + " --gpus 2 --policy dlas-gpu --queue strict");
   CHECK(lease.code == 0);
-  CHECK(lease.out.find("note: --placement, --queue, --gangs and --lanes have no effect on the cluster policies (dlas-gpu, dlas, max-min)") !=
+  CHECK(lease.out.find("note: --placement, --queue, --gangs and --lanes have no effect on the cluster policies (dlas-gpu, dlas, max-min, fifo-rounds)") !=
         std::string::npos);
   const Result per_gpu = sim(kHand + " --gpus 2 --policy fifo --dlas-starvation 2 --restart-cost-ms 5 --round-s 60");
   CHECK(per_gpu.code == 0);
   CHECK(per_gpu.out.find("note: --dlas-thresholds, --dlas-starvation and --dlas-checks have no effect without dlas-gpu or dlas "
                          "in --policy") != std::string::npos);
-  CHECK(per_gpu.out.find("note: --restart-cost-ms has no effect without a cluster policy that preempts (dlas-gpu, dlas, max-min) "
+  CHECK(per_gpu.out.find("note: --restart-cost-ms has no effect without a cluster policy that preempts (dlas-gpu, dlas, max-min, fifo-rounds) "
                          "in --policy") != std::string::npos);
-  CHECK(per_gpu.out.find("note: --round-s and --reset-s have no effect without max-min in --policy") != std::string::npos);
+  CHECK(per_gpu.out.find("note: --round-s and --reset-s have no effect without max-min or fifo-rounds in --policy") != std::string::npos);
   // max-min takes the restart cost and its rounds, not the dlas options.
   const Result max_min = sim(kHand + " --gpus 2 --policy max-min --dlas-checks tiresias --restart-cost-ms 5 --round-s 60");
   CHECK(max_min.code == 0);
