@@ -59,9 +59,11 @@ Mode mode_of(const std::string& policy) {
 
 cluster::ClusterOptions options(const std::string& policy, std::int32_t gpus, const std::string& placement,
                                 const sim::InterferenceModel& model,
-                                cluster::QueueDiscipline queue = cluster::QueueDiscipline::kBackfill) {
+                                cluster::QueueDiscipline queue = cluster::QueueDiscipline::kBackfill,
+                                cluster::GangMode gangs = cluster::GangMode::kHold) {
   cluster::ClusterOptions o;
   o.queue = queue;
+  o.gangs = gangs;
   o.sched.lane_mode = policies::make_policy(policy)->default_lane_mode();
   o.sched.record_timeline = true;
   o.cluster = cluster::ClusterSpec::uniform(gpus, 16 * core::kGiB);
@@ -81,8 +83,9 @@ struct Resident {
 class Oracle {
  public:
   Oracle(const std::vector<core::JobSpec>& jobs, const cluster::ClusterOutcome& r, std::string policy,
-         std::int32_t gpus, cluster::QueueDiscipline queue = cluster::QueueDiscipline::kBackfill)
-      : jobs_(jobs), r_(r), policy_(std::move(policy)), mode_(mode_of(policy_)), queue_(queue) {
+         std::int32_t gpus, cluster::QueueDiscipline queue = cluster::QueueDiscipline::kBackfill,
+         cluster::GangMode gangs = cluster::GangMode::kHold)
+      : jobs_(jobs), r_(r), policy_(std::move(policy)), mode_(mode_of(policy_)), queue_(queue), gangs_(gangs) {
     std::vector<std::size_t> order(jobs.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
@@ -378,6 +381,8 @@ class Oracle {
     bool gang_here = false;
     for (const Resident* res : here) gang_here = gang_here || jobs_[res->job].gpus > 1;
     if (me.gpus > 1 && gang_here) return false;  // one gang job per GPU
+    // --gangs exclusive: nothing beside a gang, and a gang only on an empty GPU.
+    if (gangs_ == cluster::GangMode::kExclusive && (gang_here || (me.gpus > 1 && !here.empty()))) return false;
     if (here.empty()) return true;               // an empty GPU: a lane of its own
     if (mode_ == Mode::kExclusive) return false;
     if (unsettled(g, t)) return false;
@@ -450,6 +455,7 @@ class Oracle {
   std::vector<std::vector<Resident>> gpus_;
   std::vector<std::vector<TimeNs>> moves_;
   cluster::QueueDiscipline queue_;
+  cluster::GangMode gangs_;
   struct Event {
     TimeNs time;
     bool finish;
@@ -467,10 +473,12 @@ struct Tally {
 
 void check(const std::vector<core::JobSpec>& jobs, const std::string& policy, std::int32_t gpus,
            const std::string& placement, const sim::InterferenceModel& model, Tally& tally,
-           cluster::QueueDiscipline queue = cluster::QueueDiscipline::kBackfill) {
-  const cluster::ClusterOutcome r = cluster::run_cluster(jobs, policy, options(policy, gpus, placement, model, queue));
-  const Oracle oracle(jobs, r, policy, gpus, queue);
-  const std::string name = policy + "/" + placement + "/" + std::string(cluster::to_string(queue)) + ": ";
+           cluster::QueueDiscipline queue = cluster::QueueDiscipline::kBackfill,
+           cluster::GangMode gangs = cluster::GangMode::kHold) {
+  const cluster::ClusterOutcome r = cluster::run_cluster(jobs, policy, options(policy, gpus, placement, model, queue, gangs));
+  const Oracle oracle(jobs, r, policy, gpus, queue, gangs);
+  const std::string name = policy + "/" + placement + "/" + std::string(cluster::to_string(queue)) + "/" +
+                           std::string(cluster::to_string(gangs)) + ": ";
   for (std::string& v : oracle.waiting_violations(tally.waits)) tally.violations.push_back(name + v);
   for (std::string& v : oracle.binding_violations(tally.binds)) tally.violations.push_back(name + v);
   for (std::string& v : oracle.order_violations(tally.orders)) tally.violations.push_back(name + v);
@@ -591,4 +599,32 @@ TEST_CASE("binding oracle under strict and EASY: the first job of the queue neve
   CHECK(tally.orders > 1000);
   MESSAGE("waiting instants judged: " << tally.waits << ", binds judged: " << tally.binds
                                       << ", orders judged: " << tally.orders << ", violations: " << tally.violations.size());
+}
+
+TEST_CASE("binding oracle with exclusive gangs: no job waits where it could start, a gang only on GPUs with no job") {
+  const sim::NoInterference none;
+  const sim::UtilisationInterference profiled;
+  const sim::InterferenceModel* models[] = {&none, &profiled};
+  Tally tally;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    const auto jobs = oracle_jobs(seed);
+    const auto gpus = static_cast<std::int32_t>(2 + seed % 4);
+    for (const cluster::QueueDiscipline queue : {cluster::QueueDiscipline::kBackfill, cluster::QueueDiscipline::kStrict}) {
+      for (const sim::InterferenceModel* model : models) {
+        for (const std::string& policy : policies::policy_names()) {
+          for (const std::string placement : {"first-fit", "least-loaded"}) {
+            const std::size_t before = tally.violations.size();
+            check(jobs, policy, gpus, placement, *model, tally, queue, cluster::GangMode::kExclusive);
+            if (tally.violations.size() > before) tally.violations.back() += " (seed " + std::to_string(seed) + ")";
+          }
+        }
+      }
+    }
+  }
+  for (std::size_t i = 0; i < std::min<std::size_t>(tally.violations.size(), 20); ++i) MESSAGE(tally.violations[i]);
+  CHECK(tally.violations.empty());
+  CHECK(tally.waits > 1000);
+  CHECK(tally.binds > 1000);
+  MESSAGE("waiting instants judged: " << tally.waits << ", binds judged: " << tally.binds << ", violations: "
+                                      << tally.violations.size());
 }
