@@ -184,7 +184,6 @@ class MaxMin final : public LeasePolicy {
     in_round_ = false;
     need_update_ = false;
     last_reset_ = 0;
-    next_rank_ = 0;
   }
 
   void arrive(JobIndex j, TimeNs now) override {
@@ -195,7 +194,6 @@ class MaxMin final : public LeasePolicy {
       reused = Job{};
       reused.stamp = stamp;
     });
-    job.rank = next_rank_++;
     job.work = s.solo_ns() + s.first_iter_extra_ns;
     job.per_kind.assign(kinds_, PerKind{});
     for (std::size_t k = 0; k < kinds_; ++k) {
@@ -218,6 +216,7 @@ class MaxMin final : public LeasePolicy {
     job.running = false;
     job.kind = -1;
     job.slice = 0;
+    job.ran = job.ran_before;  // it did not start
     std::erase_if(leased_, [&](const Lease& l) { return l.job == j; });
   }
 
@@ -253,6 +252,7 @@ class MaxMin final : public LeasePolicy {
         continue;
       }
       const TimeNs restart = !keep && job.ran ? restart_ns_ : 0;
+      job.ran_before = job.ran;
       job.ran = true;
       job.restart = restart;
       // Whole iterations (at least one) that fit the round, or what is left.
@@ -287,7 +287,6 @@ class MaxMin final : public LeasePolicy {
   };
   struct Job {
     std::int64_t stamp = 0;
-    std::int64_t rank = 0;
     TimeNs work = 0;        // left, ns at speed 1, as of the round's start
     TimeNs slice = 0;       // this round's lease (restart included)
     TimeNs restart = 0;     // of it, restoring after a preemption
@@ -297,6 +296,7 @@ class MaxMin final : public LeasePolicy {
     bool has_alloc = false;
     bool running = false;  // holds GPUs (the engine's view)
     bool ran = false;
+    bool ran_before = false;  // ran, before this round's start (unplaced() takes the start back)
     std::vector<PerKind> per_kind;
   };
 
@@ -411,7 +411,6 @@ class MaxMin final : public LeasePolicy {
   TimeNs last_arrival_ = 0;
   TimeNs round_end_ = 0;
   TimeNs last_reset_ = 0;
-  std::int64_t next_rank_ = 0;
   bool in_round_ = false;
   bool need_update_ = false;
   bool any_runs_ = false;

@@ -157,6 +157,23 @@ TEST_CASE("max-min by hand: GPU kinds, each job where its throughput is best for
   CHECK_THROWS_AS(cluster::run_preemptive(jobs, "dlas-gpu", o), core::InputError);
 }
 
+TEST_CASE("max-min by hand: a job chosen where no free GPU has room for it waits, and runs when one does") {
+  // One kind of two GPUs, 16 GiB and 8 GiB; X (30 s) and Y (10 s) need 15 GiB each, so only the
+  // first GPU holds them, one at a time, though the allocation counts two GPUs. X starts at 0;
+  // Y, ranked first from the second round on, finds no room (the engine's unplaced) until X ends
+  // at 30, then runs 30-40.
+  cluster::PreemptiveOptions o = options(2, 10, 0);
+  o.cluster.kinds = {cluster::GpuKind{.name = "g", .memory = 16 * core::kGiB}};
+  o.cluster.gpus = {cluster::GpuSpec{.capacity = 16 * core::kGiB, .node = 0, .kind = 0},
+                    cluster::GpuSpec{.capacity = 8 * core::kGiB, .node = 0, .kind = 0}};
+  const std::vector<core::JobSpec> jobs = test::trace({job("X", 0, 30), job("Y", 0, 10)});
+  const cluster::ClusterOutcome r = cluster::run_preemptive(jobs, "max-min", o);
+  CHECK(r.outcome.jobs[0].finish_ns == 30 * kS);
+  CHECK(r.outcome.jobs[1].first_start_ns == 30 * kS);
+  CHECK(r.outcome.jobs[1].finish_ns == 40 * kS);
+  CHECK(r.preemptions == 0);
+}
+
 TEST_CASE("max-min allocation: one kind's water-filling reaches the LP's max-min level, within its GPUs") {
   std::mt19937_64 rng(7);
   for (int round = 0; round < 300; ++round) {
