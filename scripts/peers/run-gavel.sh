@@ -7,6 +7,11 @@
 #     MIRROR  bare git repository of Gavel (default /work/.mirror/stanford-futuredata+gavel/repo)
 #     OUT     output folder (default tests/data/peers/gavel); it receives the CSVs and
 #             wall_times.csv, nothing else. KEEP_RAW=1 keeps the peer's own logs (path printed).
+#   GEN=1 scripts/peers/run-gavel.sh [MIRROR [OUT]]
+#     instead: max_min_fairness_perf (ipx) on the generated traces
+#     tests/data/peers/gavel/inputs/gen/gen*.trace (scripts/peers/gavel/make_gen_traces.py, checked
+#     to be what it writes from Gavel's throughputs), 16:0:0 and 8:4:4; writes OUT/gen/*.csv and
+#     OUT/gen/wall_times.csv and leaves OUT's other files alone.
 #
 # Exit 2 when the mirror, its commit or a Debian package is missing. Everything is described in
 # scripts/peers/README.md; what the policies do is in docs/peers.md.
@@ -22,6 +27,8 @@ ROUND=360   # --time_per_iteration: Gavel's default (scripts/drivers/simulate_sc
 SEED=0      # --seed: as in Gavel's EXPERIMENTS.md; the driver's default (None) fails in _initialize_seeds
 
 die2() { echo "run-gavel: $*" >&2; exit 2; }
+GEN="${GEN:-0}"
+case "$GEN" in 0|1) ;; *) die2 "GEN must be 0 or 1, not '$GEN'" ;; esac
 [ -d "$MIRROR" ] || die2 "no Gavel mirror at $MIRROR (give its path as the first argument)"
 COMMIT="$(git -C "$MIRROR" rev-parse --verify -q "$COMMIT^{commit}")" ||
   die2 "$MIRROR has no commit ${GAVEL_COMMIT:-c4fa40097339e9608ab71fd64c8bdea96a5e4a4c}"
@@ -62,17 +69,40 @@ mkdir -p "$scratch/bin" && ln -s "$PY" "$scratch/bin/python"
 pyver="$("$PY" -c 'import platform; print(platform.python_version())')"
 npver="$("$PY" -c 'import numpy; print(numpy.__version__)')"
 spver="$("$PY" -c 'import scipy; print(scipy.__version__)')"
+gen_in="$root/tests/data/peers/gavel/inputs/gen"
+if [ "$GEN" = 1 ]; then
+  # The generated traces must be what make_gen_traces.py writes from this commit's throughputs.
+  gen_seeds="$(cd "$gen_in" 2>/dev/null && ls gen*.trace 2>/dev/null | sed -n 's/^gen\([0-9][0-9]*\)\.trace$/\1/p' | sort -n)" || true
+  [ -n "$gen_seeds" ] || die2 "no generated traces (genN.trace) in $gen_in"
+  "$PY" "$here/gavel/make_gen_traces.py" "$sched/physical_cluster_throughputs.json" "$scratch/gen" $gen_seeds
+  for s in $gen_seeds; do
+    cmp -s "$gen_in/gen$s.trace" "$scratch/gen/gen$s.trace" ||
+      { echo "run-gavel: $gen_in/gen$s.trace is not what scripts/peers/gavel/make_gen_traces.py writes" >&2; exit 1; }
+  done
+  OUT="$OUT/gen"
+fi
 mkdir -p "$OUT"
 rm -f "$OUT"/*.csv
 echo "file,wall_s" > "$OUT/wall_times.csv"
 
 # run NAME TRACE CLUSTER_SPEC GPUS_PER_SERVER POLICY [LP_METHOD]
+#   TRACE: the name of one of Gavel's traces/physical_cluster/*.trace, or gen/genN for
+#   tests/data/peers/gavel/inputs/gen/genN.trace (the header names it as REPO/tests/...).
 #   LP_METHOD (the LP policies only): GAVEL_LP_METHOD of the cvxpy stand-in in gavel_lp/.
 run() {
   local name="$1" trace="$2" spec="$3" per_server="$4" policy="$5" lp="${6:-}"
-  local args=(-t "traces/physical_cluster/$trace.trace" -p "$policy"
+  local trace_arg="traces/physical_cluster/$trace.trace" trace_file="$sched/traces/physical_cluster/$trace.trace"
+  local trace_shown="$trace_arg"
+  if [ "${trace#gen/}" != "$trace" ]; then
+    trace_arg="$root/tests/data/peers/gavel/inputs/$trace.trace"
+    trace_file="$trace_arg"
+    trace_shown="REPO/tests/data/peers/gavel/inputs/$trace.trace"
+  fi
+  local args=(-t "$trace_arg" -p "$policy"
               --throughputs_file physical_cluster_throughputs.json -c "$spec"
               --num_gpus_per_server "$per_server" --seed "$SEED" --time_per_iteration "$ROUND")
+  local shown=("${args[@]}")
+  shown[1]="$trace_shown"
   local log="$scratch/$name.log" t0 t1
   # PYTHONPATH: inert stand-ins for cvxpy and matrix_completion (imported at load, not called by
   # the FIFO policies; any call stops the run). PYTHONHASHSEED only pins set order (minimize_makespan.trace:
@@ -93,8 +123,11 @@ run() {
   avg="$(grep -a '^Average job completion time:' "$log" | head -1)"
   {
     echo "# peer: Gavel simulator (github.com/stanford-futuredata/gavel, scheduler/), commit $COMMIT, MIT licence"
-    echo "# command: cd SCHED && $env_text /usr/bin/python3 scripts/drivers/simulate_scheduler_with_trace.py ${args[*]}"
+    echo "# command: cd SCHED && $env_text /usr/bin/python3 scripts/drivers/simulate_scheduler_with_trace.py ${shown[*]}"
     echo "#   (SCHED: scheduler/ of the commit above after its 'make rpc_stubs'; REPO: this repository; stand-ins: scripts/peers/README.md)"
+    if [ "$trace_shown" != "$trace_arg" ]; then
+      echo "# trace: $trace_shown, written by REPO/scripts/peers/gavel/make_gen_traces.py (seed ${trace#gen/gen})"
+    fi
     echo "# cluster: -c $spec is #v100:#p100:#k80 GPUs, $per_server GPUs per server; round (time_per_iteration) ${ROUND} s"
     if [ -n "$lp" ]; then
       echo "# python $pyver (Debian /usr/bin/python3), numpy $npver, scipy $spver"
@@ -108,7 +141,7 @@ run() {
     echo "# peer's own summary: $avg"
     echo "# source: the peer's log ([Micro-task scheduled], 'Job N: JCT' lines) and the trace; wall time: wall_times.csv"
   } > "$scratch/$name.header"
-  "$PY" "$here/convert.py" gavel "$sched/traces/physical_cluster/$trace.trace" "$log" \
+  "$PY" "$here/convert.py" gavel "$trace_file" "$log" \
       "$OUT/$name.csv" "$scratch/$name.header"
   awk -v n="$name" -v a="$t0" -v b="$t1" 'BEGIN { printf "%s.csv,%.2f\n", n, b - a }' >> "$OUT/wall_times.csv"
   echo "run-gavel: $name.csv ($(($(grep -vc '^#' "$OUT/$name.csv") - 1)) jobs)"
@@ -122,6 +155,18 @@ lp_text() {
     *) echo "$1" ;;
   esac
 }
+
+if [ "$GEN" = 1 ]; then
+  # Generated traces (scripts/peers/gavel/make_gen_traces.py): max_min_fairness_perf with an
+  # interior-point optimum (ipx), as the unsuffixed fixtures above.
+  for s in $gen_seeds; do
+    g="gen$s"
+    run "$g-v100x16-max_min_fairness_perf" "gen/$g" 16:0:0 4:4:4 max_min_fairness_perf ipx
+    run "$g-v100x8_p100x4_k80x4-max_min_fairness_perf" "gen/$g" 8:4:4 4:4:4 max_min_fairness_perf ipx
+  done
+  echo "run-gavel: done, $(ls "$OUT"/*-*.csv | wc -l) files in $OUT"
+  exit 0
+fi
 
 traces="max_min_fairness minimize_makespan artifact_evaluation debug debug_v2 highmem_test medium_test small_test"
 for trace in $traces; do
