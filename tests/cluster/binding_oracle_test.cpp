@@ -25,6 +25,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <cstdint>
 #include <map>
 #include <numeric>
@@ -572,7 +573,11 @@ TEST_CASE("binding: SRTF judges a lane's running job on what it has left now") {
 }
 
 
-TEST_CASE("binding oracle under strict and EASY: the first job of the queue never waits where it could start, strict keeps the order") {
+namespace {
+
+/// The oracle on the random traces of seeds 1-8 under each discipline of `queues`, every policy x
+/// interference model, first-fit and least-loaded.
+Tally judge(std::initializer_list<cluster::QueueDiscipline> queues, cluster::GangMode gangs) {
   const sim::NoInterference none;
   const sim::UtilisationInterference profiled;
   const sim::InterferenceModel* models[] = {&none, &profiled};
@@ -580,12 +585,12 @@ TEST_CASE("binding oracle under strict and EASY: the first job of the queue neve
   for (std::uint64_t seed = 1; seed <= 8; ++seed) {
     const auto jobs = oracle_jobs(seed);
     const auto gpus = static_cast<std::int32_t>(2 + seed % 4);
-    for (const cluster::QueueDiscipline queue : {cluster::QueueDiscipline::kStrict, cluster::QueueDiscipline::kEasy}) {
+    for (const cluster::QueueDiscipline queue : queues) {
       for (const sim::InterferenceModel* model : models) {
         for (const std::string& policy : policies::policy_names()) {
           for (const std::string placement : {"first-fit", "least-loaded"}) {
             const std::size_t before = tally.violations.size();
-            check(jobs, policy, gpus, placement, *model, tally, queue);
+            check(jobs, policy, gpus, placement, *model, tally, queue, gangs);
             if (tally.violations.size() > before) tally.violations.back() += " (seed " + std::to_string(seed) + ")";
           }
         }
@@ -593,38 +598,24 @@ TEST_CASE("binding oracle under strict and EASY: the first job of the queue neve
     }
   }
   for (std::size_t i = 0; i < std::min<std::size_t>(tally.violations.size(), 20); ++i) MESSAGE(tally.violations[i]);
+  MESSAGE("waiting instants judged: " << tally.waits << ", binds judged: " << tally.binds << ", orders judged: "
+                                      << tally.orders << ", violations: " << tally.violations.size());
+  return tally;
+}
+
+}  // namespace
+
+TEST_CASE("binding oracle under strict and EASY: the first job of the queue never waits where it could start, strict keeps the order") {
+  const Tally tally = judge({cluster::QueueDiscipline::kStrict, cluster::QueueDiscipline::kEasy}, cluster::GangMode::kHold);
   CHECK(tally.violations.empty());
   CHECK(tally.waits > 1000);
   CHECK(tally.binds > 1000);
   CHECK(tally.orders > 1000);
-  MESSAGE("waiting instants judged: " << tally.waits << ", binds judged: " << tally.binds
-                                      << ", orders judged: " << tally.orders << ", violations: " << tally.violations.size());
 }
 
 TEST_CASE("binding oracle with exclusive gangs: no job waits where it could start, a gang only on GPUs with no job") {
-  const sim::NoInterference none;
-  const sim::UtilisationInterference profiled;
-  const sim::InterferenceModel* models[] = {&none, &profiled};
-  Tally tally;
-  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
-    const auto jobs = oracle_jobs(seed);
-    const auto gpus = static_cast<std::int32_t>(2 + seed % 4);
-    for (const cluster::QueueDiscipline queue : {cluster::QueueDiscipline::kBackfill, cluster::QueueDiscipline::kStrict}) {
-      for (const sim::InterferenceModel* model : models) {
-        for (const std::string& policy : policies::policy_names()) {
-          for (const std::string placement : {"first-fit", "least-loaded"}) {
-            const std::size_t before = tally.violations.size();
-            check(jobs, policy, gpus, placement, *model, tally, queue, cluster::GangMode::kExclusive);
-            if (tally.violations.size() > before) tally.violations.back() += " (seed " + std::to_string(seed) + ")";
-          }
-        }
-      }
-    }
-  }
-  for (std::size_t i = 0; i < std::min<std::size_t>(tally.violations.size(), 20); ++i) MESSAGE(tally.violations[i]);
+  const Tally tally = judge({cluster::QueueDiscipline::kBackfill, cluster::QueueDiscipline::kStrict}, cluster::GangMode::kExclusive);
   CHECK(tally.violations.empty());
   CHECK(tally.waits > 1000);
   CHECK(tally.binds > 1000);
-  MESSAGE("waiting instants judged: " << tally.waits << ", binds judged: " << tally.binds << ", violations: "
-                                      << tally.violations.size());
 }

@@ -29,9 +29,7 @@ namespace {
 constexpr core::TimeNs kS = 1'000'000'000;
 
 core::JobSpec job(const std::string& id, std::int64_t arrival_s, std::int64_t seconds, std::int32_t gpus = 1) {
-  core::JobSpec s = test::job(id, arrival_s * kS, seconds, kS, test::gib(1), test::gib(14));
-  s.gpus = gpus;
-  return s;
+  return test::whole_gpu_job(id, arrival_s, seconds, gpus);
 }
 
 cluster::PreemptiveOptions options(std::int32_t gpus, std::int64_t round_s, std::int64_t reset_s) {

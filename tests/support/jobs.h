@@ -31,6 +31,14 @@ inline core::JobSpec job(std::string id, core::TimeNs arrival_ns, std::int64_t i
   return s;
 }
 
+/// A whole-GPU job of `gpus` GPUs (1 + 14 GiB) arriving at `arrival_s` and running `seconds` alone,
+/// in iterations of 1 s: the preemptive cluster policies' hand cases.
+inline core::JobSpec whole_gpu_job(std::string id, std::int64_t arrival_s, std::int64_t seconds, std::int32_t gpus = 1) {
+  core::JobSpec s = job(std::move(id), arrival_s * core::kNsPerS, seconds, core::kNsPerS, gib(1), gib(14));
+  s.gpus = gpus;
+  return s;
+}
+
 /// Numbers the jobs in vector order (JobSpec::trace_order = index), as a trace loader does.
 inline std::vector<core::JobSpec> trace(std::vector<core::JobSpec> jobs) {
   for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i].trace_order = static_cast<std::int32_t>(i);
