@@ -99,8 +99,13 @@ TEST_CASE("gangs exclusive: on random traces with gangs, under every per-GPU pol
         specs.push_back(j);
       }
       const auto jobs = test::trace(specs);
-      const cluster::ClusterOutcome r =
-          cluster::run_cluster(jobs, policy, options_for(policy, *none, 4, cluster::GangMode::kExclusive));
+      // Each queue discipline in turn.
+      const cluster::QueueDiscipline queue = seed % 3 == 0   ? cluster::QueueDiscipline::kEasy
+                                             : seed % 3 == 1 ? cluster::QueueDiscipline::kBackfill
+                                                             : cluster::QueueDiscipline::kStrict;
+      cluster::ClusterOptions fast = options_for(policy, *none, 4, cluster::GangMode::kExclusive);
+      fast.queue = queue;
+      const cluster::ClusterOutcome r = cluster::run_cluster(jobs, policy, fast);
       double work = 0;
       for (std::size_t i = 0; i < jobs.size(); ++i) {
         REQUIRE(r.outcome.jobs[i].status == core::JobStatus::kDone);
@@ -129,7 +134,7 @@ TEST_CASE("gangs exclusive: on random traces with gangs, under every per-GPU pol
       CHECK(busy_s(r) <= work * (1 + 1e-9));
       // The speed mechanisms (plans, joint plans, batches, the incremental gang count) give the
       // same run as deciding at every boundary.
-      cluster::ClusterOptions slow = options_for(policy, *none, 4, cluster::GangMode::kExclusive);
+      cluster::ClusterOptions slow = fast;
       slow.tuning = cluster::ClusterOptions::Tuning{
           .plans = false, .gang_plans = false, .gang_batches = false, .incremental_gang_queue = false};
       const cluster::ClusterOutcome s = cluster::run_cluster(jobs, policy, slow);
