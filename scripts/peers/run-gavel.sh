@@ -10,8 +10,8 @@
 #   GEN=1 scripts/peers/run-gavel.sh [MIRROR [OUT]]
 #     instead: max_min_fairness_perf (ipx) on the generated traces
 #     tests/data/peers/gavel/inputs/gen/gen*.trace (scripts/peers/gavel/make_gen_traces.py, checked
-#     to be what it writes from Gavel's throughputs), 16:0:0 and 8:4:4; writes OUT/gen/*.csv and
-#     OUT/gen/wall_times.csv and leaves OUT's other files alone.
+#     to be what it writes from Gavel's throughputs), 16:0:0 and 8:4:4, and (lexmaxmin) 16:0:0;
+#     writes OUT/gen/*.csv and OUT/gen/wall_times.csv and leaves OUT's other files alone.
 #
 # Exit 2 when the mirror, its commit or a Debian package is missing. Everything is described in
 # scripts/peers/README.md; what the policies do is in docs/peers.md.
@@ -134,6 +134,13 @@ run() {
       local lps
       lps="$(sed -n 's/^cvxpy stand-in: \([0-9]*\) LPs solved (GAVEL_LP_METHOD=[^)]*), \([0-9]*\) at a looser tolerance$/\1 LPs solved, \2 of them at a looser tolerance/p' "$log")"
       [ -n "$lps" ] || { echo "run-gavel: $name: no LP summary in the log" >&2; exit 1; }
+      if [ "$lp" = lexmaxmin ]; then
+        # Each of Gavel's LPs is answered by several LPs of the dual simplex (gavel_lp/cvxpy).
+        local sub
+        sub="$(sed -n 's/^cvxpy stand-in: lexmaxmin: \([0-9]*\) passes, \([0-9]*\) LPs of HiGHS. dual simplex$/\1 passes, \2 LPs of the dual simplex/p' "$log")"
+        [ -n "$sub" ] || { echo "run-gavel: $name: no lexmaxmin summary in the log" >&2; exit 1; }
+        lps="$lps (by $sub)"
+      fi
       echo "# LP: Gavel's cvxpy call (solver ECOS) answered by REPO/scripts/peers/gavel_lp/cvxpy with HiGHS (scipy $spver), GAVEL_LP_METHOD=$lp: $(lp_text "$lp"); $lps"
     else
       echo "# python $pyver (Debian /usr/bin/python3), numpy $npver"
@@ -152,6 +159,7 @@ lp_text() {
   case "$1" in
     ipx) echo "interior point (IPX), presolve and crossover off: a point inside the LP's optimal face, the kind of answer ECOS gives (not ECOS' own point)" ;;
     highs-ds) echo "dual simplex: a vertex of the LP's optimal face" ;;
+    lexmaxmin) echo "the lexicographic max-min optimum (progressive filling: the least job's value as large as possible, then the next, ...; a sequence of dual-simplex LPs), one point of the LP's optimal face that no solver choice changes; on one GPU type it is water-filling" ;;
     *) echo "$1" ;;
   esac
 }
@@ -163,6 +171,12 @@ if [ "$GEN" = 1 ]; then
     g="gen$s"
     run "$g-v100x16-max_min_fairness_perf" "gen/$g" 16:0:0 4:4:4 max_min_fairness_perf ipx
     run "$g-v100x8_p100x4_k80x4-max_min_fairness_perf" "gen/$g" 8:4:4 4:4:4 max_min_fairness_perf ipx
+  done
+  # The lexicographic max-min optimum (GAVEL_LP_METHOD=lexmaxmin), one GPU type: the allocation
+  # salus-sim's max-min defines there (water-filling), which no solver choice changes.
+  for s in $gen_seeds; do
+    g="gen$s"
+    run "$g-v100x16-max_min_fairness_perf-lexmaxmin" "gen/$g" 16:0:0 4:4:4 max_min_fairness_perf lexmaxmin
   done
   echo "run-gavel: done, $(ls "$OUT"/*-*.csv | wc -l) files in $OUT"
   exit 0
@@ -190,5 +204,11 @@ for trace in $traces; do
       run "$trace-v100x8_p100x4_k80x4-$policy$sfx" "$trace" 8:4:4 4:4:4 "$policy" "$lp"
     done
   done
+done
+# max_min_fairness_perf on one GPU type with the LP's lexicographic max-min optimum
+# (GAVEL_LP_METHOD=lexmaxmin): the allocation salus-sim's max-min defines there (water-filling),
+# the same whatever the solver.
+for trace in $traces; do
+  run "$trace-v100x16-max_min_fairness_perf-lexmaxmin" "$trace" 16:0:0 4:4:4 max_min_fairness_perf lexmaxmin
 done
 echo "run-gavel: done, $(ls "$OUT"/*-*.csv | wc -l) files in $OUT"

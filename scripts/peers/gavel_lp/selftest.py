@@ -4,7 +4,9 @@
     /usr/bin/python3 scripts/peers/gavel_lp/selftest.py      # prints 'N passed, 0 failed'
 
 Each LP is written exactly as Gavel's policies/max_min_fairness.py and policies/policy.py write
-theirs, and solved with every GAVEL_LP_METHOD.  Exit status 1 on any failure.
+theirs, and solved with every GAVEL_LP_METHOD.  GAVEL_LP_METHOD=lexmaxmin is also checked against
+an independent water-filling on one worker type (random instances) and, on two types, against
+the definition of max-min fairness and the dual simplex's answer.  Exit status 1 on any failure.
 """
 import importlib.util
 import os
@@ -97,7 +99,142 @@ def run(m):
     if m == "ipx":
         # Inside the face: not at the vertices the simplex methods return (a = 1/2 or 1).
         check("face-interior" + tag, 0.5 + 1e-4 < v[0, 0] < 1 - 1e-4 and 0 < v[1, 0] < 0.5, v)
+    if m == "lexmaxmin":
+        # Lexicographic: job 1 is held at c + d = 1; then job 0's 2a + b is largest at
+        # a = d = 1 (a <= d since a + c <= 1 = c + d; b <= 1 - d), where it is 2: the one
+        # answer (1, 0, 0, 1).  In LP 3b, x1 = 1 (row 5 x1 = 5 once 3 x0 = 3 is fixed).
+        check("face-lex" + tag, np.allclose(v, [[1.0, 0.0], [0.0, 1.0]], atol=1e-7), v)
+        check("spare-lex" + tag, abs(spare - 1.0) < 1e-7, spare)
     return v, spare
+
+
+def water_fill(c, s, W):
+    """Independent of the stand-in: the lexicographic max-min x of the rows c_j x_j subject to
+    0 <= x_j <= 1 and sum_j s_j x_j <= W (one worker type; c_j, s_j > 0): x_j = min(1, L / c_j)
+    with the level L filling W, or every x_j = 1 when they all fit.  L from the breakpoints c_j
+    in increasing order: the jobs with c_j <= L run all the time."""
+    c, s = np.asarray(c, float), np.asarray(s, float)
+    if s.sum() <= W:
+        return np.ones(c.size)
+    order = np.argsort(c)
+    full = 0.0                       # GPUs of the jobs that run all the time
+    for k, j in enumerate(order):
+        rest = order[k:]
+        L = (W - full) / (s[rest] / c[rest]).sum()
+        if L <= c[j]:
+            return np.minimum(1.0, L / c)
+        full += s[j]
+    raise AssertionError("unreachable: the jobs did not fit but every one ran all the time")
+
+
+def lex_levels(coef, x):
+    return (coef * x).sum(axis=1)
+
+
+def lex_tests():
+    """GAVEL_LP_METHOD=lexmaxmin on random instances of Gavel's LP."""
+    from scipy.optimize import linprog
+    os.environ["GAVEL_LP_METHOD"] = "lexmaxmin"
+    rng = np.random.default_rng(7)
+    gangs = np.array([1.0, 2.0, 4.0, 8.0])
+    worst = 0.0
+    # One worker type of W GPUs: rows c_j x_j (c_j = gang x normalised throughput, or the gang
+    # alone as in max_min_fairness), x_j <= 1, sum s_j x_j <= W.  Fewer and more jobs than GPUs,
+    # ties (equal gangs and throughputs), and every job fitting.
+    for case in range(300):
+        m = int(rng.integers(1, 25))
+        W = float(rng.choice([4, 8, 16, 16, 32]))
+        s = rng.choice(gangs, m)
+        if case % 3 == 0:
+            c = s.copy()
+        elif case % 3 == 1:
+            c = s * rng.uniform(0.2, 3.0, m)
+        else:
+            c = s * rng.choice([0.5, 1.0, 2.0], m)
+        prob, x, t = gavel_lp(c.reshape(m, 1), s.reshape(m, 1), [W])
+        want = water_fill(c, s, W)
+        got = x.value.reshape(-1)
+        err = np.abs(got - want).max()
+        worst = max(worst, err)
+        ok = prob.status == "optimal" and err < 1e-7 and abs(t - (c * want).min()) < 1e-7
+        check("lex = water-fill, one type #%d" % case, ok, (m, W, s, c, got, want))
+        # Jobs alike (same gang and coefficient) get the very same float (_canonical).
+        same = all(got[i] == got[j] for i in range(m) for j in range(m)
+                   if s[i] == s[j] and c[i] == c[j])
+        check("lex equal jobs equal floats #%d" % case, same, got)
+    print("lexmaxmin vs water-filling on one type: 300 instances, largest |x - x_wf| %.2e" % worst)
+    got = cp._canonical(np.array([0.7999999999999953, 0.8, 0.7999999999999999, 1e-17, -0.0,
+                                  -2e-16, 0.3, 0.3 + 2e-12, 1 - 1e-16]))
+    check("canonical", got.tolist() == [0.8, 0.8, 0.8, 0.0, 0.0, 0.0, 0.3, 0.300000000002, 1.0]
+          and not np.signbit(got).any(), got.tolist())
+    check("water-fill hand case", np.allclose(water_fill([1, 2, 4, 8], [1, 2, 4, 8], 10),
+                                              [1, 1, 0.875, 0.4375]))
+
+    # Two worker types (8 and 4 GPUs): each row's level at least the max-min level t*, the
+    # sorted levels lexicographically >= the dual simplex's, and max-min fair by definition: no
+    # row can be raised while every row whose level is at most its own keeps its level.
+    def lex_ge(a, b, tol=1e-7):
+        for u, v in zip(np.sort(a), np.sort(b)):
+            if u > v + tol:
+                return True
+            if u < v - tol:
+                return False
+        return True
+    strict = 0
+    for case in range(40):
+        m = int(rng.integers(2, 12))
+        s = rng.choice(gangs[:3], m)
+        thr = rng.uniform(0.3, 2.0, (m, 2)) * (rng.random((m, 2)) > 0.15)
+        thr[thr.sum(axis=1) == 0, 0] = 1.0
+        coef = s[:, None] * thr
+        scale = np.repeat(s[:, None], 2, axis=1)
+        os.environ["GAVEL_LP_METHOD"] = "highs-ds"
+        _, xd, td = gavel_lp(coef, scale, [8, 4])
+        os.environ["GAVEL_LP_METHOD"] = "lexmaxmin"
+        prob, xl, tl = gavel_lp(coef, scale, [8, 4])
+        lv, dv = lex_levels(coef, xl.value), lex_levels(coef, xd.value)
+        tag = " two types #%d" % case
+        check("lex feasible" + tag, feasible(xl.value, scale, [8, 4], 1e-7), xl.value)
+        check("lex t = t*" + tag, abs(tl - td) < 1e-7 and abs(lv.min() - td) < 1e-7, (tl, td))
+        check("lex rows >= t*" + tag, np.all(lv >= td - 1e-7), (lv, td))
+        check("lex >= highs-ds" + tag, lex_ge(lv, dv), (np.sort(lv), np.sort(dv)))
+        strict += not lex_ge(dv, lv)
+        # Max-min fair: maximise row i over x (m x 2, row-major) with every row j whose level is
+        # at most row i's kept at its level, and the base constraints.
+        n = 2 * m
+        base_A = np.vstack([-np.eye(n),
+                            np.kron(np.ones((1, m)), np.eye(2)) * scale.reshape(1, -1),
+                            np.kron(np.eye(m), np.ones((1, 2)))])
+        base_b = np.concatenate([np.zeros(n), [8, 4], np.ones(m)])
+        E = np.kron(np.eye(m), np.ones((1, 2))) * coef.reshape(1, -1)
+        fair = True
+        for i in range(m):
+            keep = [j for j in range(m) if j != i and lv[j] <= lv[i] + 1e-9]
+            r = linprog(-E[i], A_ub=np.vstack([base_A, -E[keep]]) if keep else base_A,
+                        b_ub=np.concatenate([base_b, -lv[keep]]) if keep else base_b,
+                        bounds=(None, None), method="highs-ds")
+            fair &= r.status == 0 and -r.fun <= lv[i] + 1e-7
+        check("lex max-min fair" + tag, fair, lv)
+    print("lexmaxmin on two types: 40 instances, levels lexicographically above the dual "
+          "simplex's in %d" % strict)
+
+    # Outside what lexmaxmin can answer: max min(x0, x1) with x1 <= 1 is bounded (1), but x0
+    # can then grow without bound, so no lexicographic optimum is attained.
+    x = cp.Variable(2)
+    try:
+        cp.Problem(cp.Maximize(cp.min(cp.multiply(np.ones(2), x))),
+                   [x >= 0, cp.multiply(np.array([0.0, 1.0]), x) <= 1]).solve()
+    except RuntimeError as e:
+        check("lexmaxmin unbounded row stops", "unbounded" in str(e), str(e))
+    else:
+        check("lexmaxmin unbounded row stops", False, "no error")
+    os.environ["GAVEL_LP_METHOD"] = "no-such-method"
+    try:
+        cp.Problem(cp.Maximize(cp.min(cp.sum(x))), [x <= 1]).solve()
+    except NotImplementedError:
+        check("unknown method raises", True)
+    else:
+        check("unknown method raises", False, "no error")
 
 
 def errors():
@@ -133,8 +270,11 @@ if __name__ == "__main__":
         methods.remove("cvxopt")
         print("cvxopt is not installed (python3-cvxopt): method cvxopt not tested")
     faces = {m: run(m) for m in methods}
+    for m in (cp.DEFAULT_METHOD, "lexmaxmin"):
+        os.environ["GAVEL_LP_METHOD"] = m
+        errors()
+    lex_tests()
     os.environ["GAVEL_LP_METHOD"] = cp.DEFAULT_METHOD
-    errors()
     # The vertex methods and the interior method may return different optima of LP 4.
     print("LP 3b (non-unique), x1 by method: " +
           "; ".join("%s %.4f" % (m, f[1]) for m, f in faces.items()))

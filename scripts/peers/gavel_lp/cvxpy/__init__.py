@@ -31,6 +31,11 @@ method, stops at a point inside the optimal face; a simplex method (or an interi
 followed by crossover) returns a vertex of it.  Gavel then turns the allocation into round
 priorities, so the two answers can schedule differently.  See scripts/peers/README.md.
 
+GAVEL_LP_METHOD=lexmaxmin does not return an optimum of that one LP chosen by a solver: it returns
+the lexicographic max-min optimum of Maximize(min_i(row_i)) (_lexmaxmin, "progressive filling"):
+the least row as large as possible, then the next least, and so on.  Its row values are unique
+(they do not depend on the solver); it is one point of the first LP's optimal face.
+
 Two more environment variables, for studying the LPs (neither changes the answer):
 GAVEL_LP_STATS=FILE appends one line per LP to FILE (_face_stats: the optimum, the width of the
 optimal face along a random direction, the distance to the other methods' answers), and
@@ -62,7 +67,15 @@ UNBOUNDED = "unbounded"
 #             Mehrotra correction, the same family as ECOS, at ECOS' default tolerances (1e-8);
 #             another interior point of the optimal face, to see how much the answer depends on
 #             the interior-point code.  Not used by the committed fixtures.
-METHODS = ("ipx", "highs-ds", "highs-ipm", "cvxopt")
+#   lexmaxmin the LEXICOGRAPHIC max-min optimum of Maximize(min(rows)) (_lexmaxmin): a sequence
+#             of LPs solved by scipy.optimize.linprog(method='highs-ds') that fix the rows' levels
+#             from the least up.  The levels are unique, so the answer is the same for any exact
+#             LP solver; x itself is unique where the levels determine it (e.g. one worker
+#             type: row i = c_i x_i), else it is the last LP's vertex; entries equal within
+#             1e-12 are made equal floats (_canonical).  Maximize(affine scalar) is the case of
+#             one row.
+LP_METHODS = ("ipx", "highs-ds", "highs-ipm", "cvxopt")   # one LP, one solver call
+METHODS = LP_METHODS + ("lexmaxmin",)
 DEFAULT_METHOD = "ipx"
 
 # Solvers Gavel's driver offers (scripts/drivers/simulate_scheduler_with_trace.py --solver).
@@ -70,13 +83,16 @@ _GAVEL_SOLVERS = ("ECOS", "GUROBI", "SCS")
 
 # The LPs solved in this process; a summary line goes to stderr at exit (Gavel's log, which
 # scripts/peers/run-gavel.sh copies into each fixture's header).
-stats = {"solves": 0, "retries": 0}
+stats = {"solves": 0, "retries": 0, "lex_lps": 0, "lex_passes": 0}
 
 
 def _summary():
     if stats["solves"]:
         sys.stderr.write("cvxpy stand-in: %d LPs solved (GAVEL_LP_METHOD=%s), %d at a looser "
                          "tolerance\n" % (stats["solves"], method(), stats["retries"]))
+        if stats["lex_lps"]:
+            sys.stderr.write("cvxpy stand-in: lexmaxmin: %d passes, %d LPs of HiGHS' dual "
+                             "simplex\n" % (stats["lex_passes"], stats["lex_lps"]))
 
 
 atexit.register(_summary)
@@ -294,6 +310,26 @@ def _solve_lp(objective, constraints, var):
         rows.append(a)
         rhs.append(b)
     epi = objective.rows is not None
+    if method() == "lexmaxmin":
+        # The constraints as A x <= b (without t); the rows of min(...) (or the one scalar).
+        e = objective.rows if epi else objective.expr
+        A = np.vstack(rows) if rows else np.zeros((0, n))
+        b = np.concatenate(rhs) if rhs else np.zeros(0)
+        x, levels, status = _lexmaxmin(e.coef, e.const, A, b)
+        stats["solves"] += 1
+        if status != OPTIMAL:
+            return None, None, status
+        value = float(levels.min()) if epi else float(levels[0])
+        if os.environ.get("GAVEL_LP_DUMP") or os.environ.get("GAVEL_LP_STATS"):
+            # The same epigraph LP as the other methods, and this answer as a point of it.
+            cost, A, b = _epigraph(A, b, e.coef, e.const) if epi else (-e.coef.reshape(-1), A, b)
+            z = np.append(x, value) if epi else x
+            if os.environ.get("GAVEL_LP_DUMP"):
+                np.savez(os.environ["GAVEL_LP_DUMP"] + "/lp%04d.npz" % (stats["solves"] - 1),
+                         cost=cost, A=A, b=b)
+            if os.environ.get("GAVEL_LP_STATS"):
+                _face_stats(cost, A, b, z, n, var.shape, os.environ["GAVEL_LP_STATS"])
+        return x, value, status
     if epi:
         # t <= a_i z + const_i   <=>   -a_i z + t <= const_i
         e = objective.rows
@@ -320,6 +356,115 @@ def _solve_lp(objective, constraints, var):
     return x, value, status
 
 
+def _epigraph(A, b, E, e):
+    """max t s.t. t <= E x + e, A x <= b as min cost.z s.t. A' z <= b', z = [x, t]."""
+    k = E.shape[0]
+    A2 = np.vstack([np.hstack([A, np.zeros((A.shape[0], 1))]),
+                    np.hstack([-E, np.ones((k, 1))])])
+    cost = np.zeros(E.shape[1] + 1)
+    cost[-1] = -1.0
+    return cost, A2, np.concatenate([b, e])
+
+
+# Two levels closer than LEX_TOL * max(1, |t|) are the same level for _lexmaxmin.
+LEX_TOL = 1e-9
+
+
+def _ds(cost, A, b):
+    """min cost.z s.t. A z <= b, z free, by HiGHS' dual simplex; returns (z, status)."""
+    from scipy.optimize import linprog
+    stats["lex_lps"] += 1
+    r = linprog(cost, A_ub=A, b_ub=b, bounds=(None, None), method="highs-ds")
+    status = {0: OPTIMAL, 2: INFEASIBLE, 3: UNBOUNDED}.get(r.status, None)
+    if status is None:
+        return None, "solver_error (linprog status %d: %s)" % (r.status, r.message)
+    return (r.x if status == OPTIMAL else None), status
+
+
+def _lexmaxmin(E, e, A, b):
+    """The lexicographic max-min optimum of the rows r(x) = E x + e subject to A x <= b (x
+    free): the least row as large as possible, then, with it held there, the next least, and so
+    on ("progressive filling").  Returns (x, levels, status), levels[i] = the level of row i
+    (which r_i(x) meets).  Each pass, with the rows fixed so far held at >= their levels:
+
+      1. t* = max t s.t. every unfixed row >= t (an LP in [x, t]);
+      2. the candidates C = the unfixed rows; repeat: maximise the sum of the rows in C subject
+         to every unfixed row >= t*; a row of C above t* + tol in that answer can exceed t*
+         while all the others stay >= t*, so it leaves C; when none is above, no row of C can
+         exceed t* (by more than |C| tol) while the others stay >= t*: they are fixed at t*.
+         Each LP either ends the pass or removes a row from C; a row that cannot exceed t*
+         never leaves C, and LP duality says there is one, so every pass fixes at least one row.
+
+    tol = LEX_TOL * max(1, |t*|).  The levels are unique; x is the last LP's answer (a vertex),
+    which meets every level (it is any point of {rows >= levels, A x <= b}, where every row is
+    at its level), with entries equal within 1e-12 made equal floats (_canonical).  INFEASIBLE when A x <= b is; UNBOUNDED when some row can grow without bound
+    while the others stay at or above their levels (then no lexicographic optimum is attained).
+    """
+    k, n = E.shape
+    level = np.zeros(k)
+    fixed = np.zeros(k, dtype=bool)
+    x = None
+    while not fixed.all():
+        stats["lex_passes"] += 1
+        U, F = ~fixed, fixed
+        # 1. max t s.t. E_U x + e_U >= t, E_F x + e_F >= level_F, A x <= b.
+        A1 = np.vstack([np.hstack([A, np.zeros((A.shape[0], 1))]),
+                        np.hstack([-E[U], np.ones((U.sum(), 1))]),
+                        np.hstack([-E[F], np.zeros((F.sum(), 1))])])
+        b1 = np.concatenate([b, e[U], e[F] - level[F]])
+        cost = np.zeros(n + 1)
+        cost[n] = -1.0
+        z, status = _ds(cost, A1, b1)
+        if status != OPTIMAL:
+            return None, None, status
+        t = float(z[n])
+        x = z[:n]
+        tol = LEX_TOL * np.maximum(1.0, abs(t))
+        # 2. which unfixed rows cannot exceed t while the others stay >= t.
+        A2 = np.vstack([A, -E[U], -E[F]])
+        b2 = np.concatenate([b, e[U] - t, e[F] - level[F]])
+        C = U.copy()
+        while True:
+            z, status = _ds(-E[C].sum(axis=0), A2, b2)
+            if status != OPTIMAL:
+                return None, None, status
+            x = z
+            above = C & (E @ z + e > t + tol)
+            if not above.any():
+                break
+            C &= ~above
+            if not C.any():
+                raise RuntimeError("cvxpy stand-in: lexmaxmin found every row above the level "
+                                   "%.17g in turn (numerical trouble)" % t)
+        level[C] = t
+        fixed |= C
+    return _canonical(x), level, OPTIMAL
+
+
+# Entries of lexmaxmin's x closer than this are taken to be equal (_canonical).
+CANON_GAP = 1e-12
+
+
+def _canonical(x):
+    """lexmaxmin's x without the solver's last bits.  Exactly equal entries of the optimum come
+    out of the LPs with round-off of a few 1e-16 that differs from entry to entry (0.8 as
+    0.7999999999999953 for one job and 0.7999999999999999 for the others); a caller that breaks
+    ties between equal values by their order (Gavel's round priorities) would then follow the
+    solver's last bits.  So: sort the entries; runs in which consecutive entries differ by at
+    most CANON_GAP form groups; each group's entries all take the group's median rounded to 12
+    decimals (+ 0.0: no -0.0).  Values apart by more than 1e-12 stay apart; the LPs' own
+    tolerances are far larger (1e-9 between levels, 1e-7 feasibility)."""
+    x = np.asarray(x, dtype=float).copy()
+    if x.size == 0:
+        return x
+    order = np.argsort(x, kind="stable")
+    v = x[order]
+    cuts = np.flatnonzero(np.diff(v) > CANON_GAP) + 1
+    for grp in np.split(np.arange(v.size), cuts):
+        x[order[grp]] = np.round(np.median(v[grp]), 12) + 0.0
+    return x
+
+
 def _face_stats(cost, A, b, z, n, shape, path):
     """Appends one line on this LP's optimal face to PATH (for scripts/peers/README.md; the
     answer returned to Gavel is not changed): the solve's number, the Variable's shape, the
@@ -340,7 +485,7 @@ def _face_stats(cost, A, b, z, n, shape, path):
     width = ends[1] - ends[0]
     clip = lambda v: np.clip(v[:n], 0.0, 1.0)  # noqa: E731
     diffs = []
-    for other in METHODS:
+    for other in LP_METHODS:
         if other == method():
             continue
         zo, so = _highs(cost, A, b, other, primary=False)
