@@ -342,3 +342,58 @@ TEST_CASE("Gavel's own simulator: its fifo_perf in rounds on its 8 physical_clus
   }
   CHECK(jobs_checked == 2 * (15 + 14 + 14 + 8 + 20 + 20 + 96 + 100));
 }
+
+TEST_CASE("Gavel's own simulator with its LP's lexicographic optimum: max_min_fairness_perf on 16 V100s, 8 of its traces "
+          "and 12 generated ones, every start and end") {
+  // Gavel's max-min LP has many optima when fewer jobs than GPUs are present; the fixtures'
+  // `lexmaxmin` method (scripts/peers/gavel_lp) returns the lexicographic one, which on one kind
+  // is max-min's water-filling, so the rest of Gavel (rounds, resets, priorities, deficits) is
+  // compared job by job. 17 of the 20 traces agree to the fixtures' milliseconds. Three part at
+  // one round where two jobs tie exactly: Gavel breaks the tie by float round-off in the time it
+  // credits (max_min_fairness, minimize_makespan) or by its first round counted from time 0
+  // (gen2, whose first job arrives at 204 s: scheduler.py 1204, 1309); from there their
+  // averages stay within 0.5 % (tests/data/peers/README.md; scripts/peers/README.md has each tie).
+  const std::string dir = std::string(SALUS_SOURCE_DIR) + "/tests/data/peers/gavel/";
+  traces::LoadOptions load;
+  load.throughputs = dir + "inputs/physical_cluster_throughputs_solo.json";
+  const cluster::ClusterSpec spec = cluster::ClusterSpec::uniform(16, 16 * core::kGiB);
+  std::vector<std::pair<std::string, std::string>> cases;  // (trace, fixture)
+  for (const char* t : {"artifact_evaluation", "debug", "debug_v2", "highmem_test", "medium_test", "small_test",
+                        "max_min_fairness", "minimize_makespan"}) {
+    cases.emplace_back(dir + "inputs/" + t + ".trace", dir + t + "-v100x16-max_min_fairness_perf-lexmaxmin.csv");
+  }
+  for (int n = 1; n <= 12; ++n) {
+    const std::string g = "gen" + std::to_string(n);
+    cases.emplace_back(dir + "inputs/gen/" + g + ".trace", dir + "gen/" + g + "-v100x16-max_min_fairness_perf-lexmaxmin.csv");
+  }
+  std::size_t exact_traces = 0, jobs = 0;
+  for (const auto& [trace, fixture] : cases) {
+    CAPTURE(trace);
+    const run::TraceJobs t = run::load_jobs(trace, traces::Catalog::default_path(), spec, 1.0, load);
+    const auto peer = test::peer_jobs(fixture);
+    REQUIRE(peer.size() == t.jobs.size());
+    run::SimConfig cfg;
+    cfg.cluster = spec;
+    const run::PolicyRun r = run::simulate(t.jobs, "max-min", cfg);
+    bool exact = true;
+    double ours = 0, theirs = 0;
+    for (std::size_t j = 0; j < t.jobs.size(); ++j) {
+      const test::PeerJob& p = peer.at(t.jobs[j].id.str());
+      const core::JobState& st = r.outcome.jobs[j];
+      REQUIRE(st.status == core::JobStatus::kDone);
+      exact = exact && std::abs(core::to_seconds(st.first_start_ns) - p.start_s) <= 0.02 &&
+              std::abs(core::to_seconds(st.finish_ns) - p.end_s) <= 0.02;
+      const double arrival = core::to_seconds(t.jobs[j].arrival_ns);
+      ours += core::to_seconds(st.finish_ns) - arrival;
+      theirs += p.end_s - arrival;
+      ++jobs;
+    }
+    const bool tie = trace.ends_with("/max_min_fairness.trace") || trace.ends_with("/minimize_makespan.trace") ||
+                     trace.ends_with("/gen2.trace");
+    if (!tie) CHECK(exact);
+    exact_traces += exact ? 1 : 0;
+    CHECK(ours / theirs == doctest::Approx(1.0).epsilon(0.005));
+  }
+  CHECK(exact_traces == 17);
+  CHECK(jobs == 287 + 380);
+}
