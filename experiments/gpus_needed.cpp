@@ -6,6 +6,7 @@
 // read and the model set by salus-sim's own options.
 #include <algorithm>
 #include <array>
+#include <span>
 #include <condition_variable>
 #include <cstdio>
 #include <exception>
@@ -18,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "cluster/lease_policy.h"
 #include "cluster/placement.h"
 #include "core/errors.h"
 #include "core/units.h"
@@ -174,6 +176,8 @@ std::string rise_note(const char* label, const std::vector<Rise>& up, const std:
 /// Everything the runs share (read-only while they run, several at once: run_configs).
 struct Search {
   const ExperimentContext& ctx;
+  std::span<const Config> configs;  ///< kConfigs, then the cluster policies asked for
+  std::size_t policy_width;         ///< the table's policy column: 7, or the longest name
   const std::vector<core::JobSpec>& jobs;
   const SimConfig& cfg;
   const ModelOptions& model;
@@ -249,7 +253,10 @@ std::vector<std::int64_t> curve_ns(const SearchBounds& b, const FewestGpus& sear
 ConfigResult config_result(const Search& s, const Config& c, const FewestGpus& search,
                            const std::map<std::int64_t, Point>& tried) {
   const SimConfig k = config_for(s, c);
-  const core::LaneMode lanes = lane_mode_for(*policies::make_policy(c.policy), k);
+  // A cluster policy leases whole GPUs and places on them itself (cluster/preemptive.h).
+  const bool lease = cluster::is_lease_policy(c.policy);
+  const core::LaneMode lanes = lease ? core::LaneMode::kExclusive : lane_mode_for(*policies::make_policy(c.policy), k);
+  const std::string placement = lease ? "consolidated" : k.placement;
   auto value = [&](const Point& p) { return s.on_queue ? p.avg_queuing_s : p.avg_jct_s; };
   const SearchBounds& b = s.bounds;
   const bool found = search.gpus.has_value();
@@ -287,7 +294,7 @@ ConfigResult config_result(const Search& s, const Config& c, const FewestGpus& s
   out.entry = {{"label", c.label},
                {"policy", c.policy},
                {"lane_mode", core::to_string(lanes)},
-               {"placement", k.placement},
+               {"placement", placement},
                {"queue", cluster::to_string(k.queue)},
                {"gpus_needed", found ? json(hi) : json(nullptr)},
                {"rejected", rejected},
@@ -303,8 +310,9 @@ ConfigResult config_result(const Search& s, const Config& c, const FewestGpus& s
   const std::string jct_text = !shown.missed_early ? minutes_text(shown.avg_jct_s) : s.on_queue ? "-" : over;
   const std::string queuing_text = !shown.missed_early ? minutes_text(shown.avg_queuing_s) : s.on_queue ? over : "-";
   char row[360];
-  std::snprintf(row, sizeof row, "  %-16s %-7s %-10s %-13s %11s   %14s  %11s  %11zu  %13lld%s\n", c.label, c.policy,
-                core::to_string(lanes), k.placement.c_str(), found ? std::to_string(hi).c_str() : "-",
+  std::snprintf(row, sizeof row, "  %-16s %-*s %-10s %-13s %11s   %14s  %11s  %11zu  %13lld%s\n", c.label,
+                static_cast<int>(s.policy_width), c.policy,
+                core::to_string(lanes), placement.c_str(), found ? std::to_string(hi).c_str() : "-",
                 jct_text.c_str(), queuing_text.c_str(), tried.size(), static_cast<long long>(stopped_early),
                 !found ? ("  [not met by any N from " + std::to_string(b.widest) + " to " + std::to_string(b.peak) +
                           " GPUs, the peak demand]").c_str()
@@ -336,7 +344,7 @@ struct ConfigRuns {
 /// the kRunAbove its curve runs anyway; once the answer is known the rest of its curve is run. The
 /// N run, and every outcome, are those of one run at a time: the output does not depend on `slots`.
 std::vector<ConfigResult> run_configs(const Search& s, std::size_t slots) {
-  constexpr std::size_t n_configs = std::size(kConfigs);
+  const std::size_t n_configs = s.configs.size();
   std::vector<ConfigRuns> runs;
   runs.reserve(n_configs);
   for (std::size_t i = 0; i < n_configs; ++i) {
@@ -354,7 +362,7 @@ std::vector<ConfigResult> run_configs(const Search& s, std::size_t slots) {
   // The next run to start, from the configuration with the fewest runs under way (then in
   // kConfigs' order); nullopt when none may start now. Under the lock.
   auto pick = [&]() -> std::optional<Task> {
-    std::array<std::size_t, n_configs> order{};
+    std::vector<std::size_t> order(n_configs);
     for (std::size_t i = 0; i < n_configs; ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return runs[a].running < runs[b].running; });
@@ -396,7 +404,7 @@ std::vector<ConfigResult> run_configs(const Search& s, std::size_t slots) {
       Point p;
       std::exception_ptr error;
       try {
-        p = run_point(s, kConfigs[t->config], t->n, true);
+        p = run_point(s, s.configs[t->config], t->n, true);
       } catch (...) {
         error = std::current_exception();
       }
@@ -430,7 +438,7 @@ std::vector<ConfigResult> run_configs(const Search& s, std::size_t slots) {
   if (failure) std::rethrow_exception(failure);
   std::vector<ConfigResult> results;
   for (std::size_t i = 0; i < n_configs; ++i) {
-    results.push_back(config_result(s, kConfigs[i], runs[i].scan.result(), runs[i].tried));
+    results.push_back(config_result(s, s.configs[i], runs[i].scan.result(), runs[i].tried));
   }
   return results;
 }
@@ -512,12 +520,20 @@ json run_gpus_needed(const ExperimentContext& ctx) {
                            std::to_string(kMaxSearchGpus) + " GPUs");
   }
 
+  // The five configurations, then each cluster policy asked for (named by the registry's
+  // entry, which lives as long as the program), each GPU holding whole jobs.
+  std::vector<Config> configs(std::begin(kConfigs), std::end(kConfigs));
+  for (const std::string& name : ctx.cluster_policies) {
+    const char* entry = cluster::lease_registry().at(name).name.data();  // a literal's view: NUL-terminated
+    configs.push_back(Config{entry, entry, entry, true});
+  }
   std::vector<std::string> policy_names;
   for (const Config& c : kConfigs) {
     if (!c.exclusive || std::string(c.policy) == "fifo") policy_names.emplace_back(c.policy);
   }
   std::vector<std::string> notes = loaded.trace.notes;
   for (const std::string& n : model_notes(policy_names, cfg)) notes.push_back(n);
+  for (std::string& n : lease_run_notes(ctx.cluster_policies, cfg)) notes.push_back(std::move(n));
   notes.push_back("exclusive SRTF: one job at a time on each GPU, the waiting job with the least solo time first; "
                   "not preemptive (a job keeps its GPU until it ends: the core's exclusive mode)" +
                   (cfg.lanes ? std::string("; --lanes ") + core::to_string(*cfg.lanes) + " does not apply to it" : ""));
@@ -584,17 +600,20 @@ json run_gpus_needed(const ExperimentContext& ctx) {
                    {"span_s", sb.span_s}};
   out["notes"] = notes;
 
-  std::string table = "  configuration    policy  lanes      placement     GPUs needed   at it: avg JCT  avg queuing  "
+  std::size_t policy_width = 7;
+  for (const Config& c : configs) policy_width = std::max(policy_width, std::string_view(c.policy).size());
+  std::string table = "  configuration    policy" + std::string(policy_width - 5, ' ') +
+                      "lanes      placement     GPUs needed   at it: avg JCT  avg queuing  "
                       "simulations  stopped early\n";
   // The runs are independent: as many at once as this process has CPUs, up to what the searches
   // can start at once (run_configs: the output does not depend on it).
-  const Search search{ctx, jobs, cfg, model, sb, on_queue, bound_s};
-  constexpr std::size_t n_configs = std::size(kConfigs);
+  const Search search{ctx, configs, policy_width, jobs, cfg, model, sb, on_queue, bound_s};
+  const std::size_t n_configs = configs.size();
   std::vector<ConfigResult> results =
       run_configs(search, std::clamp<std::size_t>(allowed_cpus().size(), 1, n_configs * (kRunAbove + 1)));
   json policies = json::object();
   for (std::size_t i = 0; i < n_configs; ++i) {
-    policies[kConfigs[i].name] = std::move(results[i].entry);
+    policies[configs[i].name] = std::move(results[i].entry);
     table += results[i].row;
   }
   log(table);

@@ -1,5 +1,8 @@
 #include "experiments/options.h"
 
+#include <algorithm>
+
+#include "cluster/lease_policy.h"
 #include "core/errors.h"
 #include "experiments/fidelity.h"
 
@@ -48,11 +51,18 @@ void add_experiment_options(run::OptionTable& t, ExperimentContext& ctx, Experim
     o.scope_text = "--bound-jct-min and --bound-queue-min";
   }
 
+  only(t.add(run::value_option("cluster-policies", &values.cluster_policies, "LIST", kExperiment,
+                               "gpus_needed: also search the fewest GPUs under these preemptive cluster policies, "
+                               "comma-separated (valid: " + cluster::lease_registry().names_joined() +
+                                   "; their options as salus-sim's: --dlas-thresholds, --round-s, ...)")),
+       {"gpus_needed"});
+
   // The shared options these experiments take (salus-sim's meaning, on their simulations).
   for (const char* name : {"trace", "interference"}) t.find(name)->experiments = {"fidelity", "gpus_needed"};
   for (const char* name : {"lanes", "share-exponent", "lane-shrink", "switch-cost-ms", "placement", "queue", "seed", "format",
                            "durations", "throughputs", "worker-type", "gavel-scaling", "assumed-iter-ms",
-                           "assumed-memory", "window", "sample"}) {
+                           "assumed-memory", "window", "sample", "gangs", "dlas-thresholds", "dlas-starvation",
+                           "dlas-checks", "restart-cost-ms", "round-s", "reset-s"}) {
     t.find(name)->experiments = {"gpus_needed"};
   }
 }
@@ -75,6 +85,20 @@ void check_experiment_values(const boost::program_options::variables_map& vm, Ex
             std::string("--predict-from takes the sitting's runs, trace, time scale, pool, catalog and device: drop --") + mine +
             " (--trace only says where the sitting's trace is on this machine)");
       }
+    }
+  }
+  ctx.cluster_policies.clear();
+  if (!own.cluster_policies.empty()) {
+    for (const std::string& name : core::split_list(own.cluster_policies)) {
+      if (name.empty()) {
+        throw core::InputError("--cluster-policies: an empty item in '" + own.cluster_policies + "' (valid: " +
+                               cluster::lease_registry().names_joined() + ")");
+      }
+      cluster::lease_registry().at(name);  // unknown: the valid names
+      if (std::find(ctx.cluster_policies.begin(), ctx.cluster_policies.end(), name) != ctx.cluster_policies.end()) {
+        throw core::InputError("--cluster-policies: '" + name + "' given twice");
+      }
+      ctx.cluster_policies.push_back(name);
     }
   }
   if (vm.count("bound-jct-min") && vm.count("bound-queue-min")) {

@@ -11,6 +11,7 @@ namespace salus::experiments {
 /// The values of those options that the context does not hold as they are typed.
 struct ExperimentOptionValues {
   std::string burst_allowance = "on";  ///< --burst-allowance on|off (ctx.burst_allowance)
+  std::string cluster_policies;        ///< --cluster-policies LIST (ctx.cluster_policies)
 };
 
 /// Declares fidelity's and gpus_needed's own options (stored into `ctx`, `values`) and names the

@@ -59,6 +59,8 @@ struct ExperimentContext {
   // gpus_needed (its trace is `trace`, default the shipped long_trace_100.csv):
   double bound_jct_min = 0;     ///< bound on average JCT, minutes (0: 2x the average solo time)
   double bound_queue_min = 0;   ///< bound on average queuing instead, minutes (0: none)
+  /// Preemptive cluster policies searched besides the five configurations (--cluster-policies).
+  std::vector<std::string> cluster_policies;
   traces::LoadOptions load;     ///< how to read the trace (--format, --window, --sample, ...), as salus-sim
   /// The model as salus-sim's options give it (--lanes, --switch-cost-ms, --placement, ...); its
   /// interference is `interference` above. Placement not given: each configuration's own.

@@ -274,6 +274,12 @@ std::vector<std::string> sim_notes(const TraceJobs& loaded, const std::vector<st
     }
   }
   for (const std::string& n : model_notes(policies, cfg)) notes.push_back(n);
+  for (std::string& n : lease_run_notes(policies, cfg)) notes.push_back(std::move(n));
+  return notes;
+}
+
+std::vector<std::string> lease_run_notes(const std::vector<std::string>& policies, const SimConfig& cfg) {
+  std::vector<std::string> notes;
   bool lease = false;
   for (const std::string& p : policies) {
     if (!cluster::is_lease_policy(p)) continue;

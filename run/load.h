@@ -86,5 +86,8 @@ std::vector<std::string> model_notes(const std::vector<std::string>& policies, c
 /// CPUs (a catalog measured on the cpu device) and model_notes.
 std::vector<std::string> sim_notes(const TraceJobs& loaded, const std::vector<std::string>& policies,
                                    const SimConfig& cfg);
+/// What the preemptive cluster policies among `policies` assume (each one's rules, and the
+/// engine's), one sentence each; none when there are none.
+std::vector<std::string> lease_run_notes(const std::vector<std::string>& policies, const SimConfig& cfg);
 
 }  // namespace salus::run

@@ -299,26 +299,26 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                             "runs, as the peers; docs/cluster.md, \"Gangs held or exclusive\")";
   t.add(value_option("gangs", &m.gangs, "NAME", models, gangs + " (a cluster: --gpus N > 1 or --cluster)"))
       .help_in(kExperiment, gangs + " (gpus_needed)");
-  t.add(value_option("dlas-thresholds", &m.dlas_thresholds, "LIST", kSim,
+  t.add(value_option("dlas-thresholds", &m.dlas_thresholds, "LIST", models,
                      "dlas-gpu, dlas: the attained service, in seconds (GPU-seconds for dlas-gpu), at which a job moves "
                      "to the next queue, comma-separated and increasing: k thresholds make k + 1 queues (Tiresias' "
                      "defaults)"));
-  t.add(value_option("dlas-starvation", &m.dlas_starvation, "X", kSim,
+  t.add(value_option("dlas-starvation", &m.dlas_starvation, "X", models,
                      "dlas-gpu, dlas: Tiresias' starvation knob: a waiting job below the first queue goes back to it "
                      "once it has waited X times its run time since it first ran or was last promoted; 0: off "
                      "(Tiresias' dlas-gpu)"));
-  t.add(value_option("dlas-checks", &m.dlas_checks, "exact|tiresias", kSim,
+  t.add(value_option("dlas-checks", &m.dlas_checks, "exact|tiresias", models,
                      "dlas-gpu, dlas: exact: a job is demoted at the instant its service reaches a threshold; "
                      "tiresias: where Tiresias' simulator checks, (threshold - run time) / GPUs floored to the second "
                      "after each decision, so a k-GPU job later (to compare with its outputs job by job)"));
-  t.add(value_option("restart-cost-ms", &m.restart_cost_ms, "MS", kSim,
+  t.add(value_option("restart-cost-ms", &m.restart_cost_ms, "MS", models,
                      "the cluster policies that preempt (dlas-gpu, dlas, max-min, fifo-rounds): milliseconds a job spends on its GPUs "
                      "restoring its checkpoint each time it starts again after a preemption, wherever it starts (0: "
                      "none, as Tiresias' and Gavel's simulators)"));
-  t.add(value_option("round-s", &m.round_s, "S", kSim,
+  t.add(value_option("round-s", &m.round_s, "S", models,
                      "max-min, fifo-rounds: the round, in seconds: jobs are leased for a round and placed again at its end "
                      "(Gavel's time_per_iteration, 360)"));
-  t.add(value_option("reset-s", &m.reset_s, "S", kSim,
+  t.add(value_option("reset-s", &m.reset_s, "S", models,
                      "max-min, fifo-rounds: the least time, in seconds, between two computations of the allocation; a job that "
                      "arrives in between waits for the next (Gavel's minimum_time_between_allocation_resets, 1920; 0: "
                      "at every round whose jobs changed)"));

@@ -426,3 +426,48 @@ TEST_CASE("exclusive SRTF (salus-sim --lanes exclusive): one job at a time, the 
   CHECK(finishes("--policy srtf --lanes exclusive") == "a 1.00 c 1.90 b 1.10 ");
   CHECK(finishes("--policy srtf") == "a 1.10 c 1.90 b 0.60 ");
 }
+
+TEST_CASE("gpus_needed --cluster-policies: the preemptive cluster policies searched beside the five, each curve point "
+          "salus-sim --gpus N, the answer exact") {
+  const std::string dir = (salus::test::scratch() / "gpus_needed_lease").string();
+  const json j = run_gpus_needed("--trace " + kGangTrace + " --cluster-policies dlas-gpu,max-min --reset-s 0 --round-s 60", dir);
+  REQUIRE(j["policies"].size() == 7);
+  for (const char* name : {"dlas-gpu", "max-min"}) {
+    CAPTURE(name);
+    const json& c = j["policies"][name];
+    CHECK(c["label"] == name);
+    CHECK(c["policy"] == name);
+    CHECK(c["lane_mode"] == "exclusive");
+    CHECK(c["placement"] == "consolidated");
+    // The answer: the first N on the curve meeting the bound, every N below it from the widest
+    // job run and missing.
+    REQUIRE(c["gpus_needed"].is_number());
+    const std::int64_t answer = c["gpus_needed"].get<std::int64_t>();
+    for (std::int64_t n = 8; n <= answer; ++n) {
+      CAPTURE(n);
+      const json* p = curve_point(c, n);
+      REQUIRE(p != nullptr);
+      const bool meets = !(*p)["missed_early"].get<bool>() &&
+                         (*p)["avg_jct_s"].get<double>() <= j["bound"]["seconds"].get<double>();
+      CHECK(meets == (n == answer));
+    }
+    // The answer's point is salus-sim's run on that many GPUs, with the same options.
+    const json r = sim_summary("--trace " + kGangTrace + " --gpus " + std::to_string(answer) + " --policy " + name +
+                               " --reset-s 0 --round-s 60")["results"][0];
+    CHECK((*curve_point(c, answer))["avg_jct_s"].get<double>() == r["avg_jct_s"].get<double>());
+  }
+  // Their assumptions are in the notes.
+  bool noted = false;
+  for (const json& n : j["notes"]) noted |= n.get<std::string>().rfind("max-min: rounds of 60 s", 0) == 0;
+  CHECK(noted);
+  // Without the option: the five configurations alone.
+  const json five = run_gpus_needed("--trace " + kGangTrace, (salus::test::scratch() / "gpus_needed_five").string());
+  CHECK(five["policies"].size() == 5);
+  // Bad lists exit 2 naming what is wrong.
+  const auto bad = experiment("gpus_needed --plots off --quiet --trace " + kGangTrace + " --cluster-policies dlas-gpu,lifo");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("unknown cluster policy 'lifo' (valid: dlas-gpu, dlas, max-min, fifo-rounds)") != std::string::npos);
+  const auto twice = experiment("gpus_needed --plots off --quiet --trace " + kGangTrace + " --cluster-policies max-min,max-min");
+  CHECK(twice.code == 2);
+  CHECK(twice.err.find("--cluster-policies: 'max-min' given twice") != std::string::npos);
+}
