@@ -150,8 +150,10 @@ ModelOptions make_model_options(const ModelOptionValues& v, const boost::program
   const auto restart = core::ns_from_ms(v.restart_cost_ms);
   if (!restart) throw core::InputError("--restart-cost-ms: must be a non-negative number");
   m.restart_cost_ns = *restart;
-  const auto round = v.round_s <= 1e9 ? core::ns_from_seconds(v.round_s) : std::nullopt;
-  if (!round || *round <= 0) throw core::InputError("--round-s: must be a positive number of seconds, at most 1e9");
+  // At least a second: each round is a decision over every job present, so a trace's span in
+  // rounds bounds the run's cost.
+  const auto round = v.round_s >= 1 && v.round_s <= 1e9 ? core::ns_from_seconds(v.round_s) : std::nullopt;
+  if (!round) throw core::InputError("--round-s: must be a number of seconds from 1 to 1e9");
   m.lease.round_ns = *round;
   const auto reset = v.reset_s <= 1e9 ? core::ns_from_seconds(v.reset_s) : std::nullopt;
   if (!reset) throw core::InputError("--reset-s: must be a non-negative number of seconds, at most 1e9");

@@ -316,8 +316,8 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                      "restoring its checkpoint each time it starts again after a preemption, wherever it starts (0: "
                      "none, as Tiresias' and Gavel's simulators)"));
   t.add(value_option("round-s", &m.round_s, "S", models,
-                     "max-min, fifo-rounds: the round, in seconds: jobs are leased for a round and placed again at its end "
-                     "(Gavel's time_per_iteration, 360)"));
+                     "max-min, fifo-rounds: the round, in seconds (at least 1): jobs are leased for a round and placed "
+                     "again at its end (Gavel's time_per_iteration, 360)"));
   t.add(value_option("reset-s", &m.reset_s, "S", models,
                      "max-min, fifo-rounds: the least time, in seconds, between two computations of the allocation; a job that "
                      "arrives in between waits for the next (Gavel's minimum_time_between_allocation_resets, 1920; 0: "

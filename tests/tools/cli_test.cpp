@@ -719,7 +719,7 @@ TEST_CASE("options of the cluster policies given where they do nothing are named
   CHECK(max_min.out.find("note: max-min: rounds of 60 s") != std::string::npos);
   const Result bad = sim(kHand + " --gpus 2 --policy max-min --round-s 0");
   CHECK(bad.code == 2);
-  CHECK(bad.err.find("--round-s: must be a positive number of seconds") != std::string::npos);
+  CHECK(bad.err.find("--round-s: must be a number of seconds from 1 to 1e9") != std::string::npos);
   const Result both = sim(kHand + " --gpus 2 --policy fifo,dlas-gpu --dlas-starvation 2 --queue strict");
   CHECK(both.code == 0);
   CHECK(both.out.find("have no effect") == std::string::npos);
