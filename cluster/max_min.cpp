@@ -140,7 +140,8 @@ std::vector<double> solve_lp(const MaxMinProblem& p, bool second, double& level)
 /// job's time on the kind since the last reset over the kind's (Gavel: 1e9 x allocation while
 /// the fraction is 0; 0 with no allocation), then deficit, then allocation, ties in arrival
 /// order; each in turn takes its GPUs on that kind if they are left and it has none yet. Each job
-/// so chosen runs for the round or until it finishes; the round ends when the last of them stops
+/// so chosen runs the whole iterations that fit the round (at least one), or to its end: its lease
+/// ends there and it holds its GPUs idle to the round's end, which is when the last lease ends
 /// (a GPU freed earlier stays idle, a job that arrives waits for the next round). A job chosen in
 /// consecutive rounds keeps its GPUs; one not chosen is preempted. The allocation is computed at
 /// a reset: at a round's start when jobs arrived or finished since the last one, and
@@ -148,8 +149,10 @@ std::vector<double> solve_lp(const MaxMinProblem& p, bool second, double& level)
 /// Gavel's simulator has it). At a reset each job's time on each kind restarts at round / 2, and
 /// its deficit gains what it should have had (allocation x time since the last reset) less what
 /// it had. A job chosen with no allocation yet (it arrived since) holds its GPUs' place in the
-/// round but does not run. All of it is Gavel's scheduler.py (_schedule_jobs_on_workers,
-/// _update_priorities, _reset_time_run_so_far, simulate) read line by line.
+/// round but does not run (fifo-rounds passes it over instead, as Gavel's FIFO policies). All of
+/// it is Gavel's scheduler.py (_schedule_jobs_on_workers, _update_priorities,
+/// _reset_time_run_so_far, simulate) read line by line; tests/cluster/max_min_test.cpp holds it
+/// to Gavel's own outputs.
 class MaxMin final : public LeasePolicy {
  public:
   /// `fifo`: Gavel's fifo_perf allocation instead of max-min (fifo_allocation), and, as Gavel's

@@ -237,10 +237,11 @@ TEST_CASE("Gavel's own simulator: its max_min_fairness_perf on its 8 physical_cl
   // The fixtures (tests/data/peers/gavel, scripts/peers/run-gavel.sh) are Gavel's simulator with
   // the LP solved by an interior point (scripts/peers/gavel_lp), rounds of 360 s and resets at
   // least 1920 s apart, as max-min's defaults. One kind: the six small traces agree job by job
-  // (rounds of whole iterations, as Gavel's integer steps); on the two of 96 and 100 jobs, jobs
-  // of equal priority and deficit are ordered by Gavel's LP's last digits (its allocations for
-  // identical jobs differ near 1e-9) and by arrival here, so some jobs swap rounds: the average
-  // agrees within 0.5 %. Three kinds: the LP has many optima (tests/data/peers/README.md), Gavel's
+  // (rounds of whole iterations, as Gavel's integer steps); on the two of 96 and 100 jobs some
+  // jobs swap rounds, where the interior point is not the water-filling (fewer jobs than GPUs:
+  // the LP has many optima) or where jobs tie and its solution's last digits order them (arrival
+  // order here): the average agrees within 0.5 % (the lexmaxmin case below takes the first cause
+  // away). Three kinds: the LP has many optima (tests/data/peers/README.md), Gavel's
   // interior point picks one and GLPK's second LP another: the averages agree within 2 %.
   const std::string dir = std::string(SALUS_SOURCE_DIR) + "/tests/data/peers/gavel/";
   traces::LoadOptions load;
