@@ -355,7 +355,13 @@ class Cluster {
     }
     return false;
   }
-  bool gang_queued() const { return queued_gangs_ > 0; }
+  /// Whether a gang job waiting in the cluster queue keeps GPU g from planning ahead: one could
+  /// be placed on g at any boundary. Not under GangMode::kExclusive on a GPU with jobs bound: a
+  /// gang takes only GPUs with none, and g becomes one only at a finish, where its plan ends.
+  bool gang_queue_blocks(std::int32_t g) const {
+    return queued_gangs_ > 0 && (opts_.gangs != GangMode::kExclusive || opts_.queue == QueueDiscipline::kEasy ||
+                                 gpus_[static_cast<std::size_t>(g)].bound == 0);
+  }
   /// Whether GPU g, which hosts an admitted gang replica, has its part of a joint plan or its
   /// turn plan to run from now (computed in the instant's planning phase, plan_gangs).
   bool joint_plan_ready(std::int32_t g) const {
@@ -812,13 +818,13 @@ std::int64_t GpuExecutor::iterations_by_next_boundary(LaneId lane, TimeNs t) con
 
 bool GpuExecutor::plans_lone_job() const { return cluster_.gang_plans() && cluster_.gang_admitted(gpu_); }
 // Spares the policy's plan where start_plan below would refuse it: outside a replay, plan_deadline
-// is now because a gang job waits in the cluster queue, or the lane (the only one: plans run
+// is now because a gang job waiting in the cluster queue could take this GPU, or the lane (the only one: plans run
 // alone) holds this GPU's gang replica and neither a joint plan of the gang's GPUs nor this GPU's
 // turn plan runs from now (computed before any GPU dispatched: Cluster::plan_gangs).
 bool GpuExecutor::plans_now() const {
   if (replay_until_ != core::kNever) return true;
   if (cluster_.gang_admitted(gpu_)) return cluster_.joint_plan_ready(gpu_);
-  return !cluster_.gang_queued();
+  return !cluster_.gang_queue_blocks(gpu_);
 }
 // A plan runs in the simulator as on one GPU, but must end by the first instant a job could be
 // bound to this GPU (Cluster::plan_deadline): a plan is never cut, and a job joining the lane
@@ -1326,7 +1332,7 @@ std::int32_t Cluster::fixed_gpu(JobIndex j) const {
 // per demand (P, E), FindLane being monotone in both; the checks are bounded, and past the bound
 // the answer is now, which is as safe and only shorter.
 TimeNs Cluster::plan_deadline(std::int32_t g) {
-  if (queued_gangs_ > 0 || admits_queued_job(g)) return now_;
+  if (gang_queue_blocks(g) || admits_queued_job(g)) return now_;
   return arrival_at((g == largest_gpu_ ? stop_largest_ : stop_gang_)[cursor_]);
 }
 

@@ -85,7 +85,7 @@ TEST_CASE("gangs exclusive: on random traces with gangs, under every per-GPU pol
   // busy time is at most the work (lanes run side by side), none of it held.
   const std::unique_ptr<sim::InterferenceModel> none = sim::make_interference("none", nullptr, nullptr, 0.8);
   for (const char* policy : {"fifo", "srtf", "pack", "fair", "las"}) {
-    for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    for (std::uint64_t seed = 1; seed <= 24; ++seed) {
       CAPTURE(policy);
       CAPTURE(seed);
       std::mt19937_64 rng(seed);
