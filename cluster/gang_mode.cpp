@@ -21,11 +21,6 @@ const GangRegistry& gang_registry() {
   return kRegistry;
 }
 
-std::string_view to_string(GangMode m) {
-  for (const GangRegistry::Entry& e : gang_registry().entries()) {
-    if (e.factory == m) return e.name;
-  }
-  return "?";
-}
+std::string_view to_string(GangMode m) { return gang_registry().name_of(m); }
 
 }  // namespace salus::cluster

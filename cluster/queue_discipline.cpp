@@ -21,11 +21,6 @@ const QueueRegistry& queue_registry() {
   return kRegistry;
 }
 
-std::string_view to_string(QueueDiscipline d) {
-  for (const QueueRegistry::Entry& e : queue_registry().entries()) {
-    if (e.factory == d) return e.name;
-  }
-  return "?";
-}
+std::string_view to_string(QueueDiscipline d) { return queue_registry().name_of(d); }
 
 }  // namespace salus::cluster

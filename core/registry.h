@@ -127,6 +127,15 @@ class Registry {
            std::string(also) + ")" + did_you_mean(name, valid);
   }
 
+  /// The name of the entry whose factory is `value` ("?" if none): for tables of plain values
+  /// (enums), their to_string.
+  std::string_view name_of(const Factory& value) const {
+    for (const Entry& e : entries_) {
+      if (e.factory == value) return e.name;
+    }
+    return "?";
+  }
+
   std::vector<std::string> names() const {
     std::vector<std::string> out;
     out.reserve(entries_.size());
