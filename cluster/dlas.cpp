@@ -52,8 +52,10 @@ class Dlas final : public LeasePolicy {
   std::string_view name() const override { return gpu_time_ ? "dlas-gpu" : "dlas"; }
 
   void begin(std::span<const core::JobSpec> jobs, const ClusterSpec& cluster, TimeNs restart_ns) override {
-    SALUS_INVARIANT(restart_ns == 0 || opts_.dlas_checks == DlasChecks::kExact,
-                    "dlas: Tiresias' checks are for runs without a restart cost, as its simulator", std::to_string(restart_ns));
+    if (restart_ns > 0 && opts_.dlas_checks == DlasChecks::kTiresias) {
+      throw core::InputError("--dlas-checks tiresias emulates Tiresias' simulator, which has no restart cost: give "
+                             "--restart-cost-ms 0 or --dlas-checks exact");
+    }
     specs_ = jobs;
     gpus_ = static_cast<std::int64_t>(cluster.gpus.size());
     restart_ns_ = restart_ns;

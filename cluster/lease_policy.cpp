@@ -81,19 +81,22 @@ std::vector<std::string> lease_notes(std::string_view name, const LeaseOptions& 
   return {note};
 }
 
-std::int64_t lease_speed(const core::JobSpec& spec, const ClusterSpec& cluster, std::int32_t k) {
-  if (cluster.kinds.empty()) return kSpeedOne;
-  const GpuKind& kind = cluster.kinds[static_cast<std::size_t>(k)];
+LeaseKinds::LeaseKinds(const ClusterSpec& cluster) : cluster_(&cluster), largest_(cluster.kinds.size(), 0) {
+  for (const GpuSpec& g : cluster.gpus) {
+    if (g.kind >= 0) largest_[static_cast<std::size_t>(g.kind)] = std::max(largest_[static_cast<std::size_t>(g.kind)], g.capacity);
+  }
+}
+
+std::int64_t LeaseKinds::speed(const core::JobSpec& spec, std::int32_t k) const {
+  if (cluster_->kinds.empty()) return kSpeedOne;
+  const GpuKind& kind = cluster_->kinds[static_cast<std::size_t>(k)];
   const std::string& allowed = spec.gpu_kinds();
   if (!allowed.empty()) {
     bool named = false;
     for (const std::string& item : core::split_list(allowed, '|')) named = named || item == kind.name;
     if (!named) return 0;
   }
-  const core::Bytes need = spec.persistent + spec.ephemeral;
-  bool room = false;
-  for (const GpuSpec& g : cluster.gpus) room = room || (g.kind == k && g.capacity >= need);
-  if (!room) return 0;
+  if (largest_[static_cast<std::size_t>(k)] < spec.persistent + spec.ephemeral) return 0;
   for (const core::KindSpeed& ks : spec.kind_speeds()) {
     if (ks.kind == kind.name) return ks.speed_ppm;
   }

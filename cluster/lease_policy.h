@@ -65,9 +65,6 @@ struct LeaseOptions {
   /// minimum_time_between_allocation_resets, 1,920 s by default; 0: at every round whose jobs
   /// changed). A job that arrives between them has no share until the next one.
   core::TimeNs reset_ns = 1920 * core::kNsPerS;
-  /// Test only: compute the one-kind allocation with the LP (as for several kinds) instead of
-  /// the closed form (water-filling); the differential test compares.
-  bool max_min_lp_always = false;
 };
 
 class LeasePolicy {
@@ -112,11 +109,21 @@ std::unique_ptr<LeasePolicy> make_lease_policy(std::string_view name, const Leas
 /// What the run assumes, for its notes: the policy's thresholds, knob and checks, or rounds.
 std::vector<std::string> lease_notes(std::string_view name, const LeaseOptions& opts);
 
-/// Job `spec`'s speed (ppm, kSpeedOne: its iter_ns) on the GPUs of kind k of `cluster`: its own
-/// (JobSpec::kind_speeds) or the kind's; 0 where it cannot run there (its gpu_kinds leave the kind
-/// out, its own speed there is 0, or no GPU of the kind has room for P + E). A cluster with no
-/// kinds is one kind, k = 0, at speed 1 (the engine refuses GPUs of other speeds there).
-std::int64_t lease_speed(const core::JobSpec& spec, const ClusterSpec& cluster, std::int32_t k);
+/// A cluster's GPU kinds as the lease policies and their engine see them, built once per run: a
+/// cluster with no kinds is one kind, 0, at speed 1 (the engine refuses GPUs of other speeds
+/// there).
+class LeaseKinds {
+ public:
+  explicit LeaseKinds(const ClusterSpec& cluster);
+  /// Job `spec`'s speed (ppm, kSpeedOne: its iter_ns) on the GPUs of kind k: its own
+  /// (JobSpec::kind_speeds) or the kind's; 0 where it cannot run there (its gpu_kinds leave the
+  /// kind out, its own speed there is 0, or no GPU of the kind has room for P + E).
+  std::int64_t speed(const core::JobSpec& spec, std::int32_t k) const;
+
+ private:
+  const ClusterSpec* cluster_;
+  std::vector<core::Bytes> largest_;  // per kind: its largest GPU's memory
+};
 /// Time to do `work` (ns at speed 1) at `speed_ppm`, rounded up; work done in `elapsed` at it,
 /// rounded down (so a run of lease_time(w, v) does at least w).
 core::TimeNs lease_time(core::TimeNs work, std::int64_t speed_ppm);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -167,7 +168,7 @@ class MaxMin final : public LeasePolicy {
 
   void begin(std::span<const core::JobSpec> jobs, const ClusterSpec& cluster, TimeNs restart_ns) override {
     specs_ = jobs;
-    cluster_ = &cluster;
+    kinds_of_.emplace(cluster);
     restart_ns_ = restart_ns;
     kinds_ = std::max<std::size_t>(1, cluster.kinds.size());
     gpus_.assign(kinds_, 0);
@@ -200,7 +201,7 @@ class MaxMin final : public LeasePolicy {
     job.work = s.solo_ns() + s.first_iter_extra_ns;
     job.per_kind.assign(kinds_, PerKind{});
     for (std::size_t k = 0; k < kinds_; ++k) {
-      job.per_kind[k].speed = lease_speed(s, *cluster_, static_cast<std::int32_t>(k));
+      job.per_kind[k].speed = kinds_of_->speed(s, static_cast<std::int32_t>(k));
       job.per_kind[k].time = half_round();
     }
     present_.push_back(j);
@@ -396,7 +397,7 @@ class MaxMin final : public LeasePolicy {
   bool fifo_ = false;
   std::vector<std::size_t> kind_order_;  // kinds by name (fifo_allocation's ties)
   std::span<const core::JobSpec> specs_;
-  const ClusterSpec* cluster_ = nullptr;
+  std::optional<LeaseKinds> kinds_of_;  // the run's cluster's
   TimeNs restart_ns_ = 0;
   std::size_t kinds_ = 1;
   std::vector<std::int64_t> gpus_;   // per kind

@@ -33,7 +33,7 @@ class FreeGpus {
     for (std::size_t g = 0; g < c.gpus.size(); ++g) {
       if (kind >= 0 && c.gpus[g].kind != kind) continue;
       by_node_[static_cast<std::size_t>(c.gpus[g].node)].insert(static_cast<std::int32_t>(g));
-      all_.push_back(static_cast<std::int32_t>(g));
+      ++count_of_[c.gpus[g].capacity];
       caps.insert(c.gpus[g].capacity);
       ++free_;
     }
@@ -46,7 +46,7 @@ class FreeGpus {
   /// GPUs of the pool with at least `need` bytes, free or not.
   std::size_t all_for(core::Bytes need) const {
     std::size_t n = 0;
-    for (const std::int32_t g : all_) n += fits(g, need) ? 1 : 0;
+    for (auto it = count_of_.lower_bound(need); it != count_of_.end(); ++it) n += it->second;
     return n;
   }
 
@@ -133,7 +133,7 @@ class FreeGpus {
   const ClusterSpec& spec_;
   std::vector<std::set<std::int32_t>> by_node_;
   std::set<std::pair<std::size_t, std::size_t>> order_;  // (free GPUs, node)
-  std::vector<std::int32_t> all_;  // the pool's GPUs
+  std::map<core::Bytes, std::size_t> count_of_;  // the pool's GPUs by memory
   std::size_t free_ = 0;
   core::Bytes capacity_ = 0;  // the GPUs' memory, when one_size_
   bool one_size_ = true;
@@ -156,7 +156,7 @@ struct Job {
 class Engine {
  public:
   Engine(std::span<const JobSpec> jobs, const std::string& policy, const PreemptiveOptions& opts)
-      : specs_(jobs), opts_(opts), policy_(make_lease_policy(policy, opts.lease)) {
+      : specs_(jobs), opts_(opts), policy_(make_lease_policy(policy, opts.lease)), kinds_(opts.cluster) {
     core::check_jobs(jobs);
     if (!opts.cluster.kinds.empty() && !policy_->runs_kinds()) {
       throw core::InputError("--policy " + policy + ": this cluster policy runs GPUs of one kind and speed; this cluster names kinds (" +
@@ -172,11 +172,6 @@ class Engine {
       free_.emplace_back(opts.cluster, -1);
     } else {
       for (std::size_t k = 0; k < opts.cluster.kinds.size(); ++k) free_.emplace_back(opts.cluster, static_cast<std::int32_t>(k));
-    }
-    const bool dlas = policy_->name() == "dlas-gpu" || policy_->name() == "dlas";
-    if (dlas && opts.restart_cost_ns > 0 && opts.lease.dlas_checks == DlasChecks::kTiresias) {
-      throw core::InputError("--dlas-checks tiresias emulates Tiresias' simulator, which has no restart cost: give "
-                             "--restart-cost-ms 0 or --dlas-checks exact");
     }
     if (opts.progress_every < 1) throw std::invalid_argument("progress_every must be at least 1");
     for (const JobSpec& s : jobs) {
@@ -226,6 +221,7 @@ class Engine {
   }
 
   std::vector<FreeGpus> free_;  // per kind (one for a cluster of no kinds)
+  LeaseKinds kinds_;
   JobSlots<Job> jobs_;                   // the jobs arrived and not finished
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> finishes_;
   LeaseDecision decision_;
@@ -233,7 +229,6 @@ class Engine {
   ClusterOutcome out_;
   std::int64_t active_ = 0;        // arrived, not ended
   std::int64_t quiet_ = 0;         // instants in a row with no arrival and no finish
-  std::map<core::Bytes, std::size_t> capacities_;  // GPU memory -> GPUs of it (no kinds)
 };
 
 void Engine::stop(JobIndex j, TimeNs t) {
@@ -283,14 +278,10 @@ void Engine::arrive(JobIndex j, TimeNs t) {
   const JobSpec& s = specs_[at(j)];
   JobState& st = out_.outcome.jobs[at(j)];
   const core::Bytes need = s.persistent + s.ephemeral;
+  // The most GPUs with room of one kind it can run on (a cluster of no kinds: one pool).
   std::size_t fit = 0;
-  if (opts_.cluster.kinds.empty()) {
-    for (const auto& [cap, count] : capacities_) fit += cap >= need ? count : 0;
-  } else {
-    // The most GPUs of one kind it can run on that have room.
-    for (std::size_t k = 0; k < free_.size(); ++k) {
-      if (lease_speed(s, opts_.cluster, static_cast<std::int32_t>(k)) > 0) fit = std::max(fit, free_[k].all_for(need));
-    }
+  for (std::size_t k = 0; k < free_.size(); ++k) {
+    if (kinds_.speed(s, static_cast<std::int32_t>(k)) > 0) fit = std::max(fit, free_[k].all_for(need));
   }
   if (fit < static_cast<std::size_t>(s.gpus)) {
     st.status = JobStatus::kRejected;
@@ -340,7 +331,7 @@ void Engine::decide(TimeNs t) {
     const auto k = static_cast<std::size_t>(s.gpus);
     const std::int32_t kind = decision_.start_kind.empty() ? 0 : decision_.start_kind[i];
     FreeGpus& free = free_[static_cast<std::size_t>(kind)];
-    const std::int64_t speed = lease_speed(s, opts_.cluster, kind);
+    const std::int64_t speed = kinds_.speed(s, kind);
     if (speed <= 0 || free.free_for(need) < k) {
       policy_->unplaced(j, t);  // GPUs of several sizes: none free that it can use
       continue;
@@ -405,7 +396,6 @@ ClusterOutcome Engine::run() {
   out_.outcome.jobs.assign(n, JobState{});
   out_.job_gpus = JobGpus(n);
   if (opts_.record_timeline) out_.gpu_timelines.resize(opts_.cluster.gpus.size());
-  for (const GpuSpec& g : opts_.cluster.gpus) ++capacities_[g.capacity];
   policy_->begin(specs_, opts_.cluster, opts_.restart_cost_ns);
   // Arrival order, ties in trace order.
   std::vector<JobIndex> arrivals(n);
