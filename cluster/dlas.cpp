@@ -346,8 +346,6 @@ void Dlas::full_walk(LeaseDecision& out) {
 
 void Dlas::decide(TimeNs now, LeaseDecision& out) {
   apply_due(now);
-  out.preempt.clear();
-  out.start.clear();
   if (!opts_.dlas_short_walks || !fast_walk(out.start)) {
     out.start.clear();
     full_walk(out);

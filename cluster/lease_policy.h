@@ -85,6 +85,7 @@ class LeasePolicy {
   /// The instant's decision, after its finishes and arrivals: the running jobs to preempt and the
   /// waiting jobs to start, whose GPUs (by count) the free ones after the preemptions hold. The
   /// policy takes it as done (a start the engine cannot place comes back through unplaced()).
+  /// `out` comes empty (the engine clears it).
   virtual void decide(core::TimeNs now, LeaseDecision& out) = 0;
   /// A job decide() started found no free GPUs it can use (GPUs of several sizes): it waits, as
   /// it did before.
