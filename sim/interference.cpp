@@ -106,6 +106,11 @@ void ShareInterference::slowdowns(std::span<const RunningIteration> running, std
   }
 }
 
+std::vector<std::string> ShareInterference::notes() const {
+  if (!weights_.empty()) return {};
+  return {"shares: " + std::string(kUnweighted)};
+}
+
 ShareWeights fit_share_weights(const PairSlowdowns& pairs, const std::map<std::string, std::int32_t>& util_ppm) {
   struct Row {
     std::string i, j;
@@ -218,6 +223,7 @@ CapacityInterference::CapacityInterference(const ShareWeights& weights, const Ca
   for (const auto& [name, e] : entries_) {
     if (e.c.empty()) unswept += (unswept.empty() ? "" : ", ") + name;
   }
+  if (weights.empty()) notes_.push_back("capacity: " + std::string(kUnweighted));
   if (capacities.empty()) {
     notes_.push_back("capacity: the catalog has no sweeps (salus-profile --sweeps measures them): C = 1 for every "
                      "workload, which is the `shares` model");
@@ -284,19 +290,22 @@ std::unique_ptr<InterferenceModel> make_crowds(const InterferenceInputs& in) {
   return std::make_unique<PairInterference>(*in.pairs, *in.crowds);
 }
 std::unique_ptr<InterferenceModel> make_shares(const InterferenceInputs& in) {
-  if (in.weights == nullptr || in.weights->empty()) {
+  static const ShareWeights kNoWeights;
+  if ((in.pairs == nullptr || in.pairs->empty()) && (in.weights == nullptr || in.weights->empty())) {
     throw core::InputError("interference model 'shares' needs a catalog with a \"pairs\" table (salus-profile "
                            "measures one)");
   }
-  return std::make_unique<ShareInterference>(*in.weights, in.share_exponent);
+  return std::make_unique<ShareInterference>(in.weights != nullptr ? *in.weights : kNoWeights, in.share_exponent);
 }
 std::unique_ptr<InterferenceModel> make_capacity(const InterferenceInputs& in) {
-  if (in.weights == nullptr || in.weights->empty()) {
+  static const ShareWeights kNoWeights;
+  if ((in.pairs == nullptr || in.pairs->empty()) && (in.weights == nullptr || in.weights->empty())) {
     throw core::InputError("interference model 'capacity' needs a catalog with a \"pairs\" table (salus-profile "
                            "measures one) and, for C, \"sweeps\" (salus-profile --sweeps)");
   }
   static const Capacities kNone;
-  return std::make_unique<CapacityInterference>(*in.weights, in.capacities != nullptr ? *in.capacities : kNone);
+  return std::make_unique<CapacityInterference>(in.weights != nullptr ? *in.weights : kNoWeights,
+                                                in.capacities != nullptr ? *in.capacities : kNone);
 }
 
 constexpr InterferenceRegistry::Entry kModels[] = {

@@ -123,12 +123,20 @@ class ShareInterference final : public InterferenceModel {
       : weights_(std::move(weights)), exponent_(exponent) {}
   std::string_view name() const override { return "shares"; }
   void slowdowns(std::span<const RunningIteration> running, std::span<std::int64_t> out) const override;
+  /// Says so when no weight was fitted (kUnweighted).
+  std::vector<std::string> notes() const override;
 
  private:
   double weight(const core::JobSpec& job) const;
   ShareWeights weights_;
   double exponent_;
 };
+
+/// The note of `shares` and `capacity` on a pair table from which no weight could be fitted (every
+/// pair measured at solo speed or below, as a loaded CPU can): every workload weighs 1.
+inline constexpr std::string_view kUnweighted =
+    "no pair of the catalog's table measured a slowdown above solo speed that u does not explain, so no weight "
+    "could be fitted: every workload weighs 1";
 
 /// Fits the `shares` weights to a pair table: for each measured (i, j) with slowdown s_ij > 1, the
 /// model says s_ij = u_i + (w_j / w_i) u_j, so log w_j - log w_i = log((s_ij - u_i) / u_j);
@@ -203,7 +211,8 @@ const InterferenceRegistry& interference_registry();
 
 /// Creates a model by name ("pairs" needs `pairs`, a catalog's pair table, "crowds" that and the
 /// `crowds` factors of its crowds, "shares" the `weights` fitted to a pair table, and "capacity"
-/// those weights and, if it has any, the catalog's `capacities`; each refuses an empty table it
+/// those weights and, if it has any, the catalog's `capacities` (with a pair table but no weight
+/// fitted, every workload weighs 1, and the model says so); each refuses an empty table it
 /// needs). Throws core::InputError listing valid names.
 std::unique_ptr<InterferenceModel> make_interference(std::string_view name, const PairSlowdowns* pairs = nullptr,
                                                      const ShareWeights* weights = nullptr, double share_exponent = 1.0,

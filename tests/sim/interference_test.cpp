@@ -549,6 +549,36 @@ TEST_CASE("capacity by name: needs the pairs' weights, with the exact message, a
   CHECK(salus::sim::make_interference("shares", nullptr, &w, 1.0, nullptr, &caps)->name() == "shares");
 }
 
+TEST_CASE("shares and capacity on a pair table that fits no weight: every workload weighs 1, and the run says so") {
+  // A loaded CPU can measure every pair at or below solo speed (s <= 1): fit_share_weights then
+  // has nothing to fit. The table is there, so the models run, with w = 1 and the note.
+  salus::sim::PairSlowdowns pairs;
+  pairs[{"x", "y"}] = 951'000;
+  pairs[{"y", "x"}] = 708'000;
+  const salus::sim::ShareWeights none = salus::sim::fit_share_weights(pairs, {{"x", 500'000}, {"y", 500'000}});
+  REQUIRE(none.empty());
+  const std::string why = std::string(salus::sim::kUnweighted);
+  const auto shares = salus::sim::make_interference("shares", &pairs, &none);
+  CHECK(shares->notes() == std::vector<std::string>{"shares: " + why});
+  const auto capacity = salus::sim::make_interference("capacity", &pairs, &none);
+  REQUIRE(capacity->notes().size() == 2);  // no weight, no sweeps
+  CHECK(capacity->notes()[0] == "capacity: " + why);
+  // Equal weights: two jobs of u 0.5 and 0.8 each run at 1 / max(1, 1.3) under either model.
+  auto jobs = salus::test::trace({job("a", 0, 1, ms(100), gib(1), gib(2), 500'000),
+                                  job("b", 0, 1, ms(100), gib(1), gib(2), 800'000)});
+  jobs[0].workload = "x";
+  jobs[1].workload = "y";
+  const std::vector<salus::sim::RunningIteration> running = {{&jobs[0]}, {&jobs[1]}};
+  for (const auto* m : {shares.get(), capacity.get()}) {
+    std::vector<std::int64_t> out(2);
+    m->slowdowns(running, out);
+    CHECK(out == std::vector<std::int64_t>{1'300'000, 1'300'000});
+  }
+  // With neither a table nor weights, both still refuse.
+  CHECK_THROWS_AS(salus::sim::make_interference("shares", nullptr, &none), InputError);
+  CHECK_THROWS_AS(salus::sim::make_interference("capacity", nullptr, &none), InputError);
+}
+
 TEST_CASE("capacity: a schedule where three lanes overlap better than two, the same twice") {
   // PACK, three jobs of workload x (u 0.8, w 1) from 0, one iteration each: a and b 100 ms, c 50 ms.
   // C_x(3) = 1.2: three lanes at 3 x 0.8 / 1.2 = 2. c ends at 50 x 2 = 100 ms; a and b have done

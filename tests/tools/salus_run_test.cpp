@@ -617,10 +617,12 @@ TEST_CASE("salus-profile --sweeps: bad lists exit 2, a sweep is written and driv
   const Result s = sim("--trace '" + mlp_trace.string() + "' --gpu-mem 256MiB --interference capacity --profiles '" +
                        swept.string() + "'");
   const std::string swept_text = slurp(swept);
-  INFO("salus-sim stderr: ", s.err, "\ncatalog: ", swept_text);
+  INFO("salus-sim stderr: ", s.err, "\nstdout: ", s.out, "\ncatalog: ", swept_text);
   CHECK(s.code == 0);
   CHECK(s.out.find("interference capacity, ") != std::string::npos);
-  CHECK(s.out.find("note: capacity:") == std::string::npos);
+  // The sweeps are read (the note of a catalog without any stays away). The pairs measured on a
+  // loaded CPU may all be at solo speed: then no weight is fitted and the run says so, but runs.
+  CHECK(s.out.find("note: capacity: the catalog has no sweeps") == std::string::npos);
   // The default on the CPU device measures none; `capacity` then says what it falls back to.
   const auto p = salus::test::run_program(SALUS_SOURCE_DIR, profile_bin(),
                                           base + "--workloads lenet_32,mlp_64 --out '" + plain.string() + "'");
@@ -628,9 +630,10 @@ TEST_CASE("salus-profile --sweeps: bad lists exit 2, a sweep is written and driv
   CHECK_FALSE(read_json(plain).contains("sweeps"));
   const Result f = sim("--trace '" + mlp_trace.string() + "' --gpu-mem 256MiB --interference capacity --profiles '" +
                        plain.string() + "'");
-  // (It failed once in CI with exit 2 and the reason unlogged: salus-sim's stderr and the catalog.)
+  // (It failed in CI with exit 2 when every pair measured at or below solo speed: no weight was
+  // fitted and `capacity` refused a catalog that has a pair table. It now runs with w = 1.)
   const std::string plain_text = slurp(plain);
-  INFO("salus-sim stderr: ", f.err, "\ncatalog: ", plain_text);
+  INFO("salus-sim stderr: ", f.err, "\nstdout: ", f.out, "\ncatalog: ", plain_text);
   CHECK(f.code == 0);
   CHECK(f.out.find("note: capacity: the catalog has no sweeps (salus-profile --sweeps measures them): C = 1 for every "
                    "workload, which is the `shares` model\n") != std::string::npos);
