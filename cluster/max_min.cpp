@@ -3,6 +3,7 @@
 #include <glpk.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -180,6 +181,7 @@ class MaxMin final : public LeasePolicy {
       std::sort(kind_order_.begin(), kind_order_.end(),
                 [&](std::size_t a, std::size_t b) { return cluster.kinds[a].name < cluster.kinds[b].name; });
     }
+    check_rounds(jobs, cluster);
     jobs_.clear(jobs.size());
     present_.clear();
     leased_.clear();
@@ -305,6 +307,38 @@ class MaxMin final : public LeasePolicy {
   };
 
   double half_round() const { return static_cast<double>(opts_.round_ns) / 2e9; }
+
+  /// Refuses a run that certainly takes more than kMaxRounds rounds (an input error: a round of
+  /// a second beside jobs of years), rather than stepping it for hours. Rounds run while a job
+  /// is present: at least each job's work at its fastest, and the trace's GPU-time at its
+  /// fastest over every GPU at once.
+  void check_rounds(std::span<const core::JobSpec> jobs, const ClusterSpec& cluster) const {
+    constexpr double kMaxRounds = 1e8;
+    double longest = 0, gpu_time = 0;
+    std::size_t longest_job = 0;
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      const core::JobSpec& s = jobs[j];
+      std::int64_t best = 0;
+      for (std::size_t k = 0; k < kinds_; ++k) best = std::max(best, kinds_of_->speed(s, static_cast<std::int32_t>(k)));
+      if (best <= 0 || static_cast<std::size_t>(s.gpus) > cluster.gpus.size()) continue;  // rejected at arrival
+      const double t = static_cast<double>(lease_time(s.solo_ns() + s.first_iter_extra_ns, best));
+      if (t > longest) {
+        longest = t;
+        longest_job = j;
+      }
+      gpu_time += t * static_cast<double>(s.gpus);
+    }
+    const double round = static_cast<double>(opts_.round_ns);
+    const double rounds = std::max(longest, gpu_time / static_cast<double>(cluster.gpus.size())) / round;
+    if (rounds <= kMaxRounds) return;
+    char round_s[32];
+    std::snprintf(round_s, sizeof round_s, "%g", round / 1e9);
+    throw core::InputError(
+        "--round-s " + std::string(round_s) + ": " + std::string(name()) +
+        " would run at least " + std::to_string(static_cast<std::int64_t>(rounds)) + " rounds (job '" +
+        jobs[longest_job].id.str() + "' alone runs " + std::to_string(static_cast<std::int64_t>(longest / 1e9)) +
+        " s at its fastest), more than 100000000: give a longer --round-s");
+  }
 
   /// The round that ends now: each job's time on its kind (and the kind's), and its work left.
   void end_round() {

@@ -415,9 +415,11 @@ ClusterOutcome Engine::run() {
     }
     decide(t);
     ++out_.events;
-    // Instants with no finish and no arrival (demotions, promotions) are bounded by the policy's
-    // rules; were they not, the run stops here rather than going on for ever.
-    quiet_ = active_ == before && next_arrival == arrived ? quiet_ + 1 : 0;
+    // Instants with no finish, no arrival and no lease begun (demotions, promotions) are bounded
+    // by the policy's rules; were they not, the run stops here rather than going on for ever. A
+    // lease begun or renewed (a round's) is progress: the job runs, from the end of its restart.
+    const bool leased = !decision_.start.empty() || !decision_.extend.empty();
+    quiet_ = active_ == before && next_arrival == arrived && !leased ? quiet_ + 1 : 0;
     SALUS_INVARIANT(quiet_ < 100'000'000, "preemptive: jobs finish (a hundred million instants passed without a finish or an arrival)",
                     std::to_string(t));
     if (opts_.progress && out_.events % opts_.progress_every == 0) {

@@ -720,6 +720,15 @@ TEST_CASE("options of the cluster policies given where they do nothing are named
   const Result bad = sim(kHand + " --gpus 2 --policy max-min --round-s 0");
   CHECK(bad.code == 2);
   CHECK(bad.err.find("--round-s: must be a number of seconds from 1 to 1e9") != std::string::npos);
+  // Rounds that would run for ever are refused: a job of 1e9 one-second iterations in 2.5 s rounds.
+  const std::string years = salus::test::temp_file("years.csv", "job_id,arrival_s,iterations,iter_ms,persistent_mib,ephemeral_mib,gpus\n"
+                                                                 "short,0,10,1000,100,100,1\nlong,5,1000000000,1000,100,100,2\n");
+  const Result rounds = sim("--trace '" + years + "' --gpus 2 --policy fifo,fifo-rounds --round-s 2.5");
+  CHECK(rounds.code == 2);
+  CHECK(rounds.out.empty());
+  CHECK(rounds.err == "salus-sim: --round-s 2.5: fifo-rounds would run at least 400000002 rounds (job 'long' alone runs "
+                      "1000000000 s at its fastest), more than 100000000: give a longer --round-s\n");
+  CHECK(sim("--trace '" + years + "' --gpus 2 --policy fifo-rounds --round-s 100").code == 0);
   const Result both = sim(kHand + " --gpus 2 --policy fifo,dlas-gpu --dlas-starvation 2 --queue strict");
   CHECK(both.code == 0);
   CHECK(both.out.find("have no effect") == std::string::npos);
