@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "cluster/able_gpus.h"
+#include "cluster/gang_batches.h"
 #include "cluster/joint_plan.h"
 #include "cluster/placement.h"
 #include "cluster/replicas.h"
@@ -45,7 +46,7 @@ static_assert(kMaxKinds < 64, "one bit per kind and one for unnamed GPUs");
 /// One GPU's executor as its Scheduler sees it: the simulator for ordinary jobs; for a replica of
 /// a gang job, the cluster's lock-step coordination (a dispatch holds the lane until every
 /// replica's GPU has chosen its replica; the run's iterations end together, and after the first
-/// they run as one batch while the replicas stay in phase: Cluster::check_batches).
+/// they run as one batch while the replicas stay in phase: cluster/gang_batches.h).
 class GpuExecutor final : public core::Executor, public core::Planning {
  public:
   /// The jobs (the cluster's replica slots) come with rebase, before the first is used.
@@ -150,8 +151,6 @@ struct Gang {
   std::int64_t target = 0;              // iterations of this run: the least any replica's GPU dispatched
   std::int64_t iterations = 0;          // lock-step iterations done in this run
   std::int64_t round_done = -1;         // iterations the sub-runs that ended this round report (-1: none yet)
-  TimeNs batch_start = -1;              // the sub-runs in flight are a batch started then (-1: one iteration)
-  TimeNs checked = -1;                  // the instant check_batches last looked at it
   bool running = false;
   bool cut = false;                     // some replica's GPU asked the run to end at a boundary
   bool transfer = false;                // a paging transfer was charged to a replica's lane since its sub-run began
@@ -217,7 +216,7 @@ struct IterTable {
   std::vector<TimeNs> ns;
 };
 
-class Cluster {
+class Cluster final : private GangBatches::Host {
  public:
   Cluster(std::span<const JobSpec> jobs, const std::string& policy, const ClusterOptions& opts)
       : jobs_(jobs), opts_(opts), policy_name_(policy), placement_(placement_registry().at(opts.placement).factory) {
@@ -377,6 +376,7 @@ class Cluster {
 
  private:
   Gpu& at(std::int32_t g) { return gpus_[static_cast<std::size_t>(g)]; }
+  const Gpu& at(std::int32_t g) const { return gpus_[static_cast<std::size_t>(g)]; }
   /// GPU g's policy, simulator and Scheduler, built at its first use (GpuRuntime): its simulator's
   /// clock then stands at 0 as an idle GPU's would, and touch() brings it to the instant.
   GpuRuntime& runtime(std::int32_t g) {
@@ -533,14 +533,21 @@ class Cluster {
   bool turn_plan(std::int32_t g, const Gang& gang);
   void check_joint_plans_taken();
   void resolve_gangs(TimeNs t);
-  // Batched gang runs (ClusterOptions::gang_batches; see "Gang jobs" below).
-  void note_layouts();
   void start_ready_gangs(TimeNs t);
-  void check_batches(TimeNs t);
-  bool batch_breaks(const Gang& gang);
-  void stop_batch(Gang& gang, TimeNs t);
-  bool admits_queued_job(std::int32_t g);
-  bool queued_gang_placeable();
+  // GangBatches::Host: what the batched gang runs (cluster/gang_batches.h) read and cut.
+  std::pair<std::uint64_t, std::size_t> layout(std::int32_t g) const override {
+    return {at(g).rt->sched->layout_version(), at(g).rt->sched->pending()};
+  }
+  std::int32_t gang_on(std::int32_t g) const override { return at(g).gang; }
+  std::span<const std::int32_t> gang_gpus(std::int32_t k) const override { return gangs_[static_cast<std::size_t>(k)].gpus; }
+  bool cut_or_transfer(std::int32_t k) const override {
+    const Gang& gang = gangs_[static_cast<std::size_t>(k)];
+    return gang.cut || gang.transfer;
+  }
+  bool crowded(std::int32_t g) const override { return !opts_.model->ideal() && at(g).rt->exec->sim().running() > 1; }
+  bool admits_queued_job(std::int32_t g) override;
+  bool queued_gang_placeable() override;
+  void cut_batch(std::int32_t k, TimeNs t) override;
   std::size_t able_gpus(Gang& gang);
   void advance(std::int32_t g, TimeNs t) {
     SALUS_INVARIANT(t == now_, "GPUs advance to the cluster's instant", std::to_string(t));
@@ -680,12 +687,7 @@ class Cluster {
   std::vector<std::int32_t> freed_, rebound_;
   bool second_pass_ = false;
   std::vector<std::int32_t> gang_iteration_ends_;
-  std::int64_t batching_ = 0;              // gangs whose sub-runs in flight are a batch
-  // note_layouts: each touched GPU's layout version and pending jobs after the placement, before
-  // the instant's schedule, by position in touched_; check_batches: the GPUs whose answers may
-  // have changed since the placement judged them.
-  std::vector<std::pair<std::uint64_t, std::size_t>> layouts_;
-  std::vector<char> changed_;              // per GPU
+  GangBatches batches_;                    // batched gang runs (tuning.gang_batches)
   std::vector<std::int32_t> waiting_gangs_;  // gangs in the cluster queue, in arrival order
   std::vector<Completion> raw_, scratch_;
   // plan_gang's scratch: every job of every GPU's plan (slots), each GPU's lane, the rounds' (to
@@ -919,10 +921,7 @@ void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
   }
   const bool batch = !first && opts_.tuning.gang_batches && !gang.transfer && left > 1 && (in_phase || paceable);
   gang.transfer = false;
-  if (batch) {
-    gang.batch_start = t;
-    ++batching_;
-  }
+  if (batch) batches_.started(static_cast<std::int32_t>(&gang - gangs_.data()), t);
   for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
     const std::int32_t g = gang.gpus[i];
     advance(g, t);  // brings its clock to t; nothing of it completes at t that was not taken yet
@@ -941,14 +940,12 @@ void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
 // on, or end the run on every GPU.
 void Cluster::resolve_gangs(TimeNs t) {
   while (!gang_iteration_ends_.empty()) {
-    Gang& gang = gangs_[static_cast<std::size_t>(gang_iteration_ends_.back())];
+    const std::int32_t k = gang_iteration_ends_.back();
+    Gang& gang = gangs_[static_cast<std::size_t>(k)];
     gang_iteration_ends_.pop_back();
     gang.iterations += gang.round_done;
     result_.gang_iterations += gang.round_done;
-    if (gang.batch_start >= 0) {
-      gang.batch_start = -1;
-      --batching_;
-    }
+    batches_.ended(k);
     if (!gang.cut && gang.iterations < gang.target) {
       start_sub_runs(gang, t);
       continue;
@@ -1124,85 +1121,10 @@ void Cluster::hand_joint_plans(Gang& gang, TimeNs t0, const joint::Outcome& plan
   result_.joint_gang_runs += plan.rounds;
 }
 
-// Batched gang runs (ClusterOptions::gang_batches). After a gang run's first iteration, while
-// every replica's lane runs alone on its GPU (or the interference model is ideal), every
-// replica's iteration takes the job's solo iteration time, so lock-step's iterations all start
-// and end at the same instants on every replica: the rest of the run is dispatched as one batch
-// per replica, all starting at one instant and ending at one instant. Lock-step would differ
-// from the batch only through what happens at an instant where some replica's GPU is stepped
-// (an arrival bound to it, another lane's completion, a request), or through the instants of
-// its boundaries themselves, which the batch does not step. At the end of every instant t where
-// a replica's GPU was stepped, the batch is cut back to end with the iteration in flight (at a
-// boundary of t, the one starting at t), which is always exact (lock-step goes on from there
-// one iteration at a time, and the next round is a batch again if nothing is left to differ),
-// when:
-//  - a replica's GPU asked the run to end at a boundary (gang_cut): the run ends there;
-//  - another lane runs on a replica's GPU under a model that is not ideal: that replica is
-//    slowed from t on (the simulator re-evaluates speeds after this check, at the GPU's next
-//    wait), and the others then wait for it at the end of the iteration, as in lock-step;
-//  - a paging transfer was charged to a replica's lane: lock-step's next sub-run pays it;
-//  - the instants of the gang's boundaries matter to the cluster queue. Lock-step steps every
-//    replica's GPU at each boundary, where the placement tries the queue's 1-GPU jobs that
-//    arrived earlier on the GPUs stepped and its gang jobs on every GPU. Nothing of a GPU
-//    changes between its steps, and a step with no completion, arrival or request changes
-//    nothing in its Scheduler; so such a boundary places a job exactly when, at the end of the
-//    last instant, some GPU stepped then could admit something the queue holds that it had
-//    refused at that instant's placement (`schedule` settles lanes and admits its own pending
-//    jobs after the placement): a 1-GPU job, on a replica's GPU (that gang's batch is cut), or a
-//    gang job on k GPUs (every batch is cut).
-// Everything else a stepped GPU does leaves the replica's speed and the queue's answers as they
-// were. Tests: tests/cluster/cluster_gang_test.cpp compares every job's state, the placements
-// and the busy samples with batches and without.
-
-// Before the instant's schedule: what each touched GPU would answer the placement.
-void Cluster::note_layouts() {
-  layouts_.clear();
-  if (batching_ == 0) return;
-  for (std::int32_t g : touched_) layouts_.emplace_back(at(g).rt->sched->layout_version(), at(g).rt->sched->pending());
-}
-
-void Cluster::check_batches(TimeNs t) {
-  if (batching_ == 0) return;
-  changed_.resize(gpus_.size(), 0);
-  bool any_changed = false;
-  for (std::size_t k = 0; k < touched_.size(); ++k) {
-    const core::Scheduler& sched = *at(touched_[k]).rt->sched;
-    const bool changed = k >= layouts_.size() || layouts_[k].first != sched.layout_version() ||
-                         layouts_[k].second != sched.pending();
-    changed_[static_cast<std::size_t>(touched_[k])] = changed ? 1 : 0;
-    any_changed |= changed;
-  }
-  if (any_changed && queued_gangs_ > 0 && queued_gang_placeable()) {
-    for (Gang& gang : gangs_) {
-      if (gang.batch_start >= 0) stop_batch(gang, t);
-    }
-  }
-  for (std::int32_t g : touched_) {
-    const std::int32_t k = at(g).gang;
-    if (k < 0) continue;
-    Gang& gang = gangs_[static_cast<std::size_t>(k)];
-    if (gang.batch_start < 0 || gang.checked == t) continue;
-    gang.checked = t;
-    if (batch_breaks(gang)) stop_batch(gang, t);
-  }
-  for (std::int32_t g : touched_) changed_[static_cast<std::size_t>(g)] = 0;
-}
-
-bool Cluster::batch_breaks(const Gang& gang) {
-  if (gang.cut || gang.transfer) return true;
-  const bool ideal = opts_.model->ideal();
-  for (const std::int32_t g : gang.gpus) {
-    if (!ideal && at(g).rt->exec->sim().running() > 1) return true;
-    if (changed_[static_cast<std::size_t>(g)] != 0 && admits_queued_job(g)) return true;
-  }
-  return false;
-}
-
 // Ends every replica's batch with the iteration in flight at t. The replicas are in phase, so
 // they end at one instant; the GPUs not stepped at t get their earlier end in the heap.
-void Cluster::stop_batch(Gang& gang, TimeNs t) {
-  gang.batch_start = -1;
-  --batching_;
+void Cluster::cut_batch(std::int32_t k, TimeNs t) {
+  const Gang& gang = gangs_[static_cast<std::size_t>(k)];
   for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
     const std::int32_t g = gang.gpus[i];
     Gpu& gpu = at(g);
@@ -1215,7 +1137,7 @@ void Cluster::stop_batch(Gang& gang, TimeNs t) {
 
 // Whether GPU g admits now a 1-GPU job that waits in the cluster queue (checked per demand
 // (P, E), FindLane being monotone in both; past kLookahead demands the answer is yes, which only
-// cuts a batch or a plan that could have gone on). Batches (check_batches) and plans
+// cuts a batch or a plan that could have gone on). Batches (GangBatches::check) and plans
 // (plan_deadline, where no gang job is queued) both ask it.
 bool Cluster::admits_queued_job(std::int32_t g) {
   constexpr std::size_t kLookahead = 64;
@@ -1816,14 +1738,14 @@ ClusterOutcome Cluster::run() {
     // shrinks, its own queue's admissions: Scheduler::settle), before it dispatches.
     for (std::int32_t g : touched_) at(g).rt->sched->settle(t, at(g).event);
     place(t);
-    note_layouts();
+    batches_.note_layouts(touched_, *this);
     plan_gangs();
     for (std::int32_t g : touched_) at(g).rt->sched->schedule(t, at(g).event);
     if (!joint_waiting_.empty()) check_joint_plans_taken();
     // 3. Gang runs whose every replica was chosen start now; batched gang runs are cut back
     //    where lock-step could differ from them.
     start_ready_gangs(t);
-    check_batches(t);
+    batches_.check(t, touched_, gpus_.size(), *this);
     SALUS_INVARIANT(gang_iteration_ends_.empty(), "a gang iteration started at t ends after t", std::to_string(t));
     // 4. When each GPU stepped needs its next step.
     auto reschedule = [&](std::int32_t g) {

@@ -1,0 +1,97 @@
+#pragma once
+/// Batched gang runs, a speed mechanism of the cluster's gang lock-step
+/// (ClusterOptions::tuning.gang_batches). After a gang run's first iteration, while
+/// every replica's lane runs alone on its GPU (or the interference model is ideal), every
+/// replica's iteration takes the job's solo iteration time, so lock-step's iterations all start
+/// and end at the same instants on every replica: the rest of the run is dispatched as one batch
+/// per replica, all starting at one instant and ending at one instant. Lock-step would differ
+/// from the batch only through what happens at an instant where some replica's GPU is stepped
+/// (an arrival bound to it, another lane's completion, a request), or through the instants of
+/// its boundaries themselves, which the batch does not step. At the end of every instant t where
+/// a replica's GPU was stepped, the batch is cut back to end with the iteration in flight (at a
+/// boundary of t, the one starting at t), which is always exact (lock-step goes on from there
+/// one iteration at a time, and the next round is a batch again if nothing is left to differ),
+/// when:
+///  - a replica's GPU asked the run to end at a boundary (gang_cut): the run ends there;
+///  - another lane runs on a replica's GPU under a model that is not ideal: that replica is
+///    slowed from t on (the simulator re-evaluates speeds after this check, at the GPU's next
+///    wait), and the others then wait for it at the end of the iteration, as in lock-step;
+///  - a paging transfer was charged to a replica's lane: lock-step's next sub-run pays it;
+///  - the instants of the gang's boundaries matter to the cluster queue. Lock-step steps every
+///    replica's GPU at each boundary, where the placement tries the queue's 1-GPU jobs that
+///    arrived earlier on the GPUs stepped and its gang jobs on every GPU. Nothing of a GPU
+///    changes between its steps, and a step with no completion, arrival or request changes
+///    nothing in its Scheduler; so such a boundary places a job exactly when, at the end of the
+///    last instant, some GPU stepped then could admit something the queue holds that it had
+///    refused at that instant's placement (`schedule` settles lanes and admits its own pending
+///    jobs after the placement): a 1-GPU job, on a replica's GPU (that gang's batch is cut), or a
+///    gang job on k GPUs (every batch is cut).
+/// Everything else a stepped GPU does leaves the replica's speed and the queue's answers as they
+/// were. Tests: tests/cluster/cluster_gang_test.cpp compares every job's state, the placements
+/// and the busy samples with batches and without.
+///
+/// This class keeps which gangs run a batch and the touched GPUs' layouts between the placement
+/// and the end of the instant; the cluster (GangBatches::Host) says what the GPUs and gangs are
+/// and cuts a batch back when asked.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "core/units.h"
+
+namespace salus::cluster {
+
+class GangBatches {
+ public:
+  /// What the batches read of the cluster, and the one thing they do to it.
+  class Host {
+   public:
+    virtual ~Host() = default;
+    /// GPU g's answers to the placement: its layout version and its own queue's length
+    /// (Scheduler::layout_version, Scheduler::pending).
+    virtual std::pair<std::uint64_t, std::size_t> layout(std::int32_t g) const = 0;
+    /// The gang GPU g hosts a replica of (-1: none).
+    virtual std::int32_t gang_on(std::int32_t g) const = 0;
+    /// Gang k's GPUs.
+    virtual std::span<const std::int32_t> gang_gpus(std::int32_t k) const = 0;
+    /// Whether gang k's run was asked to end at a boundary, or a transfer was charged to a lane of it.
+    virtual bool cut_or_transfer(std::int32_t k) const = 0;
+    /// Whether another lane runs beside the replica on GPU g under a model that is not ideal.
+    virtual bool crowded(std::int32_t g) const = 0;
+    /// Whether GPU g admits now a 1-GPU job waiting in the cluster queue.
+    virtual bool admits_queued_job(std::int32_t g) = 0;
+    /// Whether a gang job in the cluster queue has the GPUs to start now.
+    virtual bool queued_gang_placeable() = 0;
+    /// Ends gang k's batch on every replica with the iteration in flight at t.
+    virtual void cut_batch(std::int32_t k, core::TimeNs t) = 0;
+  };
+
+  /// Gang k's sub-runs started at t are a batch.
+  void started(std::int32_t k, core::TimeNs t);
+  /// Gang k's sub-runs ended (every replica's): its batch, if it ran one, is over.
+  void ended(std::int32_t k);
+  /// Whether gang k's sub-runs in flight are a batch.
+  bool batching(std::int32_t k) const {
+    return static_cast<std::size_t>(k) < start_.size() && start_[static_cast<std::size_t>(k)] >= 0;
+  }
+  /// After the instant's placement, before its schedule: what each GPU touched would answer it.
+  void note_layouts(std::span<const std::int32_t> touched, const Host& host);
+  /// At the end of instant t: cuts the batches back where lock-step could differ from them.
+  void check(core::TimeNs t, std::span<const std::int32_t> touched, std::size_t gpus, Host& host);
+
+ private:
+  void stop(std::int32_t k, core::TimeNs t, Host& host);
+  bool breaks(std::int32_t k, Host& host) const;
+
+  std::vector<core::TimeNs> start_;    // per gang: the instant its batch started (-1: none)
+  std::vector<core::TimeNs> checked_;  // per gang: the instant check() last looked at it
+  std::int64_t batching_ = 0;          // gangs whose sub-runs in flight are a batch
+  // note_layouts: each touched GPU's answers after the placement, by position in `touched`;
+  // check: per GPU, whether they may have changed since the placement judged it.
+  std::vector<std::pair<std::uint64_t, std::size_t>> layouts_;
+  std::vector<char> changed_;
+};
+
+}  // namespace salus::cluster
