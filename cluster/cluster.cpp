@@ -11,7 +11,7 @@
 
 #include "cluster/able_gpus.h"
 #include "cluster/gang_batches.h"
-#include "cluster/joint_plan.h"
+#include "cluster/joint_planner.h"
 #include "cluster/placement.h"
 #include "cluster/replicas.h"
 #include "cluster/room_index.h"
@@ -154,9 +154,6 @@ struct Gang {
   bool running = false;
   bool cut = false;                     // some replica's GPU asked the run to end at a boundary
   bool transfer = false;                // a paging transfer was charged to a replica's lane since its sub-run began
-  TimeNs joint_at = -1;                 // the instant a joint plan was last decided for its GPUs
-  bool joint = false;                   // and whether one was computed then (Cluster::plan_gang)
-  TimeNs joint_end = -1;                // the end of the joint plan in flight (Cluster::plan_gang)
   AbleSet able;  // while it waits in the cluster queue: the GPUs that could take a replica
 };
 
@@ -171,8 +168,7 @@ struct GpuRuntime {
   std::vector<Completion> completions;  // taken at this instant's step
   std::uint64_t memo_version = 0;       // the layout version `memo` holds answers for
   std::vector<std::int8_t> memo;        // per demand class: Scheduler::admit_kind (-1: not asked yet)
-  core::PlanDispatch offer;             // what its loop offered (Scheduler::offer_plan)
-  core::PlanReport report;              // what the plan does
+  JointPlanner::GpuState plan;          // the joint and turn plans' (cluster/joint_planner.h)
 };
 
 struct Gpu {
@@ -191,9 +187,6 @@ struct Gpu {
   TimeNs free_at = -1;
   bool touched = false;                 // stepped at this instant
   bool event = false;
-  // A joint plan (Cluster::plan_gang) computed for it at `joint_at`, handed over at its start_plan.
-  TimeNs joint_at = -1;                 // -1: none waiting
-  TimeNs joint_end = -1;                // the end of the last joint plan it ran (never rewound)
   // What the last placement pass that judged it saw (Cluster::place): its layout version, its
   // own queue's length, its gang (a GPU never judged: a version no Scheduler reaches).
   struct Placed {
@@ -216,7 +209,7 @@ struct IterTable {
   std::vector<TimeNs> ns;
 };
 
-class Cluster final : private GangBatches::Host {
+class Cluster final : private GangBatches::Host, private JointPlanner::Host {
  public:
   Cluster(std::span<const JobSpec> jobs, const std::string& policy, const ClusterOptions& opts)
       : jobs_(jobs), opts_(opts), policy_name_(policy), placement_(placement_registry().at(opts.placement).factory) {
@@ -345,7 +338,7 @@ class Cluster final : private GangBatches::Host {
   bool gang_plans() const { return opts_.tuning.plans && opts_.tuning.gang_plans; }
   /// Whether GPU g has admitted the replica of the gang job bound to it (it may wait in the
   /// GPU's own queue behind jobs given to it without a choice).
-  bool gang_admitted(std::int32_t g) const {
+  bool gang_admitted(std::int32_t g) const override {
     const std::int32_t k = gpus_[static_cast<std::size_t>(g)].gang;
     if (k < 0) return false;
     const Gang& gang = gangs_[static_cast<std::size_t>(k)];
@@ -362,15 +355,17 @@ class Cluster final : private GangBatches::Host {
                                  gpus_[static_cast<std::size_t>(g)].bound == 0);
   }
   /// Whether GPU g, which hosts an admitted gang replica, has its part of a joint plan or its
-  /// turn plan to run from now (computed in the instant's planning phase, plan_gangs).
+  /// turn plan to run from now (computed in the instant's planning phase, JointPlanner::plan).
   bool joint_plan_ready(std::int32_t g) const {
-    return opts_.tuning.gang_plans && gpus_[static_cast<std::size_t>(g)].joint_at == now_;
+    return opts_.tuning.gang_plans && JointPlanner::ready(at(g).rt->plan, now_);
   }
-  /// The planning phase of instant t, after the placement and before any GPU dispatches: the
-  /// joint plans of the gangs whose GPUs all decide at t, else the turn plans of their GPUs,
-  /// each handed to its GPU as data (its start_plan takes it).
-  void plan_gangs();
-  bool take_joint_plan(std::int32_t g, const core::PlanDispatch& p, core::PlanReport& report);
+  /// GPU g's start_plan of a plan with its gang replica: the plan computed for it at this
+  /// instant's planning phase (JointPlanner::take), started in its simulator; false when none.
+  bool take_joint_plan(std::int32_t g, const core::PlanDispatch& p, core::PlanReport& report) {
+    if (!planner_.take(g, now_, p, report, *this)) return false;
+    at(g).rt->exec->sim().start_computed_plan(p, report);
+    return true;
+  }
   std::size_t gpus() const { return gpus_.size(); }
   TimeNs plan_deadline(std::int32_t g);
 
@@ -435,7 +430,7 @@ class Cluster final : private GangBatches::Host {
     touch_log_.touch(g);
     const TimeNs plan_end = gpu.rt->exec->sim().plan_end_ns();
     const bool rewound = plan_end != core::kNever && plan_end > now_;
-    SALUS_INVARIANT(!rewound || gpu.joint_end != plan_end, "a joint plan is never taken back", std::to_string(now_));
+    SALUS_INVARIANT(!rewound || gpu.rt->plan.end != plan_end, "a joint plan is never taken back", std::to_string(now_));
     if (rewound) rewind(g);
     collect(g, now_, gpu.rt->completions);
     // The completions of this instant would have been taken before its arrivals (step 2, passed
@@ -522,16 +517,26 @@ class Cluster final : private GangBatches::Host {
     if (opts_.sched.lane_mode != core::LaneMode::kAuto) return true;
     return gpu.rt->sched->admitted() == 1 && gpu.rt->sched->free_bytes() < min_demand_;
   }
-  bool plan_gang(Gang& gang);
-  bool joint_lanes(const Gang& gang, TimeNs t0);
-  bool offer_lane(std::int32_t g, JobIndex replica, TimeNs t0, joint::Lane& lane);
+  // JointPlanner::Host: what the joint and turn plans (cluster/joint_planner.h) read.
+  JointPlanner::Gang gang(std::int32_t k) const override {
+    const Gang& g = gangs_[static_cast<std::size_t>(k)];
+    return {.running = g.running, .chosen = g.n_chosen > 0, .gpus = g.gpus, .replicas = g.replicas,
+            .is_chosen = g.is_chosen, .id = jobs_[static_cast<std::size_t>(g.job)].id};
+  }
+  JointPlanner::GpuState& gpu_state(std::int32_t g) override { return at(g).rt->plan; }
+  const sim::SimExecutor* plannable(std::int32_t g, TimeNs t0) override {
+    const Gpu& gpu = at(g);
+    const sim::SimExecutor& sim = gpu.rt->exec->sim();
+    if (!gpu.touched || sim.now() != t0 || sim.running() != 0) return nullptr;
+    return admits_queued_job(g) ? nullptr : &sim;
+  }
+  bool offer(std::int32_t g, TimeNs t0, core::PlanDispatch& out) override {
+    return at(g).rt->sched->offer_plan(t0, out);
+  }
   /// The next job arrival not yet taken (kNever: none): joint and turn plans end by it.
-  TimeNs next_arrival() const {
+  TimeNs next_arrival() const override {
     return cursor_ < order_.size() ? jobs_[static_cast<std::size_t>(order_[cursor_])].arrival_ns : core::kNever;
   }
-  void hand_joint_plans(Gang& gang, TimeNs t0, const joint::Outcome& plan);
-  bool turn_plan(std::int32_t g, const Gang& gang);
-  void check_joint_plans_taken();
   void resolve_gangs(TimeNs t);
   void start_ready_gangs(TimeNs t);
   // GangBatches::Host: what the batched gang runs (cluster/gang_batches.h) read and cut.
@@ -539,7 +544,9 @@ class Cluster final : private GangBatches::Host {
     return {at(g).rt->sched->layout_version(), at(g).rt->sched->pending()};
   }
   std::int32_t gang_on(std::int32_t g) const override { return at(g).gang; }
-  std::span<const std::int32_t> gang_gpus(std::int32_t k) const override { return gangs_[static_cast<std::size_t>(k)].gpus; }
+  std::span<const std::int32_t> gang_gpus(std::int32_t k) const override {
+    return gangs_[static_cast<std::size_t>(k)].gpus;
+  }
   bool cut_or_transfer(std::int32_t k) const override {
     const Gang& gang = gangs_[static_cast<std::size_t>(k)];
     return gang.cut || gang.transfer;
@@ -690,12 +697,7 @@ class Cluster final : private GangBatches::Host {
   GangBatches batches_;                    // batched gang runs (tuning.gang_batches)
   std::vector<std::int32_t> waiting_gangs_;  // gangs in the cluster queue, in arrival order
   std::vector<Completion> raw_, scratch_;
-  // plan_gang's scratch: every job of every GPU's plan (slots), each GPU's lane, the rounds' (to
-  // take one back), and the GPUs whose joint plan waits for their start_plan.
-  std::vector<joint::Slot> joint_slots_;
-  std::vector<joint::Lane> joint_lanes_;
-  joint::Scratch joint_scratch_;
-  std::vector<std::int32_t> joint_waiting_;
+  JointPlanner planner_;                    // joint and turn plans (tuning.gang_plans)
   StepHeap steps_{opts_.cluster.gpus.size()};  // the GPUs by the instant of their next step
   core::PendingQueue queue_;               // the cluster queue: arrival order, class skip
   std::map<std::tuple<Bytes, Bytes, std::int32_t, std::int32_t>, std::int64_t> class_ids_;  // its classes
@@ -822,7 +824,7 @@ bool GpuExecutor::plans_lone_job() const { return cluster_.gang_plans() && clust
 // Spares the policy's plan where start_plan below would refuse it: outside a replay, plan_deadline
 // is now because a gang job waiting in the cluster queue could take this GPU, or the lane (the only one: plans run
 // alone) holds this GPU's gang replica and neither a joint plan of the gang's GPUs nor this GPU's
-// turn plan runs from now (computed before any GPU dispatched: Cluster::plan_gangs).
+// turn plan runs from now (computed before any GPU dispatched: JointPlanner::plan).
 bool GpuExecutor::plans_now() const {
   if (replay_until_ != core::kNever) return true;
   if (cluster_.gang_admitted(gpu_)) return cluster_.joint_plan_ready(gpu_);
@@ -831,8 +833,7 @@ bool GpuExecutor::plans_now() const {
 // A plan runs in the simulator as on one GPU, but must end by the first instant a job could be
 // bound to this GPU (Cluster::plan_deadline): a plan is never cut, and a job joining the lane
 // would have cut the run at the next boundary. A plan with a gang replica is the GPU's part of
-// its gang's joint plan, computed with the others' (Cluster::plan_gang), or its turn plan
-// (Cluster::turn_plan).
+// its gang's joint plan, computed with the others', or its turn plan (JointPlanner::plan).
 bool GpuExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& report) {
   for (const core::PlanJob& j : p.jobs) {
     if (gang_of(j.job) >= 0) {
@@ -885,7 +886,7 @@ void Cluster::start_ready_gangs(TimeNs t) {
     std::sort(rebound_.begin(), rebound_.end());
     rebound_.erase(std::unique(rebound_.begin(), rebound_.end()), rebound_.end());
     for (const std::int32_t g : rebound_) at(g).rt->sched->schedule(t, true);
-    if (!joint_waiting_.empty()) check_joint_plans_taken();
+    if (planner_.waiting()) planner_.check_taken(now_, *this);
   }
 }
 
@@ -908,7 +909,7 @@ void Cluster::start_sub_runs(Gang& gang, TimeNs t) {
   // does. After the first, an iteration run alone (the last of a run, or after a batch was cut)
   // is paced too where it can be: a faster replica's GPU is then stepped where the slowest one's
   // is, whether the run went as a batch or one iteration at a time (and a joint plan need not
-  // know where batches were cut: plan_gang).
+  // know where batches were cut: JointPlanner).
   TimeNs pace = 0;
   for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
     pace = std::max(pace, at(gang.gpus[i]).rt->exec->sim().iter_time(gang.chosen[i].job));
@@ -967,159 +968,7 @@ void Cluster::resolve_gangs(TimeNs t) {
   }
 }
 
-// ---- Joint plans (ClusterOptions::gang_plans) -------------------------------------------------
-// Under FAIR and LAS a gang replica shares its GPU's one lane with 1-GPU jobs, which take their
-// turns with it one run at a time; without a plan, every such run is an instant of the loop. The
-// order of the turns on each GPU depends only on iteration counts (the policy's rotation:
-// Policy::plan, the replica one of its entries), never on timing, so from an instant where every
-// GPU of the gang decides (the end of a gang run: its replicas complete together) each GPU's
-// sequence of runs is fixed, and the only coupling between them is lock-step: a gang run starts
-// when the replica's turn has come on every GPU (S = the latest of the GPUs' R_a, each GPU's lane
-// held from its R_a), runs m iterations, m the fewest any GPU's turn holds (the GPUs whose turn
-// holds more choose the replica again at its end), and its first iteration ends when the slowest
-// replica's does (the job's first-iteration extra, and each lane's switching cost where its last
-// job was another), the later ones one solo iteration apart (each lane runs alone on its GPU).
-// That recurrence is computed here round by round, O(GPUs) per gang run plus O(jobs of a lane)
-// per 1-GPU run, into one plan per GPU (the runs, switches, lane time and first start per job,
-// exactly as the loop counts them run by run), all ending at one gang run's end E:
-//  - not speculative: E is at or before the next arrival (nothing can be bound to these GPUs
-//    before it), and there is no joint plan while a gang job waits in the cluster queue or while
-//    the queue holds a job one of these GPUs admits (plan_deadline), so nothing touches them
-//    before E: no rewind;
-//  - it stops before the round in which a 1-GPU job would finish (its finish would change the
-//    GPU's memory), or at the end of the gang run that finishes the gang (all replicas finish at
-//    E, as run by run);
-//  - every GPU of the gang takes part (touched at this instant, its lane the only one and idle,
-//    Scheduler::offer_plan gives its rotation); the plans are computed in the instant's planning
-//    phase (plan_gangs: after the placement, before any GPU dispatches) and handed to each at its
-//    start_plan, checked against the offer it makes then. No plan without at least one whole
-//    gang run.
-// At E every GPU of the gang gets its plan's completion and decides, as at a gang run's end; the
-// Gang's own state is as a gang run's end leaves it (not running, nothing chosen).
-void Cluster::plan_gangs() {
-  if (!opts_.tuning.gang_plans || !opts_.tuning.plans) return;
-  for (const std::int32_t g : touched_) {
-    if (!gang_admitted(g)) continue;
-    Gang& gang = gangs_[static_cast<std::size_t>(at(g).gang)];
-    if (gang.joint_at != now_) {
-      gang.joint_at = now_;
-      gang.joint = plan_gang(gang);
-    }
-    if (!gang.joint) turn_plan(g, gang);
-  }
-}
-
-// A GPU of a gang job whose replica is not chosen there, while no joint plan runs (the gang's
-// other GPUs wait for it with the replica chosen, or chose at other instants, or their joint plan
-// did not fit): its rotation's 1-GPU runs up to the replica's turn are fixed (the order depends
-// only on iteration counts) and nothing else of the cluster depends on them but the instants they
-// end at (for the cluster queue's gang jobs: the trace, as a joint plan's), so they are planned
-// in one go (joint::run_before_turn) and the GPU decides at the last one's end, as run by run.
-// Not speculative, as a joint plan: it ends by the next arrival, the GPU hosts a gang (no gang
-// job is placed on it) and admits nothing the queue holds; and it stops before a run that would
-// finish a job. Handed over at the GPU's start_plan as a joint plan's part is (take_joint_plan).
-bool Cluster::turn_plan(std::int32_t g, const Gang& gang) {
-  Gpu& gpu = at(g);
-  if (gpu.joint_at == now_) return true;  // computed at this instant's first asking
-  if (gang.running) return false;
-  std::size_t i = 0;
-  while (gang.gpus[i] != g) ++i;
-  if (gang.is_chosen[i] != 0) return false;
-  joint_slots_.clear();
-  joint::Lane lane;
-  if (!offer_lane(g, gang.replicas[i], now_, lane)) return false;
-  const std::int64_t runs = joint::run_before_turn(joint_slots_, lane, next_arrival());
-  if (runs == 0) return false;
-  const JobIndex last = gpu.rt->offer.jobs[lane.last - lane.begin].job;
-  joint::write_report(joint_slots_, lane, last, lane.clock, gpu.rt->report);
-  gpu.joint_at = now_;
-  joint_waiting_.push_back(g);
-  ++result_.turn_plans;
-  result_.turn_plan_runs += runs;
-  return true;
-}
-
-bool Cluster::take_joint_plan(std::int32_t g, const core::PlanDispatch& p, core::PlanReport& report) {
-  Gpu& gpu = at(g);
-  if (gpu.joint_at != now_) return false;
-  const core::PlanDispatch& o = gpu.rt->offer;
-  bool same = p.lane == o.lane && p.last_job == o.last_job && p.jobs.size() == o.jobs.size();
-  for (std::size_t i = 0; same && i < p.jobs.size(); ++i) {
-    const core::PlanJob &a = p.jobs[i], &b = o.jobs[i];
-    same = a.job == b.job && a.level == b.level && a.step == b.step && a.order == b.order &&
-           a.remaining == b.remaining && a.extra_ns == b.extra_ns;
-  }
-  SALUS_INVARIANT(same, "a GPU starts the joint plan computed from its offer", "GPU " + std::to_string(g));
-  report = gpu.rt->report;
-  gpu.rt->exec->sim().start_computed_plan(p, report);
-  gpu.joint_at = -1;
-  gpu.joint_end = report.end_ns;
-  return true;
-}
-
-// Every GPU given a joint plan at this instant started it (its loop offered it, so it takes it).
-void Cluster::check_joint_plans_taken() {
-  for (const std::int32_t g : joint_waiting_) {
-    SALUS_INVARIANT(at(g).joint_at != now_, "every GPU of a joint plan starts it", "GPU " + std::to_string(g));
-  }
-  joint_waiting_.clear();
-}
-
-// The joint plans of a gang's GPUs (cluster/README.md, "Joint plans"; the rounds: joint_plan.h),
-// computed at the end of a gang run from every GPU's offer, each handed to its GPU's start_plan.
-bool Cluster::plan_gang(Gang& gang) {
-  if (gang.running || gang.n_chosen > 0) return false;
-  const TimeNs t0 = now_;
-  if (!joint_lanes(gang, t0)) return false;
-  joint::Replica replica;
-  const bool alike = joint::replicas_alike(joint_slots_, joint_lanes_, jobs_[static_cast<std::size_t>(gang.job)].id, replica);
-  const joint::Outcome plan = joint::plan_rounds(joint_slots_, joint_lanes_, replica, t0, next_arrival(), joint_scratch_);
-  if (plan.rounds == 0) return false;
-  result_.joint_paced_plans += alike ? 0 : 1;
-  hand_joint_plans(gang, t0, plan);
-  return true;
-}
-
-// Each GPU of the gang as a lane of joint_slots_, from its offer (Scheduler::offer_plan): false
-// when one cannot take part (not stepped at t0, busy, admitting a queued job, or no plan).
-bool Cluster::joint_lanes(const Gang& gang, TimeNs t0) {
-  joint_slots_.clear();
-  joint_lanes_.clear();
-  for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
-    if (!offer_lane(gang.gpus[i], gang.replicas[i], t0, joint_lanes_.emplace_back())) return false;
-  }
-  return true;
-}
-
-// GPU g as a lane of joint_slots_ from its offer (Scheduler::offer_plan), holding `replica`:
-// false when it cannot take part in a joint or turn plan (not stepped at t0, busy, admitting a
-// queued job, or no plan).
-bool Cluster::offer_lane(std::int32_t g, JobIndex replica, TimeNs t0, joint::Lane& lane) {
-  Gpu& gpu = at(g);
-  const sim::SimExecutor& sim = gpu.rt->exec->sim();
-  if (!gpu.touched || sim.now() != t0 || sim.running() != 0) return false;
-  if (admits_queued_job(g)) return false;
-  if (!gpu.rt->sched->offer_plan(t0, gpu.rt->offer)) return false;
-  SALUS_INVARIANT(sim.last_job(gpu.rt->offer.lane) == gpu.rt->offer.last_job, "a GPU's offer starts where its lane stands",
-                  std::to_string(g));
-  lane = joint::add_lane(gpu.rt->offer, sim, replica, t0, joint_slots_);
-  SALUS_INVARIANT(lane.replica != joint::kNoSlot, "a gang GPU's rotation holds its replica", std::to_string(g));
-  return true;
-}
-
-// Each GPU's report, waiting for its start_plan (take_joint_plan), and the run's counters.
-void Cluster::hand_joint_plans(Gang& gang, TimeNs t0, const joint::Outcome& plan) {
-  for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
-    Gpu& gpu = at(gang.gpus[i]);
-    joint::write_report(joint_slots_, joint_lanes_[i], gang.replicas[i], plan.end, gpu.rt->report);
-    gpu.joint_at = t0;
-    joint_waiting_.push_back(gang.gpus[i]);
-  }
-  result_.gang_iterations += plan.gang_iterations;
-  gang.joint_end = plan.end;
-  ++result_.joint_plans;
-  result_.joint_gang_runs += plan.rounds;
-}
+// ---- Joint and turn plans: cluster/joint_planner.h -----------------------------------------
 
 // Ends every replica's batch with the iteration in flight at t. The replicas are in phase, so
 // they end at one instant; the GPUs not stepped at t get their earlier end in the heap.
@@ -1631,6 +1480,13 @@ void Cluster::merge_live() {
 // summed.
 ClusterOutcome Cluster::finish(TimeNs end) {
   core::ScheduleOutcome& out = result_.outcome;
+  const JointPlanner::Counters& plans = planner_.counters();
+  result_.joint_plans += plans.joint_plans;
+  result_.joint_gang_runs += plans.joint_gang_runs;
+  result_.joint_paced_plans += plans.joint_paced_plans;
+  result_.turn_plans += plans.turn_plans;
+  result_.turn_plan_runs += plans.turn_plan_runs;
+  result_.gang_iterations += plans.gang_iterations;
   retire_ended();
   merge_live();
   if (gpus_.size() == 1) runtime(0);  // its (empty) recording is the outcome's
@@ -1739,9 +1595,9 @@ ClusterOutcome Cluster::run() {
     for (std::int32_t g : touched_) at(g).rt->sched->settle(t, at(g).event);
     place(t);
     batches_.note_layouts(touched_, *this);
-    plan_gangs();
+    if (gang_plans()) planner_.plan(t, touched_, *this);
     for (std::int32_t g : touched_) at(g).rt->sched->schedule(t, at(g).event);
-    if (!joint_waiting_.empty()) check_joint_plans_taken();
+    if (planner_.waiting()) planner_.check_taken(t, *this);
     // 3. Gang runs whose every replica was chosen start now; batched gang runs are cut back
     //    where lock-step could differ from them.
     start_ready_gangs(t);

@@ -1,5 +1,5 @@
 #pragma once
-/// The steps of Cluster::plan_gang: the joint plans of a gang job's GPUs, computed round by round
+/// The steps of JointPlanner (joint_planner.h): the joint plans of a gang job's GPUs, computed round by round
 /// (cluster/README.md, "Joint plans"). Internal to cluster/: cluster.cpp and tests/cluster include it.
 ///
 /// Each GPU's offer (core::PlanDispatch) becomes a lane of slots, one per job of its rotation,
@@ -84,7 +84,7 @@ std::pair<std::size_t, std::size_t> head(std::span<const Slot> slots, const Lane
 std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log);
 /// The lane's 1-GPU runs before its replica's turn, from its clock, as run_to_turn runs them,
 /// but stopping before a run that would finish its job or end past `deadline`, or where the
-/// replica's turn has come (Cluster::turn_plan: one GPU's plan while its gang's other GPUs wait
+/// replica's turn has come (JointPlanner's turn plans: one GPU's plan while its gang's other GPUs wait
 /// for it). Returns the runs.
 std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline);
 /// Takes back the runs of `log`, last first.

@@ -1,4 +1,4 @@
-// The steps of Cluster::plan_gang (cluster/joint_plan.h) on a hand case worked out below: a gang
+// The steps of JointPlanner's joint plans (cluster/joint_plan.h) on a hand case worked out below: a gang
 // job R of 3 iterations on two GPUs, GPU 0's lane shared with a 1-GPU job X, GPU 1's with nothing.
 // cluster_gang_plan_test.cpp checks the whole against deciding at every boundary.
 #include <doctest/doctest.h>
