@@ -14,6 +14,7 @@
 #include "cluster/joint_planner.h"
 #include "cluster/placement.h"
 #include "cluster/replicas.h"
+#include "cluster/speculation.h"
 #include "cluster/room_index.h"
 #include "cluster/step_heap.h"
 #include "core/errors.h"
@@ -85,13 +86,8 @@ class GpuExecutor final : public core::Executor, public core::Planning {
   std::int64_t iterations_by_next_boundary(LaneId lane, TimeNs t) const override;
 
   sim::SimExecutor& sim() { return sim_; }
-  /// While set (Cluster::rewind), plans end by this instant instead of Cluster::plan_deadline.
-  void set_replay_until(TimeNs t) { replay_until_ = t; }
-  /// A job was bound to this GPU at t (the speculation horizon's clock).
-  void note_bind(TimeNs t) {
-    if (last_bind_ >= 0) bind_interval_ = (3 * bind_interval_ + (t - last_bind_)) / 4;
-    last_bind_ = t;
-  }
+  /// The speculative plans' state of this GPU (cluster/speculation.h).
+  Speculation::GpuState& speculation() { return speculation_; }
   /// The gang replica holding the lane (dispatched, its gang run not over), or kNoJob.
   JobIndex gang_lane(LaneId lane) const {
     for (const auto& [l, r] : gang_lanes_) {
@@ -117,24 +113,7 @@ class GpuExecutor final : public core::Executor, public core::Planning {
   sim::SimExecutor sim_;
   std::vector<std::pair<LaneId, JobIndex>> gang_lanes_;  // lanes a gang replica holds (at most one)
   core::PlanDispatch plan_;  // the plan handed to the simulator: the loop's, with the cluster's deadline
-  TimeNs replay_until_ = core::kNever;
-  // The speculation horizon: a plan runs at most this long past its start. A plan taken back
-  // (rewind) wastes what the simulator computed past the bind, once per bind; each plan costs
-  // its set-up, O(jobs in the lane). Where the simulator steps a plan's iterations one by one
-  // (LAS: 60 M of its 1.5 G iterations on the README's 100k-job first-fit run), unbounded
-  // plans wasted 0.83 G iterations in rewinds; where it counts them in closed form (FAIR) short
-  // plans cost more in set-ups. The horizon is four times the time between binds to this GPU (a
-  // moving average, or the time since the last bind when longer): on that run, one run each,
-  // 2 to 32 times were within the machine's noise of each other (FAIR 7.4-9.0 s, LAS 6.6-7.9 s),
-  // 1/8 took FAIR 20-22 s, and no horizon FAIR 8.3 s and LAS 7.5 s. Any deadline before the
-  // rule's is exact (the loop goes on from the plan's end, run by run or with another plan), so
-  // the horizon sets speed only, never a result.
-  static constexpr TimeNs kMinHorizon = core::kNsPerMs;
-  TimeNs last_bind_ = -1;
-  TimeNs bind_interval_ = core::kNsPerS;
-  TimeNs horizon(TimeNs now) const {
-    return std::max(kMinHorizon, 4 * std::max(bind_interval_, last_bind_ >= 0 ? now - last_bind_ : 0));
-  }
+  Speculation::GpuState speculation_;
 };
 
 /// A job of k > 1 GPUs: its replicas and the state of its current lock-step run.
@@ -209,7 +188,7 @@ struct IterTable {
   std::vector<TimeNs> ns;
 };
 
-class Cluster final : private GangBatches::Host, private JointPlanner::Host {
+class Cluster final : private GangBatches::Host, private JointPlanner::Host, private Speculation::Host {
  public:
   Cluster(std::span<const JobSpec> jobs, const std::string& policy, const ClusterOptions& opts)
       : jobs_(jobs), opts_(opts), policy_name_(policy), placement_(placement_registry().at(opts.placement).factory) {
@@ -431,13 +410,26 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host {
     const TimeNs plan_end = gpu.rt->exec->sim().plan_end_ns();
     const bool rewound = plan_end != core::kNever && plan_end > now_;
     SALUS_INVARIANT(!rewound || gpu.rt->plan.end != plan_end, "a joint plan is never taken back", std::to_string(now_));
-    if (rewound) rewind(g);
+    if (rewound) {
+      SALUS_INVARIANT(taken_, "a GPU is rewound at a bind, after the instant's completions", std::to_string(now_));
+      speculation_.rewind(g, now_, *this);
+    }
     collect(g, now_, gpu.rt->completions);
     // The completions of this instant would have been taken before its arrivals (step 2, passed
     // already: a rewind comes from a bind); none finishes a job (see rewind).
     if (rewound && !gpu.rt->completions.empty()) take_replayed_completions(gpu, now_);
   }
-  void rewind(std::int32_t g);
+  // Speculation::Host: what a rewind (cluster/speculation.h) does to a GPU.
+  Speculation::GpuState& speculation(std::int32_t g) override { return at(g).rt->exec->speculation(); }
+  TimeNs clock(std::int32_t g) const override { return at(g).rt->exec->now(); }
+  void replan(std::int32_t g, TimeNs t) override { at(g).rt->sched->replan(t); }
+  TimeNs next_completion(std::int32_t g) const override { return at(g).rt->exec->sim().next_completion_ns(); }
+  void step_alone(std::int32_t g, TimeNs t) override {
+    Gpu& gpu = at(g);
+    collect(g, t, gpu.rt->completions);
+    take_replayed_completions(gpu, t);
+    gpu.rt->sched->schedule(t, false);
+  }
   /// A rewound GPU's completions at t, taken as run()'s loop takes them; none finishes a job (the
   /// plan taken back would have ended at that finish, before the bind).
   void take_replayed_completions(Gpu& gpu, TimeNs t) {
@@ -705,13 +697,7 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host {
   std::int64_t queued_gangs_ = 0;          // gang jobs in the cluster queue
   std::vector<JobIndex> order_;            // input jobs in arrival order
   std::size_t cursor_ = 0;                 // in order_: the next job to arrive
-  // From each position of order_: the position of the first gang job at or after it (stop_gang_),
-  // and of the first gang job or job given without a choice to largest_gpu_ (stop_largest_); n
-  // where there is none. arrival_at() turns a position into its arrival.
-  std::vector<std::int32_t> stop_gang_, stop_largest_;
-  TimeNs arrival_at(std::int32_t pos) const {
-    return static_cast<std::size_t>(pos) == order_.size() ? core::kNever : jobs_[order_[pos]].arrival_ns;
-  }
+  Speculation speculation_;                // speculative plans (tuning.plans, on several GPUs)
   bool taken_ = false;                     // step 2 of this instant is done (rewinds come after)
   std::vector<JobIndex> rank_;             // input job -> arrival rank (< the jobs, a JobIndex)
   JobGpus job_gpus_;
@@ -826,7 +812,7 @@ bool GpuExecutor::plans_lone_job() const { return cluster_.gang_plans() && clust
 // alone) holds this GPU's gang replica and neither a joint plan of the gang's GPUs nor this GPU's
 // turn plan runs from now (computed before any GPU dispatched: JointPlanner::plan).
 bool GpuExecutor::plans_now() const {
-  if (replay_until_ != core::kNever) return true;
+  if (speculation_.replaying()) return true;
   if (cluster_.gang_admitted(gpu_)) return cluster_.joint_plan_ready(gpu_);
   return !cluster_.gang_queue_blocks(gpu_);
 }
@@ -837,15 +823,14 @@ bool GpuExecutor::plans_now() const {
 bool GpuExecutor::start_plan(const core::PlanDispatch& p, core::PlanReport& report) {
   for (const core::PlanJob& j : p.jobs) {
     if (gang_of(j.job) >= 0) {
-      return replay_until_ == core::kNever && cluster_.take_joint_plan(gpu_, p, report);
+      return !speculation_.replaying() && cluster_.take_joint_plan(gpu_, p, report);
     }
   }
-  const bool replay = replay_until_ != core::kNever;
-  TimeNs deadline = std::min(p.deadline, replay ? replay_until_ : cluster_.plan_deadline(gpu_));
   const TimeNs now = sim_.now();
   // On one GPU every job is given to it without a choice: the rule's deadline is the next
   // arrival, nothing is speculative, and the plans are run_schedule's.
-  if (!replay && cluster_.gpus() > 1) deadline = std::min(deadline, now + horizon(now));
+  const TimeNs rule = speculation_.replaying() ? core::kNever : cluster_.plan_deadline(gpu_);
+  const TimeNs deadline = speculation_.plan_deadline(now, p.deadline, rule, cluster_.gpus() > 1);
   if (deadline <= now) return false;
   plan_ = p;
   plan_.deadline = deadline;
@@ -1038,7 +1023,7 @@ void Cluster::bind(JobIndex r, std::int32_t g, std::int64_t rank, TimeNs t, bool
   gpu.event = true;
   const JobIndex j = replicas_.owner(r);
   job_gpus_.add(static_cast<std::size_t>(j), g);
-  gpu.rt->exec->note_bind(t);
+  gpu.rt->exec->speculation().note_bind(t);
   const std::int32_t gang = replicas_.gang(r);
   if (gang >= 0) {
     gpu.gang = gang;
@@ -1079,57 +1064,10 @@ std::int32_t Cluster::fixed_gpu(JobIndex j) const {
   return largest_gpu_;
 }
 
-// A GPU running a plan changes in nothing the rest of the cluster sees: its admitted jobs and
-// memory stay as they are until the plan's last iteration, the only one that can finish a job,
-// so its answers to the placement (can_admit_now, free_bytes, jobs, util) are those of the
-// plan's start, and the cluster queue, tried on the GPUs touched at an instant, finds it
-// refusing every queued job at every instant of the plan: a job queued before the plan's start
-// it refused then (or there is no plan, below), one queued since it refused at its arrival.
-// Plans are speculative: one runs past arrivals that the placement may give to this GPU. Should
-// one be bound to it at an instant a inside its plan, touch() rewinds it (Cluster::rewind): the
-// plan is taken back and the GPU is stepped privately from the plan's start up to a with plans
-// ending by a, exactly as it would have been stepped had the plan been given deadline a (nothing
-// it does before a is seen by the rest of the cluster: no job finishes there, since the plan
-// would have ended at that finish). What a plan cannot run past is what touches the GPU without
-// a bind, or binds in a way the rewind does not see coming:
-//  - a gang job's arrival: it may wait in the cluster queue, and while it waits it is tried on
-//    every GPU at every instant, the instants of this GPU's boundaries included;
-//  - on largest_gpu_, a job given to it without a choice: on a one-GPU cluster every job is, so
-//    the deadline is run_schedule's (the next arrival) and so are the plans; elsewhere such jobs
-//    are rare (only the largest GPU holds them), and stopping there costs little;
-// and there is no plan (the deadline is now) while a gang job waits in the queue, or while the
-// queue holds a job this GPU can admit now (it refused them at this instant's placement, but its
-// lane may have moved since: schedule settles lanes after placement). The queue is checked once
-// per demand (P, E), FindLane being monotone in both; the checks are bounded, and past the bound
-// the answer is now, which is as safe and only shorter.
+// Where a plan must end by, on the binding rule (cluster/speculation.h says why it is exact).
 TimeNs Cluster::plan_deadline(std::int32_t g) {
   if (gang_queue_blocks(g) || admits_queued_job(g)) return now_;
-  return arrival_at((g == largest_gpu_ ? stop_largest_ : stop_gang_)[cursor_]);
-}
-
-// GPU g, whose plan started at s (its clock) runs past now_, is bound a job at now_. Take the
-// plan back, dispatch again at s with plans ending by now_, and step it through its own events
-// in (s, now_) as run()'s loop would have: take the completions, schedule (no job finishes, so
-// there is nothing to split, and the loop's event flag is false). Arrivals
-// between s and now_ went to other GPUs or the queue (none was bound to g, this is the first
-// bind since s; none was a gang job or given to g without a choice, plan_deadline), and the
-// queue holds nothing g can admit (plan_deadline's comment), so at those instants the cluster
-// has nothing else for g. What ends exactly at now_ is left to touch().
-void Cluster::rewind(std::int32_t g) {
-  Gpu& gpu = at(g);
-  GpuExecutor& e = *gpu.rt->exec;
-  SALUS_INVARIANT(taken_ && e.now() < now_, "a GPU is rewound at a bind, from before the instant", std::to_string(now_));
-  ++result_.rewinds;
-  e.set_replay_until(now_);
-  gpu.rt->sched->replan(e.now());
-  while (true) {
-    const TimeNs t = e.sim().next_completion_ns();
-    if (t >= now_) break;
-    collect(g, t, gpu.rt->completions);
-    take_replayed_completions(gpu, t);
-    gpu.rt->sched->schedule(t, false);
-  }
-  e.set_replay_until(core::kNever);
+  return speculation_.stop(cursor_, g == largest_gpu_);
 }
 
 void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
@@ -1487,6 +1425,7 @@ ClusterOutcome Cluster::finish(TimeNs end) {
   result_.turn_plans += plans.turn_plans;
   result_.turn_plan_runs += plans.turn_plan_runs;
   result_.gang_iterations += plans.gang_iterations;
+  result_.rewinds += speculation_.rewinds();
   retire_ended();
   merge_live();
   if (gpus_.size() == 1) runtime(0);  // its (empty) recording is the outcome's
@@ -1542,15 +1481,7 @@ ClusterOutcome Cluster::run() {
   rank_.assign(n, -1);
   slot_of_.assign(n, core::kNoJob);
   job_gpus_ = JobGpus(n);
-  stop_gang_.assign(n + 1, static_cast<std::int32_t>(n));
-  stop_largest_.assign(n + 1, static_cast<std::int32_t>(n));
-  for (std::size_t k = n; k-- > 0;) {
-    const JobIndex j = order[k];
-    const bool gang = jobs_[static_cast<std::size_t>(j)].gpus > 1;
-    const auto here = static_cast<std::int32_t>(k);
-    stop_gang_[k] = gang ? here : stop_gang_[k + 1];
-    stop_largest_[k] = gang || fixed_gpu(j) >= 0 ? here : stop_largest_[k + 1];
-  }
+  speculation_.begin(jobs_, order, [&](JobIndex j) { return fixed_gpu(j) >= 0; });
   std::size_t& cursor = cursor_;
   cursor = 0;
   std::int64_t busy_recorded = 0;
