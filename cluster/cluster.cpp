@@ -189,6 +189,10 @@ struct IterTable {
 };
 
 class Cluster final : private GangBatches::Host, private JointPlanner::Host, private Speculation::Host {
+  // The speed mechanisms take the cluster as their Host, by its own type where they ask it at every instant.
+  friend class cluster::GangBatches;
+  friend class cluster::JointPlanner;
+
  public:
   Cluster(std::span<const JobSpec> jobs, const std::string& policy, const ClusterOptions& opts)
       : jobs_(jobs), opts_(opts), policy_name_(policy), placement_(placement_registry().at(opts.placement).factory) {
@@ -1398,6 +1402,8 @@ void Cluster::retire_ended() {
       Gang& gang = gangs_[static_cast<std::size_t>(k)];
       for (const JobIndex q : gang.replicas) replicas_.free(q);
       gang = Gang{};
+      batches_.forget(k);
+      planner_.forget(k);
       free_gangs_.push_back(k);
     } else {
       replicas_.free(r);

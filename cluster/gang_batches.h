@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -72,18 +73,72 @@ class GangBatches {
   void started(std::int32_t k, core::TimeNs t);
   /// Gang k's sub-runs ended (every replica's): its batch, if it ran one, is over.
   void ended(std::int32_t k);
+  /// Gang k ended: its entry starts afresh for the next gang given its index.
+  void forget(std::int32_t k) {
+    if (static_cast<std::size_t>(k) >= start_.size()) return;
+    if (start_[static_cast<std::size_t>(k)] >= 0) --batching_;
+    start_[static_cast<std::size_t>(k)] = -1;
+    checked_[static_cast<std::size_t>(k)] = -1;
+  }
   /// Whether gang k's sub-runs in flight are a batch.
   bool batching(std::int32_t k) const {
     return static_cast<std::size_t>(k) < start_.size() && start_[static_cast<std::size_t>(k)] >= 0;
   }
+  // The calls that take the cluster are templates over its type H (a final class deriving from
+  // Host), so that its answers inline: they are asked at every instant.
+
   /// After the instant's placement, before its schedule: what each GPU touched would answer it.
-  void note_layouts(std::span<const std::int32_t> touched, const Host& host);
+  template <class H>
+  void note_layouts(std::span<const std::int32_t> touched, const H& host) {
+    static_assert(std::is_base_of_v<Host, H>);
+    layouts_.clear();
+    if (batching_ == 0) return;
+    for (const std::int32_t g : touched) layouts_.push_back(host.layout(g));
+  }
   /// At the end of instant t: cuts the batches back where lock-step could differ from them.
-  void check(core::TimeNs t, std::span<const std::int32_t> touched, std::size_t gpus, Host& host);
+  template <class H>
+  void check(core::TimeNs t, std::span<const std::int32_t> touched, std::size_t gpus, H& host) {
+    static_assert(std::is_base_of_v<Host, H>);
+    if (batching_ == 0) return;
+    changed_.resize(gpus, 0);
+    bool any_changed = false;
+    for (std::size_t k = 0; k < touched.size(); ++k) {
+      const bool changed = k >= layouts_.size() || layouts_[k] != host.layout(touched[k]);
+      changed_[static_cast<std::size_t>(touched[k])] = changed ? 1 : 0;
+      any_changed |= changed;
+    }
+    if (any_changed && host.queued_gang_placeable()) {
+      for (std::size_t k = 0; k < start_.size(); ++k) {
+        if (start_[k] >= 0) stop(static_cast<std::int32_t>(k), t, host);
+      }
+    }
+    for (const std::int32_t g : touched) {
+      const std::int32_t k = host.gang_on(g);
+      if (k < 0 || !batching(k)) continue;
+      core::TimeNs& checked = checked_[static_cast<std::size_t>(k)];
+      if (checked == t) continue;
+      checked = t;
+      if (breaks(k, host)) stop(k, t, host);
+    }
+    for (const std::int32_t g : touched) changed_[static_cast<std::size_t>(g)] = 0;
+  }
 
  private:
-  void stop(std::int32_t k, core::TimeNs t, Host& host);
-  bool breaks(std::int32_t k, Host& host) const;
+  template <class H>
+  void stop(std::int32_t k, core::TimeNs t, H& host) {
+    start_[static_cast<std::size_t>(k)] = -1;
+    --batching_;
+    host.cut_batch(k, t);
+  }
+  template <class H>
+  bool breaks(std::int32_t k, H& host) const {
+    if (host.cut_or_transfer(k)) return true;
+    for (const std::int32_t g : host.gang_gpus(k)) {
+      if (host.crowded(g)) return true;
+      if (changed_[static_cast<std::size_t>(g)] != 0 && host.admits_queued_job(g)) return true;
+    }
+    return false;
+  }
 
   std::vector<core::TimeNs> start_;    // per gang: the instant its batch started (-1: none)
   std::vector<core::TimeNs> checked_;  // per gang: the instant check() last looked at it

@@ -6,24 +6,6 @@
 
 namespace salus::cluster {
 
-void JointPlanner::plan(core::TimeNs now, std::span<const std::int32_t> touched, Host& host) {
-  for (const std::int32_t g : touched) {
-    if (!host.gang_admitted(g)) continue;
-    const std::int32_t k = host.gang_on(g);
-    const auto i = static_cast<std::size_t>(k);
-    if (i >= gang_at_.size()) {
-      gang_at_.resize(i + 1, -1);
-      gang_joint_.resize(i + 1, 0);
-    }
-    const Gang gang = host.gang(k);
-    if (gang_at_[i] != now) {
-      gang_at_[i] = now;
-      gang_joint_[i] = plan_gang(gang, now, host) ? 1 : 0;
-    }
-    if (gang_joint_[i] == 0) turn_plan(g, gang, now, host);
-  }
-}
-
 bool JointPlanner::turn_plan(std::int32_t g, const Gang& gang, core::TimeNs now, Host& host) {
   GpuState& s = host.gpu_state(g);
   if (s.at == now) return true;  // computed at this instant's first asking
@@ -75,7 +57,6 @@ void JointPlanner::check_taken(core::TimeNs now, Host& host) {
 // false when one of its GPUs cannot take part (not stepped at t0, busy, admitting a queued job,
 // or no plan) or not one whole gang run fits.
 bool JointPlanner::plan_gang(const Gang& gang, core::TimeNs t0, Host& host) {
-  if (gang.running || gang.chosen) return false;
   slots_.clear();
   lanes_.clear();
   for (std::size_t i = 0; i < gang.replicas.size(); ++i) {

@@ -48,6 +48,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "cluster/joint_plan.h"
@@ -100,8 +101,29 @@ class JointPlanner {
   };
 
   /// The planning phase of instant `now`: the joint plans of the gangs of the GPUs touched, and
-  /// the turn plans of those GPUs where their gang has none.
-  void plan(core::TimeNs now, std::span<const std::int32_t> touched, Host& host);
+  /// the turn plans of those GPUs where their gang has none. A template over the cluster's type H
+  /// (a final class deriving from Host), so that the tests asked of every GPU touched at every
+  /// instant inline; the plans themselves are computed out of line.
+  template <class H>
+  void plan(core::TimeNs now, std::span<const std::int32_t> touched, H& host) {
+    static_assert(std::is_base_of_v<Host, H>);
+    for (const std::int32_t g : touched) {
+      if (!host.gang_admitted(g)) continue;
+      const std::int32_t k = host.gang_on(g);
+      const auto i = static_cast<std::size_t>(k);
+      if (i >= gang_at_.size()) {
+        gang_at_.resize(i + 1, -1);
+        gang_joint_.resize(i + 1, 0);
+      }
+      const Gang gang = host.gang(k);
+      if (gang_at_[i] != now) {
+        gang_at_[i] = now;
+        gang_joint_[i] = !gang.running && !gang.chosen && plan_gang(gang, now, host) ? 1 : 0;
+      }
+      // A turn plan computed at this instant's first asking stands.
+      if (gang_joint_[i] == 0 && !gang.running && host.gpu_state(g).at != now) turn_plan(g, gang, now, host);
+    }
+  }
   /// Whether GPU g has a plan computed at `now` waiting for its start_plan.
   static bool ready(const GpuState& s, core::TimeNs now) { return s.at == now; }
   /// GPU g's start_plan at `now` with its loop's plan `p`: false when none was computed for it;
@@ -110,9 +132,16 @@ class JointPlanner {
   /// Every GPU given a plan at `now` started it (its loop offered it, so it takes it).
   void check_taken(core::TimeNs now, Host& host);
   bool waiting() const { return !waiting_.empty(); }
+  /// Gang k ended: its entry starts afresh for the next gang given its index.
+  void forget(std::int32_t k) {
+    if (static_cast<std::size_t>(k) >= gang_at_.size()) return;
+    gang_at_[static_cast<std::size_t>(k)] = -1;
+    gang_joint_[static_cast<std::size_t>(k)] = 0;
+  }
   const Counters& counters() const { return counters_; }
 
  private:
+  /// The joint plan of an idle gang's GPUs (no run in flight, no replica chosen).
   bool plan_gang(const Gang& gang, core::TimeNs t0, Host& host);
   bool turn_plan(std::int32_t g, const Gang& gang, core::TimeNs now, Host& host);
   bool offer_lane(std::int32_t g, core::JobIndex replica, core::TimeNs t0, joint::Lane& lane, Host& host);
