@@ -34,8 +34,8 @@
 /// in (s, now) as run()'s loop would have: take the completions, schedule (no job finishes, so
 /// there is nothing to split, and the loop's event flag is false). Arrivals
 /// between s and now went to other GPUs or the queue (none was bound to g, this is the first
-/// bind since s; none was a gang job or given to g without a choice, plan_deadline), and the
-/// queue holds nothing g can admit (plan_deadline's comment), so at those instants the cluster
+/// bind since s; none was a gang job or given to g without a choice: Cluster::plan_deadline), and
+/// the queue holds nothing g can admit (the paragraph above), so at those instants the cluster
 /// has nothing else for g. What ends exactly at now is left to touch().
 #include <algorithm>
 #include <cstdint>
