@@ -5,12 +5,14 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
 
 #include "cluster/able_gpus.h"
 #include "cluster/gang_batches.h"
+#include "cluster/job_kinds.h"
 #include "cluster/joint_planner.h"
 #include "cluster/placement.h"
 #include "cluster/replicas.h"
@@ -38,11 +40,6 @@ namespace {
 
 class Cluster;
 
-// A GPU's kind as a bit of a job's allowed kinds: bit k for ClusterSpec::kinds[k], the top bit for
-// a GPU of no named kind (any job may run there; a job limited to some kinds may not).
-constexpr std::uint64_t kUnnamedKind = std::uint64_t{1} << 63;
-constexpr std::uint64_t kAnyKind = ~std::uint64_t{0};
-static_assert(kMaxKinds < 64, "one bit per kind and one for unnamed GPUs");
 
 /// One GPU's executor as its Scheduler sees it: the simulator for ordinary jobs; for a replica of
 /// a gang job, the cluster's lock-step coordination (a dispatch holds the lane until every
@@ -211,11 +208,10 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
     // gets no replica: its arrival rejects it ("needs k GPUs ..."), so nothing is sized by a
     // width the cluster cannot hold.
     core::check_jobs(jobs);
-    resolve_kinds();
+    job_kinds_.emplace(jobs, opts.cluster);
     const auto n = static_cast<std::int32_t>(opts.cluster.gpus.size());
     gpus_.resize(static_cast<std::size_t>(n));
     touch_log_.reset(gpus_.size());
-    resolve_job_speeds();
     for (std::int32_t g = 0; g < n; ++g) {
       Gpu& gpu = at(g);
       const GpuSpec& spec = opts.cluster.gpus[static_cast<std::size_t>(g)];
@@ -229,7 +225,7 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
       // profile's; s: the job's own speed on the GPU's kind where it has one, else the GPU's): one
       // table per speed (per kind where jobs have speeds of their own), by replica slot, shared by
       // the GPUs of that speed (kind). Where neither applies the simulator reads the spec's.
-      const IterKey key{job_speed_.empty() ? -1 : gpu.kind, spec.speed_ppm};
+      const IterKey key{job_kinds_->has_speeds() ? gpu.kind : -1, spec.speed_ppm};
       if (key.kind >= 0 || key.speed != kSpeedOne || !opts.actual_iter_ns.empty()) {
         auto it = std::find_if(iter_tables_.begin(), iter_tables_.end(), [&](const IterTable& t) { return t.key == key; });
         if (it == iter_tables_.end()) it = iter_tables_.insert(it, IterTable{key, {}});
@@ -241,7 +237,7 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
       ++gpus_of_class_[gpu_class(g)];
       uniform_speed_ = uniform_speed_ && g.speed_ppm == at(0).speed_ppm;
     }
-    uniform_speed_ = uniform_speed_ && job_speed_.empty();
+    uniform_speed_ = uniform_speed_ && !job_kinds_->has_speeds();
     probe_ = policies::make_policy(policy);
     newcomer_ = probe_->newcomer();
     // Demand classes (P, E) for the placement's memo, when few (a catalog's workloads).
@@ -384,21 +380,12 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
   GpuClass gpu_class(const Gpu& gpu) const { return {aligned_capacity(gpu.capacity), gpu.kind_bit, gpu.speed_ppm}; }
   /// Whether input job j may run on a GPU of this kind (JobSpec::gpu_kinds).
   bool allowed(const Gpu& gpu, JobIndex j) const { return (allowed_of(j) & gpu.kind_bit) != 0; }
-  /// Input job j's allowed kind bits, and the index of its allowed set (0: any GPU); on a cluster
-  /// of no named kinds, every job may run anywhere (nothing is kept per job).
-  std::uint64_t allowed_of(JobIndex j) const { return allowed_.empty() ? kAnyKind : allowed_[static_cast<std::size_t>(j)]; }
-  std::int32_t kind_set_of(JobIndex j) const { return kind_set_.empty() ? 0 : kind_set_[static_cast<std::size_t>(j)]; }
-  void resolve_kinds();
-  /// JobSpec::kind_speeds to job_speed_ (left empty when no job has any, or the GPUs name no kind).
-  void resolve_job_speeds();
+  /// Input job j's allowed kind bits, and the index of its allowed set (0: any GPU): JobKinds.
+  std::uint64_t allowed_of(JobIndex j) const { return job_kinds_->allowed(j); }
+  std::int32_t kind_set_of(JobIndex j) const { return job_kinds_->set_of(j); }
   /// Input job j's relative speed on the GPU: its own on the GPU's kind (JobSpec::kind_speeds),
   /// else the GPU's.
-  std::int64_t speed_on(const Gpu& gpu, JobIndex j) const {
-    if (job_speed_.empty() || gpu.kind < 0) return gpu.speed_ppm;
-    const std::int64_t own = job_speed_[static_cast<std::size_t>(j) * opts_.cluster.kinds.size() + static_cast<std::size_t>(gpu.kind)];
-    return own > 0 ? own : gpu.speed_ppm;
-  }
-  std::string kind_names() const;
+  std::int64_t speed_on(const Gpu& gpu, JobIndex j) const { return job_kinds_->speed(j, gpu.kind, gpu.speed_ppm); }
   Bytes aligned(Bytes b) const { return (b + align() - 1) / align() * align(); }
 
   /// GPU g takes part in the instant now_: its clock is brought to now_ (nothing of it completes
@@ -461,11 +448,7 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
   JobState merged_state(JobIndex j) const;
   void rebase();
   /// Input job j's speed on the GPUs of an iteration table's key (speed_on's, by key).
-  std::int64_t speed_for(const IterKey& key, JobIndex j) const {
-    if (key.kind < 0) return key.speed;
-    const std::int64_t own = job_speed_[static_cast<std::size_t>(j) * opts_.cluster.kinds.size() + static_cast<std::size_t>(key.kind)];
-    return own > 0 ? own : key.speed;
-  }
+  std::int64_t speed_for(const IterKey& key, JobIndex j) const { return job_kinds_->speed(j, key.kind, key.speed); }
   /// The input jobs whose replicas ended at this instant: their states merged into the outcome,
   /// their slots (and Gang) free for the next arrivals.
   void retire_ended();
@@ -663,9 +646,7 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
   RoomIndex roomy_{opts_.cluster.gpus.size()};
   std::vector<std::int32_t> candidates_;  // gather_candidates' scratch
   bool uniform_speed_ = true;             // every job runs at one speed on every GPU (keep_speed drops nothing)
-  std::vector<std::uint64_t> allowed_;     // input job -> the kind bits it may run on (empty: no kinds, any)
-  std::vector<std::int32_t> kind_set_;     // input job -> index of its allowed set (0: any; empty: no kinds)
-  std::vector<std::int64_t> job_speed_;    // input job x kind -> its own speed there (0: the kind's); may be empty
+  std::optional<JobKinds> job_kinds_;      // the jobs' allowed kinds and own speeds (after check_jobs)
   Bytes min_demand_ = 0;                   // the least P + E of any job (paceable_on)
   ReplicaTable replicas_;                  // the live jobs' replicas, shared by every GPU's Scheduler
   bool reuse_slots_ = true;                // an ended job's slots are given again (not with a timeline)
@@ -714,63 +695,6 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
   TimeNs now_ = 0;  // the instant being processed
   ClusterOutcome result_;
 };
-
-// JobSpec::gpu_kinds to kind bits, once per distinct text: names the cluster does not have are
-// left out (a set none of whose kinds the cluster has is rejected at arrival, with its reason).
-// A cluster with no named kinds ignores gpu_kinds.
-void Cluster::resolve_kinds() {
-  const std::vector<GpuKind>& kinds = opts_.cluster.kinds;
-  if (kinds.empty()) return;
-  allowed_.assign(jobs_.size(), kAnyKind);
-  kind_set_.assign(jobs_.size(), 0);
-  std::map<std::string_view, std::pair<std::uint64_t, std::int32_t>> seen;
-  std::map<std::uint64_t, std::int32_t> set_of;  // mask -> set index (from 1)
-  for (std::size_t j = 0; j < jobs_.size(); ++j) {
-    const std::string& text = jobs_[j].gpu_kinds();
-    if (text.empty()) continue;
-    auto it = seen.find(text);
-    if (it == seen.end()) {
-      std::uint64_t mask = 0;
-      std::size_t a = 0;
-      while (a <= text.size()) {
-        std::size_t b = text.find('|', a);
-        if (b == std::string::npos) b = text.size();
-        const std::string_view name = std::string_view(text).substr(a, b - a);
-        for (std::size_t k = 0; k < kinds.size(); ++k) {
-          if (kinds[k].name == name) mask |= std::uint64_t{1} << k;
-        }
-        a = b + 1;
-      }
-      const std::int32_t set = set_of.try_emplace(mask, static_cast<std::int32_t>(set_of.size()) + 1).first->second;
-      it = seen.emplace(text, std::make_pair(mask, set)).first;
-    }
-    allowed_[j] = it->second.first;
-    kind_set_[j] = it->second.second;
-  }
-}
-
-void Cluster::resolve_job_speeds() {
-  const std::vector<GpuKind>& kinds = opts_.cluster.kinds;
-  if (kinds.empty()) return;
-  bool any = false;
-  for (const JobSpec& s : jobs_) any = any || !s.kind_speeds().empty();
-  if (!any) return;
-  job_speed_.assign(jobs_.size() * kinds.size(), 0);
-  for (std::size_t j = 0; j < jobs_.size(); ++j) {
-    for (const core::KindSpeed& ks : jobs_[j].kind_speeds()) {
-      if (ks.speed_ppm <= 0) throw std::invalid_argument("job '" + jobs_[j].id + "': a kind speed must be positive");
-      for (std::size_t k = 0; k < kinds.size(); ++k) {
-        if (kinds[k].name == ks.kind) job_speed_[j * kinds.size() + k] = ks.speed_ppm;
-      }
-    }
-  }
-}
-
-std::string Cluster::kind_names() const {
-  std::string names;
-  for (const GpuKind& k : opts_.cluster.kinds) names += (names.empty() ? "" : ", ") + k.name;
-  return names;
-}
 
 std::int32_t GpuExecutor::gang_of(JobIndex r) const { return cluster_.replica_gang(r); }
 void GpuExecutor::admit(JobIndex job, const JobSpec& spec, Bytes offset) {
@@ -1092,7 +1016,7 @@ void Cluster::arrive(JobIndex j, std::int64_t rank, TimeNs t) {
                          " with P + E = " + core::format_size(s.persistent + s.ephemeral) + " free, the cluster has " +
                          std::to_string(able) + " that large";
     if (limited && allowed_of(j) == 0) {
-      reason = "gpu_kinds '" + s.gpu_kinds() + "': the cluster has no GPU of those kinds (kinds: " + kind_names() + ")";
+      reason = "gpu_kinds '" + s.gpu_kinds() + "': the cluster has no GPU of those kinds (kinds: " + job_kinds_->names() + ")";
     }
     // No replica: the job's state is its outcome at once.
     JobState& st = result_.outcome.jobs[static_cast<std::size_t>(j)];
