@@ -1,15 +1,18 @@
 // The cluster's speed mechanisms as units, each against a fake cluster (its Host): what
-// GangBatches cuts and when, where Speculation stops plans and how a rewind steps a GPU. The
+// GangBatches cuts and when, where Speculation stops plans and how a rewind steps a GPU; and
+// JobKinds, the jobs' allowed GPU kinds and own speeds, on a hand-written cluster. The
 // differential tests (cluster_gang_test.cpp, cluster_plan_test.cpp, cluster_gang_plan_test.cpp)
 // check them inside the cluster against deciding at every boundary.
 #include <doctest/doctest.h>
 
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
 #include "cluster/gang_batches.h"
+#include "cluster/job_kinds.h"
 #include "cluster/speculation.h"
 #include "support/jobs.h"
 
@@ -176,6 +179,43 @@ TEST_CASE("Speculation: plans stop at gang arrivals (and on the largest GPU at j
   st.note_bind(10 * core::kNsPerS);
   st.note_bind(12 * core::kNsPerS);  // interval (3 x 1 s + 2 s) / 4 = 1.25 s
   CHECK(st.plan_deadline(12 * core::kNsPerS, core::kNever, core::kNever, true) == 17 * core::kNsPerS);
+}
+
+TEST_CASE("JobKinds: allowed kind bits and sets, own speeds, names, and nothing kept without kinds") {
+  cluster::ClusterSpec c;
+  c.kinds = {{"V100", 16 * core::kGiB, 1'000'000}, {"P100", 16 * core::kGiB, 500'000}, {"K80", 12 * core::kGiB, 250'000}};
+  const auto at = [](const char* id) { return salus::test::job(id, 0, 1, core::kNsPerMs, 1, 1); };
+  std::vector<core::JobSpec> jobs = {at("any"), at("v"), at("pk"), at("kp"), at("none"), at("fast")};
+  jobs[1].set_gpu_kinds("V100");
+  jobs[2].set_gpu_kinds("P100|K80");
+  jobs[3].set_gpu_kinds("K80|P100|A100");  // the same set; A100 is not in the cluster
+  jobs[4].set_gpu_kinds("A100");           // no kind of the cluster: rejected at arrival
+  jobs[5].set_kind_speeds({{"P100", 2'000'000}});
+  const cluster::JobKinds k(jobs, c);
+  CHECK(k.allowed(0) == cluster::kAnyKind);
+  CHECK(k.set_of(0) == 0);
+  CHECK(k.allowed(1) == 0b001);
+  CHECK(k.allowed(2) == 0b110);
+  CHECK(k.allowed(3) == 0b110);
+  CHECK(k.set_of(2) == k.set_of(3));
+  CHECK(k.set_of(1) != k.set_of(2));
+  CHECK(k.set_of(1) > 0);
+  CHECK(k.allowed(4) == 0);
+  CHECK(k.has_speeds());
+  CHECK(k.speed(5, 1, 500'000) == 2'000'000);  // its own on P100
+  CHECK(k.speed(5, 0, 1'000'000) == 1'000'000);  // the GPU's elsewhere
+  CHECK(k.speed(5, -1, 700'000) == 700'000);     // a GPU of no named kind
+  CHECK(k.speed(0, 1, 500'000) == 500'000);
+  CHECK(k.names() == "V100, P100, K80");
+  // A speed that is not positive is refused; a cluster of no kinds keeps nothing and ignores both.
+  jobs[5].set_kind_speeds({{"P100", 0}});
+  CHECK_THROWS_AS(cluster::JobKinds(jobs, c), std::invalid_argument);
+  const cluster::JobKinds none(jobs, cluster::ClusterSpec{});
+  CHECK(none.allowed(4) == cluster::kAnyKind);
+  CHECK(none.set_of(2) == 0);
+  CHECK_FALSE(none.has_speeds());
+  CHECK(none.speed(5, -1, 1'000'000) == 1'000'000);
+  CHECK(none.names().empty());
 }
 
 }  // namespace
