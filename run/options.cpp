@@ -317,7 +317,8 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                      "none, as Tiresias' and Gavel's simulators)"));
   t.add(value_option("round-s", &m.round_s, "S", models,
                      "max-min, fifo-rounds: the round, in seconds (at least 1): jobs are leased for a round and placed "
-                     "again at its end (Gavel's time_per_iteration, 360)"));
+                     "again at its end (Gavel's time_per_iteration, 360); a run that would certainly take more than "
+                     "1e8 rounds is refused"));
   t.add(value_option("reset-s", &m.reset_s, "S", models,
                      "max-min, fifo-rounds: the least time, in seconds, between two computations of the allocation; a job that "
                      "arrives in between waits for the next (Gavel's minimum_time_between_allocation_resets, 1920; 0: "
