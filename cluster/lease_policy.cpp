@@ -81,10 +81,23 @@ std::vector<std::string> lease_notes(std::string_view name, const LeaseOptions& 
   return {note};
 }
 
-LeaseKinds::LeaseKinds(const ClusterSpec& cluster) : cluster_(&cluster), largest_(cluster.kinds.size(), 0) {
+LeaseKinds::LeaseKinds(const ClusterSpec& cluster)
+    : cluster_(&cluster), by_memory_(std::max<std::size_t>(1, cluster.kinds.size())) {
   for (const GpuSpec& g : cluster.gpus) {
-    if (g.kind >= 0) largest_[static_cast<std::size_t>(g.kind)] = std::max(largest_[static_cast<std::size_t>(g.kind)], g.capacity);
+    if (cluster.kinds.empty()) {
+      ++by_memory_[0][g.capacity];
+    } else if (g.kind >= 0) {
+      ++by_memory_[static_cast<std::size_t>(g.kind)][g.capacity];
+    }
   }
+}
+
+std::size_t LeaseKinds::able(const core::JobSpec& spec, std::int32_t k) const {
+  if (speed(spec, k) <= 0) return 0;
+  const std::map<core::Bytes, std::size_t>& gpus = by_memory_[static_cast<std::size_t>(k)];
+  std::size_t n = 0;
+  for (auto it = gpus.lower_bound(spec.persistent + spec.ephemeral); it != gpus.end(); ++it) n += it->second;
+  return n;
 }
 
 std::int64_t LeaseKinds::speed(const core::JobSpec& spec, std::int32_t k) const {
@@ -96,7 +109,8 @@ std::int64_t LeaseKinds::speed(const core::JobSpec& spec, std::int32_t k) const 
     for (const std::string& item : core::split_list(allowed, '|')) named = named || item == kind.name;
     if (!named) return 0;
   }
-  if (largest_[static_cast<std::size_t>(k)] < spec.persistent + spec.ephemeral) return 0;
+  const std::map<core::Bytes, std::size_t>& gpus = by_memory_[static_cast<std::size_t>(k)];
+  if (gpus.empty() || gpus.rbegin()->first < spec.persistent + spec.ephemeral) return 0;
   for (const core::KindSpeed& ks : spec.kind_speeds()) {
     if (ks.kind == kind.name) return ks.speed_ppm;
   }

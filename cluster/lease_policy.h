@@ -6,6 +6,7 @@
 /// preempted, and placed again, anywhere, when it is chosen again (docs/cluster.md, "Preemptive
 /// cluster policies"). One registry table (core/registry.h).
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -120,10 +121,14 @@ class LeaseKinds {
   /// (JobSpec::kind_speeds) or the kind's; 0 where it cannot run there (its gpu_kinds leave the
   /// kind out, its own speed there is 0, or no GPU of the kind has room for P + E).
   std::int64_t speed(const core::JobSpec& spec, std::int32_t k) const;
+  /// The GPUs of kind k that job `spec` can run on: those with room for its P + E where its
+  /// speed there is not 0 (the engine rejects at arrival a job with fewer than its width on
+  /// every kind).
+  std::size_t able(const core::JobSpec& spec, std::int32_t k) const;
 
  private:
   const ClusterSpec* cluster_;
-  std::vector<core::Bytes> largest_;  // per kind: its largest GPU's memory
+  std::vector<std::map<core::Bytes, std::size_t>> by_memory_;  // per kind: its GPUs by memory
 };
 /// Time to do `work` (ns at speed 1) at `speed_ppm`, rounded up; work done in `elapsed` at it,
 /// rounded down (so a run of lease_time(w, v) does at least w).

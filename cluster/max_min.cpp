@@ -311,7 +311,8 @@ class MaxMin final : public LeasePolicy {
   /// Refuses a run that certainly takes more than kMaxRounds rounds (an input error: a round of
   /// a second beside jobs of years), rather than stepping it for hours. Rounds run while a job
   /// is present: at least each job's work at its fastest, and the trace's GPU-time at its
-  /// fastest over every GPU at once.
+  /// fastest over every GPU at once, each over the jobs the engine accepts (those with their
+  /// width of GPUs of one kind they can run on) on the kinds where they may run.
   void check_rounds(std::span<const core::JobSpec> jobs, const ClusterSpec& cluster) const {
     constexpr double kMaxRounds = 1e8;
     double longest = 0, gpu_time = 0;
@@ -319,8 +320,11 @@ class MaxMin final : public LeasePolicy {
     for (std::size_t j = 0; j < jobs.size(); ++j) {
       const core::JobSpec& s = jobs[j];
       std::int64_t best = 0;
-      for (std::size_t k = 0; k < kinds_; ++k) best = std::max(best, kinds_of_->speed(s, static_cast<std::int32_t>(k)));
-      if (best <= 0 || static_cast<std::size_t>(s.gpus) > cluster.gpus.size()) continue;  // rejected at arrival
+      for (std::size_t k = 0; k < kinds_; ++k) {
+        const auto kind = static_cast<std::int32_t>(k);
+        if (kinds_of_->able(s, kind) >= static_cast<std::size_t>(s.gpus)) best = std::max(best, kinds_of_->speed(s, kind));
+      }
+      if (best <= 0) continue;  // rejected at arrival
       const double t = static_cast<double>(lease_time(s.solo_ns() + s.first_iter_extra_ns, best));
       if (t > longest) {
         longest = t;

@@ -33,7 +33,6 @@ class FreeGpus {
     for (std::size_t g = 0; g < c.gpus.size(); ++g) {
       if (kind >= 0 && c.gpus[g].kind != kind) continue;
       by_node_[static_cast<std::size_t>(c.gpus[g].node)].insert(static_cast<std::int32_t>(g));
-      ++count_of_[c.gpus[g].capacity];
       caps.insert(c.gpus[g].capacity);
       ++free_;
     }
@@ -43,13 +42,6 @@ class FreeGpus {
   }
 
   std::size_t free() const { return free_; }
-  /// GPUs of the pool with at least `need` bytes, free or not.
-  std::size_t all_for(core::Bytes need) const {
-    std::size_t n = 0;
-    for (auto it = count_of_.lower_bound(need); it != count_of_.end(); ++it) n += it->second;
-    return n;
-  }
-
   /// Free GPUs with at least `need` bytes.
   std::size_t free_for(core::Bytes need) const {
     if (one_size_) return capacity_ >= need ? free_ : 0;
@@ -133,7 +125,6 @@ class FreeGpus {
   const ClusterSpec& spec_;
   std::vector<std::set<std::int32_t>> by_node_;
   std::set<std::pair<std::size_t, std::size_t>> order_;  // (free GPUs, node)
-  std::map<core::Bytes, std::size_t> count_of_;  // the pool's GPUs by memory
   std::size_t free_ = 0;
   core::Bytes capacity_ = 0;  // the GPUs' memory, when one_size_
   bool one_size_ = true;
@@ -280,9 +271,7 @@ void Engine::arrive(JobIndex j, TimeNs t) {
   const core::Bytes need = s.persistent + s.ephemeral;
   // The most GPUs with room of one kind it can run on (a cluster of no kinds: one pool).
   std::size_t fit = 0;
-  for (std::size_t k = 0; k < free_.size(); ++k) {
-    if (kinds_.speed(s, static_cast<std::int32_t>(k)) > 0) fit = std::max(fit, free_[k].all_for(need));
-  }
+  for (std::size_t k = 0; k < free_.size(); ++k) fit = std::max(fit, kinds_.able(s, static_cast<std::int32_t>(k)));
   if (fit < static_cast<std::size_t>(s.gpus)) {
     st.status = JobStatus::kRejected;
     st.set_reason("needs " + std::to_string(s.gpus) + " GPUs with P + E = " + core::format_size(need) + ", the cluster has " +
