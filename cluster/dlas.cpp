@@ -99,6 +99,7 @@ class Dlas final : public LeasePolicy {
   TimeNs next_change(TimeNs now) override;
 
   std::int64_t promotions() const override { return promotions_; }
+  bool takes_room() const override { return true; }
 
  private:
   enum class List : std::uint8_t { kNone, kRunning, kWaiting, kTail };
@@ -266,6 +267,7 @@ class Dlas final : public LeasePolicy {
   Heap demote_, promote_;
   std::map<std::int32_t, Heap> looks_;  // Tiresias' checks: by GPUs, the instant executed reaches the threshold
   std::vector<JobIndex> changed_;       // scratch: jobs demoted or promoted at this instant
+  std::vector<JobIndex> order_;         // scratch: every job in walk order (lanes beneath)
   std::vector<std::vector<JobIndex>> by_queue_;  // scratch: a decision's preempted jobs by queue
 };
 
@@ -346,7 +348,16 @@ void Dlas::full_walk(LeaseDecision& out) {
 
 void Dlas::decide(TimeNs now, LeaseDecision& out) {
   apply_due(now);
-  if (!opts_.dlas_short_walks || !fast_walk(out.start)) {
+  if (room_ != nullptr) {
+    // Lanes beneath: the engine places the whole order (the full walk's, by memory).
+    order_.clear();
+    for (Queue& Q : queues_) {
+      for (const Chain* c : {&Q.running, &Q.waiting, &Q.tail}) {
+        for (JobIndex j = c->head; j != core::kNoJob; j = at(j).next) order_.push_back(j);
+      }
+    }
+    room_->place(order_, out);
+  } else if (!opts_.dlas_short_walks || !fast_walk(out.start)) {
     out.start.clear();
     full_walk(out);
   }

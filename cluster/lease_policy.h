@@ -68,6 +68,19 @@ struct LeaseOptions {
   core::TimeNs reset_ns = 1920 * core::kNsPerS;
 };
 
+/// Where the jobs a policy leases go when each GPU runs them in Salus lanes (salus-sim
+/// --gpu-sharing; preemptive.h, "Lanes beneath"): a GPU then holds as many leased jobs as its
+/// memory admits, so whether a job keeps or gets GPUs is the engine's to say, not a count of
+/// GPUs. The policy hands it every job in its order and takes its answer as its decision.
+class LeaseRoom {
+ public:
+  virtual ~LeaseRoom() = default;
+  /// `order`: every job in the system, running or waiting, highest priority first. Appends to
+  /// out.start the waiting jobs that start and to out.preempt the running ones that stop, each
+  /// in that order.
+  virtual void place(std::span<const core::JobIndex> order, LeaseDecision& out) = 0;
+};
+
 class LeasePolicy {
  public:
   virtual ~LeasePolicy() = default;
@@ -94,9 +107,17 @@ class LeasePolicy {
   /// The next instant after `now` at which decide() may change something with no arrival or
   /// finish before it (a demotion, a promotion, where Tiresias looks); core::kNever when none.
   virtual core::TimeNs next_change(core::TimeNs now) = 0;
+  /// Whether it decides through a LeaseRoom (lanes beneath it) when given one; the engine
+  /// refuses lanes beneath a policy that does not.
+  virtual bool takes_room() const { return false; }
+  /// The room its decisions go through from now on (null: it counts GPUs itself).
+  void set_room(LeaseRoom* room) { room_ = room; }
   /// Times jobs went back to the first queue (Tiresias' promotions), summed over the jobs
   /// finished, for the outputs.
   virtual std::int64_t promotions() const { return 0; }
+
+ protected:
+  LeaseRoom* room_ = nullptr;
 };
 
 using LeasePolicyFactory = std::unique_ptr<LeasePolicy> (*)(const LeaseOptions&);

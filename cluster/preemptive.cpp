@@ -432,6 +432,7 @@ ClusterOutcome Engine::run() {
 
 ClusterOutcome run_preemptive(std::span<const core::JobSpec> jobs, const std::string& policy,
                               const PreemptiveOptions& opts) {
+  if (!opts.gpu_policy.empty()) return run_lanes_beneath(jobs, policy, opts);
   Engine e(jobs, policy, opts);
   return e.run();
 }

@@ -24,6 +24,7 @@
 #include "cluster/lease_policy.h"
 #include "core/job.h"
 #include "core/scheduler.h"
+#include "sim/interference.h"
 
 namespace salus::cluster {
 
@@ -39,7 +40,45 @@ struct PreemptiveOptions {
   bool record_runs = false;
   core::ProgressHook progress;
   std::int64_t progress_every = core::kProgressEvery;
+  /// Lanes beneath the policy (salus-sim --gpu-sharing; "Lanes beneath" below): empty, each GPU
+  /// runs one leased job at a time, the peers' model; else a per-GPU policy's name
+  /// (policies/registry.h) under which every GPU runs, in Salus lanes, all the jobs leased to it
+  /// that its memory admits. The fields below serve it only.
+  std::string gpu_policy;
+  /// Each GPU's loop options (its lane mode, lane shrinking, timeline; capacity: the GPU's own).
+  /// No paging: a job leaves a GPU when preempted, at its iteration boundary.
+  core::SchedulerOptions sched;
+  const sim::InterferenceModel* model = nullptr;  ///< required with gpu_policy; outlives the run
+  /// Where a waiting 1-GPU job goes among the GPUs with room (placement.h; salus-sim --placement,
+  /// by default the per-GPU policy's own, as on the per-GPU policies' clusters).
+  std::string placement = "least-loaded";
+  core::TimeNs switch_cost_ns = 0;
+  /// Actual iteration time per job (profile noise); empty: the profile.
+  std::vector<core::TimeNs> actual_iter_ns;
 };
+
+/// Lanes beneath (PreemptiveOptions::gpu_policy). The lease policy still decides, at the same
+/// instants and in its own order, which jobs hold GPUs; what a job needs to hold one is room for
+/// its memory beside the jobs ahead of it there, so a GPU holds as many as Algorithm 1's safety
+/// condition admits (one lane: sum P + max E <= C; exclusive lanes: one job). The engine takes
+/// the policy's order (LeaseRoom): a job holds GPUs if it and every job ahead of it that does can
+/// be placed, the running ones where they run, the waiting ones anywhere (placed greedily in
+/// order, and again around a running job kept after them); a running job that cannot is
+/// preempted. A waiting 1-GPU job goes where the placement (PreemptiveOptions::placement) picks
+/// among the GPUs where it fits beside every job there, else among those where it fits beside
+/// the jobs ahead of it; a gang job takes GPUs empty in the walk, those no running job awaits
+/// first, one node if it can. With exclusive lanes on GPUs of one size this is the exclusive
+/// engine's count. A job whose preempted run has not yet reached its boundary waits. Each GPU runs its jobs under the per-GPU policy through the
+/// core loop (core::Scheduler, one sim::SimExecutor, the interference model); a preempted job
+/// leaves its GPU at its next iteration boundary (Scheduler::withdraw), keeping its iterations,
+/// and starts again elsewhere as a job of the iterations it has left (plus the restart cost on
+/// its first). Gang jobs (k > 1 GPUs) run on GPUs of their own, as in the exclusive model, from
+/// the instant the jobs preempted there have left. Attained service and leases are wall time
+/// held, as without lanes. The policy decides at arrivals, finishes, its own instants and the
+/// ends of preempted runs (not at every iteration boundary); per-GPU plans (FAIR's and LAS's
+/// rotations in one go) are off, so those run iteration by iteration. dlas-gpu and dlas only.
+ClusterOutcome run_lanes_beneath(std::span<const core::JobSpec> jobs, const std::string& policy,
+                                 const PreemptiveOptions& opts);
 
 /// Runs `jobs` under the named lease policy. The outcome is a ClusterOutcome as run_cluster's:
 /// per job its state (first start, finish, gpu_time_ns the wall time it held GPUs), job_gpus the

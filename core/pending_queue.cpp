@@ -23,6 +23,26 @@ void PendingQueue::push(JobIndex job, std::int64_t key, JobIndex rank, Bytes per
   }
 }
 
+bool PendingQueue::remove(JobIndex job, Bytes persistent, Bytes ephemeral) {
+  const auto it = class_of_.find({persistent, ephemeral});
+  if (it == class_of_.end()) return false;
+  ClassQueue& q = classes_[static_cast<std::size_t>(it->second)];
+  ClassQueue kept;
+  bool found = false;
+  for (; !q.empty(); q.pop()) {
+    if (q.top().job == job && !found) {
+      found = true;
+    } else {
+      kept.push(q.top());
+    }
+  }
+  q = std::move(kept);
+  if (!found) return false;
+  --size_;
+  rebuild_heads();
+  return true;
+}
+
 void PendingQueue::rebuild_heads() {
   heads_ = {};
   for (std::size_t c = 0; c < classes_.size(); ++c) {

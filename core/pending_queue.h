@@ -31,6 +31,9 @@ class PendingQueue {
   /// Adds a job with its admission key and its rank in arrival order (unique; below the number of
   /// jobs, so a JobIndex).
   void push(JobIndex job, std::int64_t key, JobIndex rank, Bytes persistent, Bytes ephemeral);
+  /// Takes a waiting job out of the queue (a driver that withdraws it, Scheduler::withdraw):
+  /// O(jobs of its class). Returns false when it is not queued.
+  bool remove(JobIndex job, Bytes persistent, Bytes ephemeral);
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
 

@@ -459,7 +459,37 @@ class Loop {
       finish(c.job, c.end_ns);
       return true;
     }
+    if (const auto w = std::find(withdrawing_.begin(), withdrawing_.end(), c.job); w != withdrawing_.end()) {
+      withdrawing_.erase(w);
+      st.status = JobStatus::kInterrupted;
+      finish(c.job, c.end_ns);
+      return true;
+    }
     return false;
+  }
+
+  /// Scheduler::withdraw.
+  void withdraw(JobIndex j, TimeNs now) {
+    JobState& st = state(j);
+    SALUS_INVARIANT(st.status == JobStatus::kPending || st.status == JobStatus::kAdmitted,
+                    "a job withdrawn is pending or admitted", spec(j).id);
+    SALUS_INVARIANT(!st.paged_out, "a job withdrawn is resident (no paging with withdrawals)", spec(j).id);
+    if (st.status == JobStatus::kPending) {
+      const bool queued = pending_.remove(j, spec(j).persistent, spec(j).ephemeral);
+      SALUS_INVARIANT(queued, "a pending job is in the queue", spec(j).id);
+      st.status = JobStatus::kInterrupted;
+      st.finish_ns = now;
+      ++terminal_;
+      return;
+    }
+    if (!st.running) {
+      st.status = JobStatus::kInterrupted;
+      finish(j, now);
+      return;
+    }
+    SALUS_INVARIANT(!sched(st.lane).plan, "a job withdrawn runs no plan", spec(j).id);
+    if (std::find(withdrawing_.begin(), withdrawing_.end(), j) == withdrawing_.end()) withdrawing_.push_back(j);
+    cut_at_boundary(st.lane);
   }
 
   void finish(JobIndex j, TimeNs t) {
@@ -907,6 +937,7 @@ class Loop {
   } plan_undo_;
   std::size_t terminal_ = 0;
   std::int64_t admitted_ = 0;
+  std::vector<JobIndex> withdrawing_;   // running jobs withdrawn: they end at their run's boundary
   std::int64_t next_admit_seq_ = 0;
   std::int64_t busy_lanes_ = 0;
   Bytes ephemeral_active_ = 0;
@@ -971,6 +1002,7 @@ void Scheduler::split_at_instant(TimeNs now, bool event, std::vector<Completion>
 void Scheduler::schedule(TimeNs now, bool event) { loop_->schedule(now, event); }
 void Scheduler::settle(TimeNs now, bool event) { loop_->settle_only(now, event); }
 void Scheduler::admit_pending(TimeNs now) { loop_->admit_pending(now); }
+void Scheduler::withdraw(JobIndex j, TimeNs now) { loop_->withdraw(j, now); }
 void Scheduler::rebase(std::span<const JobSpec> specs, std::span<JobState> states) { loop_->rebase(specs, states); }
 void Scheduler::replan(TimeNs now) { loop_->replan(now); }
 bool Scheduler::offer_plan(TimeNs now, PlanDispatch& out) { return loop_->offer_plan(now, out); }

@@ -170,6 +170,13 @@ class Scheduler {
   /// settled calls it before its placement, then schedule(now, event), which does not repeat it
   /// where nothing changed in between (cluster/).
   void settle(TimeNs now, bool event);
+  /// Job j leaves this GPU, unfinished (a cluster policy preempts it: cluster/preemptive.h): a
+  /// pending job at once; an admitted job at once when idle, else when its run in flight reaches
+  /// its next iteration boundary (asked to stop there), its memory released then as at a finish.
+  /// Its state then says kInterrupted with the iterations it did and finish_ns the instant it
+  /// left; the policy is told as of a finish. Not with paging or plans (a paged-out job, a plan
+  /// in flight: an invariant).
+  void withdraw(JobIndex j, TimeNs now);
   /// The jobs' specs and states moved (a driver whose table of jobs grows: cluster/'s replica
   /// slots): the same jobs at the same indices, and perhaps more after them.
   void rebase(std::span<const JobSpec> specs, std::span<JobState> states);

@@ -62,7 +62,7 @@ void add_experiment_options(run::OptionTable& t, ExperimentContext& ctx, Experim
   for (const char* name : {"lanes", "share-exponent", "lane-shrink", "switch-cost-ms", "placement", "queue", "seed", "format",
                            "durations", "throughputs", "worker-type", "gavel-scaling", "assumed-iter-ms",
                            "assumed-memory", "window", "sample", "gangs", "dlas-thresholds", "dlas-starvation",
-                           "dlas-checks", "restart-cost-ms", "round-s", "reset-s"}) {
+                           "dlas-checks", "restart-cost-ms", "round-s", "reset-s", "gpu-sharing"}) {
     t.find(name)->experiments = {"gpus_needed"};
   }
 }

@@ -150,6 +150,13 @@ ModelOptions make_model_options(const ModelOptionValues& v, const boost::program
   const auto restart = core::ns_from_ms(v.restart_cost_ms);
   if (!restart) throw core::InputError("--restart-cost-ms: must be a non-negative number");
   m.restart_cost_ns = *restart;
+  if (v.gpu_sharing != "exclusive") {
+    if (policies::policy_registry().find(v.gpu_sharing) == nullptr) {
+      throw core::InputError("--gpu-sharing: unknown value '" + core::text_excerpt(v.gpu_sharing) +
+                             "' (valid: exclusive, " + policies::policy_registry().names_joined() + ")");
+    }
+    m.gpu_sharing = v.gpu_sharing;
+  }
   // At least a second: each round is a decision over every job present, so a trace's span in
   // rounds bounds the run's cost.
   const auto round = v.round_s >= 1 && v.round_s <= 1e9 ? core::ns_from_seconds(v.round_s) : std::nullopt;

@@ -41,6 +41,7 @@ struct ModelOptionValues {
   // the preemptive cluster policies (cluster/lease_policy.h)
   std::string dlas_thresholds = "3250,7200", dlas_checks = "exact";
   double dlas_starvation = 0, restart_cost_ms = 0, round_s = 360, reset_s = 1920;
+  std::string gpu_sharing = "exclusive";
 };
 /// Checks the values (`vm` tells which were given). Throws core::InputError "--option: what".
 ModelOptions make_model_options(const ModelOptionValues& values, const boost::program_options::variables_map& vm);

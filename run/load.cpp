@@ -216,6 +216,7 @@ void apply_model(const ModelOptions& m, TraceJobs& t, SimConfig& cfg) {
   cfg.gangs = m.gangs;
   cfg.lease = m.lease;
   cfg.restart_cost_ns = m.restart_cost_ns;
+  cfg.gpu_sharing = m.gpu_sharing;
   cfg.pairs = std::move(t.pairs);
   cfg.share_weights = std::move(t.share_weights);
   cfg.crowd_factors = std::move(t.crowd_factors);
@@ -286,7 +287,23 @@ std::vector<std::string> lease_run_notes(const std::vector<std::string>& policie
     for (std::string& n : cluster::lease_notes(p, cfg.lease)) notes.push_back(std::move(n));
     lease = true;
   }
-  if (lease) {
+  if (lease && !cfg.gpu_sharing.empty()) {
+    std::string names;
+    for (const std::string& p : policies) {
+      if (cluster::is_lease_policy(p)) names += (names.empty() ? "" : ", ") + p;
+    }
+    char text[768];
+    std::snprintf(text, sizeof text,
+                  "cluster policies (%s) with lanes beneath (--gpu-sharing %s): each GPU runs, in Salus lanes under "
+                  "%s, every leased job its memory admits beside the jobs ahead of it in the policy's order; a "
+                  "preempted job leaves at its next iteration boundary keeping its iterations and restarts anywhere "
+                  "after %g ms (--restart-cost-ms); gang jobs run on GPUs of their own; attained service and leases "
+                  "are wall time held; rotations run iteration by iteration (docs/cluster.md, \"Lanes beneath the "
+                  "cluster policies\")",
+                  names.c_str(), cfg.gpu_sharing.c_str(), cfg.gpu_sharing.c_str(),
+                  static_cast<double>(cfg.restart_cost_ns) / 1e6);
+    notes.push_back(text);
+  } else if (lease) {
     char text[512];
     std::snprintf(text, sizeof text,
                   "cluster policies (%s): whole GPUs, one job each, a gang's GPUs started and stopped together; a "

@@ -70,6 +70,8 @@ struct ModelOptions {
   cluster::GangMode gangs = cluster::GangMode::kHold;                   ///< how per-GPU policies run gangs
   cluster::LeaseOptions lease;                 ///< the preemptive cluster policies' options
   core::TimeNs restart_cost_ns = 0;            ///< --restart-cost-ms
+  /// --gpu-sharing: "" (exclusive) or the per-GPU policy each GPU runs its leased jobs under, in lanes
+  std::string gpu_sharing;
 };
 
 /// Sets `cfg`'s model from `m` and the catalog that `t` was loaded with: lanes, lane shrink,

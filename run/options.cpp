@@ -315,6 +315,13 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                      "the cluster policies that preempt (dlas-gpu, dlas, max-min, fifo-rounds): milliseconds a job spends on its GPUs "
                      "restoring its checkpoint each time it starts again after a preemption, wherever it starts (0: "
                      "none, as Tiresias' and Gavel's simulators)"));
+  t.add(value_option("gpu-sharing", &m.gpu_sharing, "NAME", models,
+                     "the cluster policies that preempt (dlas-gpu, dlas): how each GPU runs the jobs leased to it: "
+                     "exclusive, one at a time (the peers' model), or a per-GPU policy's name (" +
+                         policies::policy_registry().names_joined() +
+                         "): Salus lanes under that policy, a GPU holding every leased job its memory admits beside "
+                         "the jobs ahead of it, a preempted job leaving at its next iteration boundary; gang jobs on GPUs "
+                         "of their own (docs/cluster.md, \"Lanes beneath the cluster policies\")"));
   t.add(value_option("round-s", &m.round_s, "S", models,
                      "max-min, fifo-rounds: the round, in seconds (at least 1): jobs are leased for a round and placed "
                      "again at its end (Gavel's time_per_iteration, 360); a run that would certainly take more than "

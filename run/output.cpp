@@ -867,6 +867,10 @@ void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs,
     w.key("migrations");
     w.value(run.migrations);
   }
+  if (run.preemptive) {
+    w.key("gpu_sharing");
+    w.value(run.gpu_sharing);
+  }
   w.key("placement");
   w.value(run.placement);
   if (run.preemptive) {

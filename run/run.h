@@ -41,6 +41,8 @@ struct PolicyRun {
   /// A preemptive cluster policy's run (cluster/lease_policy.h; false otherwise): job_gpus is then
   /// each job's last run's GPUs, job_runs every run (where and when), and the counts.
   bool preemptive = false;
+  /// A preemptive run's lanes beneath (salus-sim --gpu-sharing): "exclusive" or the per-GPU policy.
+  std::string gpu_sharing = "exclusive";
   std::vector<cluster::JobRun> job_runs;
   std::int64_t runs = 0, preemptions = 0, migrations = 0, promotions = 0;
 };

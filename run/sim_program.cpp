@@ -84,8 +84,10 @@ bool parse_sim_command_line(int argc, char** argv, SimProgramOptions& o) {
     o.unused.push_back("--placement has no effect on one GPU (it places jobs across --gpus N > 1 or --cluster)");
   }
   const bool all_lease = std::all_of(o.policies.begin(), o.policies.end(), [](const std::string& p) { return cluster::is_lease_policy(p); });
-  if (all_lease && (given("placement") || given("queue") || given("lanes") || given("gangs"))) {
-    o.unused.push_back("--placement, --queue, --gangs and --lanes have no effect on the cluster policies (" +
+  // --lanes and --placement serve the lanes beneath (--gpu-sharing)
+  const bool exclusive = o.model.gpu_sharing.empty();
+  if (all_lease && (given("queue") || given("gangs") || (exclusive && (given("placement") || given("lanes"))))) {
+    o.unused.push_back("--queue, --gangs (and --placement, --lanes without --gpu-sharing) have no effect on the cluster policies (" +
                        cluster::lease_registry().names_joined() +
                        "): they order their own queues and place on whole GPUs (docs/cluster.md, \"Preemptive cluster policies\")");
   }
@@ -93,6 +95,10 @@ bool parse_sim_command_line(int argc, char** argv, SimProgramOptions& o) {
   const auto runs = [&](const char* name) { return std::find(o.policies.begin(), o.policies.end(), name) != o.policies.end(); };
   if (!runs("dlas-gpu") && !runs("dlas") && (given("dlas-thresholds") || given("dlas-starvation") || given("dlas-checks"))) {
     o.unused.push_back("--dlas-thresholds, --dlas-starvation and --dlas-checks have no effect without dlas-gpu or dlas in --policy");
+  }
+  if (!any_lease && given("gpu-sharing")) {
+    o.unused.push_back("--gpu-sharing has no effect without a cluster policy that preempts (" +
+                       cluster::lease_registry().names_joined() + ") in --policy: the per-GPU policies share GPUs in lanes already");
   }
   if (!any_lease && given("restart-cost-ms")) {
     o.unused.push_back("--restart-cost-ms has no effect without a cluster policy that preempts (" +

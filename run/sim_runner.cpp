@@ -46,11 +46,29 @@ PolicyRun simulate_preemptive(const std::vector<core::JobSpec>& jobs, const std:
   po.record_runs = cfg.record_timeline;  // for --out's <policy>_job_runs.csv
   po.progress = cfg.progress;
   po.progress_every = cfg.progress_every;
-  cluster::ClusterOutcome c = cluster::run_preemptive(jobs, policy_name, po);
   PolicyRun run;
-  run.policy = policy_name;
   run.lane_mode = core::LaneMode::kExclusive;
   run.placement = "consolidated";
+  std::unique_ptr<sim::InterferenceModel> model;
+  if (!cfg.gpu_sharing.empty()) {
+    // Lanes beneath: each GPU's loop as salus-sim runs one GPU under the per-GPU policy.
+    po.gpu_policy = cfg.gpu_sharing;
+    po.sched = cfg;
+    po.sched.progress = nullptr;
+    po.sched.lane_mode = lane_mode_for(*policies::make_policy(cfg.gpu_sharing), cfg);
+    if (cfg.paging) throw core::InputError("--paging on and --gpu-sharing: a preempted job leaves its GPU, it is not paged");
+    model = sim::make_interference(cfg.interference, &cfg.pairs, &cfg.share_weights, cfg.share_exponent,
+                                   &cfg.crowd_factors, &cfg.capacities);
+    po.model = model.get();
+    po.switch_cost_ns = cfg.switch_cost_ns;
+    if (cfg.profile_noise > 0) po.actual_iter_ns = actual_iteration_times(jobs, cfg.profile_noise, cfg.seed);
+    run.lane_mode = po.sched.lane_mode;
+    po.placement = cluster::placement_for(cfg.gpu_sharing, cfg.placement);
+    run.placement = po.placement;
+    run.gpu_sharing = cfg.gpu_sharing;
+  }
+  cluster::ClusterOutcome c = cluster::run_preemptive(jobs, policy_name, po);
+  run.policy = policy_name;
   run.cluster = true;
   run.preemptive = true;
   run.outcome = std::move(c.outcome);

@@ -48,6 +48,9 @@ struct SimConfig : core::SchedulerOptions {
   /// the time a job spends restoring its checkpoint each time it starts again after a preemption.
   cluster::LeaseOptions lease;
   core::TimeNs restart_cost_ns = 0;
+  /// Lanes beneath the preemptive cluster policies (cluster/preemptive.h): "" each GPU runs one
+  /// leased job at a time; else the per-GPU policy under which each GPU runs its leased jobs in lanes.
+  std::string gpu_sharing;
 };
 
 

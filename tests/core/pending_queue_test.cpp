@@ -134,3 +134,21 @@ TEST_CASE("a job passed over waits alone: its class's next jobs are tried, and i
   });
   CHECK(seen == std::vector<JobIndex>{4, 5, 6});
 }
+
+TEST_CASE("remove takes one waiting job out, its class and the order of the rest kept") {
+  salus::core::PendingQueue q;
+  q.push(0, 5, 0, 10, 20);
+  q.push(1, 3, 1, 10, 20);
+  q.push(2, 4, 2, 30, 40);
+  CHECK(q.remove(1, 10, 20));
+  CHECK_FALSE(q.remove(1, 10, 20));  // gone
+  CHECK_FALSE(q.remove(2, 10, 20));  // not in that class
+  CHECK(q.size() == 2);
+  std::vector<salus::core::JobIndex> order;
+  q.process([&](salus::core::JobIndex j) {
+    order.push_back(j);
+    return salus::core::PendingQueue::Verdict::kAdmitted;
+  });
+  CHECK(order == std::vector<salus::core::JobIndex>{2, 0});  // keys 4, 5
+  CHECK(q.empty());
+}

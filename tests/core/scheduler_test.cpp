@@ -672,3 +672,54 @@ TEST_CASE("first-iteration extra with one iteration per dispatch: only each job'
     CHECK(out.switches == 4);
   }
 }
+
+TEST_CASE("withdraw: a pending job and an idle one leave at once, a running one at its next boundary, with its iterations") {
+  // 16 GiB, one lane (FirstAdmitted runs the earliest admitted job to completion). a and b
+  // (P 1 GiB, E 4 GiB, 100 ms iterations) are admitted at 0, a runs; c (P 12 GiB) waits: 1 + 1 +
+  // 12 + 4 > 16.
+  const auto jobs = trace({job("a", 0, 10, ms(100), gib(1), gib(4)), job("b", 0, 5, ms(100), gib(1), gib(4)),
+                           job("c", 0, 3, ms(100), gib(12), gib(4))});
+  std::vector<JobState> states(jobs.size());
+  FirstAdmitted policy;
+  FakeExecutor exec(jobs);
+  SchedulerOptions opts;
+  opts.lane_mode = LaneMode::kSingle;
+  Scheduler s(jobs, states, policy, exec, opts);
+  std::vector<Completion> done, scratch;
+  for (JobIndex j = 0; j < 3; ++j) s.arrive(j, j);
+  s.split_at_instant(0, true, scratch);
+  s.schedule(0, true);
+  REQUIRE(states[0].running);
+  REQUIRE(states[1].status == JobStatus::kAdmitted);
+  REQUIRE(states[2].status == JobStatus::kPending);
+  REQUIRE(s.pending() == 1);
+
+  s.withdraw(2, 0);  // pending: out of the queue at once
+  CHECK(states[2].status == JobStatus::kInterrupted);
+  CHECK(states[2].finish_ns == 0);
+  CHECK(s.pending() == 0);
+  s.withdraw(1, 0);  // admitted, idle: released at once
+  CHECK(states[1].status == JobStatus::kInterrupted);
+  CHECK(states[1].iterations_done == 0);
+  CHECK(exec.released == std::vector<JobIndex>{1});
+  CHECK(s.admitted() == 1);
+  s.schedule(0, true);
+
+  // a runs 10 iterations from 0; withdrawn at 250 ms it stops at its boundary at 300 ms with 3 done.
+  exec.wait(ms(250), done);
+  REQUIRE(done.empty());
+  REQUIRE(exec.now() == ms(250));
+  s.withdraw(0, ms(250));
+  CHECK(states[0].status == JobStatus::kAdmitted);
+  s.schedule(ms(250), false);
+  exec.wait(kNever, done);
+  REQUIRE(exec.now() == ms(300));
+  CHECK(s.take_completions(done));  // a job ended: an event
+  CHECK(states[0].status == JobStatus::kInterrupted);
+  CHECK(states[0].iterations_done == 3);
+  CHECK(states[0].finish_ns == ms(300));
+  CHECK(s.admitted() == 0);
+  CHECK(exec.released == std::vector<JobIndex>{1, 0});
+  s.schedule(ms(300), true);
+  CHECK(exec.dispatches.size() == 1);  // nothing runs again
+}

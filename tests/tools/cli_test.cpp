@@ -701,8 +701,21 @@ TEST_CASE("--paging on: the assumed link speed is a note, each policy's page-out
 TEST_CASE("options of the cluster policies given where they do nothing are named in a note") {
   const Result lease = sim(kHand + " --gpus 2 --policy dlas-gpu --queue strict");
   CHECK(lease.code == 0);
-  CHECK(lease.out.find("note: --placement, --queue, --gangs and --lanes have no effect on the cluster policies (dlas-gpu, dlas, max-min, fifo-rounds)") !=
-        std::string::npos);
+  CHECK(lease.out.find("note: --queue, --gangs (and --placement, --lanes without --gpu-sharing) have no effect on the "
+                       "cluster policies (dlas-gpu, dlas, max-min, fifo-rounds)") != std::string::npos);
+  // --placement and --lanes place and run the lanes beneath; --gpu-sharing serves the cluster policies only.
+  const Result beneath = sim(kHand + " --gpus 2 --policy dlas-gpu --gpu-sharing fair --placement first-fit --lanes single");
+  CHECK(beneath.code == 0);
+  CHECK(beneath.out.find("have no effect") == std::string::npos);
+  CHECK(beneath.out.find("with lanes beneath (--gpu-sharing fair)") != std::string::npos);
+  const Result sharing = sim(kHand + " --gpus 2 --policy pack --gpu-sharing fair");
+  CHECK(sharing.out.find("note: --gpu-sharing has no effect without a cluster policy that preempts") != std::string::npos);
+  const Result unknown = sim(kHand + " --gpus 2 --policy dlas-gpu --gpu-sharing lanes");
+  CHECK(unknown.code == 2);
+  CHECK(unknown.err == "salus-sim: --gpu-sharing: unknown value 'lanes' (valid: exclusive, fifo, srtf, pack, fair, las, priority)\n");
+  const Result rounds_beneath = sim(kHand + " --gpus 2 --policy max-min --gpu-sharing pack");
+  CHECK(rounds_beneath.code == 2);
+  CHECK(rounds_beneath.err.find("--gpu-sharing pack: lanes beneath the cluster policy max-min are not modelled") != std::string::npos);
   const Result per_gpu = sim(kHand + " --gpus 2 --policy fifo --dlas-starvation 2 --restart-cost-ms 5 --round-s 60");
   CHECK(per_gpu.code == 0);
   CHECK(per_gpu.out.find("note: --dlas-thresholds, --dlas-starvation and --dlas-checks have no effect without dlas-gpu or dlas "

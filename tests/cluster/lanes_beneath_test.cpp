@@ -1,0 +1,196 @@
+// Lanes beneath the preemptive cluster policies (cluster/preemptive.h, "Lanes beneath";
+// salus-sim --gpu-sharing): hand cases of 2D-LAS with and without room for two jobs on a GPU,
+// a preempted job leaving at its iteration boundary; and, on random traces with gangs, lanes
+// beneath in exclusive lanes with 1 ns iterations (every instant a boundary) against the
+// exclusive engine, which they must then equal job by job.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_file.h"
+#include "cluster/preemptive.h"
+#include "core/errors.h"
+#include "core/units.h"
+#include "run/sim_runner.h"
+#include "sim/interference.h"
+#include "support/jobs.h"
+
+using namespace salus;
+
+namespace {
+
+constexpr core::TimeNs kS = 1'000'000'000;
+
+/// A 1-GPU job of `iterations` iterations of `iter_s` seconds, P and E in GiB.
+core::JobSpec job(const std::string& id, std::int64_t arrival_s, std::int64_t iterations, std::int64_t iter_s,
+                  std::int64_t p_gib, std::int64_t e_gib) {
+  return test::job(id, arrival_s * kS, iterations, iter_s * kS, test::gib(p_gib), test::gib(e_gib));
+}
+
+struct Lanes {
+  std::unique_ptr<sim::InterferenceModel> model = sim::make_interference("none");
+  cluster::PreemptiveOptions opts(std::int32_t gpus, const std::string& gpu_policy, core::LaneMode mode) const {
+    cluster::PreemptiveOptions o;
+    o.cluster = cluster::ClusterSpec::uniform(gpus, 16 * core::kGiB);
+    o.gpu_policy = gpu_policy;
+    o.sched.lane_mode = mode;
+    o.model = model.get();
+    o.record_runs = true;
+    return o;
+  }
+};
+
+std::vector<core::TimeNs> finishes(const cluster::ClusterOutcome& r) {
+  std::vector<core::TimeNs> f;
+  for (const core::JobState& s : r.outcome.jobs) f.push_back(s.finish_ns);
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("lanes beneath 2D-LAS by hand: two jobs share a GPU where the exclusive model preempts one") {
+  // One GPU, dlas-gpu with one threshold at 5 GPU-s; a (0 s) and b (2 s) each 10 iterations of 1 s.
+  // Exclusive: a runs 0-5, is demoted at 5 s and preempted by b (queue 0), which runs 5-10 and is
+  // demoted at 10 s; in queue 1 a (waiting, ahead) starts again, 10-15, then b 15-20.
+  // Lanes (PACK, P 1 GiB + E 4 GiB each: two fit 16 GiB, an ideal GPU): b starts at 2 s beside a,
+  // both at full speed; a ends at 10 s, b at 12 s; a demotion preempts nobody.
+  Lanes l;
+  const auto jobs = test::trace({job("a", 0, 10, 1, 1, 4), job("b", 2, 10, 1, 1, 4)});
+  cluster::PreemptiveOptions ex = l.opts(1, "", core::LaneMode::kAuto);
+  ex.gpu_policy.clear();
+  ex.lease.dlas_thresholds_ns = {5 * kS};
+  const cluster::ClusterOutcome e = cluster::run_preemptive(jobs, "dlas-gpu", ex);
+  CHECK(finishes(e) == std::vector<core::TimeNs>{15 * kS, 20 * kS});
+  CHECK(e.preemptions == 2);
+
+  cluster::PreemptiveOptions o = l.opts(1, "pack", core::LaneMode::kAuto);
+  o.lease.dlas_thresholds_ns = {5 * kS};
+  const cluster::ClusterOutcome r = cluster::run_preemptive(jobs, "dlas-gpu", o);
+  CHECK(finishes(r) == std::vector<core::TimeNs>{10 * kS, 12 * kS});
+  CHECK(r.preemptions == 0);
+  CHECK(r.outcome.jobs[1].first_start_ns == 2 * kS);
+  CHECK(r.outcome.jobs[0].iterations_done == 10);
+  REQUIRE(r.busy.size() == 2);  // one GPU busy from 0, idle from 12 s
+  CHECK(r.busy.back().time_ns == 12 * kS);
+}
+
+TEST_CASE("lanes beneath 2D-LAS by hand: a preempted job leaves at its iteration boundary and the next waits for it") {
+  // As above with iterations of 2 s, 5 each, and P 2 GiB + E 13 GiB: two do not fit (2 + 2 + 13 >
+  // 16). At 5 s a is demoted and preempted; it leaves at its boundary at 6 s (3 iterations done)
+  // and b, leased at 5 s, is admitted then and runs from 6 s. b's service counts from its lease:
+  // demoted at 10 s, when it is at a boundary (6 + 2 x 2): it leaves with 2 iterations, a starts
+  // again and runs its 2 left, 10-14; b its 3 left, 14-20.
+  Lanes l;
+  const auto jobs = test::trace({job("a", 0, 5, 2, 2, 13), job("b", 2, 5, 2, 2, 13)});
+  cluster::PreemptiveOptions o = l.opts(1, "fair", core::LaneMode::kSingle);
+  o.lease.dlas_thresholds_ns = {5 * kS};
+  const cluster::ClusterOutcome r = cluster::run_preemptive(jobs, "dlas-gpu", o);
+  CHECK(finishes(r) == std::vector<core::TimeNs>{14 * kS, 20 * kS});
+  CHECK(r.preemptions == 2);
+  CHECK(r.outcome.jobs[1].first_start_ns == 6 * kS);
+  const std::vector<cluster::JobRun> want = {
+      {.job = 0, .start_ns = 0, .end_ns = 6 * kS, .gpus = {0}},
+      {.job = 1, .start_ns = 5 * kS, .end_ns = 10 * kS, .gpus = {0}},
+      {.job = 0, .start_ns = 10 * kS, .end_ns = 14 * kS, .gpus = {0}},
+      {.job = 1, .start_ns = 14 * kS, .end_ns = 20 * kS, .gpus = {0}},
+  };
+  CHECK(r.job_runs == want);
+}
+
+TEST_CASE("lanes beneath: a restarted job pays the restart cost on its first iteration, wherever it starts") {
+  // Two GPUs, dlas (run time) with a threshold at 2 s, exclusive lanes, a restart cost of 1 s. a
+  // (0 s, 4 x 1 s) runs on GPU 0; the gang g (2 GPUs, 2 s of work) arrives at 1 s and waits for a
+  // second GPU. At 2 s a is demoted and g takes both GPUs: a leaves at its boundary at 2 s with 2
+  // iterations done and g runs 2-4; a starts again at 4 s with 2 iterations left, its first 1 s
+  // longer: it ends at 7 s.
+  Lanes l;
+  core::JobSpec g = job("g", 1, 2, 1, 2, 13);
+  g.gpus = 2;
+  const auto jobs = test::trace({job("a", 0, 4, 1, 2, 13), g});
+  cluster::PreemptiveOptions o = l.opts(2, "fifo", core::LaneMode::kExclusive);
+  o.lease.dlas_thresholds_ns = {2 * kS};
+  o.restart_cost_ns = kS;
+  const cluster::ClusterOutcome r = cluster::run_preemptive(jobs, "dlas", o);
+  CHECK(finishes(r) == std::vector<core::TimeNs>{7 * kS, 4 * kS});
+  CHECK(r.preemptions == 1);
+  CHECK(r.outcome.jobs[0].iterations_done == 4);
+}
+
+TEST_CASE("lanes beneath: refused where they are not modelled, with a message") {
+  Lanes l;
+  const auto jobs = test::trace({job("a", 0, 4, 1, 2, 13)});
+  cluster::PreemptiveOptions o = l.opts(2, "pack", core::LaneMode::kAuto);
+  CHECK_THROWS_WITH_AS(cluster::run_preemptive(jobs, "max-min", o),
+                       doctest::Contains("lanes beneath the cluster policy max-min are not modelled"), core::InputError);
+  o.gpu_policy = "nope";
+  CHECK_THROWS_WITH_AS(cluster::run_preemptive(jobs, "dlas-gpu", o), doctest::Contains("fifo"), core::InputError);
+}
+
+TEST_CASE("lanes beneath in exclusive lanes with 1 ns iterations equal the exclusive engine: random traces with gangs") {
+  // Every instant is an iteration boundary, so a preempted job leaves at once, as the exclusive
+  // model has it; one job per GPU (exclusive lanes) leaves the placement the only difference,
+  // which on GPUs of one size changes no finish.
+  Lanes l;
+  int compared = 0;
+  std::int64_t preemptions = 0;
+  for (std::uint32_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const std::int32_t gpus = std::array<std::int32_t, 3>{2, 4, 8}[static_cast<std::size_t>(pick(0, 2))];
+    std::vector<core::JobSpec> jobs;
+    std::int64_t t = 0;
+    for (int i = 0; i < 60; ++i) {
+      t += pick(0, 3) == 0 ? 0 : pick(1, 30);
+      static constexpr std::int32_t kWidths[] = {1, 1, 1, 2, 4, 8};
+      core::JobSpec s = test::job("j" + std::to_string(i), t * kS, pick(1, 120) * kS, 1, test::gib(1), test::gib(14));
+      s.gpus = std::min(gpus, kWidths[pick(0, 5)]);
+      jobs.push_back(s);
+    }
+    jobs = test::trace(jobs);
+    for (const char* policy : {"dlas-gpu", "dlas"}) {
+      CAPTURE(seed);
+      CAPTURE(policy);
+      cluster::PreemptiveOptions ex;
+      ex.cluster = cluster::ClusterSpec::uniform(gpus, 16 * core::kGiB);
+      ex.lease.dlas_thresholds_ns = seed % 2 == 0 ? std::vector<core::TimeNs>{24 * kS} : std::vector<core::TimeNs>{16 * kS, 64 * kS};
+      ex.lease.dlas_starvation = static_cast<double>(seed % 3);
+      cluster::PreemptiveOptions o = l.opts(gpus, "fifo", core::LaneMode::kExclusive);
+      o.lease = ex.lease;
+      const cluster::ClusterOutcome want = cluster::run_preemptive(jobs, policy, ex);
+      const cluster::ClusterOutcome got = cluster::run_preemptive(jobs, policy, o);
+      CHECK(finishes(got) == finishes(want));
+      CHECK(got.preemptions == want.preemptions);
+      CHECK(got.promotions == want.promotions);
+      preemptions += want.preemptions;
+      compared += static_cast<int>(jobs.size());
+    }
+  }
+  CHECK(compared == 20 * 2 * 60);
+  CHECK(preemptions > 200);
+}
+
+TEST_CASE("salus-sim's path: --gpu-sharing reaches the engine and the run says what shared the GPUs") {
+  run::SimConfig cfg;
+  cfg.cluster = cluster::ClusterSpec::uniform(2, 16 * core::kGiB);
+  cfg.interference = "none";
+  cfg.gpu_sharing = "pack";
+  const auto jobs = test::trace({job("a", 0, 10, 1, 1, 4), job("b", 2, 10, 1, 1, 4), job("c", 2, 10, 1, 1, 4)});
+  const run::PolicyRun r = run::simulate(jobs, "dlas-gpu", cfg);
+  CHECK(r.gpu_sharing == "pack");
+  CHECK(r.placement == "util-pack");  // pack's own
+  CHECK(r.lane_mode == core::LaneMode::kAuto);
+  // b and c start at 2 s; u = 1 each, so util-pack spreads them: b on GPU 1, c beside a (the
+  // least utilised, ties to the lower GPU).
+  for (const core::JobState& s : r.outcome.jobs) CHECK(s.status == core::JobStatus::kDone);
+  CHECK(r.job_gpus[0] == std::vector<std::int32_t>{0});
+  CHECK(r.job_gpus[1] == std::vector<std::int32_t>{1});
+  CHECK(r.job_gpus[2] == std::vector<std::int32_t>{0});
+  cfg.gpu_sharing.clear();
+  const run::PolicyRun e = run::simulate(jobs, "dlas-gpu", cfg);
+  CHECK(e.gpu_sharing == "exclusive");
+}
