@@ -189,6 +189,11 @@ struct Search {
 /// The configuration's SimConfig, as salus-sim runs it.
 SimConfig config_for(const Search& s, const Config& c) {
   SimConfig k = s.cfg;
+  if (cluster::is_lease_policy(c.policy)) {
+    // Whole GPUs, or the lanes beneath (--gpu-sharing) placed and run as their per-GPU policy's.
+    if (!k.gpu_sharing.empty()) k.placement = cluster::placement_for(k.gpu_sharing, s.model.placement);
+    return k;
+  }
   k.placement = cluster::placement_for(c.policy, s.model.placement);
   if (c.exclusive) k.lanes = core::LaneMode::kExclusive;
   return k;
@@ -253,10 +258,12 @@ std::vector<std::int64_t> curve_ns(const SearchBounds& b, const FewestGpus& sear
 ConfigResult config_result(const Search& s, const Config& c, const FewestGpus& search,
                            const std::map<std::int64_t, Point>& tried) {
   const SimConfig k = config_for(s, c);
-  // A cluster policy leases whole GPUs and places on them itself (cluster/preemptive.h).
-  const bool lease = cluster::is_lease_policy(c.policy);
-  const core::LaneMode lanes = lease ? core::LaneMode::kExclusive : lane_mode_for(*policies::make_policy(c.policy), k);
-  const std::string placement = lease ? "consolidated" : k.placement;
+  // A cluster policy leases whole GPUs and places on them itself (cluster/preemptive.h), unless
+  // lanes beneath it share them (--gpu-sharing): then as the per-GPU policy's.
+  const bool whole = cluster::is_lease_policy(c.policy) && k.gpu_sharing.empty();
+  const std::string& per_gpu = cluster::is_lease_policy(c.policy) ? k.gpu_sharing : c.policy;
+  const core::LaneMode lanes = whole ? core::LaneMode::kExclusive : lane_mode_for(*policies::make_policy(per_gpu), k);
+  const std::string placement = whole ? "consolidated" : k.placement;
   auto value = [&](const Point& p) { return s.on_queue ? p.avg_queuing_s : p.avg_jct_s; };
   const SearchBounds& b = s.bounds;
   const bool found = search.gpus.has_value();
@@ -523,9 +530,12 @@ json run_gpus_needed(const ExperimentContext& ctx) {
   // The five configurations, then each cluster policy asked for (named by the registry's
   // entry, which lives as long as the program), each GPU holding whole jobs.
   std::vector<Config> configs(std::begin(kConfigs), std::end(kConfigs));
+  std::vector<std::string> labels;  // with lanes beneath: "dlas-gpu on pack lanes" (kept while configs live)
+  labels.reserve(ctx.cluster_policies.size());
   for (const std::string& name : ctx.cluster_policies) {
     const char* entry = cluster::lease_registry().at(name).name.data();  // a literal's view: NUL-terminated
-    configs.push_back(Config{entry, entry, entry, true});
+    labels.push_back(name + (cfg.gpu_sharing.empty() ? "" : " on " + cfg.gpu_sharing + " lanes"));
+    configs.push_back(Config{entry, cfg.gpu_sharing.empty() ? entry : labels.back().c_str(), entry, true});
   }
   std::vector<std::string> policy_names;
   for (const Config& c : kConfigs) {

@@ -57,6 +57,9 @@ POLICY_ORDER = ["fifo", "srtf", "pack", "fair"]
 POLICY_LABEL = {"fifo": "FIFO", "srtf": "SRTF", "pack": "PACK", "fair": "FAIR"}
 POLICY_COLOUR = {"fifo": "#0072B2", "srtf": "#D55E00", "pack": "#009E73", "fair": "#CC79A7"}
 POLICY_LINESTYLE = {"fifo": "-", "srtf": "--", "pack": "-.", "fair": (0, (1, 1))}
+# salus-experiment gpus_needed --cluster-policies: the preemptive cluster policies (whole GPUs, or
+# lanes beneath with --gpu-sharing), drawn beside the five configurations.
+CLUSTER_POLICIES = ["dlas-gpu", "dlas", "max-min", "fifo-rounds"]
 
 # Jobs are told apart by Paul Tol's "bright" palette (colour-blind safe), in order of appearance.
 JOB_COLOURS = ["#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#BBBBBB"]
@@ -869,7 +872,8 @@ def load_gpus_needed(root):
     lines = []
     for name, node in root["policies"].items():
         policy = node["policy"].string() if node.get("policy") is not None else name
-        _known_policy(root["policies"], policy)
+        if policy not in CLUSTER_POLICIES:  # --cluster-policies: drawn after the five, by name
+            _known_policy(root["policies"], policy)
         points = []
         for p in node["curve"].list(min_len=1):
             early = p.get("missed_early")
@@ -883,15 +887,19 @@ def load_gpus_needed(root):
         mode = node.get("lane_mode")
         lines.append({"policy": policy,
                       # A sharing policy run one job at a time (exclusive SRTF) is drawn apart from its Salus line.
-                      "exclusive": policy != "fifo" and mode is not None and mode.string() == "exclusive",
+                      "exclusive": (policy != "fifo" and policy not in CLUSTER_POLICIES and mode is not None
+                                    and mode.string() == "exclusive"),
                       "label": label.string() if label is not None else
-                      ("exclusive FIFO" if policy == "fifo" else "Salus " + POLICY_LABEL[policy]),
+                      ("exclusive FIFO" if policy == "fifo" else
+                       policy if policy in CLUSTER_POLICIES else "Salus " + POLICY_LABEL[policy]),
                       "points": points,
                       "needed": needed.integer(lo=1) if needed is not None and needed.value is not None else None})
     if not lines:
         root["policies"].fail("has no policy")
-    # The JSON's keys are sorted by name: policy order, a policy's exclusive line first.
-    lines.sort(key=lambda line: (POLICY_ORDER.index(line["policy"]), not line["exclusive"]))
+    # The JSON's keys are sorted by name: policy order, a policy's exclusive line first, then the
+    # cluster policies.
+    order = POLICY_ORDER + CLUSTER_POLICIES
+    lines.sort(key=lambda line: (order.index(line["policy"]), not line["exclusive"]))
     source = root.get("input")
     return {"kind": kind, "bound_s": bound["seconds"].num(positive=True), "lines": lines,
             "input": os.path.basename(source.string()) if source is not None else None}
@@ -901,7 +909,9 @@ def load_gpus_needed(root):
 # Keyed by (policy, drawn as an exclusive line): FIFO is always exclusive and has no such line.
 CONFIG_COLOUR = {("fifo", False): "#0072B2", ("srtf", True): "#E69F00", ("srtf", False): "#D55E00",
                  ("pack", True): "#56B4E9", ("pack", False): "#009E73", ("fair", True): "#F0E442",
-                 ("fair", False): "#CC79A7", ("las", False): "#000000", ("priority", False): "#999999"}
+                 ("fair", False): "#CC79A7", ("las", False): "#000000", ("priority", False): "#999999",
+                 ("dlas-gpu", False): "#882255", ("dlas", False): "#117733", ("max-min", False): "#332288",
+                 ("fifo-rounds", False): "#999933"}
 CONFIG_MARKER = ["o", "s", "^", "D", "v", "P", "X", "*"]
 
 

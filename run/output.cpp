@@ -833,6 +833,10 @@ void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs,
   w.begin_object();
   w.key("busy_gpu_s");
   w.value(time.busy_s);
+  if (run.preemptive) {  // keys in sorted order: gpu_sharing before gpus_busy
+    w.key("gpu_sharing");
+    w.value(run.gpu_sharing);
+  }
   w.key("gpus_busy");
   w.begin_array();
   for (const auto& [t, n] : run.gpus_busy) {
@@ -866,10 +870,6 @@ void write_cluster_result(JsonWriter& w, const std::vector<core::JobSpec>& jobs,
   if (run.preemptive) {
     w.key("migrations");
     w.value(run.migrations);
-  }
-  if (run.preemptive) {
-    w.key("gpu_sharing");
-    w.value(run.gpu_sharing);
   }
   w.key("placement");
   w.value(run.placement);

@@ -456,6 +456,19 @@ TEST_CASE("gpus_needed --cluster-policies: the preemptive cluster policies searc
                                " --reset-s 0 --round-s 60")["results"][0];
     CHECK((*curve_point(c, answer))["avg_jct_s"].get<double>() == r["avg_jct_s"].get<double>());
   }
+  // Lanes beneath (--gpu-sharing): run and placed as the per-GPU policy's, the answer salus-sim's.
+  const json lanes = run_gpus_needed("--trace " + kGangTrace + " --cluster-policies dlas-gpu --gpu-sharing pack",
+                                     (salus::test::scratch() / "gpus_needed_lanes").string());
+  const json& d = lanes["policies"]["dlas-gpu"];
+  CHECK(d["label"] == "dlas-gpu on pack lanes");
+  CHECK(d["lane_mode"] == "auto");
+  CHECK(d["placement"] == "util-pack");
+  REQUIRE(d["gpus_needed"].is_number());
+  const std::int64_t at = d["gpus_needed"].get<std::int64_t>();
+  const json shared = sim_summary("--trace " + kGangTrace + " --gpus " + std::to_string(at) +
+                                  " --policy dlas-gpu --gpu-sharing pack")["results"][0];
+  CHECK(shared["cluster"]["gpu_sharing"] == "pack");
+  CHECK((*curve_point(d, at))["avg_jct_s"].get<double>() == shared["avg_jct_s"].get<double>());
   // Their assumptions are in the notes.
   bool noted = false;
   for (const json& n : j["notes"]) noted |= n.get<std::string>().rfind("max-min: rounds of 60 s", 0) == 0;

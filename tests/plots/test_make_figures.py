@@ -200,7 +200,16 @@ def test_gpus_needed_axes(source, data):
     for p in narrow["policies"].values():
         p["curve"] = copy.deepcopy(p["curve"][:2])
         p["gpus_needed"] = p["curve"][1]["gpus"]
-    for what, node in [("fixture", root), ("two sizes", mf.Node(file, narrow))]:
+    # --cluster-policies adds lines named after the cluster policies (once refused as unknown).
+    leases = copy.deepcopy(narrow)
+    for name, mode in [("dlas-gpu", "exclusive"), ("max-min", "exclusive")]:
+        line = copy.deepcopy(next(iter(narrow["policies"].values())))
+        line.update({"policy": name, "label": name, "lane_mode": mode, "placement": "consolidated"})
+        leases["policies"][name] = line
+    drawn = mf.load_gpus_needed(mf.Node(file, leases))
+    check([line["label"] for line in drawn["lines"]][-2:] == ["dlas-gpu", "max-min"],
+          f"gpus_needed with cluster policies: lines {[line['label'] for line in drawn['lines']]}")
+    for what, node in [("fixture", root), ("two sizes", mf.Node(file, narrow)), ("cluster policies", mf.Node(file, leases))]:
         fig = Figure(figsize=mf.FIG_SIZE_IN["gpus_needed"], dpi=mf.DPI, layout="constrained")
         FigureCanvasAgg(fig)
         mf.draw_gpus_needed(fig, mf.load_gpus_needed(node))
