@@ -254,6 +254,8 @@ class Dlas final : public LeasePolicy {
   void apply_due(TimeNs now);
   void full_walk(LeaseDecision& out);
   bool fast_walk(std::vector<JobIndex>& start);
+  /// Lanes beneath: the short walk through the room (LeaseRoom::place_waiting).
+  bool room_walk(LeaseDecision& out);
 
   LeaseOptions opts_;
   bool gpu_time_;
@@ -268,6 +270,8 @@ class Dlas final : public LeasePolicy {
   std::map<std::int32_t, Heap> looks_;  // Tiresias' checks: by GPUs, the instant executed reaches the threshold
   std::vector<JobIndex> changed_;       // scratch: jobs demoted or promoted at this instant
   std::vector<JobIndex> order_;         // scratch: every job in walk order (lanes beneath)
+  std::vector<std::pair<JobIndex, bool>> waiting_;  // scratch: the waiting jobs, a running job after each
+  std::vector<std::int64_t> later_running_;         // scratch: room_walk's
   std::vector<std::vector<JobIndex>> by_queue_;  // scratch: a decision's preempted jobs by queue
 };
 
@@ -332,6 +336,31 @@ bool Dlas::fast_walk(std::vector<JobIndex>& start) {
   return true;
 }
 
+bool Dlas::room_walk(LeaseDecision& out) {
+  // The waiting jobs in order, each with whether a running job comes after it: in its queue's
+  // tail (behind it, for a tail job) or in a later queue.
+  waiting_.clear();
+  std::vector<std::int64_t>& later = later_running_;  // per queue: running jobs' GPUs in later queues
+  later.assign(queues_.size() + 1, 0);
+  for (std::size_t q = queues_.size(); q-- > 0;) {
+    later[q] = later[q + 1] + queues_[q].running_gpus + queues_[q].tail_running_gpus;
+  }
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    const Queue& Q = queues_[q];
+    const bool after_waiting = Q.tail_running_gpus > 0 || later[q + 1] > 0;
+    for (JobIndex j = Q.waiting.head; j != core::kNoJob; j = at(j).next) waiting_.emplace_back(j, after_waiting);
+    std::int64_t tail_left = Q.tail_running_gpus;  // running tail jobs' GPUs behind the one at hand
+    for (JobIndex j = Q.tail.head; j != core::kNoJob; j = at(j).next) {
+      if (at(j).running) {
+        tail_left -= gpus_of(j);
+      } else {
+        waiting_.emplace_back(j, tail_left > 0 || later[q + 1] > 0);
+      }
+    }
+  }
+  return room_->place_waiting(waiting_, out);
+}
+
 void Dlas::full_walk(LeaseDecision& out) {
   std::int64_t left = gpus_;
   for (Queue& Q : queues_) {
@@ -349,14 +378,17 @@ void Dlas::full_walk(LeaseDecision& out) {
 void Dlas::decide(TimeNs now, LeaseDecision& out) {
   apply_due(now);
   if (room_ != nullptr) {
-    // Lanes beneath: the engine places the whole order (the full walk's, by memory).
-    order_.clear();
-    for (Queue& Q : queues_) {
-      for (const Chain* c : {&Q.running, &Q.waiting, &Q.tail}) {
-        for (JobIndex j = c->head; j != core::kNoJob; j = at(j).next) order_.push_back(j);
+    // Lanes beneath: the engine places by memory, the waiting jobs alone where it can (as
+    // fast_walk), else the whole order.
+    if (!opts_.dlas_short_walks || !room_walk(out)) {
+      order_.clear();
+      for (Queue& Q : queues_) {
+        for (const Chain* c : {&Q.running, &Q.waiting, &Q.tail}) {
+          for (JobIndex j = c->head; j != core::kNoJob; j = at(j).next) order_.push_back(j);
+        }
       }
+      room_->place(order_, out);
     }
-    room_->place(order_, out);
   } else if (!opts_.dlas_short_walks || !fast_walk(out.start)) {
     out.start.clear();
     full_walk(out);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <numeric>
 #include <queue>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -150,6 +151,7 @@ class LanedEngine final : public LeaseRoom {
 
   ClusterOutcome run();
   void place(std::span<const JobIndex> order, LeaseDecision& out) override;
+  bool place_waiting(std::span<const std::pair<JobIndex, bool>> waiting, LeaseDecision& out) override;
 
  private:
   using Entry = std::tuple<TimeNs, std::int32_t, JobIndex, std::int64_t>;  // (finish, rank, job, stamp)
@@ -197,7 +199,15 @@ class LanedEngine final : public LeaseRoom {
   /// The running jobs on GPU g not yet passed in this walk (those it may yet keep there).
   Share awaited(std::int32_t g) const;
   /// Places waiting job j among the members (its target), greedily: false where it fits nowhere.
-  bool place_member(JobIndex j);
+  /// `displace`: also where it fits beside the jobs ahead of it only (a running job the walk has
+  /// not reached may then not fit); else only beside every job there (the short walk).
+  bool place_member(JobIndex j, bool displace = true);
+  bool place_on_gpus(JobIndex j, bool displace);
+  void begin_walk() {
+    ++walk_;
+    members_.clear();
+    failed_.clear();
+  }
   /// Places every member again, in order, beside the jobs kept: false where one fits nowhere.
   bool repack();
   void clear_members();
@@ -243,6 +253,10 @@ class LanedEngine final : public LeaseRoom {
   std::int64_t next_rank_ = 0;       // the runs' arrival ranks on their GPUs
   std::uint64_t walk_ = 0;
   std::vector<JobIndex> members_;   // a walk's waiting jobs placed so far, in order
+  // A walk's demands (GPUs, aligned P, aligned E) that fitted nowhere: the GPUs only fill as the
+  // walk goes, so a later job of one of them fits nowhere either (cleared where members are
+  // placed again, repack).
+  std::set<std::tuple<std::int32_t, Bytes, Bytes>> failed_;
   PlacementFn placement_ = nullptr;  // where a 1-GPU job goes among the GPUs with room
   std::vector<GpuLoad> loads_;      // place_member's candidates
   std::vector<std::vector<std::int32_t>> saved_;  // repack's: the members' targets before it
@@ -481,11 +495,22 @@ std::vector<std::int32_t> LanedEngine::by_nodes(const std::vector<std::int32_t>&
   return out;
 }
 
-bool LanedEngine::place_member(JobIndex j) {
+bool LanedEngine::place_member(JobIndex j, bool displace) {
+  const JobSpec& spec = specs_[at(j)];
+  job(j).target.clear();
+  const std::tuple<std::int32_t, Bytes, Bytes> demand{spec.gpus, p_of(j), e_of(j)};
+  if (failed_.count(demand) != 0) return false;
+  if (!place_on_gpus(j, displace)) {
+    failed_.insert(demand);
+    return false;
+  }
+  return true;
+}
+
+bool LanedEngine::place_on_gpus(JobIndex j, bool displace) {
   Job& s = job(j);
   const JobSpec& spec = specs_[at(j)];
   const auto n_gpus = static_cast<std::int32_t>(gpus_.size());
-  s.target.clear();
   if (spec.gpus > 1) {
     // GPUs empty in the walk with room for P + E: those no running job awaits first (as the
     // exclusive engine takes free GPUs, one node if it can), then the others.
@@ -496,6 +521,7 @@ bool LanedEngine::place_member(JobIndex j) {
       (occupied_ahead_of_walk(g) ? busy : calm).push_back(g);
     }
     const auto k = static_cast<std::size_t>(spec.gpus);
+    if (!displace) busy.clear();
     if (calm.size() + busy.size() < k) return false;
     if (calm.size() >= k) {
       s.target = by_nodes(calm, k);
@@ -510,6 +536,7 @@ bool LanedEngine::place_member(JobIndex j) {
   // fits beside every job there, the running ones the walk has not reached included; where none,
   // among those where it fits beside the jobs ahead of it (a running job there may then go).
   for (const bool beside_all : {true, false}) {
+    if (!beside_all && !displace) break;
     loads_.clear();
     for (std::int32_t g = 0; g < n_gpus; ++g) {
       if (!fits_beside(g, j)) continue;
@@ -545,12 +572,14 @@ void LanedEngine::clear_members() {
 }
 
 bool LanedEngine::repack() {
+  failed_.clear();
   saved_.clear();
   for (const JobIndex m : members_) saved_.push_back(job(m).target);
   clear_members();
   bool ok = true;
   for (const JobIndex m : members_) ok = ok && place_member(m);
   if (ok) return true;
+  failed_.clear();  // what failed around the running job tried is no failure without it
   clear_members();  // back as they were
   for (std::size_t i = 0; i < members_.size(); ++i) {
     const JobIndex m = members_[i];
@@ -588,8 +617,7 @@ void LanedEngine::place(std::span<const JobIndex> order, LeaseDecision& out) {
   // can be placed, the running ones where they run, the waiting ones anywhere (placed greedily in
   // order, and again around a running job kept after them). With exclusive lanes on GPUs of one
   // size this is the exclusive engine's count.
-  ++walk_;
-  members_.clear();
+  begin_walk();
   for (const JobIndex j : order) {
     Job& s = job(j);
     s.walk = walk_;
@@ -600,6 +628,22 @@ void LanedEngine::place(std::span<const JobIndex> order, LeaseDecision& out) {
     }
   }
   for (const JobIndex j : members_) out.start.push_back(j);
+}
+
+bool LanedEngine::place_waiting(std::span<const std::pair<JobIndex, bool>> waiting, LeaseDecision& out) {
+  // No running job is passed in this walk, so every one counts as awaited where it runs: a job
+  // placed beside all of them leaves each its place, and the whole walk would place it there too.
+  begin_walk();
+  for (const auto& [j, running_after] : waiting) {
+    if (job(j).draining) continue;  // waits in the whole walk too
+    if (place_member(j, false)) {
+      members_.push_back(j);
+    } else if (running_after) {
+      return false;  // the whole walk might preempt a running job after it for it
+    }
+  }
+  for (const JobIndex j : members_) out.start.push_back(j);
+  return true;
 }
 
 // ---- Decisions and runs ----------------------------------------------------------------------

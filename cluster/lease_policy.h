@@ -79,6 +79,13 @@ class LeaseRoom {
   /// out.start the waiting jobs that start and to out.preempt the running ones that stop, each
   /// in that order.
   virtual void place(std::span<const core::JobIndex> order, LeaseDecision& out) = 0;
+  /// The short walk (LeaseOptions::dlas_short_walks): the waiting jobs alone, in order, each with
+  /// whether a running job comes after it in the order. Places each beside every job already on
+  /// the GPUs (displacing none) and appends those placed to out.start; returns false, and leaves
+  /// `out` as it was, where a job that fits nowhere so has a running job after it (which place()
+  /// might preempt for it): the caller then makes the whole walk. Where it returns true its answer
+  /// is place()'s (every running job kept).
+  virtual bool place_waiting(std::span<const std::pair<core::JobIndex, bool>> waiting, LeaseDecision& out) = 0;
 };
 
 class LeasePolicy {

@@ -459,9 +459,8 @@ class Loop {
       finish(c.job, c.end_ns);
       return true;
     }
-    if (const auto w = std::find(withdrawing_.begin(), withdrawing_.end(), c.job); w != withdrawing_.end()) {
-      withdrawing_.erase(w);
-      st.status = JobStatus::kInterrupted;
+    if (std::find(withdrawing_.begin(), withdrawing_.end(), c.job) != withdrawing_.end()) {
+      st.status = JobStatus::kInterrupted;  // finish() drops it from withdrawing_
       finish(c.job, c.end_ns);
       return true;
     }
@@ -495,6 +494,7 @@ class Loop {
   void finish(JobIndex j, TimeNs t) {
     JobState& st = state(j);
     st.finish_ns = t;
+    if (!withdrawing_.empty()) std::erase(withdrawing_, j);  // withdrawn but done first: its index may be given again
     LaneSchedule& ls = sched(st.lane);
     ls.jobs.erase(std::find(ls.jobs.begin(), ls.jobs.end(), j));
     requests_.remove(j);

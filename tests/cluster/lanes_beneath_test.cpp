@@ -194,3 +194,48 @@ TEST_CASE("salus-sim's path: --gpu-sharing reaches the engine and the run says w
   const run::PolicyRun e = run::simulate(jobs, "dlas-gpu", cfg);
   CHECK(e.gpu_sharing == "exclusive");
 }
+
+TEST_CASE("lanes beneath: the short walk (waiting jobs alone) decides as the whole walk, jobs sharing GPUs") {
+  // Random traces of jobs of several memory sizes (one to four fit a 16 GiB GPU) and gangs, under
+  // pack (lanes), fair (one lane) and fifo (exclusive lanes), dlas-gpu and dlas: every run the
+  // same with and without the short walk.
+  Lanes l;
+  std::int64_t preemptions = 0, compared = 0;
+  for (std::uint32_t seed = 1; seed <= 8; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    std::vector<core::JobSpec> jobs;
+    std::int64_t t = 0;
+    for (int i = 0; i < 150; ++i) {
+      t += pick(0, 20);
+      static constexpr std::int32_t kWidths[] = {1, 1, 1, 1, 2, 4};
+      static constexpr std::int64_t kMemory[][2] = {{1, 2}, {1, 6}, {2, 5}, {3, 10}, {1, 14}};
+      const auto* m = kMemory[pick(0, 4)];
+      core::JobSpec s = job("j" + std::to_string(i), t, pick(1, 60), pick(1, 3), m[0], m[1]);
+      s.gpus = kWidths[pick(0, 5)];
+      jobs.push_back(s);
+    }
+    jobs = test::trace(jobs);
+    for (const auto& [gpu_policy, mode] : {std::pair{"pack", core::LaneMode::kAuto}, std::pair{"fair", core::LaneMode::kSingle},
+                                           std::pair{"fifo", core::LaneMode::kExclusive}}) {
+      for (const char* policy : {"dlas-gpu", "dlas"}) {
+        const std::string names = std::string(gpu_policy) + " " + policy;
+        CAPTURE(seed);
+        CAPTURE(names);
+        cluster::PreemptiveOptions o = l.opts(8, gpu_policy, mode);
+        o.lease.dlas_thresholds_ns = {30 * kS, 120 * kS};
+        o.lease.dlas_starvation = seed % 2 == 0 ? 2.0 : 0.0;
+        o.restart_cost_ns = seed % 3 == 0 ? kS : 0;
+        const cluster::ClusterOutcome fast = cluster::run_preemptive(jobs, policy, o);
+        o.lease.dlas_short_walks = false;
+        const cluster::ClusterOutcome slow = cluster::run_preemptive(jobs, policy, o);
+        CHECK(fast.job_runs == slow.job_runs);
+        CHECK(finishes(fast) == finishes(slow));
+        preemptions += fast.preemptions;
+        compared += static_cast<std::int64_t>(jobs.size());
+      }
+    }
+  }
+  CHECK(compared == 8 * 3 * 2 * 150);
+  CHECK(preemptions > 500);
+}

@@ -723,3 +723,43 @@ TEST_CASE("withdraw: a pending job and an idle one leave at once, a running one 
   s.schedule(ms(300), true);
   CHECK(exec.dispatches.size() == 1);  // nothing runs again
 }
+
+TEST_CASE("withdraw: a job that finishes on the boundary it was withdrawn at is done, and its index is free for another") {
+  // a (2 iterations of 100 ms) is withdrawn at 150 ms: its run ends at 200 ms with its last
+  // iteration, so it is done. Index 0 is then given to a new job (a driver's slot reused): when b
+  // joins its lane, its run is cut at the next boundary and it goes on, not withdrawn.
+  auto jobs = trace({job("a", 0, 2, ms(100), gib(1), gib(4)), job("b", 0, 5, ms(100), gib(1), gib(4))});
+  std::vector<JobState> states(jobs.size());
+  FirstAdmitted policy;
+  FakeExecutor exec(jobs);
+  SchedulerOptions opts;
+  opts.lane_mode = LaneMode::kSingle;
+  Scheduler s(jobs, states, policy, exec, opts);
+  std::vector<Completion> done, scratch;
+  s.arrive(0, 0);
+  s.schedule(0, true);
+  exec.wait(ms(150), done);
+  s.withdraw(0, ms(150));
+  s.schedule(ms(150), false);
+  exec.wait(kNever, done);
+  CHECK(s.take_completions(done));
+  CHECK(states[0].status == JobStatus::kDone);
+  CHECK(states[0].iterations_done == 2);
+  s.schedule(ms(200), true);
+  // Index 0 again: 10 iterations from 200 ms; b joins at 250 ms.
+  jobs[0].iterations = 10;
+  jobs[0].arrival_ns = ms(200);
+  states[0] = JobState{};
+  s.rebase(jobs, states);
+  s.arrive(0, 2);
+  s.schedule(ms(200), true);
+  exec.wait(ms(250), done);
+  s.arrive(1, 3);
+  s.split_at_instant(ms(250), true, scratch);
+  s.schedule(ms(250), true);
+  exec.wait(kNever, done);  // cut at 300 ms for the new decision
+  REQUIRE(exec.now() == ms(300));
+  CHECK_FALSE(s.take_completions(done));
+  CHECK(states[0].status == JobStatus::kAdmitted);
+  CHECK(states[0].iterations_done == 1);
+}
