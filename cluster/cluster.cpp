@@ -1362,17 +1362,7 @@ ClusterOutcome Cluster::finish(TimeNs end) {
   for (Gpu& gpu : gpus_) {
     if (!gpu.rt) continue;  // never used: every counter 0
     core::ScheduleOutcome& o = gpu.rt->sched->outcome();
-    out.lanes_opened += o.lanes_opened;
-    out.max_concurrent_lanes = std::max(out.max_concurrent_lanes, o.max_concurrent_lanes);
-    out.admissions_new_lane += o.admissions_new_lane;
-    out.admissions_existing_lane += o.admissions_existing_lane;
-    out.admissions_grown_lane += o.admissions_grown_lane;
-    out.dispatches += o.dispatches;
-    out.switches += o.switches;
-    out.page_outs += o.page_outs;
-    out.page_ins += o.page_ins;
-    out.plans += o.plans;
-    out.plan_closed_form += o.plan_closed_form;
+    add_gpu_counters(out, o);
     out.steps += o.steps;
     out.iterations += o.iterations;
     if (out.fatal_error.empty()) out.fatal_error = o.fatal_error;
@@ -1496,6 +1486,20 @@ ClusterOutcome Cluster::run() {
 }
 
 }  // namespace
+
+void add_gpu_counters(core::ScheduleOutcome& sum, const core::ScheduleOutcome& gpu) {
+  sum.lanes_opened += gpu.lanes_opened;
+  sum.max_concurrent_lanes = std::max(sum.max_concurrent_lanes, gpu.max_concurrent_lanes);
+  sum.admissions_new_lane += gpu.admissions_new_lane;
+  sum.admissions_existing_lane += gpu.admissions_existing_lane;
+  sum.admissions_grown_lane += gpu.admissions_grown_lane;
+  sum.dispatches += gpu.dispatches;
+  sum.switches += gpu.switches;
+  sum.page_outs += gpu.page_outs;
+  sum.page_ins += gpu.page_ins;
+  sum.plans += gpu.plans;
+  sum.plan_closed_form += gpu.plan_closed_form;
+}
 
 ClusterOutcome run_cluster(std::span<const core::JobSpec> jobs, const std::string& policy, const ClusterOptions& opts) {
   Cluster c(jobs, policy, opts);

@@ -116,6 +116,10 @@ struct ClusterOutcome {
   std::int64_t promotions = 0;                      ///< jobs put back in the first queue (2D-LAS' starvation knob)
 };
 
+/// Adds one GPU's counters (lanes, admissions, dispatches, switches, paging, plans) to a
+/// cluster's: summed, max_concurrent_lanes the largest. Not steps, iterations or timelines.
+void add_gpu_counters(core::ScheduleOutcome& sum, const core::ScheduleOutcome& gpu);
+
 /// Runs `jobs` on the cluster under the named policy (policies::make_policy) on every GPU.
 /// Throws core::InputError for an unknown policy or placement name, std::invalid_argument as
 /// core::run_schedule does.

@@ -789,11 +789,7 @@ ClusterOutcome LanedEngine::run() {
     for (std::size_t g = 0; g < gpus_.size(); ++g) rt(static_cast<std::int32_t>(g));
   }
   policy_->begin(specs_, opts_.cluster, opts_.restart_cost_ns);
-  std::vector<JobIndex> arrivals(n);
-  std::iota(arrivals.begin(), arrivals.end(), JobIndex{0});
-  std::stable_sort(arrivals.begin(), arrivals.end(),
-                   [&](JobIndex a, JobIndex b) { return specs_[at(a)].arrival_ns < specs_[at(b)].arrival_ns; });
-  for (std::size_t r = 0; r < n; ++r) out_.outcome.jobs[at(arrivals[r])].submit_rank = static_cast<std::int32_t>(r);
+  const std::vector<JobIndex> arrivals = rank_arrivals(specs_, out_.outcome.jobs);
   std::size_t next_arrival = 0;
   TimeNs t = n > 0 ? specs_[at(arrivals[0])].arrival_ns : 0;
   TimeNs policy_due = core::kNever;
@@ -857,13 +853,7 @@ ClusterOutcome LanedEngine::run() {
     if (!gpu.sched) continue;
     gpu.sched->end_at(o.end_ns);
     core::ScheduleOutcome& go = gpu.sched->outcome();
-    o.lanes_opened += go.lanes_opened;
-    o.max_concurrent_lanes = std::max(o.max_concurrent_lanes, go.max_concurrent_lanes);
-    o.admissions_new_lane += go.admissions_new_lane;
-    o.admissions_existing_lane += go.admissions_existing_lane;
-    o.admissions_grown_lane += go.admissions_grown_lane;
-    o.dispatches += go.dispatches;
-    o.switches += go.switches;
+    add_gpu_counters(o, go);
     if (opts_.record_timeline) {
       core::Timeline& tl = out_.gpu_timelines[g];
       for (core::Segment seg : go.segments) {

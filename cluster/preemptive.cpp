@@ -386,12 +386,7 @@ ClusterOutcome Engine::run() {
   out_.job_gpus = JobGpus(n);
   if (opts_.record_timeline) out_.gpu_timelines.resize(opts_.cluster.gpus.size());
   policy_->begin(specs_, opts_.cluster, opts_.restart_cost_ns);
-  // Arrival order, ties in trace order.
-  std::vector<JobIndex> arrivals(n);
-  std::iota(arrivals.begin(), arrivals.end(), JobIndex{0});
-  std::stable_sort(arrivals.begin(), arrivals.end(),
-                   [&](JobIndex a, JobIndex b) { return specs_[at(a)].arrival_ns < specs_[at(b)].arrival_ns; });
-  for (std::size_t r = 0; r < n; ++r) out_.outcome.jobs[at(arrivals[r])].submit_rank = static_cast<std::int32_t>(r);
+  const std::vector<JobIndex> arrivals = rank_arrivals(specs_, out_.outcome.jobs);
   std::size_t next_arrival = 0;
   TimeNs t = n > 0 ? specs_[at(arrivals[0])].arrival_ns : 0;
   note_busy(t);
@@ -429,6 +424,18 @@ ClusterOutcome Engine::run() {
 }
 
 }  // namespace
+
+std::vector<core::JobIndex> rank_arrivals(std::span<const core::JobSpec> jobs, std::span<core::JobState> states) {
+  std::vector<JobIndex> arrivals(jobs.size());
+  std::iota(arrivals.begin(), arrivals.end(), JobIndex{0});
+  std::stable_sort(arrivals.begin(), arrivals.end(), [&](JobIndex a, JobIndex b) {
+    return jobs[static_cast<std::size_t>(a)].arrival_ns < jobs[static_cast<std::size_t>(b)].arrival_ns;
+  });
+  for (std::size_t r = 0; r < arrivals.size(); ++r) {
+    states[static_cast<std::size_t>(arrivals[r])].submit_rank = static_cast<std::int32_t>(r);
+  }
+  return arrivals;
+}
 
 ClusterOutcome run_preemptive(std::span<const core::JobSpec> jobs, const std::string& policy,
                               const PreemptiveOptions& opts) {

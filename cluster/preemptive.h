@@ -80,6 +80,9 @@ struct PreemptiveOptions {
 ClusterOutcome run_lanes_beneath(std::span<const core::JobSpec> jobs, const std::string& policy,
                                  const PreemptiveOptions& opts);
 
+/// The jobs in arrival order, ties in trace order, each state's submit_rank set to its place.
+std::vector<core::JobIndex> rank_arrivals(std::span<const core::JobSpec> jobs, std::span<core::JobState> states);
+
 /// Runs `jobs` under the named lease policy. The outcome is a ClusterOutcome as run_cluster's:
 /// per job its state (first start, finish, gpu_time_ns the wall time it held GPUs), job_gpus the
 /// GPUs of its last run, busy, and for these policies job_runs (every run: where and when),
