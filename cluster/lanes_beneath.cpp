@@ -114,12 +114,12 @@ class LanedEngine final : public LeaseRoom {
     core::check_jobs(jobs);
     const std::string flag = "--gpu-sharing " + opts.gpu_policy;
     if (!policy_->takes_room()) {
-      throw core::InputError(flag + ": lanes beneath the cluster policy " + policy +
-                             " are not modelled (rounds lease GPU time, not memory); dlas-gpu and dlas take them");
+      throw core::InputError(flag + ": lanes beneath the cluster policy " + policy + " are not modelled");
     }
     if (opts.model == nullptr) throw std::invalid_argument("lanes beneath need an interference model");
     if (!opts.cluster.kinds.empty()) {
-      throw core::InputError(flag + ": " + policy + " runs GPUs of one kind; this cluster names kinds");
+      throw core::InputError(flag + ": lanes beneath a cluster policy run GPUs of one kind; this cluster names kinds (" +
+                             std::to_string(opts.cluster.kinds.size()) + "): give --gpu-sharing exclusive");
     }
     for (const GpuSpec& g : opts.cluster.gpus) {
       if (g.speed_ppm != kSpeedOne) {

@@ -166,6 +166,8 @@ class MaxMin final : public LeasePolicy {
 
   std::string_view name() const override { return fifo_ ? "fifo-rounds" : "max-min"; }
   bool runs_kinds() const override { return true; }
+  /// Lanes beneath (one kind): the ranking decides who goes first, the room who fits.
+  bool takes_room() const override { return true; }
 
   void begin(std::span<const core::JobSpec> jobs, const ClusterSpec& cluster, TimeNs restart_ns) override {
     specs_ = jobs;
@@ -211,7 +213,12 @@ class MaxMin final : public LeasePolicy {
   }
 
   void finish(JobIndex j, TimeNs now) override {
-    (void)now;
+    if (room_ != nullptr) {
+      // Lanes beneath: its lease ends with it (as a slice that ends with the job's work).
+      for (Lease& l : leased_) {
+        if (l.job == j && l.stamp == jobs_[j].stamp) l.slice = now - round_start_;
+      }
+    }
     jobs_.release(j);
     need_update_ = true;
   }
@@ -229,7 +236,10 @@ class MaxMin final : public LeasePolicy {
   TimeNs next_change(TimeNs now) override { return in_round_ && round_end_ > now ? round_end_ : core::kNever; }
 
   void decide(TimeNs now, LeaseDecision& out) override {
-    if (in_round_ && now < round_end_) return;  // mid-round: GPUs freed stay idle, arrivals wait
+    // Mid-round: GPUs freed stay idle, arrivals wait. With lanes beneath the round ends when its
+    // last lease does, as with whole GPUs: at its length, or when every job leased has finished.
+    if (in_round_ && now < round_end_ && (room_ == nullptr || leases_live())) return;
+    round_start_ = now;
     end_round();
     std::erase_if(present_, [&](JobIndex j) { return !jobs_.has(j); });
     if (present_.empty()) {
@@ -255,6 +265,19 @@ class MaxMin final : public LeasePolicy {
       job.slice = 0;
       if (job.kind < 0 || !job.runs_next) {
         job.kind = -1;
+        continue;
+      }
+      if (room_ != nullptr) {
+        // Lanes beneath: leased for the round, iterating to its end (the engine restores a
+        // restarted job on its first iteration); a job kept runs on.
+        job.ran = true;
+        job.slice = opts_.round_ns;
+        longest = opts_.round_ns;
+        if (!keep) {
+          out.start.push_back(j);
+          job.running = true;
+        }
+        leased_.push_back(Lease{.job = j, .stamp = job.stamp, .kind = job.kind, .slice = job.slice});
         continue;
       }
       const TimeNs restart = !keep && job.ran ? restart_ns_ : 0;
@@ -307,6 +330,12 @@ class MaxMin final : public LeasePolicy {
   };
 
   double half_round() const { return static_cast<double>(opts_.round_ns) / 2e9; }
+  bool leases_live() const {
+    for (const Lease& l : leased_) {
+      if (jobs_.has(l.job) && jobs_[l.job].stamp == l.stamp) return true;
+    }
+    return false;
+  }
 
   /// Refuses a run that certainly takes more than kMaxRounds rounds (an input error: a round of
   /// a second beside jobs of years), rather than stepping it for hours. Rounds run while a job
@@ -353,7 +382,8 @@ class MaxMin final : public LeasePolicy {
       Job& job = jobs_[l.job];
       PerKind& pk = job.per_kind[static_cast<std::size_t>(l.kind)];
       pk.time += seconds;
-      job.work -= std::min(job.work, lease_work(l.slice - job.restart, pk.speed));
+      // (Lanes beneath: the engine keeps the work; slices do not depend on it.)
+      if (room_ == nullptr) job.work -= std::min(job.work, lease_work(l.slice - job.restart, pk.speed));
     }
     leased_.clear();
   }
@@ -417,6 +447,10 @@ class MaxMin final : public LeasePolicy {
         if (x.deficit != y.deficit) return x.deficit > y.deficit;
         return x.alloc > y.alloc;
       });
+      if (room_ != nullptr) {
+        choose_by_room(k);
+        continue;
+      }
       for (const JobIndex j : order_) {
         if (left[k] == 0) break;
         Job& job = jobs_[j];
@@ -431,8 +465,39 @@ class MaxMin final : public LeasePolicy {
     }
   }
 
+  /// Lanes beneath (one kind, k): the ranked jobs that may run there through the room, which
+  /// keeps a running job where it fits beside those ranked ahead of it and places the others;
+  /// those it keeps or places are chosen (a chosen job with no allocation holds its place and
+  /// does not run, as with whole GPUs).
+  void choose_by_room(std::size_t k) {
+    ranked_.clear();
+    for (const JobIndex j : order_) {
+      const PerKind& pk = jobs_[j].per_kind[k];
+      if (pk.speed == 0 || (fifo_ && pk.priority <= 0)) continue;
+      ranked_.push_back(j);
+    }
+    placed_.preempt.clear();
+    placed_.start.clear();
+    room_->place(ranked_, placed_);
+    for (const JobIndex j : placed_.preempt) jobs_[j].next_kind = -2;  // marked: not chosen
+    const auto choose = [&](JobIndex j) {
+      Job& job = jobs_[j];
+      job.next_kind = static_cast<std::int32_t>(k);
+      job.runs_next = job.has_alloc;
+      any_runs_ = any_runs_ || job.runs_next;
+    };
+    for (const JobIndex j : ranked_) {
+      Job& job = jobs_[j];
+      if (job.running && job.next_kind != -2) choose(j);
+      if (job.next_kind == -2) job.next_kind = -1;
+    }
+    for (const JobIndex j : placed_.start) choose(j);
+  }
+
   const LeaseOptions& opts_;
   bool fifo_ = false;
+  std::vector<JobIndex> ranked_;  // choose_by_room's
+  LeaseDecision placed_;          // choose_by_room's
   std::vector<std::size_t> kind_order_;  // kinds by name (fifo_allocation's ties)
   std::span<const core::JobSpec> specs_;
   std::optional<LeaseKinds> kinds_of_;  // the run's cluster's
@@ -452,6 +517,7 @@ class MaxMin final : public LeasePolicy {
   std::vector<JobIndex> order_;    // scratch
   TimeNs last_arrival_ = 0;
   TimeNs round_end_ = 0;
+  TimeNs round_start_ = 0;
   TimeNs last_reset_ = 0;
   bool in_round_ = false;
   bool need_update_ = false;

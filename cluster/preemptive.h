@@ -76,7 +76,9 @@ struct PreemptiveOptions {
 /// the instant the jobs preempted there have left. Attained service and leases are wall time
 /// held, as without lanes. The policy decides at arrivals, finishes, its own instants and the
 /// ends of preempted runs (not at every iteration boundary); per-GPU plans (FAIR's and LAS's
-/// rotations in one go) are off, so those run iteration by iteration. dlas-gpu and dlas only.
+/// rotations in one go) are off, so those run iteration by iteration. Round-based policies
+/// (max-min, fifo-rounds) lease for the whole round: a job iterates to its end and a round ends
+/// at its length or when every job leased in it has finished. GPUs of one kind only.
 ClusterOutcome run_lanes_beneath(std::span<const core::JobSpec> jobs, const std::string& policy,
                                  const PreemptiveOptions& opts);
 

@@ -316,7 +316,8 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                      "restoring its checkpoint each time it starts again after a preemption, wherever it starts (0: "
                      "none, as Tiresias' and Gavel's simulators)"));
   t.add(value_option("gpu-sharing", &m.gpu_sharing, "NAME", models,
-                     "the cluster policies that preempt (dlas-gpu, dlas): how each GPU runs the jobs leased to it: "
+                     "the cluster policies that preempt (dlas-gpu, dlas, max-min, fifo-rounds): how each GPU runs the "
+                     "jobs leased to it: "
                      "exclusive, one at a time (the peers' model), or a per-GPU policy's name (" +
                          policies::policy_registry().names_joined() +
                          "): Salus lanes under that policy, a GPU holding every leased job its memory admits beside "

@@ -125,13 +125,40 @@ TEST_CASE("lanes beneath: refused where they are not modelled, with a message") 
   Lanes l;
   const auto jobs = test::trace({job("a", 0, 4, 1, 2, 13)});
   cluster::PreemptiveOptions o = l.opts(2, "pack", core::LaneMode::kAuto);
+  o.cluster = cluster::load_cluster_text("nodes,gpus_per_node,gpu_mem,kind\n1,2,16GiB,V100\n1,2,16GiB,K80\n", "kinds.csv");
   CHECK_THROWS_WITH_AS(cluster::run_preemptive(jobs, "max-min", o),
-                       doctest::Contains("lanes beneath the cluster policy max-min are not modelled"), core::InputError);
-  o.gpu_policy = "nope";
+                       "--gpu-sharing pack: lanes beneath a cluster policy run GPUs of one kind; this cluster names kinds "
+                       "(2): give --gpu-sharing exclusive",
+                       core::InputError);
+  o = l.opts(2, "nope", core::LaneMode::kAuto);
   CHECK_THROWS_WITH_AS(cluster::run_preemptive(jobs, "dlas-gpu", o), doctest::Contains("fifo"), core::InputError);
 }
 
-TEST_CASE("lanes beneath in exclusive lanes with 1 ns iterations equal the exclusive engine: random traces with gangs") {
+TEST_CASE("lanes beneath max-min by hand: two jobs that fit one GPU run together every round") {
+  // One GPU, rounds of 10 s, an allocation at every round: a and b (0 s, 20 x 1 s each) have
+  // half the GPU each. Whole GPUs: a runs 0-10, b 10-20, a 20-30 (done), b 30-40. PACK's lanes on
+  // an ideal GPU (P 1 GiB + E 4 GiB each): both chosen every round, both run at full speed, done
+  // at 20 s. FAIR's one lane: they alternate iteration by iteration, a done at 39 s, b at 40 s.
+  Lanes l;
+  const auto jobs = test::trace({job("a", 0, 20, 1, 1, 4), job("b", 0, 20, 1, 1, 4)});
+  cluster::PreemptiveOptions ex = l.opts(1, "", core::LaneMode::kAuto);
+  ex.gpu_policy.clear();
+  ex.lease.round_ns = 10 * kS;
+  ex.lease.reset_ns = 0;
+  CHECK(finishes(cluster::run_preemptive(jobs, "max-min", ex)) == std::vector<core::TimeNs>{30 * kS, 40 * kS});
+  cluster::PreemptiveOptions o = l.opts(1, "pack", core::LaneMode::kAuto);
+  o.lease = ex.lease;
+  const cluster::ClusterOutcome r = cluster::run_preemptive(jobs, "max-min", o);
+  CHECK(finishes(r) == std::vector<core::TimeNs>{20 * kS, 20 * kS});
+  CHECK(r.preemptions == 0);
+  CHECK(r.runs == 2);
+  o = l.opts(1, "fair", core::LaneMode::kSingle);
+  o.lease = ex.lease;
+  CHECK(finishes(cluster::run_preemptive(jobs, "max-min", o)) == std::vector<core::TimeNs>{39 * kS, 40 * kS});
+}
+
+TEST_CASE("lanes beneath in exclusive lanes with 1 ns iterations equal the exclusive engine: random traces with gangs, "
+          "2D-LAS and rounds") {
   // Every instant is an iteration boundary, so a preempted job leaves at once, as the exclusive
   // model has it; one job per GPU (exclusive lanes) leaves the placement the only difference,
   // which on GPUs of one size changes no finish.
@@ -152,13 +179,15 @@ TEST_CASE("lanes beneath in exclusive lanes with 1 ns iterations equal the exclu
       jobs.push_back(s);
     }
     jobs = test::trace(jobs);
-    for (const char* policy : {"dlas-gpu", "dlas"}) {
+    for (const std::string policy : {"dlas-gpu", "dlas", "max-min", "fifo-rounds"}) {
       CAPTURE(seed);
       CAPTURE(policy);
       cluster::PreemptiveOptions ex;
       ex.cluster = cluster::ClusterSpec::uniform(gpus, 16 * core::kGiB);
       ex.lease.dlas_thresholds_ns = seed % 2 == 0 ? std::vector<core::TimeNs>{24 * kS} : std::vector<core::TimeNs>{16 * kS, 64 * kS};
       ex.lease.dlas_starvation = static_cast<double>(seed % 3);
+      ex.lease.round_ns = (seed % 2 == 0 ? 20 : 7) * kS;
+      ex.lease.reset_ns = (seed % 3) * 30 * kS;
       cluster::PreemptiveOptions o = l.opts(gpus, "fifo", core::LaneMode::kExclusive);
       o.lease = ex.lease;
       const cluster::ClusterOutcome want = cluster::run_preemptive(jobs, policy, ex);
@@ -170,7 +199,7 @@ TEST_CASE("lanes beneath in exclusive lanes with 1 ns iterations equal the exclu
       compared += static_cast<int>(jobs.size());
     }
   }
-  CHECK(compared == 20 * 2 * 60);
+  CHECK(compared == 20 * 4 * 60);
   CHECK(preemptions > 200);
 }
 

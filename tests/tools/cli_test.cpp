@@ -713,9 +713,9 @@ TEST_CASE("options of the cluster policies given where they do nothing are named
   const Result unknown = sim(kHand + " --gpus 2 --policy dlas-gpu --gpu-sharing lanes");
   CHECK(unknown.code == 2);
   CHECK(unknown.err == "salus-sim: --gpu-sharing: unknown value 'lanes' (valid: exclusive, fifo, srtf, pack, fair, las, priority)\n");
-  const Result rounds_beneath = sim(kHand + " --gpus 2 --policy max-min --gpu-sharing pack");
-  CHECK(rounds_beneath.code == 2);
-  CHECK(rounds_beneath.err.find("--gpu-sharing pack: lanes beneath the cluster policy max-min are not modelled") != std::string::npos);
+  const Result rounds_beneath = sim(kHand + " --gpus 2 --policy max-min,fifo-rounds --gpu-sharing pack");
+  CHECK(rounds_beneath.code == 0);
+  CHECK(rounds_beneath.out.find("cluster policies (max-min, fifo-rounds) with lanes beneath (--gpu-sharing pack)") != std::string::npos);
   const Result per_gpu = sim(kHand + " --gpus 2 --policy fifo --dlas-starvation 2 --restart-cost-ms 5 --round-s 60");
   CHECK(per_gpu.code == 0);
   CHECK(per_gpu.out.find("note: --dlas-thresholds, --dlas-starvation and --dlas-checks have no effect without dlas-gpu or dlas "
