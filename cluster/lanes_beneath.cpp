@@ -100,7 +100,11 @@ struct Gpu {
   Bytes capacity = 0;            // aligned down
   bool touched = false;
   bool event = false;
-  bool busy = false;
+  bool busy = false;  // runs here (running or leaving) or a gang holds it
+  bool calm = true;   // no running job here and no gang: LanedEngine::calm_ counts them
+  Share held;         // its running jobs' (live) aligned sum P, max E, count, summed u
+  bool indexed = false;  // in LanedEngine::order_ (no gang holds it)
+  std::tuple<std::int64_t, std::int64_t, std::int32_t> key{};  // its entry there
   // A walk's (LeaseRoom::place): the running jobs kept here (pinned) and the waiting ones placed
   // here (members), each as aligned sum P, max E, count, and whether a gang holds it.
   std::uint64_t walk = 0;
@@ -142,10 +146,16 @@ class LanedEngine final : public LeaseRoom {
     gpus_.resize(opts.cluster.gpus.size());
     for (std::size_t g = 0; g < gpus_.size(); ++g) {
       gpus_[g].capacity = opts.cluster.gpus[g].capacity / align_ * align_;
+    ++calm_;
       ++by_capacity_[gpus_[g].capacity];
     }
     policy_->set_room(this);
     placement_ = placement_registry().at(opts.placement).factory;  // an unknown name: InputError
+    order_kind_ = opts.placement == "first-fit"  ? Order::kFirstFit
+                  : opts.placement == "best-fit" ? Order::kBestFit
+                  : opts.placement == "util-pack" ? Order::kUtilPack
+                                                  : Order::kLeastLoaded;
+    for (std::size_t g = 0; g < gpus_.size(); ++g) reindex(static_cast<std::int32_t>(g));
     reuse_slots_ = !opts.sched.record_timeline;
   }
 
@@ -196,6 +206,15 @@ class LanedEngine final : public LeaseRoom {
     s.util_ppm += specs_[at(j)].gpu_util_ppm;
     s.gang = s.gang || gang;
   }
+  /// Job j placed on GPU g among the walk's members (calm_taken_ counts the calm GPUs so taken).
+  void take_member(std::int32_t g, JobIndex j, bool gang) {
+    Gpu& gpu = walked(g);
+    if (gpu.members.n == 0) {
+      if (gpu.calm) ++calm_taken_;
+      dirty_.push_back(g);
+    }
+    add(gpu.members, j, gang);
+  }
   /// The running jobs on GPU g not yet passed in this walk (those it may yet keep there).
   Share awaited(std::int32_t g) const;
   /// Places waiting job j among the members (its target), greedily: false where it fits nowhere.
@@ -207,6 +226,8 @@ class LanedEngine final : public LeaseRoom {
     ++walk_;
     members_.clear();
     failed_.clear();
+    calm_taken_ = 0;
+    dirty_.clear();
   }
   /// Places every member again, in order, beside the jobs kept: false where one fits nowhere.
   bool repack();
@@ -259,6 +280,21 @@ class LanedEngine final : public LeaseRoom {
   std::set<std::tuple<std::int32_t, Bytes, Bytes>> failed_;
   PlacementFn placement_ = nullptr;  // where a 1-GPU job goes among the GPUs with room
   std::vector<GpuLoad> loads_;      // place_member's candidates
+  /// The short walk's 1-GPU placements without a scan of every GPU: the GPUs no gang holds in
+  /// the order the placement prefers them, by what runs on them (Gpu::held); the walk's members
+  /// are on a few (dirty: not in order), looked at apart. The same choice as placement_ over the
+  /// scan's candidates (the differential tests compare the short walk with the whole).
+  enum class Order : std::uint8_t { kFirstFit, kBestFit, kLeastLoaded, kUtilPack };
+  Order order_kind_ = Order::kLeastLoaded;
+  using Key = std::tuple<std::int64_t, std::int64_t, std::int32_t>;
+  std::set<Key> order_;      // (first, second key, GPU) ascending: the placement's preference
+  std::set<Key> by_util_;    // util-pack's second phase: (util, 0, GPU)
+  std::vector<std::int32_t> dirty_;  // a short walk's GPUs with members
+  Key key_of(std::int32_t g, const Share& h) const;
+  void reindex(std::int32_t g);
+  /// The short walk's choice for 1-GPU job j, or -1.
+  std::int32_t indexed_choice(JobIndex j);
+  std::vector<std::int32_t> calm_scratch_, busy_scratch_;
   std::vector<std::vector<std::int32_t>> saved_;  // repack's: the members' targets before it
   std::priority_queue<std::pair<TimeNs, std::int32_t>, std::vector<std::pair<TimeNs, std::int32_t>>, std::greater<>>
       due_;  // GPUs by their next completion (stale entries skipped)
@@ -270,6 +306,8 @@ class LanedEngine final : public LeaseRoom {
   ClusterOutcome out_;
   std::int64_t active_ = 0;
   std::int64_t busy_ = 0;
+  std::int64_t calm_ = 0;        // GPUs with no job running (Gpu::calm)
+  std::int64_t calm_taken_ = 0;  // a short walk's: calm GPUs its members took
   bool decide_needed_ = false;  // a finish or a preempted run's end at this instant
 };
 
@@ -421,6 +459,94 @@ void LanedEngine::set_busy(std::int32_t g) {
   const bool busy = !gpu.slots.empty() || gpu.gang != core::kNoJob;
   if (busy != gpu.busy) busy_ += busy ? 1 : -1;
   gpu.busy = busy;
+  const bool calm = gpu.live.empty() && gpu.gang == core::kNoJob;
+  if (calm != gpu.calm) calm_ += calm ? 1 : -1;
+  gpu.calm = calm;
+  reindex(g);
+}
+
+LanedEngine::Key LanedEngine::key_of(std::int32_t g, const Share& h) const {
+  const Gpu& gpu = gpus_[static_cast<std::size_t>(g)];
+  switch (order_kind_) {
+    case Order::kFirstFit: return {0, 0, g};
+    case Order::kBestFit: return {gpu.capacity - h.p - h.e, 0, g};
+    case Order::kLeastLoaded: return {h.n, h.util_ppm, g};
+    case Order::kUtilPack: return {-h.util_ppm, 0, g};
+  }
+  return {0, 0, g};
+}
+
+void LanedEngine::reindex(std::int32_t g) {
+  Gpu& gpu = gpus_[static_cast<std::size_t>(g)];
+  if (gpu.indexed) {
+    order_.erase(gpu.key);
+    by_util_.erase({-std::get<0>(gpu.key), 0, g});
+  }
+  gpu.held = Share{};
+  for (const JobIndex o : gpu.live) add(gpu.held, o, false);
+  gpu.indexed = gpu.gang == core::kNoJob;
+  if (!gpu.indexed) return;
+  gpu.key = key_of(g, gpu.held);
+  order_.insert(gpu.key);
+  if (order_kind_ == Order::kUtilPack) by_util_.insert({gpu.held.util_ppm, 0, g});
+}
+
+std::int32_t LanedEngine::indexed_choice(JobIndex j) {
+  const JobSpec& spec = specs_[at(j)];
+  const Bytes p = p_of(j), e = e_of(j);
+  // Whether j fits GPU g beside what runs there and the walk's members; its load then.
+  const auto with_members = [&](std::int32_t g) {
+    const Gpu& gpu = gpus_[static_cast<std::size_t>(g)];
+    Share h = gpu.held;
+    if (gpu.walk == walk_) {
+      h.p += gpu.members.p;
+      h.e = std::max(h.e, gpu.members.e);
+      h.n += gpu.members.n;
+      h.util_ppm += gpu.members.util_ppm;
+      h.gang = gpu.members.gang;
+    }
+    return h;
+  };
+  const auto fits_j = [&](std::int32_t g, const Share& h) {
+    return !h.gang && fits(gpus_[static_cast<std::size_t>(g)], h.p + p, std::max(h.e, e), h.n + 1);
+  };
+  const auto dirty = [&](std::int32_t g) { return std::find(dirty_.begin(), dirty_.end(), g) != dirty_.end(); };
+  // The first clean GPU in `set` from `from` on where j fits, and the best dirty one by `key`
+  // (among those `admit` lets in); the lesser of the two.
+  const auto pick = [&](const std::set<Key>& set, std::set<Key>::const_iterator from, auto&& key, auto&& admit) {
+    std::int32_t best = -1;
+    Key best_key{};
+    for (auto it = from; it != set.end(); ++it) {
+      const std::int32_t g = std::get<2>(*it);
+      if (dirty(g)) continue;
+      if (fits_j(g, gpus_[static_cast<std::size_t>(g)].held)) {
+        best = g;
+        best_key = *it;
+        break;
+      }
+    }
+    for (const std::int32_t g : dirty_) {
+      const Share h = with_members(g);
+      if (!fits_j(g, h) || !admit(h)) continue;
+      const Key k = key(g, h);
+      if (best < 0 || k < best_key) {
+        best = g;
+        best_key = k;
+      }
+    }
+    return best;
+  };
+  const auto placement_key = [&](std::int32_t g, const Share& h) { return key_of(g, h); };
+  if (order_kind_ != Order::kUtilPack) {
+    return pick(order_, order_.begin(), placement_key, [](const Share&) { return true; });
+  }
+  // util-pack: the fullest GPU whose u stays <= 1 with the job's, else the least utilised.
+  const std::int64_t limit = 1'000'000 - spec.gpu_util_ppm;
+  const std::int32_t full = pick(order_, order_.lower_bound({-limit, 0, 0}), placement_key,
+                                 [&](const Share& h) { return h.util_ppm <= limit; });
+  if (full >= 0) return full;
+  return pick(by_util_, by_util_.begin(), [](std::int32_t g, const Share& h) { return Key{h.util_ppm, 0, g}; },
+              [](const Share&) { return true; });
 }
 
 void LanedEngine::note_busy(TimeNs t) {
@@ -511,11 +637,18 @@ bool LanedEngine::place_on_gpus(JobIndex j, bool displace) {
   Job& s = job(j);
   const JobSpec& spec = specs_[at(j)];
   const auto n_gpus = static_cast<std::int32_t>(gpus_.size());
+  // The short walk (no running job passed: every one awaited) needs GPUs with none running for a
+  // gang, and for any job in exclusive lanes: too few such left, and it fits nowhere.
+  const bool needs_calm = spec.gpus > 1 || exclusive_lanes();
+  if (!displace && needs_calm && calm_ - calm_taken_ < spec.gpus) return false;
   if (spec.gpus > 1) {
     // GPUs empty in the walk with room for P + E: those no running job awaits first (as the
     // exclusive engine takes free GPUs, one node if it can), then the others.
     const Bytes need = p_of(j) + e_of(j);
-    std::vector<std::int32_t> calm, busy;
+    std::vector<std::int32_t>& calm = calm_scratch_;
+    std::vector<std::int32_t>& busy = busy_scratch_;
+    calm.clear();
+    busy.clear();
     for (std::int32_t g = 0; g < n_gpus; ++g) {
       if (!empty_in_walk(g) || need > gpus_[static_cast<std::size_t>(g)].capacity) continue;
       (occupied_ahead_of_walk(g) ? busy : calm).push_back(g);
@@ -529,14 +662,20 @@ bool LanedEngine::place_on_gpus(JobIndex j, bool displace) {
       s.target = calm;
       s.target.insert(s.target.end(), busy.begin(), busy.begin() + static_cast<std::ptrdiff_t>(k - calm.size()));
     }
-    for (const std::int32_t g : s.target) add(walked(g).members, j, true);
+    for (const std::int32_t g : s.target) take_member(g, j, true);
     return true;
   }
   // A 1-GPU job: the placement's choice (PreemptiveOptions::placement) among the GPUs where it
   // fits beside every job there, the running ones the walk has not reached included; where none,
   // among those where it fits beside the jobs ahead of it (a running job there may then go).
+  if (!displace) {
+    const std::int32_t g = indexed_choice(j);
+    if (g < 0) return false;
+    s.target = {g};
+    take_member(g, j, false);
+    return true;
+  }
   for (const bool beside_all : {true, false}) {
-    if (!beside_all && !displace) break;
     loads_.clear();
     for (std::int32_t g = 0; g < n_gpus; ++g) {
       if (!fits_beside(g, j)) continue;
@@ -559,7 +698,7 @@ bool LanedEngine::place_on_gpus(JobIndex j, bool displace) {
     if (loads_.empty()) continue;
     const std::int32_t g = loads_[placement_(spec, loads_)].gpu;
     s.target = {g};
-    add(walked(g).members, j, false);
+    take_member(g, j, false);
     return true;
   }
   return false;
@@ -662,6 +801,7 @@ void LanedEngine::preempt(JobIndex j, TimeNs t) {
   Gpu& gpu = gpus_[static_cast<std::size_t>(g)];
   gpu.event = true;
   gpu.live.erase(std::find(gpu.live.begin(), gpu.live.end(), j));
+  set_busy(g);
   s.draining = true;
   const JobIndex slot = s.slot;
   gpu.sched->withdraw(slot, t);

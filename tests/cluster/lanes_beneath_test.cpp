@@ -226,8 +226,8 @@ TEST_CASE("salus-sim's path: --gpu-sharing reaches the engine and the run says w
 
 TEST_CASE("lanes beneath: the short walk (waiting jobs alone) decides as the whole walk, jobs sharing GPUs") {
   // Random traces of jobs of several memory sizes (one to four fit a 16 GiB GPU) and gangs, under
-  // pack (lanes), fair (one lane) and fifo (exclusive lanes), dlas-gpu and dlas: every run the
-  // same with and without the short walk.
+  // pack (lanes), fair and las (one lane) and fifo (exclusive lanes), each placement, dlas-gpu and
+  // dlas: every run the same with and without the short walk.
   Lanes l;
   std::int64_t preemptions = 0, compared = 0;
   for (std::uint32_t seed = 1; seed <= 8; ++seed) {
@@ -245,13 +245,20 @@ TEST_CASE("lanes beneath: the short walk (waiting jobs alone) decides as the who
       jobs.push_back(s);
     }
     jobs = test::trace(jobs);
-    for (const auto& [gpu_policy, mode] : {std::pair{"pack", core::LaneMode::kAuto}, std::pair{"fair", core::LaneMode::kSingle},
-                                           std::pair{"fifo", core::LaneMode::kExclusive}}) {
+    struct Beneath {
+      const char* gpu_policy;
+      core::LaneMode mode;
+      const char* placement;  // each placement: the short walk's index must choose as the scan
+    };
+    for (const Beneath& b : {Beneath{"pack", core::LaneMode::kAuto, "util-pack"}, Beneath{"fair", core::LaneMode::kSingle, "least-loaded"},
+                             Beneath{"fifo", core::LaneMode::kExclusive, "first-fit"}, Beneath{"las", core::LaneMode::kSingle, "best-fit"},
+                             Beneath{"pack", core::LaneMode::kAuto, "first-fit"}}) {
       for (const char* policy : {"dlas-gpu", "dlas"}) {
-        const std::string names = std::string(gpu_policy) + " " + policy;
+        const std::string names = std::string(b.gpu_policy) + " " + b.placement + " " + policy;
         CAPTURE(seed);
         CAPTURE(names);
-        cluster::PreemptiveOptions o = l.opts(8, gpu_policy, mode);
+        cluster::PreemptiveOptions o = l.opts(8, b.gpu_policy, b.mode);
+        o.placement = b.placement;
         o.lease.dlas_thresholds_ns = {30 * kS, 120 * kS};
         o.lease.dlas_starvation = seed % 2 == 0 ? 2.0 : 0.0;
         o.restart_cost_ns = seed % 3 == 0 ? kS : 0;
@@ -265,6 +272,6 @@ TEST_CASE("lanes beneath: the short walk (waiting jobs alone) decides as the who
       }
     }
   }
-  CHECK(compared == 8 * 3 * 2 * 150);
+  CHECK(compared == 8 * 5 * 2 * 150);
   CHECK(preemptions > 500);
 }
