@@ -72,7 +72,6 @@ struct Job {
   TimeNs busy_from = 0;            // a gang job's: the instant it progresses from (after a restart)
   std::int64_t iterations = 0;     // a 1-GPU job's: iterations done by its ended runs
   std::uint64_t walk = 0;          // the last walk (place) that passed it
-  std::int32_t pos = 0;            // its place in that walk's order
   bool ran = false;                // has run before (a start after it restores its checkpoint)
   bool running = false;            // holds its lease
   bool draining = false;           // withdrawn, its run not yet at its boundary
@@ -104,6 +103,7 @@ struct Gpu {
   bool calm = true;   // no running job here and no gang: LanedEngine::calm_ counts them
   Share held;         // its running jobs' (live) aligned sum P, max E, count, summed u
   bool indexed = false;  // in LanedEngine::order_ (no gang holds it)
+  bool in_calm_index = false;  // in LanedEngine::node_calm_
   std::tuple<std::int64_t, std::int64_t, std::int32_t> key{};  // its entry there
   // A walk's (LeaseRoom::place): the running jobs kept here (pinned) and the waiting ones placed
   // here (members), each as aligned sum P, max E, count, and whether a gang holds it.
@@ -155,7 +155,14 @@ class LanedEngine final : public LeaseRoom {
                   : opts.placement == "best-fit" ? Order::kBestFit
                   : opts.placement == "util-pack" ? Order::kUtilPack
                                                   : Order::kLeastLoaded;
-    for (std::size_t g = 0; g < gpus_.size(); ++g) reindex(static_cast<std::int32_t>(g));
+    std::int32_t nodes = 0;
+    for (const GpuSpec& g : opts.cluster.gpus) nodes = std::max(nodes, g.node + 1);
+    node_calm_.resize(static_cast<std::size_t>(nodes));
+    for (std::size_t g = 0; g < gpus_.size(); ++g) {
+      reindex(static_cast<std::int32_t>(g));
+      calm_index(static_cast<std::int32_t>(g), true);
+      one_size_ = one_size_ && gpus_[g].capacity == gpus_.front().capacity;
+    }
     reuse_slots_ = !opts.sched.record_timeline;
   }
 
@@ -206,14 +213,61 @@ class LanedEngine final : public LeaseRoom {
     s.util_ppm += specs_[at(j)].gpu_util_ppm;
     s.gang = s.gang || gang;
   }
-  /// Job j placed on GPU g among the walk's members (calm_taken_ counts the calm GPUs so taken).
+  /// Job j placed on GPU g among the walk's members (calm_taken_ counts the calm GPUs so taken;
+  /// they leave the calm index until the next walk, or until a job runs there).
   void take_member(std::int32_t g, JobIndex j, bool gang) {
     Gpu& gpu = walked(g);
     if (gpu.members.n == 0) {
       if (gpu.calm) ++calm_taken_;
       dirty_.push_back(g);
+      if (gpu.in_calm_index) {
+        calm_index(g, false);
+        walk_removed_.push_back(g);
+      }
     }
     add(gpu.members, j, gang);
+  }
+  /// The calm GPUs (no job running, no gang, none of the walk's members) by node: each node's,
+  /// lowest-numbered first, and the nodes by how many they have.
+  void calm_index(std::int32_t g, bool in) {
+    Gpu& gpu = gpus_[static_cast<std::size_t>(g)];
+    if (gpu.in_calm_index == in) return;
+    const auto n = static_cast<std::size_t>(opts_.cluster.gpus[static_cast<std::size_t>(g)].node);
+    std::set<std::int32_t>& node = node_calm_[n];
+    const auto count = static_cast<std::int64_t>(node.size());
+    const auto node_id = static_cast<std::int32_t>(n);
+    if (count > 0) {
+      nodes_fit_.erase({count, node_id});
+      nodes_spill_.erase({-count, node_id});
+    }
+    if (in) {
+      node.insert(g);
+    } else {
+      node.erase(g);
+    }
+    if (!node.empty()) {
+      const auto c = static_cast<std::int64_t>(node.size());
+      nodes_fit_.insert({c, node_id});
+      nodes_spill_.insert({-c, node_id});
+    }
+    gpu.in_calm_index = in;
+  }
+  /// k calm GPUs as by_nodes takes them (calm_ - calm_taken_ >= k).
+  std::vector<std::int32_t> calm_by_node(std::size_t k) const {
+    std::vector<std::int32_t> out;
+    if (const auto it = nodes_fit_.lower_bound({static_cast<std::int64_t>(k), 0}); it != nodes_fit_.end()) {
+      for (const std::int32_t g : node_calm_[static_cast<std::size_t>(it->second)]) {
+        if (out.size() < k) out.push_back(g);
+      }
+      return out;
+    }
+    for (const auto& [count, n] : nodes_spill_) {
+      for (const std::int32_t g : node_calm_[static_cast<std::size_t>(n)]) {
+        if (out.size() < k) out.push_back(g);
+      }
+      if (out.size() == k) break;
+    }
+    return out;
   }
   /// The running jobs on GPU g not yet passed in this walk (those it may yet keep there).
   Share awaited(std::int32_t g) const;
@@ -228,6 +282,8 @@ class LanedEngine final : public LeaseRoom {
     failed_.clear();
     calm_taken_ = 0;
     dirty_.clear();
+    for (const std::int32_t g : walk_removed_) calm_index(g, gpus_[static_cast<std::size_t>(g)].calm);
+    walk_removed_.clear();
   }
   /// Places every member again, in order, beside the jobs kept: false where one fits nowhere.
   bool repack();
@@ -295,6 +351,11 @@ class LanedEngine final : public LeaseRoom {
   /// The short walk's choice for 1-GPU job j, or -1.
   std::int32_t indexed_choice(JobIndex j);
   std::vector<std::int32_t> calm_scratch_, busy_scratch_;
+  bool one_size_ = true;  // every GPU of one (aligned) memory
+  std::vector<std::set<std::int32_t>> node_calm_;  // per node: its calm GPUs (calm_index)
+  std::set<std::pair<std::int64_t, std::int32_t>> nodes_fit_;    // (calm GPUs, node), nodes with some
+  std::set<std::pair<std::int64_t, std::int32_t>> nodes_spill_;  // (-calm GPUs, node)
+  std::vector<std::int32_t> walk_removed_;  // calm GPUs this walk's members took out of the index
   std::vector<std::vector<std::int32_t>> saved_;  // repack's: the members' targets before it
   std::priority_queue<std::pair<TimeNs, std::int32_t>, std::vector<std::pair<TimeNs, std::int32_t>>, std::greater<>>
       due_;  // GPUs by their next completion (stale entries skipped)
@@ -462,6 +523,7 @@ void LanedEngine::set_busy(std::int32_t g) {
   const bool calm = gpu.live.empty() && gpu.gang == core::kNoJob;
   if (calm != gpu.calm) calm_ += calm ? 1 : -1;
   gpu.calm = calm;
+  calm_index(g, calm);
   reindex(g);
 }
 
@@ -641,6 +703,13 @@ bool LanedEngine::place_on_gpus(JobIndex j, bool displace) {
   // gang, and for any job in exclusive lanes: too few such left, and it fits nowhere.
   const bool needs_calm = spec.gpus > 1 || exclusive_lanes();
   if (!displace && needs_calm && calm_ - calm_taken_ < spec.gpus) return false;
+  if (spec.gpus > 1 && !displace && one_size_) {
+    // The short walk on GPUs of one size: the calm GPUs by node (as the scan and by_nodes below).
+    if (p_of(j) + e_of(j) > gpus_.front().capacity) return false;
+    s.target = calm_by_node(static_cast<std::size_t>(spec.gpus));
+    for (const std::int32_t g : s.target) take_member(g, j, true);
+    return true;
+  }
   if (spec.gpus > 1) {
     // GPUs empty in the walk with room for P + E: those no running job awaits first (as the
     // exclusive engine takes free GPUs, one node if it can), then the others.

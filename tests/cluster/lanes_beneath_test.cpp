@@ -259,6 +259,8 @@ TEST_CASE("lanes beneath: the short walk (waiting jobs alone) decides as the who
         CAPTURE(names);
         cluster::PreemptiveOptions o = l.opts(8, b.gpu_policy, b.mode);
         o.placement = b.placement;
+        // Nodes of one GPU, or of four (where a gang takes one node's GPUs if one has enough).
+        if (seed % 2 == 0) o.cluster = cluster::load_cluster_text("nodes,gpus_per_node,gpu_mem\n2,4,16GiB\n", "2x4.csv");
         o.lease.dlas_thresholds_ns = {30 * kS, 120 * kS};
         o.lease.dlas_starvation = seed % 2 == 0 ? 2.0 : 0.0;
         o.restart_cost_ns = seed % 3 == 0 ? kS : 0;
