@@ -954,11 +954,7 @@ void LanedEngine::begin_gangs(TimeNs t) {
 }
 
 void LanedEngine::decide(TimeNs t) {
-  decision_.preempt.clear();
-  decision_.start.clear();
-  decision_.start_kind.clear();
-  decision_.start_until.clear();
-  decision_.extend.clear();
+  decision_.clear();
   policy_->decide(t, decision_);
   SALUS_INVARIANT(decision_.extend.empty() && decision_.start_until.empty(), "lanes beneath: no leases that end",
                   std::to_string(t));

@@ -22,6 +22,14 @@ namespace salus::cluster {
 
 /// What a lease policy decides at an instant (LeasePolicy::decide).
 struct LeaseDecision {
+  /// Empty again, its vectors' capacity kept (an engine's scratch, one per instant).
+  void clear() {
+    preempt.clear();
+    start.clear();
+    start_kind.clear();
+    start_until.clear();
+    extend.clear();
+  }
   std::vector<core::JobIndex> preempt;  ///< running jobs that stop now
   std::vector<core::JobIndex> start;    ///< waiting jobs that start now, in the policy's order
   /// On a cluster with GPU kinds (a policy whose runs_kinds()), parallel to `start`: the kind

@@ -476,8 +476,7 @@ class MaxMin final : public LeasePolicy {
       if (pk.speed == 0 || (fifo_ && pk.priority <= 0)) continue;
       ranked_.push_back(j);
     }
-    placed_.preempt.clear();
-    placed_.start.clear();
+    placed_.clear();
     room_->place(ranked_, placed_);
     for (const JobIndex j : placed_.preempt) jobs_[j].next_kind = -2;  // marked: not chosen
     const auto choose = [&](JobIndex j) {

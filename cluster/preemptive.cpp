@@ -288,11 +288,7 @@ void Engine::arrive(JobIndex j, TimeNs t) {
 }
 
 void Engine::decide(TimeNs t) {
-  decision_.preempt.clear();
-  decision_.start.clear();
-  decision_.start_kind.clear();
-  decision_.start_until.clear();
-  decision_.extend.clear();
+  decision_.clear();
   policy_->decide(t, decision_);
   for (const JobIndex j : decision_.preempt) {
     stop(j, t);
