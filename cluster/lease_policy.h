@@ -66,7 +66,8 @@ struct LeaseOptions {
   double dlas_starvation = 0;
   DlasChecks dlas_checks = DlasChecks::kExact;
   /// Speed only: false makes every decision walk every job, as Tiresias does (the differential
-  /// test compares; cluster/dlas.cpp says why the short walk gives the same answer).
+  /// test compares; cluster/dlas.cpp says why the short walk gives the same answer); with lanes
+  /// beneath, every policy's decision through the whole LeaseRoom::place (max-min's too).
   bool dlas_short_walks = true;
   /// max-min: the round length (Gavel's time_per_iteration, 360 s by default).
   core::TimeNs round_ns = 360 * core::kNsPerS;

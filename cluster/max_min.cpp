@@ -477,7 +477,7 @@ class MaxMin final : public LeasePolicy {
       ranked_.push_back(j);
     }
     placed_.clear();
-    room_->place(ranked_, placed_);
+    if (!opts_.dlas_short_walks || !short_walk()) room_->place(ranked_, placed_);
     for (const JobIndex j : placed_.preempt) jobs_[j].next_kind = -2;  // marked: not chosen
     const auto choose = [&](JobIndex j) {
       Job& job = jobs_[j];
@@ -493,8 +493,25 @@ class MaxMin final : public LeasePolicy {
     for (const JobIndex j : placed_.start) choose(j);
   }
 
+  /// The room's short walk (LeaseRoom::place_waiting) over the ranked jobs: the waiting ones, each
+  /// with whether a running one is ranked after it. False: the whole walk is needed.
+  bool short_walk() {
+    waiting_.clear();
+    bool running_after = false;
+    for (auto it = ranked_.rbegin(); it != ranked_.rend(); ++it) {
+      if (jobs_[*it].running) {
+        running_after = true;
+      } else {
+        waiting_.emplace_back(*it, running_after);
+      }
+    }
+    std::reverse(waiting_.begin(), waiting_.end());
+    return room_->place_waiting(waiting_, placed_);
+  }
+
   const LeaseOptions& opts_;
   bool fifo_ = false;
+  std::vector<std::pair<JobIndex, bool>> waiting_;  // short_walk's
   std::vector<JobIndex> ranked_;  // choose_by_room's
   LeaseDecision placed_;          // choose_by_room's
   std::vector<std::size_t> kind_order_;  // kinds by name (fifo_allocation's ties)

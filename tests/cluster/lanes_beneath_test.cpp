@@ -224,10 +224,11 @@ TEST_CASE("salus-sim's path: --gpu-sharing reaches the engine and the run says w
   CHECK(e.gpu_sharing == "exclusive");
 }
 
-TEST_CASE("lanes beneath: the short walk (waiting jobs alone) decides as the whole walk, jobs sharing GPUs") {
+TEST_CASE("lanes beneath: the short walk (waiting jobs alone) decides as the whole walk, jobs sharing GPUs, 2D-LAS and "
+          "rounds") {
   // Random traces of jobs of several memory sizes (one to four fit a 16 GiB GPU) and gangs, under
-  // pack (lanes), fair and las (one lane) and fifo (exclusive lanes), each placement, dlas-gpu and
-  // dlas: every run the same with and without the short walk.
+  // pack (lanes), fair and las (one lane) and fifo (exclusive lanes), each placement, dlas-gpu,
+  // dlas, max-min and fifo-rounds: every run the same with and without the short walk.
   Lanes l;
   std::int64_t preemptions = 0, compared = 0;
   for (std::uint32_t seed = 1; seed <= 8; ++seed) {
@@ -253,7 +254,7 @@ TEST_CASE("lanes beneath: the short walk (waiting jobs alone) decides as the who
     for (const Beneath& b : {Beneath{"pack", core::LaneMode::kAuto, "util-pack"}, Beneath{"fair", core::LaneMode::kSingle, "least-loaded"},
                              Beneath{"fifo", core::LaneMode::kExclusive, "first-fit"}, Beneath{"las", core::LaneMode::kSingle, "best-fit"},
                              Beneath{"pack", core::LaneMode::kAuto, "first-fit"}}) {
-      for (const char* policy : {"dlas-gpu", "dlas"}) {
+      for (const char* policy : {"dlas-gpu", "dlas", "max-min", "fifo-rounds"}) {
         const std::string names = std::string(b.gpu_policy) + " " + b.placement + " " + policy;
         CAPTURE(seed);
         CAPTURE(names);
@@ -263,6 +264,8 @@ TEST_CASE("lanes beneath: the short walk (waiting jobs alone) decides as the who
         if (seed % 2 == 0) o.cluster = cluster::load_cluster_text("nodes,gpus_per_node,gpu_mem\n2,4,16GiB\n", "2x4.csv");
         o.lease.dlas_thresholds_ns = {30 * kS, 120 * kS};
         o.lease.dlas_starvation = seed % 2 == 0 ? 2.0 : 0.0;
+        o.lease.round_ns = (seed % 3 + 1) * 20 * kS;
+        o.lease.reset_ns = seed % 2 == 0 ? 0 : 60 * kS;
         o.restart_cost_ns = seed % 3 == 0 ? kS : 0;
         const cluster::ClusterOutcome fast = cluster::run_preemptive(jobs, policy, o);
         o.lease.dlas_short_walks = false;
@@ -274,6 +277,6 @@ TEST_CASE("lanes beneath: the short walk (waiting jobs alone) decides as the who
       }
     }
   }
-  CHECK(compared == 8 * 5 * 2 * 150);
+  CHECK(compared == 8 * 5 * 4 * 150);
   CHECK(preemptions > 500);
 }
