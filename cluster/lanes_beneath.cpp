@@ -219,13 +219,17 @@ class LanedEngine final : public LeaseRoom {
     Gpu& gpu = walked(g);
     if (gpu.members.n == 0) {
       if (gpu.calm) ++calm_taken_;
-      dirty_.push_back(g);
-      if (gpu.in_calm_index) {
-        calm_index(g, false);
-        walk_removed_.push_back(g);
-      }
+      walk_touched_.push_back(g);
+      if (gpu.in_calm_index) calm_index(g, false);
     }
     add(gpu.members, j, gang);
+    // The placement index holds what runs there and the walk's members (none after a gang).
+    Share h = gpu.held;
+    h.p += gpu.members.p;
+    h.e = std::max(h.e, gpu.members.e);
+    h.n += gpu.members.n;
+    h.util_ppm += gpu.members.util_ppm;
+    index_as(g, h, gpu.gang == core::kNoJob && !gpu.members.gang);
   }
   /// The calm GPUs (no job running, no gang, none of the walk's members) by node: each node's,
   /// lowest-numbered first, and the nodes by how many they have.
@@ -281,9 +285,12 @@ class LanedEngine final : public LeaseRoom {
     members_.clear();
     failed_.clear();
     calm_taken_ = 0;
-    dirty_.clear();
-    for (const std::int32_t g : walk_removed_) calm_index(g, gpus_[static_cast<std::size_t>(g)].calm);
-    walk_removed_.clear();
+    // The last walk's members out of the indexes: each GPU as what runs on it says.
+    for (const std::int32_t g : walk_touched_) {
+      calm_index(g, gpus_[static_cast<std::size_t>(g)].calm);
+      reindex(g);
+    }
+    walk_touched_.clear();
   }
   /// Places every member again, in order, beside the jobs kept: false where one fits nowhere.
   bool repack();
@@ -337,17 +344,18 @@ class LanedEngine final : public LeaseRoom {
   PlacementFn placement_ = nullptr;  // where a 1-GPU job goes among the GPUs with room
   std::vector<GpuLoad> loads_;      // place_member's candidates
   /// The short walk's 1-GPU placements without a scan of every GPU: the GPUs no gang holds in
-  /// the order the placement prefers them, by what runs on them (Gpu::held); the walk's members
-  /// are on a few (dirty: not in order), looked at apart. The same choice as placement_ over the
+  /// the order the placement prefers them, by what runs on them (Gpu::held) and the walk's
+  /// members placed there (restored at the next walk). The same choice as placement_ over the
   /// scan's candidates (the differential tests compare the short walk with the whole).
   enum class Order : std::uint8_t { kFirstFit, kBestFit, kLeastLoaded, kUtilPack };
   Order order_kind_ = Order::kLeastLoaded;
   using Key = std::tuple<std::int64_t, std::int64_t, std::int32_t>;
   std::set<Key> order_;      // (first, second key, GPU) ascending: the placement's preference
   std::set<Key> by_util_;    // util-pack's second phase: (util, 0, GPU)
-  std::vector<std::int32_t> dirty_;  // a short walk's GPUs with members
   Key key_of(std::int32_t g, const Share& h) const;
   void reindex(std::int32_t g);
+  /// GPU g in the placement index with the load h (in: it may take a 1-GPU job), or out of it.
+  void index_as(std::int32_t g, const Share& h, bool in);
   /// The short walk's choice for 1-GPU job j, or -1.
   std::int32_t indexed_choice(JobIndex j);
   std::vector<std::int32_t> calm_scratch_, busy_scratch_;
@@ -355,7 +363,7 @@ class LanedEngine final : public LeaseRoom {
   std::vector<std::set<std::int32_t>> node_calm_;  // per node: its calm GPUs (calm_index)
   std::set<std::pair<std::int64_t, std::int32_t>> nodes_fit_;    // (calm GPUs, node), nodes with some
   std::set<std::pair<std::int64_t, std::int32_t>> nodes_spill_;  // (-calm GPUs, node)
-  std::vector<std::int32_t> walk_removed_;  // calm GPUs this walk's members took out of the index
+  std::vector<std::int32_t> walk_touched_;  // GPUs this walk's members changed in the indexes
   std::vector<std::vector<std::int32_t>> saved_;  // repack's: the members' targets before it
   std::priority_queue<std::pair<TimeNs, std::int32_t>, std::vector<std::pair<TimeNs, std::int32_t>>, std::greater<>>
       due_;  // GPUs by their next completion (stale entries skipped)
@@ -540,75 +548,49 @@ LanedEngine::Key LanedEngine::key_of(std::int32_t g, const Share& h) const {
 
 void LanedEngine::reindex(std::int32_t g) {
   Gpu& gpu = gpus_[static_cast<std::size_t>(g)];
+  gpu.held = Share{};
+  for (const JobIndex o : gpu.live) add(gpu.held, o, false);
+  index_as(g, gpu.held, gpu.gang == core::kNoJob);
+}
+
+void LanedEngine::index_as(std::int32_t g, const Share& h, bool in) {
+  Gpu& gpu = gpus_[static_cast<std::size_t>(g)];
   if (gpu.indexed) {
     order_.erase(gpu.key);
     by_util_.erase({-std::get<0>(gpu.key), 0, g});
   }
-  gpu.held = Share{};
-  for (const JobIndex o : gpu.live) add(gpu.held, o, false);
-  gpu.indexed = gpu.gang == core::kNoJob;
-  if (!gpu.indexed) return;
-  gpu.key = key_of(g, gpu.held);
+  gpu.indexed = in;
+  if (!in) return;
+  gpu.key = key_of(g, h);
   order_.insert(gpu.key);
-  if (order_kind_ == Order::kUtilPack) by_util_.insert({gpu.held.util_ppm, 0, g});
+  if (order_kind_ == Order::kUtilPack) by_util_.insert({h.util_ppm, 0, g});
 }
 
 std::int32_t LanedEngine::indexed_choice(JobIndex j) {
   const JobSpec& spec = specs_[at(j)];
   const Bytes p = p_of(j), e = e_of(j);
-  // Whether j fits GPU g beside what runs there and the walk's members; its load then.
-  const auto with_members = [&](std::int32_t g) {
+  // Whether j fits GPU g beside what runs there and the walk's members (the index's key).
+  const auto fits_j = [&](std::int32_t g) {
     const Gpu& gpu = gpus_[static_cast<std::size_t>(g)];
     Share h = gpu.held;
     if (gpu.walk == walk_) {
       h.p += gpu.members.p;
       h.e = std::max(h.e, gpu.members.e);
       h.n += gpu.members.n;
-      h.util_ppm += gpu.members.util_ppm;
-      h.gang = gpu.members.gang;
     }
-    return h;
+    return fits(gpu, h.p + p, std::max(h.e, e), h.n + 1);
   };
-  const auto fits_j = [&](std::int32_t g, const Share& h) {
-    return !h.gang && fits(gpus_[static_cast<std::size_t>(g)], h.p + p, std::max(h.e, e), h.n + 1);
-  };
-  const auto dirty = [&](std::int32_t g) { return std::find(dirty_.begin(), dirty_.end(), g) != dirty_.end(); };
-  // The first clean GPU in `set` from `from` on where j fits, and the best dirty one by `key`
-  // (among those `admit` lets in); the lesser of the two.
-  const auto pick = [&](const std::set<Key>& set, std::set<Key>::const_iterator from, auto&& key, auto&& admit) {
-    std::int32_t best = -1;
-    Key best_key{};
+  // The first GPU of `set` from `from` on where j fits.
+  const auto first = [&](const std::set<Key>& set, std::set<Key>::const_iterator from) {
     for (auto it = from; it != set.end(); ++it) {
-      const std::int32_t g = std::get<2>(*it);
-      if (dirty(g)) continue;
-      if (fits_j(g, gpus_[static_cast<std::size_t>(g)].held)) {
-        best = g;
-        best_key = *it;
-        break;
-      }
+      if (fits_j(std::get<2>(*it))) return std::get<2>(*it);
     }
-    for (const std::int32_t g : dirty_) {
-      const Share h = with_members(g);
-      if (!fits_j(g, h) || !admit(h)) continue;
-      const Key k = key(g, h);
-      if (best < 0 || k < best_key) {
-        best = g;
-        best_key = k;
-      }
-    }
-    return best;
+    return std::int32_t{-1};
   };
-  const auto placement_key = [&](std::int32_t g, const Share& h) { return key_of(g, h); };
-  if (order_kind_ != Order::kUtilPack) {
-    return pick(order_, order_.begin(), placement_key, [](const Share&) { return true; });
-  }
+  if (order_kind_ != Order::kUtilPack) return first(order_, order_.begin());
   // util-pack: the fullest GPU whose u stays <= 1 with the job's, else the least utilised.
-  const std::int64_t limit = 1'000'000 - spec.gpu_util_ppm;
-  const std::int32_t full = pick(order_, order_.lower_bound({-limit, 0, 0}), placement_key,
-                                 [&](const Share& h) { return h.util_ppm <= limit; });
-  if (full >= 0) return full;
-  return pick(by_util_, by_util_.begin(), [](std::int32_t g, const Share& h) { return Key{h.util_ppm, 0, g}; },
-              [](const Share&) { return true; });
+  const std::int32_t full = first(order_, order_.lower_bound({-(1'000'000 - spec.gpu_util_ppm), 0, 0}));
+  return full >= 0 ? full : first(by_util_, by_util_.begin());
 }
 
 void LanedEngine::note_busy(TimeNs t) {
