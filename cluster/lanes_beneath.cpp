@@ -555,6 +555,10 @@ void LanedEngine::reindex(std::int32_t g) {
 
 void LanedEngine::index_as(std::int32_t g, const Share& h, bool in) {
   Gpu& gpu = gpus_[static_cast<std::size_t>(g)];
+  if (in && gpu.indexed && gpu.key == key_of(g, h)) {
+    // util-pack's second set is keyed by the same utilisation as its first: nothing moves.
+    return;
+  }
   if (gpu.indexed) {
     order_.erase(gpu.key);
     by_util_.erase({-std::get<0>(gpu.key), 0, g});

@@ -215,8 +215,10 @@ class MaxMin final : public LeasePolicy {
   void finish(JobIndex j, TimeNs now) override {
     if (room_ != nullptr) {
       // Lanes beneath: its lease ends with it (as a slice that ends with the job's work).
-      for (Lease& l : leased_) {
-        if (l.job == j && l.stamp == jobs_[j].stamp) l.slice = now - round_start_;
+      const Job& job = jobs_[j];
+      if (job.lease >= 0 && static_cast<std::size_t>(job.lease) < leased_.size()) {
+        Lease& l = leased_[static_cast<std::size_t>(job.lease)];
+        if (l.job == j && l.stamp == job.stamp) l.slice = now - round_start_;
       }
     }
     jobs_.release(j);
@@ -277,6 +279,7 @@ class MaxMin final : public LeasePolicy {
           out.start.push_back(j);
           job.running = true;
         }
+        job.lease = static_cast<std::int32_t>(leased_.size());
         leased_.push_back(Lease{.job = j, .stamp = job.stamp, .kind = job.kind, .slice = job.slice});
         continue;
       }
@@ -324,6 +327,7 @@ class MaxMin final : public LeasePolicy {
     bool runs_next = false;       // chosen and has an allocation
     bool has_alloc = false;
     bool running = false;  // holds GPUs (the engine's view)
+    std::int32_t lease = -1;  // lanes beneath: its entry in this round's leased_ (finish)
     bool ran = false;
     bool ran_before = false;  // ran, before this round's start (unplaced() takes the start back)
     std::vector<PerKind> per_kind;
