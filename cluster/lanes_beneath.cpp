@@ -158,6 +158,10 @@ class LanedEngine final : public LeaseRoom {
     std::int32_t nodes = 0;
     for (const GpuSpec& g : opts.cluster.gpus) nodes = std::max(nodes, g.node + 1);
     node_calm_.resize(static_cast<std::size_t>(nodes));
+    std::vector<std::int32_t> per_node(static_cast<std::size_t>(nodes), 0);
+    for (const GpuSpec& g : opts.cluster.gpus) ++per_node[static_cast<std::size_t>(g.node)];
+    one_per_node_ = std::all_of(per_node.begin(), per_node.end(), [](std::int32_t c) { return c == 1; });
+    calm_bits_.assign((gpus_.size() + 63) / 64, 0);
     for (std::size_t g = 0; g < gpus_.size(); ++g) {
       reindex(static_cast<std::int32_t>(g));
       calm_index(static_cast<std::int32_t>(g), true);
@@ -236,6 +240,14 @@ class LanedEngine final : public LeaseRoom {
   void calm_index(std::int32_t g, bool in) {
     Gpu& gpu = gpus_[static_cast<std::size_t>(g)];
     if (gpu.in_calm_index == in) return;
+    gpu.in_calm_index = in;
+    if (one_per_node_) {
+      // A node per GPU (--gpus N): the node rule takes the lowest-numbered calm GPUs; a bit each.
+      const auto word = static_cast<std::size_t>(g) / 64;
+      const std::uint64_t bit = std::uint64_t{1} << (static_cast<unsigned>(g) % 64);
+      calm_bits_[word] = in ? (calm_bits_[word] | bit) : (calm_bits_[word] & ~bit);
+      return;
+    }
     const auto n = static_cast<std::size_t>(opts_.cluster.gpus[static_cast<std::size_t>(g)].node);
     std::set<std::int32_t>& node = node_calm_[n];
     const auto count = static_cast<std::int64_t>(node.size());
@@ -254,11 +266,18 @@ class LanedEngine final : public LeaseRoom {
       nodes_fit_.insert({c, node_id});
       nodes_spill_.insert({-c, node_id});
     }
-    gpu.in_calm_index = in;
   }
   /// k calm GPUs as by_nodes takes them (calm_ - calm_taken_ >= k).
   std::vector<std::int32_t> calm_by_node(std::size_t k) const {
     std::vector<std::int32_t> out;
+    if (one_per_node_) {
+      for (std::size_t w = 0; w < calm_bits_.size() && out.size() < k; ++w) {
+        for (std::uint64_t bits = calm_bits_[w]; bits != 0 && out.size() < k; bits &= bits - 1) {
+          out.push_back(static_cast<std::int32_t>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))));
+        }
+      }
+      return out;
+    }
     if (const auto it = nodes_fit_.lower_bound({static_cast<std::int64_t>(k), 0}); it != nodes_fit_.end()) {
       for (const std::int32_t g : node_calm_[static_cast<std::size_t>(it->second)]) {
         if (out.size() < k) out.push_back(g);
@@ -360,6 +379,8 @@ class LanedEngine final : public LeaseRoom {
   std::int32_t indexed_choice(JobIndex j);
   std::vector<std::int32_t> calm_scratch_, busy_scratch_;
   bool one_size_ = true;  // every GPU of one (aligned) memory
+  bool one_per_node_ = true;  // every node one GPU: the calm GPUs as bits (calm_bits_)
+  std::vector<std::uint64_t> calm_bits_;
   std::vector<std::set<std::int32_t>> node_calm_;  // per node: its calm GPUs (calm_index)
   std::set<std::pair<std::int64_t, std::int32_t>> nodes_fit_;    // (calm GPUs, node), nodes with some
   std::set<std::pair<std::int64_t, std::int32_t>> nodes_spill_;  // (-calm GPUs, node)
