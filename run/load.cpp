@@ -232,7 +232,12 @@ void apply_model(const ModelOptions& m, TraceJobs& t, SimConfig& cfg) {
 }
 
 std::vector<std::string> model_notes(const std::vector<std::string>& policies, const SimConfig& cfg) {
-  std::vector<std::string> notes = lane_mode_notes(policies, cfg.lanes);
+  std::vector<std::string> per_gpu = policies;  // the lanes beneath a cluster policy run in a mode too
+  const bool lease = std::any_of(policies.begin(), policies.end(), [](const std::string& p) { return cluster::is_lease_policy(p); });
+  if (lease && !cfg.gpu_sharing.empty() && std::find(per_gpu.begin(), per_gpu.end(), cfg.gpu_sharing) == per_gpu.end()) {
+    per_gpu.push_back(cfg.gpu_sharing);
+  }
+  std::vector<std::string> notes = lane_mode_notes(per_gpu, cfg.lanes);
   if (cfg.paging) {
     char text[256];
     std::snprintf(text, sizeof text,

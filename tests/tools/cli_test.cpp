@@ -708,6 +708,10 @@ TEST_CASE("options of the cluster policies given where they do nothing are named
   CHECK(beneath.code == 0);
   CHECK(beneath.out.find("have no effect") == std::string::npos);
   CHECK(beneath.out.find("with lanes beneath (--gpu-sharing fair)") != std::string::npos);
+  // A lane mode the per-GPU policy beneath does not run in is named, as for the per-GPU policies.
+  const Result mode = sim(kHand + " --gpus 2 --policy dlas-gpu --gpu-sharing pack --lanes exclusive");
+  CHECK(mode.code == 0);
+  CHECK(mode.out.find("note: pack runs in auto mode; --lanes exclusive does not apply to it") != std::string::npos);
   const Result sharing = sim(kHand + " --gpus 2 --policy pack --gpu-sharing fair");
   CHECK(sharing.out.find("note: --gpu-sharing has no effect without a cluster policy that preempts") != std::string::npos);
   const Result unknown = sim(kHand + " --gpus 2 --policy dlas-gpu --gpu-sharing lanes");
