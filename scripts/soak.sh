@@ -276,8 +276,15 @@ for p in policies:
     # summary. The warm-up's pool (the same size, for a fraction of a second) falls inside the
     # first quarter. Inside the window the mapping is in every sample.
     have = [i for i, s in enumerate(samples) if s[5] >= pool_kib]
+    wall = open(f"{out}/{p}.wall_s").read().strip()
     if len(have) < (8 if memory else 4):
-        fail(f"the pool's mapping (at least {pool_kib} KiB) in only {len(have)} samples: too few to judge flatness")
+        if memory:
+            fail(f"the pool's mapping (at least {pool_kib} KiB) in only {len(have)} samples: too few to judge flatness")
+        else:
+            # --short judges the accounting above, not memory: a sampler starved on a loaded machine
+            # (3 samples of a 4.5 s run, seen in CI) leaves the memory columns empty, not a failure.
+            rows.append([p, str(jobs), f"{done}/{failed}/{rej}", wall, f"{res['makespan_s']:.1f}"] + ["-"] * 5 +
+                        [f"{len(have)} of {len(samples)}", "; ".join(reasons)[:80]])
         continue
     window = samples[have[0] : have[-1] + 1]
     if len(have) != len(window):
@@ -314,7 +321,6 @@ for p in policies:
             fail(f"{name} grew: {max(later)} after the second quarter, at most {max(qq[1])} in it")
         if statistics.median(qq[3]) != statistics.median(qq[1]):
             fail(f"{name}: last quarter's median {statistics.median(qq[3])} != second quarter's {statistics.median(qq[1])}")
-    wall = open(f"{out}/{p}.wall_s").read().strip()
     mib = lambda k: f"{k / 1024:.1f}"
     rows.append([p, str(jobs), f"{done}/{failed}/{rej}", wall, f"{res['makespan_s']:.1f}",
                  f"{mib(rss[0])} / {mib(statistics.median(rss))} / {mib(max(rss))} / {mib(rss[-1])}",
