@@ -85,6 +85,15 @@ struct Share {
   std::int32_t n = 0;
   std::int64_t util_ppm = 0;
   bool gang = false;
+  Share& operator+=(const Share& o) {
+    p += o.p;
+    e = std::max(e, o.e);
+    n += o.n;
+    util_ppm += o.util_ppm;
+    gang = gang || o.gang;
+    return *this;
+  }
+  friend Share operator+(Share a, const Share& b) { return a += b; }
 };
 
 struct Gpu {
@@ -125,18 +134,7 @@ class LanedEngine final : public LeaseRoom {
       throw core::InputError(flag + ": lanes beneath a cluster policy run GPUs of one kind; this cluster names kinds (" +
                              std::to_string(opts.cluster.kinds.size()) + "): give --gpu-sharing exclusive");
     }
-    for (const GpuSpec& g : opts.cluster.gpus) {
-      if (g.speed_ppm != kSpeedOne) {
-        throw core::InputError(flag + ": the cluster policies give GPUs of several speeds only as named kinds; this "
-                               "cluster has speeds and no kinds");
-      }
-    }
-    for (const JobSpec& s : jobs) {
-      if (!s.requests_ns().empty()) {
-        throw core::InputError(flag + ": job '" + s.id.str() +
-                               "' serves requests (an inference job); the cluster policies run training jobs only");
-      }
-    }
+    check_lease_inputs(jobs, opts.cluster, flag);
     if (!opts.actual_iter_ns.empty() && opts.actual_iter_ns.size() != jobs.size()) {
       throw std::invalid_argument("actual_iter_ns: one per job");
     }
@@ -146,9 +144,9 @@ class LanedEngine final : public LeaseRoom {
     gpus_.resize(opts.cluster.gpus.size());
     for (std::size_t g = 0; g < gpus_.size(); ++g) {
       gpus_[g].capacity = opts.cluster.gpus[g].capacity / align_ * align_;
-    ++calm_;
       ++by_capacity_[gpus_[g].capacity];
     }
+    calm_ = static_cast<std::int64_t>(gpus_.size());  // every GPU starts calm (Gpu::calm)
     policy_->set_room(this);
     placement_ = placement_registry().at(opts.placement).factory;  // an unknown name: InputError
     order_kind_ = opts.placement == "first-fit"  ? Order::kFirstFit
@@ -197,16 +195,20 @@ class LanedEngine final : public LeaseRoom {
     }
     return gpu;
   }
+  /// Whether 1-GPU job j fits GPU g beside the jobs `there` (no gang among them is looked at).
+  bool fits_with(const Gpu& gpu, const Share& there, JobIndex j) const {
+    return fits(gpu, there.p + p_of(j), std::max(there.e, e_of(j)), there.n + 1);
+  }
   /// Whether 1-GPU job j fits GPU g beside the jobs kept and placed there in this walk.
   bool fits_beside(std::int32_t g, JobIndex j) {
     const Gpu& gpu = walked(g);
-    if (gpu.pinned.gang || gpu.members.gang) return false;
-    return fits(gpu, gpu.pinned.p + gpu.members.p + p_of(j), std::max({gpu.pinned.e, gpu.members.e, e_of(j)}),
-                gpu.pinned.n + gpu.members.n + 1);
+    const Share there = gpu.pinned + gpu.members;
+    return !there.gang && fits_with(gpu, there, j);
   }
   bool empty_in_walk(std::int32_t g) {
     const Gpu& gpu = walked(g);
-    return gpu.pinned.n + gpu.members.n == 0 && !gpu.pinned.gang && !gpu.members.gang;
+    const Share there = gpu.pinned + gpu.members;
+    return there.n == 0 && !there.gang;
   }
   /// Whether GPU g holds a running job not yet passed in this walk (one the walk may yet keep).
   bool occupied_ahead_of_walk(std::int32_t g) const;
@@ -228,12 +230,7 @@ class LanedEngine final : public LeaseRoom {
     }
     add(gpu.members, j, gang);
     // The placement index holds what runs there and the walk's members (none after a gang).
-    Share h = gpu.held;
-    h.p += gpu.members.p;
-    h.e = std::max(h.e, gpu.members.e);
-    h.n += gpu.members.n;
-    h.util_ppm += gpu.members.util_ppm;
-    index_as(g, h, gpu.gang == core::kNoJob && !gpu.members.gang);
+    index_as(g, gpu.held + gpu.members, gpu.gang == core::kNoJob && !gpu.members.gang);
   }
   /// The calm GPUs (no job running, no gang, none of the walk's members) by node: each node's,
   /// lowest-numbered first, and the nodes by how many they have.
@@ -593,17 +590,10 @@ void LanedEngine::index_as(std::int32_t g, const Share& h, bool in) {
 
 std::int32_t LanedEngine::indexed_choice(JobIndex j) {
   const JobSpec& spec = specs_[at(j)];
-  const Bytes p = p_of(j), e = e_of(j);
   // Whether j fits GPU g beside what runs there and the walk's members (the index's key).
   const auto fits_j = [&](std::int32_t g) {
     const Gpu& gpu = gpus_[static_cast<std::size_t>(g)];
-    Share h = gpu.held;
-    if (gpu.walk == walk_) {
-      h.p += gpu.members.p;
-      h.e = std::max(h.e, gpu.members.e);
-      h.n += gpu.members.n;
-    }
-    return fits(gpu, h.p + p, std::max(h.e, e), h.n + 1);
+    return fits_with(gpu, gpu.walk == walk_ ? gpu.held + gpu.members : gpu.held, j);
   };
   // The first GPU of `set` from `from` on where j fits.
   const auto first = [&](const std::set<Key>& set, std::set<Key>::const_iterator from) {
@@ -756,15 +746,9 @@ bool LanedEngine::place_on_gpus(JobIndex j, bool displace) {
     for (std::int32_t g = 0; g < n_gpus; ++g) {
       if (!fits_beside(g, j)) continue;
       const Gpu& gpu = gpus_[static_cast<std::size_t>(g)];
-      Share there = gpu.pinned;
-      for (const Share& x : {gpu.members, beside_all ? awaited(g) : Share{}}) {
-        there.p += x.p;
-        there.e = std::max(there.e, x.e);
-        there.n += x.n;
-        there.util_ppm += x.util_ppm;
-        there.gang = there.gang || x.gang;
-      }
-      if (beside_all && (there.gang || !fits(gpu, there.p + p_of(j), std::max(there.e, e_of(j)), there.n + 1))) continue;
+      Share there = gpu.pinned + gpu.members;
+      if (beside_all) there += awaited(g);
+      if (beside_all && (there.gang || !fits_with(gpu, there, j))) continue;
       loads_.push_back(GpuLoad{.gpu = g,
                                .capacity = gpu.capacity,
                                .free_bytes = gpu.capacity - there.p - there.e,

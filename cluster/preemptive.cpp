@@ -153,24 +153,13 @@ class Engine {
       throw core::InputError("--policy " + policy + ": this cluster policy runs GPUs of one kind and speed; this cluster names kinds (" +
                              std::to_string(opts.cluster.kinds.size()) + "): use max-min or a per-GPU policy there");
     }
-    for (const GpuSpec& g : opts.cluster.gpus) {
-      if (opts.cluster.kinds.empty() && g.speed_ppm != kSpeedOne) {
-        throw core::InputError("--policy " + policy + ": the cluster policies give GPUs of several speeds only as named kinds "
-                               "(a cluster file's kind column); this cluster has speeds and no kinds");
-      }
-    }
+    check_lease_inputs(jobs, opts.cluster, "--policy " + policy);
     if (opts.cluster.kinds.empty()) {
       free_.emplace_back(opts.cluster, -1);
     } else {
       for (std::size_t k = 0; k < opts.cluster.kinds.size(); ++k) free_.emplace_back(opts.cluster, static_cast<std::int32_t>(k));
     }
     if (opts.progress_every < 1) throw std::invalid_argument("progress_every must be at least 1");
-    for (const JobSpec& s : jobs) {
-      if (!s.requests_ns().empty()) {
-        throw core::InputError("--policy " + policy + ": job '" + s.id.str() +
-                               "' serves requests (an inference job); the cluster policies run training jobs only");
-      }
-    }
   }
 
   ClusterOutcome run();
@@ -420,6 +409,21 @@ ClusterOutcome Engine::run() {
 }
 
 }  // namespace
+
+void check_lease_inputs(std::span<const core::JobSpec> jobs, const ClusterSpec& cluster, const std::string& who) {
+  for (const GpuSpec& g : cluster.gpus) {
+    if (cluster.kinds.empty() && g.speed_ppm != kSpeedOne) {
+      throw core::InputError(who + ": the cluster policies give GPUs of several speeds only as named kinds "
+                             "(a cluster file's kind column); this cluster has speeds and no kinds");
+    }
+  }
+  for (const JobSpec& s : jobs) {
+    if (!s.requests_ns().empty()) {
+      throw core::InputError(who + ": job '" + s.id.str() +
+                             "' serves requests (an inference job); the cluster policies run training jobs only");
+    }
+  }
+}
 
 std::vector<core::JobIndex> rank_arrivals(std::span<const core::JobSpec> jobs, std::span<core::JobState> states) {
   std::vector<JobIndex> arrivals(jobs.size());

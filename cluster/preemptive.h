@@ -82,6 +82,10 @@ struct PreemptiveOptions {
 ClusterOutcome run_lanes_beneath(std::span<const core::JobSpec> jobs, const std::string& policy,
                                  const PreemptiveOptions& opts);
 
+/// What both engines refuse (core::InputError, `who` naming the option that asked for the run):
+/// GPUs of several speeds without named kinds, and inference jobs.
+void check_lease_inputs(std::span<const core::JobSpec> jobs, const ClusterSpec& cluster, const std::string& who);
+
 /// The jobs in arrival order, ties in trace order, each state's submit_rank set to its place.
 std::vector<core::JobIndex> rank_arrivals(std::span<const core::JobSpec> jobs, std::span<core::JobState> states);
 

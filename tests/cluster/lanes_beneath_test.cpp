@@ -280,3 +280,18 @@ TEST_CASE("lanes beneath: the short walk (waiting jobs alone) decides as the who
   CHECK(compared == 8 * 5 * 4 * 150);
   CHECK(preemptions > 500);
 }
+
+TEST_CASE("lanes beneath: an inference job is refused as by the exclusive engine, naming the option") {
+  Lanes l;
+  core::JobSpec s = job("serve", 0, 2, 1, 1, 4);
+  s.set_requests_ns({0, kS});
+  const auto jobs = test::trace({s});
+  CHECK_THROWS_WITH_AS(cluster::run_preemptive(jobs, "dlas-gpu", l.opts(1, "pack", core::LaneMode::kAuto)),
+                       "--gpu-sharing pack: job 'serve' serves requests (an inference job); the cluster policies run "
+                       "training jobs only",
+                       core::InputError);
+  cluster::PreemptiveOptions ex;
+  ex.cluster = cluster::ClusterSpec::uniform(1, 16 * core::kGiB);
+  CHECK_THROWS_WITH_AS(cluster::run_preemptive(jobs, "dlas-gpu", ex),
+                       doctest::Contains("--policy dlas-gpu: job 'serve' serves requests"), core::InputError);
+}
