@@ -227,8 +227,7 @@ void apply_model(const ModelOptions& m, TraceJobs& t, SimConfig& cfg) {
   }
   cfg.interference = m.interference == "auto" ? auto_interference(t.interference, cfg.share_weights) : m.interference;
   // "pairs" or "shares" without a pair table, "crowds" without crowds: exit 2
-  sim::make_interference(cfg.interference, &cfg.pairs, &cfg.share_weights, cfg.share_exponent, &cfg.crowd_factors,
-                         &cfg.capacities);
+  interference_model(cfg);
 }
 
 std::vector<std::string> model_notes(const std::vector<std::string>& policies, const SimConfig& cfg) {
@@ -252,8 +251,7 @@ std::vector<std::string> model_notes(const std::vector<std::string>& policies, c
     notes.push_back(text);
   }
   // What the model assumes where the catalog says nothing (`capacity` without sweeps, ...).
-  for (std::string& n : sim::make_interference(cfg.interference, &cfg.pairs, &cfg.share_weights, cfg.share_exponent,
-                                               &cfg.crowd_factors, &cfg.capacities)->notes()) {
+  for (std::string& n : interference_model(cfg)->notes()) {
     notes.push_back(std::move(n));
   }
   return notes;

@@ -19,6 +19,11 @@ core::LaneMode lane_mode_for(const core::Policy& policy, std::optional<core::Lan
 
 core::LaneMode lane_mode_for(const core::Policy& policy, const SimConfig& cfg) { return lane_mode_for(policy, cfg.lanes); }
 
+std::unique_ptr<sim::InterferenceModel> interference_model(const SimConfig& cfg) {
+  return sim::make_interference(cfg.interference, &cfg.pairs, &cfg.share_weights, cfg.share_exponent,
+                                &cfg.crowd_factors, &cfg.capacities);
+}
+
 std::vector<core::TimeNs> actual_iteration_times(const std::vector<core::JobSpec>& jobs, double noise,
                                                  std::uint64_t seed) {
   std::vector<core::TimeNs> out;
@@ -57,8 +62,7 @@ PolicyRun simulate_preemptive(const std::vector<core::JobSpec>& jobs, const std:
     po.sched.progress = nullptr;
     po.sched.lane_mode = lane_mode_for(*policies::make_policy(cfg.gpu_sharing), cfg);
     if (cfg.paging) throw core::InputError("--paging on and --gpu-sharing: a preempted job leaves its GPU, it is not paged");
-    model = sim::make_interference(cfg.interference, &cfg.pairs, &cfg.share_weights, cfg.share_exponent,
-                                   &cfg.crowd_factors, &cfg.capacities);
+    model = interference_model(cfg);
     po.model = model.get();
     po.switch_cost_ns = cfg.switch_cost_ns;
     if (cfg.profile_noise > 0) po.actual_iter_ns = actual_iteration_times(jobs, cfg.profile_noise, cfg.seed);
@@ -89,8 +93,7 @@ PolicyRun simulate_preemptive(const std::vector<core::JobSpec>& jobs, const std:
 PolicyRun simulate(const std::vector<core::JobSpec>& jobs, const std::string& policy_name, const SimConfig& cfg) {
   if (cluster::is_lease_policy(policy_name)) return simulate_preemptive(jobs, policy_name, cfg);
   const auto policy = policies::make_policy(policy_name);
-  const auto model = sim::make_interference(cfg.interference, &cfg.pairs, &cfg.share_weights, cfg.share_exponent,
-                                           &cfg.crowd_factors, &cfg.capacities);
+  const auto model = interference_model(cfg);
   core::SchedulerOptions opts = cfg;  // the loop's options, whole
   opts.lane_mode = lane_mode_for(*policy, cfg);
   std::vector<core::TimeNs> actual;

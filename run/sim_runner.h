@@ -54,6 +54,10 @@ struct SimConfig : core::SchedulerOptions {
 };
 
 
+/// The run's interference model, from cfg.interference and the catalog's tables it reads.
+/// Throws core::InputError where the model lacks its tables ("pairs" without a pair table, ...).
+std::unique_ptr<sim::InterferenceModel> interference_model(const SimConfig& cfg);
+
 /// The lane mode a policy runs in under `cfg` (fifo is always exclusive).
 core::LaneMode lane_mode_for(const core::Policy& policy, const SimConfig& cfg);
 
