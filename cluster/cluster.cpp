@@ -256,6 +256,7 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
     // A recorded timeline names replicas by slot until the end (finish maps them to their jobs):
     // its slots are never given again.
     reuse_slots_ = !opts.sched.record_timeline;
+    planner_.skip_periods(opts.tuning.periodic_plans);
     result_.outcome.jobs.resize(jobs.size());
     // A timeline has every GPU's recording from 0 (each GPU's memory samples): all built now.
     if (opts.sched.record_timeline) {
@@ -1077,7 +1078,8 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
   };
   if (s.gpus > 1) {
     // Too few GPUs can take it (the same test as consider's, counted incrementally): blocked. A
-    // gang job tried for the first time is not counted (a count from scratch asks every GPU).
+    // gang job tried for the first time is not counted (a count from scratch asks every GPU; most
+    // gang jobs are placed at their first try): its count starts at its first refusal.
     Gang& gang = gang_of(slot_of_[static_cast<std::size_t>(j)]);
     if (gang.able.known && able_gpus(gang) < static_cast<std::size_t>(s.gpus)) return blocked();
     gather_candidates(j);
@@ -1114,7 +1116,12 @@ core::PendingQueue::Verdict Cluster::try_place(JobIndex j, TimeNs t) {
       if (idle_at < candidates_.size() && candidates_[idle_at] == g) consider(g);
     }
   }
-  if (static_cast<std::int32_t>(loads_.size() + joins_.size()) < s.gpus) return blocked();
+  if (static_cast<std::int32_t>(loads_.size() + joins_.size()) < s.gpus) {
+    // A gang job refused: its count starts now, so that its next tries ask only the GPUs touched
+    // since (with too few, it is refused without a scan).
+    if (s.gpus > 1) able_gpus(gang_of(slot_of_[static_cast<std::size_t>(j)]));
+    return blocked();
+  }
   if (reservation_.active && keep_reservation(j, t) && static_cast<std::int32_t>(loads_.size() + joins_.size()) < s.gpus) {
     return core::PendingQueue::Verdict::kPassOver;  // it could start, but not without delaying the reservation
   }
@@ -1352,6 +1359,7 @@ ClusterOutcome Cluster::finish(TimeNs end) {
   result_.joint_plans += plans.joint_plans;
   result_.joint_gang_runs += plans.joint_gang_runs;
   result_.joint_paced_plans += plans.joint_paced_plans;
+  result_.joint_period_rounds += plans.joint_period_rounds;
   result_.turn_plans += plans.turn_plans;
   result_.turn_plan_runs += plans.turn_plan_runs;
   result_.gang_iterations += plans.gang_iterations;

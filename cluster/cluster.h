@@ -61,6 +61,12 @@ struct ClusterOptions {
     /// Results are the same either way (tests/cluster/cluster_gang_test.cpp compares them); false
     /// asks every GPU at every count.
     bool incremental_gang_queue = true;
+    /// With joint plans: where the plan's rounds repeat (every slot as a period earlier, relative
+    /// to its lane's replica: equal iteration times, e.g. a trace of durations), skip whole periods
+    /// at once (cluster/joint_plan.h, plan_rounds). Results are the same either way
+    /// (tests/cluster/cluster_gang_plan_test.cpp and joint_plan_test.cpp compare them); false
+    /// computes every round.
+    bool periodic_plans = true;
   };
   Tuning tuning;
   /// Called every progress_every instants when set (sched.progress is not: the GPUs'
@@ -105,6 +111,7 @@ struct ClusterOutcome {
   std::int64_t rewinds = 0;                         ///< plans taken back because a job was bound to their GPU
   std::int64_t joint_plans = 0;                     ///< joint plans of a gang job's GPUs (ClusterOptions::gang_plans)
   std::int64_t joint_gang_runs = 0;                 ///< the gang runs they covered
+  std::int64_t joint_period_rounds = 0;             ///< of their gang runs, those skipped as whole periods (tuning.periodic_plans)
   std::int64_t joint_paced_plans = 0;               ///< of the joint plans, those of replicas at different speeds
   std::int64_t turn_plans = 0;                      ///< plans of one gang GPU's 1-GPU runs up to its replica's turn
   std::int64_t turn_plan_runs = 0;                  ///< the 1-GPU runs they covered

@@ -1,6 +1,7 @@
 #include "cluster/joint_plan.h"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "core/errors.h"
@@ -94,6 +95,7 @@ TimeNs run_time(const Slot& s, const Lane& lane, std::size_t h, std::int64_t k) 
   ++lane.runs;
   lane.switches += switches;
   lane.last = h;
+  lane.other_known = false;
   return run;
 }
 
@@ -159,7 +161,11 @@ std::int64_t run_to_turn_by(std::span<Slot> slots, Lane& lane, TimeNs deadline, 
     const auto [h, nx] = rotation.head();
     Slot& s = slots[h];
     const std::int64_t k = stretch(s, nx == kNoSlot ? nullptr : &slots[nx]);
-    if (h == lane.replica) return k;
+    if (h == lane.replica) {
+      lane.other = nx;
+      lane.other_known = true;
+      return k;
+    }
     if (k >= s.left) return 0;  // it would finish: the plan ends before this round
     log.push_back(take_run(slots, lane, h, k));
     rotation.ran_head();
@@ -173,7 +179,11 @@ std::int64_t run_before_turn_by(std::span<Slot> slots, Lane& lane, TimeNs deadli
   while (true) {
     const auto [h, nx] = rotation.head();
     const Slot& s = slots[h];
-    if (h == lane.replica) break;
+    if (h == lane.replica) {
+      lane.other = nx;
+      lane.other_known = true;
+      break;
+    }
     const std::int64_t k = stretch(s, nx == kNoSlot ? nullptr : &slots[nx]);
     if (k >= s.left || lane.clock + run_time(s, lane, h, k) > deadline) break;
     take_run(slots, lane, h, k);
@@ -185,12 +195,31 @@ std::int64_t run_before_turn_by(std::span<Slot> slots, Lane& lane, TimeNs deadli
 
 }  // namespace
 
+namespace {
+
+// Whether the replica heads the lane's rotation by the least of the other slots as the lane's last
+// look left it (Lane::other; no slot but the replica has run since): then `nx` is that slot, and no
+// scan is needed (in most rounds of a joint plan most lanes run no 1-GPU job).
+bool replica_heads(std::span<const Slot> slots, const Lane& lane, std::size_t& nx) {
+  if (!lane.other_known) return false;
+  nx = lane.other;
+  if (nx == kNoSlot) return true;
+  const Slot &r = slots[lane.replica], &o = slots[nx];
+  return r.level < o.level || (r.level == o.level && (r.order < o.order || (r.order == o.order && lane.replica < nx)));
+}
+
+}  // namespace
+
 std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log) {
+  if (std::size_t nx = kNoSlot; replica_heads(slots, lane, nx)) {
+    return stretch(slots[lane.replica], nx == kNoSlot ? nullptr : &slots[nx]);
+  }
   if (lane.end - lane.begin < kHeapSlots) return run_to_turn_by(slots, lane, deadline, log, Scan{slots, lane});
   return run_to_turn_by(slots, lane, deadline, log, Rotation(slots, lane));
 }
 
 std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline) {
+  if (std::size_t nx = kNoSlot; replica_heads(slots, lane, nx)) return 0;
   if (lane.end - lane.begin < kHeapSlots) return run_before_turn_by(slots, lane, deadline, Scan{slots, lane});
   return run_before_turn_by(slots, lane, deadline, Rotation(slots, lane));
 }
@@ -244,9 +273,80 @@ TimeNs first_iteration(std::span<const Slot> slots, const Lane& lane, const Repl
 
 }  // namespace
 
+namespace {
+
+// Whether every slot stands, relative to its lane's replica, as in the state kept (Scratch).
+bool repeats_kept(std::span<const Slot> slots, std::span<const Lane> lanes, const Scratch& scratch) {
+  for (std::size_t l = 0; l < lanes.size(); ++l) {
+    const Lane& lane = lanes[l];
+    const TimeNs r = slots[lane.replica].level, r0 = scratch.snap_slots[lane.replica].level;
+    for (std::size_t q = lane.begin; q < lane.end; ++q) {
+      if (slots[q].level - r != scratch.snap_slots[q].level - r0) return false;
+    }
+  }
+  return true;
+}
+
+// After round out.rounds (every lane's clock at out.end): skips whole periods where the state
+// repeats the one kept (plan_rounds), else keeps this one when Brent's search says so.
+void skip_periods(std::span<Slot> slots, std::vector<Lane>& lanes, Replica& rep, Outcome& out, TimeNs deadline,
+                  Scratch& scratch) {
+  if (scratch.snapped && repeats_kept(slots, lanes, scratch)) {
+    const std::int64_t rep_step = scratch.snap_rep_left - rep.left;  // gang iterations a period
+    const TimeNs period = out.end - scratch.snap_lanes.front().clock;
+    std::int64_t n = rep_step > 0 ? (rep.left - 1) / rep_step : 0;
+    for (std::size_t q = 0; q < slots.size() && n > 0; ++q) {
+      const std::int64_t ran = slots[q].iterations - scratch.snap_slots[q].iterations;
+      if (ran > 0) n = std::min(n, (slots[q].left - 1) / ran);
+    }
+    if (deadline != core::kNever && period > 0) n = std::min(n, (deadline - out.end) / period);
+    if (n > 0) {
+      for (std::size_t q = 0; q < slots.size(); ++q) {
+        Slot& s = slots[q];
+        const Slot& k = scratch.snap_slots[q];
+        s.level += n * (s.level - k.level);
+        s.left -= n * (k.left - s.left);
+        s.iterations += n * (s.iterations - k.iterations);
+        s.busy += n * (s.busy - k.busy);
+        s.switched += n * (s.switched - k.switched);
+      }
+      for (std::size_t l = 0; l < lanes.size(); ++l) {
+        Lane& lane = lanes[l];
+        const Lane& k = scratch.snap_lanes[l];
+        lane.runs += n * (lane.runs - k.runs);
+        lane.switches += n * (lane.switches - k.switches);
+        lane.clock += n * period;
+      }
+      const std::int64_t rounds = out.rounds - scratch.snap_round;
+      rep.left -= n * rep_step;
+      out.end += n * period;
+      out.rounds += n * rounds;
+      out.gang_iterations += n * (out.gang_iterations - scratch.snap_gang_iterations);
+      scratch.periods_skipped += n * rounds;
+    }
+    // What is left ends within about a period (a slot or the deadline stops it): no more search.
+    scratch.snapped = false;
+    scratch.next_snap = std::numeric_limits<std::int64_t>::max();
+    return;
+  }
+  if (out.rounds < scratch.next_snap) return;
+  scratch.next_snap = out.rounds * 2;
+  scratch.snapped = rep.extra == 0 && std::all_of(slots.begin(), slots.end(), [](const Slot& s) { return s.extra == 0; });
+  if (!scratch.snapped) return;
+  scratch.snap_slots.assign(slots.begin(), slots.end());
+  scratch.snap_lanes = lanes;
+  scratch.snap_round = out.rounds;
+  scratch.snap_rep_left = rep.left;
+  scratch.snap_gang_iterations = out.gang_iterations;
+}
+
+}  // namespace
+
 Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep, TimeNs t0, TimeNs deadline,
                     Scratch& scratch) {
   Outcome out{0, 0, t0};
+  scratch.snapped = false;
+  scratch.next_snap = 1;
   while (rep.left > 0) {
     scratch.log.clear();
     scratch.saved = lanes;
@@ -276,6 +376,7 @@ Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep
     out.end = e;
     ++out.rounds;
     out.gang_iterations += m;
+    if (scratch.skip_periods) skip_periods(slots, lanes, rep, out, deadline, scratch);
   }
   return out;
 }

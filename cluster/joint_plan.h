@@ -40,6 +40,10 @@ struct Lane {
   std::size_t begin = 0, end = 0, replica = 0, last = 0;
   TimeNs clock = 0;
   std::int64_t runs = 0, switches = 0;
+  /// The least of the lane's slots other than the replica (kNoSlot: none), as run_to_turn last
+  /// left the lane; valid while `other_known` (a gang run moves only the replica, so it stays).
+  std::size_t other = kNoSlot;
+  bool other_known = false;
 };
 /// A 1-GPU run of the round being computed (to take it back).
 struct Run {
@@ -59,10 +63,18 @@ struct Outcome {
   std::int64_t rounds = 0, gang_iterations = 0;
   TimeNs end = 0;
 };
-/// plan_rounds' scratch, kept between plans.
+/// plan_rounds' scratch, kept between plans, and whether it skips whole periods
+/// (`skip_periods`: a speed mechanism, ClusterOptions::tuning.periodic_plans; see plan_rounds).
 struct Scratch {
   std::vector<Run> log;
   std::vector<Lane> saved;
+  bool skip_periods = true;
+  // The state after round `snap_round` (Brent's cycle search: taken at rounds 1, 2, 4, ...).
+  std::vector<Slot> snap_slots;
+  std::vector<Lane> snap_lanes;
+  std::int64_t snap_round = 0, snap_rep_left = 0, snap_gang_iterations = 0, next_snap = 1;
+  bool snapped = false;
+  std::int64_t periods_skipped = 0;  ///< rounds skipped, over every plan (a counter for the tests)
 };
 
 /// Appends the offer's jobs as slots (timed as `sim` times them) and returns its lane at `t0`;
@@ -102,6 +114,19 @@ inline TimeNs gang_end(const Replica& rep, TimeNs start, std::int64_t m, TimeNs 
 void run_gang(std::span<Slot> slots, std::span<Lane> lanes, TimeNs switch_cost, std::int64_t m, TimeNs e);
 /// The rounds from t0: each lane's runs to the replica's turn, then the gang run, while the round
 /// ends by `deadline` and no 1-GPU job finishes in it, or until the replicas finish.
+///
+/// Periods (Scratch::skip_periods): a round depends on the lanes only through each slot's level
+/// relative to its lane's replica, its job's constants, what it has left and its extra, and the
+/// lane's last job, and every round ends with every lane's clock at E and its last job the replica.
+/// So where the state after round b has every slot's level, relative to its lane's replica, as after
+/// an earlier round a (every extra 0 then), rounds a+1..b repeat exactly for as long as no slot's
+/// `left` and no deadline would stop one of them: the rounds are skipped n periods at once, every
+/// count moved by n times its change over a..b, n the most that leaves every slot that ran at
+/// least one iteration (then each of the period's runs still leaves its job one: k < left) and the
+/// last period's end by the deadline. Equal iteration times (a trace of durations only, every
+/// iteration the assumed 1 s) make a round its own period; steps of no common measure rarely
+/// repeat, and the search (Brent's: the state kept at rounds 1, 2, 4, ..., each round compared
+/// with the last kept, a mismatch usually at the first slot) costs little.
 Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep, TimeNs t0, TimeNs deadline,
                     Scratch& scratch);
 /// Lane `lane`'s report: per job of its offer (in the offer's order) what the plan ran.

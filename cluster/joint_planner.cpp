@@ -64,8 +64,10 @@ bool JointPlanner::plan_gang(const Gang& gang, core::TimeNs t0, Host& host) {
   }
   joint::Replica replica;
   const bool alike = joint::replicas_alike(slots_, lanes_, std::string(gang.id), replica);
+  const std::int64_t skipped = scratch_.periods_skipped;
   const joint::Outcome plan = joint::plan_rounds(slots_, lanes_, replica, t0, host.next_arrival(), scratch_);
   if (plan.rounds == 0) return false;
+  counters_.joint_period_rounds += scratch_.periods_skipped - skipped;
   counters_.joint_paced_plans += alike ? 0 : 1;
   // Each GPU's report, waiting for its start_plan (take).
   for (std::size_t i = 0; i < gang.replicas.size(); ++i) {

@@ -80,6 +80,7 @@ class JointPlanner {
   /// The plans' counters (ClusterOutcome's).
   struct Counters {
     std::int64_t joint_plans = 0, joint_gang_runs = 0, joint_paced_plans = 0, turn_plans = 0, turn_plan_runs = 0;
+    std::int64_t joint_period_rounds = 0;  ///< gang runs skipped as whole periods (joint::plan_rounds)
     std::int64_t gang_iterations = 0;
   };
   /// What the plans read of the cluster.
@@ -139,6 +140,8 @@ class JointPlanner {
     gang_joint_[static_cast<std::size_t>(k)] = 0;
   }
   const Counters& counters() const { return counters_; }
+  /// Whether plans skip whole periods of rounds (ClusterOptions::tuning.periodic_plans).
+  void skip_periods(bool on) { scratch_.skip_periods = on; }
 
  private:
   /// The joint plan of an idle gang's GPUs (no run in flight, no replica chosen).

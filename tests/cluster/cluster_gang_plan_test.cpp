@@ -32,7 +32,7 @@ std::string describe(const core::JobState& s) {
 
 struct Tally {
   std::int64_t compared = 0, joint_plans = 0, joint_gang_runs = 0, gang_iterations = 0, joint_events = 0,
-               stepped_events = 0, paced_plans = 0, turn_plans = 0, turn_runs = 0;
+               stepped_events = 0, paced_plans = 0, turn_plans = 0, turn_runs = 0, period_rounds = 0, unskipped = 0;
 };
 
 /// a and b agree on every job's state, the placements, the busy samples and the counters the
@@ -76,6 +76,18 @@ void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, 
   CHECK(each.turn_plans == 0);
   check_same(joint, each);
   check_same(apart, each);
+  // Joint plans that compute every round (no period skipped) agree too, where rotations are
+  // regular (equal or commensurate iteration times: the periods the default skips).
+  if (joint.joint_period_rounds > 0) {
+    cluster::ClusterOptions unskipped = opts;
+    unskipped.tuning.periodic_plans = false;
+    const cluster::ClusterOutcome every = cluster::run_cluster(jobs, policy, unskipped);
+    CHECK(every.joint_period_rounds == 0);
+    CHECK(every.joint_gang_runs == joint.joint_gang_runs);
+    check_same(every, each);
+    ++tally.unskipped;
+  }
+  tally.period_rounds += joint.joint_period_rounds;
   tally.joint_plans += joint.joint_plans;
   tally.joint_gang_runs += joint.joint_gang_runs;
   tally.paced_plans += joint.joint_paced_plans;
@@ -161,8 +173,11 @@ TEST_CASE("cluster joint plans: a gang job's GPUs planned together give the resu
           " gang iterations' runs, instants ", tally.joint_events, " with joint plans, ",
           tally.stepped_events, " run by run; ", tally.paced_plans, " plans of replicas at different speeds; turn plans ", tally.turn_plans, " covering ",
           tally.turn_runs, " 1-GPU runs");
+  MESSAGE("gang runs skipped as whole periods ", tally.period_rounds, " in ", tally.unskipped, " runs");
   // Joint plans ran, over many gang runs, beside gang jobs waiting in the queue: not vacuous.
   CHECK(tally.joint_plans > 500);
+  CHECK(tally.period_rounds > 1000);
+  CHECK(tally.unskipped > 20);
   CHECK(tally.joint_gang_runs > 20000);
   CHECK(tally.joint_events < tally.stepped_events);
 }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <limits>
+#include <random>
 #include <tuple>
 #include <vector>
 
@@ -190,4 +191,122 @@ TEST_CASE("joint plan: replicas of different iteration times run each gang run a
   const joint::Outcome o = joint::plan_rounds(two.slots, two.lanes, rep, 100, core::kNever, scratch);
   CHECK((o.rounds == 2 && o.gang_iterations == 3 && o.end == 167));
   CHECK((two.lanes[0].clock == 167 && two.lanes[1].clock == 167));
+}
+
+namespace {
+
+// A random joint plan: 1-4 lanes (GPUs), each the replica and 0-4 1-GPU jobs, iteration times
+// equal, commensurate or not, switching costs and extras, some jobs short; levels near each other.
+struct RandomPlan {
+  std::vector<joint::Slot> slots;
+  std::vector<joint::Lane> lanes;
+  joint::Replica rep;
+  TimeNs deadline = core::kNever;
+};
+
+RandomPlan random_plan(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](std::int64_t lo, std::int64_t hi) { return lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi - lo + 1)); };
+  const std::int64_t shape = pick(0, 2);  // 0: every step 1000; 1: multiples of 250; 2: any
+  auto step = [&] { return shape == 0 ? TimeNs{1000} : shape == 1 ? 250 * pick(1, 6) : pick(200, 3000); };
+  RandomPlan p;
+  const TimeNs rep_work = step(), rep_switch = pick(0, 2) == 0 ? 0 : pick(1, 300);
+  const TimeNs rep_extra = pick(0, 1) == 0 ? 0 : pick(1, 500);
+  const std::int64_t rep_left = pick(1, 3) == 1 ? pick(1, 20) : pick(200, 5000);
+  p.rep = joint::Replica{rep_work, rep_switch, rep_extra, rep_left};
+  const std::int64_t lanes = pick(1, 4);
+  for (std::int64_t l = 0; l < lanes; ++l) {
+    joint::Lane lane;
+    lane.begin = p.slots.size();
+    lane.clock = 0;
+    const std::int64_t others = pick(0, 4);
+    const std::int64_t at = pick(0, others);  // the replica's place in the lane
+    for (std::int64_t q = 0; q <= others; ++q) {
+      joint::Slot s;
+      if (q == at) {
+        lane.replica = p.slots.size();
+        s.work = rep_work;
+        s.step = rep_work;
+        s.switch_cost = rep_switch;
+        s.extra = rep_extra;
+        s.left = rep_left;
+        s.order = 5000;  // the job's rank, the same on every GPU; every other job's differs
+        s.level = pick(0, 2000);
+      } else {
+        s.work = step();
+        s.step = pick(0, 3) == 0 ? step() : s.work;  // LAS: service per iteration, not its time
+        s.switch_cost = pick(0, 2) == 0 ? 0 : pick(1, 300);
+        s.extra = pick(0, 3) == 0 ? pick(1, 500) : 0;
+        s.left = pick(0, 4) == 0 ? pick(1, 30) : pick(100, 20000);
+        s.order = 1000 * pick(0, 9) + 1 + static_cast<std::int64_t>(p.slots.size());
+        s.level = pick(0, 3000);
+      }
+      p.slots.push_back(s);
+    }
+    lane.end = p.slots.size();
+    const std::int64_t last = pick(0, 2);
+    lane.last = last == 0 ? joint::kNoSlot : last == 1 ? joint::kOtherJob : lane.replica;
+    p.lanes.push_back(lane);
+  }
+  if (pick(0, 2) == 0) p.deadline = pick(1000, 3'000'000);
+  return p;
+}
+
+}  // namespace
+
+// plan_rounds skipping whole periods (Scratch::skip_periods, the default) against computing every
+// round: the same rounds, end, and every slot's and lane's counts, on random plans where rotations
+// repeat (equal or commensurate steps) and where they do not.
+TEST_CASE("joint plan: skipping whole periods gives every round's results") {
+  std::int64_t skipped_plans = 0, rounds = 0;
+  for (std::uint64_t seed = 1; seed <= 3000; ++seed) {
+    CAPTURE(seed);
+    RandomPlan a = random_plan(seed), b = a;
+    joint::Scratch skip, every;
+    every.skip_periods = false;
+    const joint::Outcome oa = joint::plan_rounds(a.slots, a.lanes, a.rep, 0, a.deadline, skip);
+    const joint::Outcome ob = joint::plan_rounds(b.slots, b.lanes, b.rep, 0, b.deadline, every);
+    CHECK(oa.rounds == ob.rounds);
+    CHECK(oa.gang_iterations == ob.gang_iterations);
+    CHECK(oa.end == ob.end);
+    CHECK(every.periods_skipped == 0);
+    for (std::size_t q = 0; q < a.slots.size(); ++q) {
+      CAPTURE(q);
+      const joint::Slot &x = a.slots[q], &y = b.slots[q];
+      CHECK(std::tie(x.level, x.left, x.iterations, x.busy, x.first_start, x.switched, x.extra) ==
+            std::tie(y.level, y.left, y.iterations, y.busy, y.first_start, y.switched, y.extra));
+    }
+    for (std::size_t l = 0; l < a.lanes.size(); ++l) {
+      const joint::Lane &x = a.lanes[l], &y = b.lanes[l];
+      CHECK(std::tie(x.clock, x.runs, x.switches, x.last) == std::tie(y.clock, y.runs, y.switches, y.last));
+    }
+    skipped_plans += skip.periods_skipped > 0 ? 1 : 0;
+    rounds += ob.rounds;
+  }
+  MESSAGE(skipped_plans, " of 3000 plans skipped periods; ", rounds, " rounds in all");
+  CHECK(skipped_plans > 500);
+}
+
+TEST_CASE("joint plan: equal iteration times repeat every round, skipped to where a job would finish") {
+  // Lane 0: R (level 0, order 5) and X (level 0, order 1), both 10 per iteration, switching cost
+  // 2; lane 1: R alone (it last ran R). Round 1: X once (lane 0 fresh: no switch) to 10, R's turn
+  // holds 1: S = 10, first = 10 + 2 (lane 0 switched), E = 22. Every later round: X (10 + 2), R
+  // (10 + 2): 24, each the period of the last. X has 40 iterations: the plan stops before the round
+  // in which it would finish, after 39; from round 2 the rest are skipped (37 rounds at once).
+  joint::Slot r = slot(0, 5, 10, 0, 1000), x = slot(0, 1, 10, 0, 40);
+  std::vector<joint::Slot> slots{r, x, r};
+  std::vector<joint::Lane> lanes{joint::Lane{0, 2, 0, joint::kNoSlot, 0, 0, 0}, joint::Lane{2, 3, 2, 2, 0, 0, 0}};
+  std::vector<joint::Slot> slots_b = slots;
+  std::vector<joint::Lane> lanes_b = lanes;
+  joint::Scratch skip, every;
+  every.skip_periods = false;
+  const joint::Replica rep{10, 2, 0, 1000};
+  const joint::Outcome a = joint::plan_rounds(slots, lanes, rep, 0, core::kNever, skip);
+  const joint::Outcome b = joint::plan_rounds(slots_b, lanes_b, rep, 0, core::kNever, every);
+  CHECK(a.rounds == 39);
+  CHECK((a.rounds == b.rounds && a.end == b.end && slots[1].iterations == 39 && slots_b[1].iterations == 39));
+  CHECK(skip.periods_skipped == 37);
+  CHECK(a.end == 22 + 38 * 24);
+  CHECK((lanes[0].runs == lanes_b[0].runs && lanes[0].switches == lanes_b[0].switches && lanes[0].clock == a.end));
+  CHECK((slots[0].busy == slots_b[0].busy && slots[1].busy == slots_b[1].busy && slots[2].busy == slots_b[2].busy));
 }
