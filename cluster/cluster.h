@@ -40,24 +40,24 @@ struct ClusterOptions {
   struct Tuning {
     /// Let each GPU run a policy's rotation in one go (Policy::plan; FAIR and LAS), speculatively
     /// past arrivals the placement may give to another GPU; a plan that a job is bound into is
-    /// taken back and replayed up to that instant (cluster.cpp, Cluster::rewind). Results are the
+    /// taken back and replayed up to that instant (speculation.h, Speculation::rewind). Results are the
     /// same either way (tests/cluster/cluster_plan_test.cpp compares them); false decides at
     /// every boundary.
     bool plans = true;
     /// With plans: where a gang job's run ends and every one of its GPUs decides at that instant,
     /// the GPUs' rotations (the replica's turns among their 1-GPU jobs) are planned together up to
-    /// a common gang-run end before the next arrival (cluster.cpp, "Joint plans"). Results are the
+    /// a common gang-run end before the next arrival (cluster/README.md, "Joint plans"). Results are the
     /// same either way (tests/cluster/cluster_gang_plan_test.cpp compares them); false steps every
     /// run of a GPU that hosts a gang replica, as before.
     bool gang_plans = true;
     /// Run a gang job's lock-step iterations after the first as one batched run per replica while
     /// they stay in phase (each replica's lane runs alone on its GPU, or the model is ideal), cut
-    /// back to one iteration at a time where lock-step could differ (cluster.cpp, "Gang jobs").
+    /// back to one iteration at a time where lock-step could differ (gangs.cpp; cluster/README.md, "Gang jobs").
     /// Results are the same either way (tests/cluster/cluster_gang_test.cpp compares them); false
     /// dispatches every lock-step iteration on its own.
     bool gang_batches = true;
     /// Count the GPUs that could take a gang job waiting in the cluster queue incrementally (only
-    /// the GPUs touched since the last count are asked again; cluster.cpp, Cluster::able_gpus).
+    /// the GPUs touched since the last count are asked again; gangs.cpp, Cluster::able_gpus).
     /// Results are the same either way (tests/cluster/cluster_gang_test.cpp compares them); false
     /// asks every GPU at every count.
     bool incremental_gang_queue = true;

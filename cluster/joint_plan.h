@@ -1,6 +1,6 @@
 #pragma once
 /// The steps of JointPlanner (joint_planner.h): the joint plans of a gang job's GPUs, computed round by round
-/// (cluster/README.md, "Joint plans"). Internal to cluster/: cluster.cpp and tests/cluster include it.
+/// (cluster/README.md, "Joint plans"). Internal to cluster/: joint_planner.cpp and tests/cluster include it.
 ///
 /// Each GPU's offer (core::PlanDispatch) becomes a lane of slots, one per job of its rotation,
 /// the gang's replica among them. A round runs every lane's 1-GPU runs up to the replica's turn

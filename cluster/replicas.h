@@ -1,5 +1,5 @@
 #pragma once
-/// The replicas a cluster's GPUs run (cluster.cpp): one slot per replica of every job that has
+/// The replicas a cluster's GPUs run (cluster_model.h): one slot per replica of every job that has
 /// arrived and not yet ended, and nothing for the others, so that the run holds state for the jobs
 /// in the system rather than for the whole trace (a job of k GPUs has k replicas; a 1-GPU job is
 /// its own). A slot is the replica's JobIndex in every GPU's Scheduler, simulator and policy; once

@@ -1,5 +1,5 @@
 #pragma once
-/// The cluster's placement index (cluster.cpp, Cluster::gather_candidates).
+/// The cluster's placement index (arrival.cpp, Cluster::gather_candidates).
 #include <algorithm>
 #include <cstdint>
 #include <vector>

@@ -68,7 +68,7 @@ class SimExecutor final : public core::Executor, public core::Planning {
   /// `iter_ns` empty: the specs' iteration times.
   void rebase(std::span<const core::JobSpec> jobs, std::span<const core::TimeNs> iter_ns);
   /// Starts a plan whose report its driver computed (cluster/: the plans of a gang job's GPUs,
-  /// computed together; cluster.cpp, "Joint plans"): the lane is busy until report.end_ns, when
+  /// computed together; cluster/README.md, "Joint plans"): the lane is busy until report.end_ns, when
   /// it completes as start_plan's plans do, and its last job is then report.last_job. The lane
   /// must stand where the plan starts (idle, PlanDispatch::last_job its last job, no transfer due).
   void start_computed_plan(const core::PlanDispatch& p, const core::PlanReport& report);

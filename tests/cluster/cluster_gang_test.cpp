@@ -107,7 +107,7 @@ void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, 
   check_same_jobs(batched, recount);
   CHECK(batched.events == recount.events);
   // Every GPU built before the run and no replica slot given twice (a recorded timeline asks for
-  // both: cluster.cpp, GpuRuntime, ReplicaTable) against GPUs built at their first use and slots
+  // both: cluster_model.h, GpuRuntime, ReplicaTable) against GPUs built at their first use and slots
   // reused: the same results (a timeline also runs no plan, which changes only the instants).
   cluster::ClusterOptions eager_opts = opts;
   eager_opts.sched.record_timeline = true;

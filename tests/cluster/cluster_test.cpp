@@ -254,7 +254,7 @@ TEST_CASE("cluster file: groups of nodes, and bad input named by file:line") {
         "bad.csv:2:9: a field of 4097 bytes, more than the 4096 bytes a field may have (is this the right file?)");
 }
 
-// A GPU the cluster has not used yet answers the placement without a Scheduler (cluster.cpp,
+// A GPU the cluster has not used yet answers the placement without a Scheduler (cluster_model.h,
 // Cluster::fresh_fits): a job gets a lane of its own there exactly when its aligned P + E fits the
 // aligned capacity. That is what a fresh Scheduler answers, in every lane mode and lane cap.
 TEST_CASE("cluster: an unused GPU's answer (P + E fits, aligned) is a fresh Scheduler's admit_kind") {
