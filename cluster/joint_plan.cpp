@@ -46,14 +46,18 @@ bool replicas_alike(std::span<const Slot> slots, std::span<const Lane> lanes, co
   return alike;
 }
 
-std::int64_t stretch(const Slot& h, const Slot* next) {
-  if (next == nullptr) return h.left;
+std::int64_t reach(const Slot& h, const Slot* next) {
+  if (next == nullptr) return std::numeric_limits<std::int64_t>::max();
   const TimeNs gap = next->level - h.level;
-  const std::int64_t k = h.order < next->order ? gap / h.step + 1 : (gap + h.step - 1) / h.step;
-  return std::min(k, h.left);
+  return h.order < next->order ? gap / h.step + 1 : (gap + h.step - 1) / h.step;
 }
 
-std::pair<std::size_t, std::size_t> head(std::span<const Slot> slots, const Lane& lane) {
+std::int64_t stretch(const Slot& h, const Slot* next) { return std::min(reach(h, next), h.left); }
+
+namespace {
+
+// head(), inlined where a round asks it (the lanes of few jobs: Scan).
+[[gnu::always_inline]] inline std::pair<std::size_t, std::size_t> head_of(std::span<const Slot> slots, const Lane& lane) {
   std::size_t h = lane.begin, nx = kNoSlot;
   for (std::size_t q = lane.begin + 1; q < lane.end; ++q) {
     const Slot& s = slots[q];
@@ -66,6 +70,10 @@ std::pair<std::size_t, std::size_t> head(std::span<const Slot> slots, const Lane
   }
   return {h, nx};
 }
+
+}  // namespace
+
+std::pair<std::size_t, std::size_t> head(std::span<const Slot> slots, const Lane& lane) { return head_of(slots, lane); }
 
 namespace {
 
@@ -151,21 +159,27 @@ namespace {
 struct Scan {
   std::span<const Slot> slots;
   const Lane& lane;
-  std::pair<std::size_t, std::size_t> head() const { return joint::head(slots, lane); }
+  std::pair<std::size_t, std::size_t> head() const { return head_of(slots, lane); }
   void ran_head() {}
 };
+
+// The replica heads the lane, `nx` the least of the others: the lane keeps both (Lane::turn).
+// Returns the replica's turn (at most what it has left).
+std::int64_t knows_turn(std::span<const Slot> slots, Lane& lane, std::size_t nx) {
+  const Slot& r = slots[lane.replica];
+  lane.other = nx;
+  lane.turn = reach(r, nx == kNoSlot ? nullptr : &slots[nx]);
+  lane.other_known = true;
+  return std::min(lane.turn, r.left);
+}
 
 template <typename Rot>
 std::int64_t run_to_turn_by(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log, Rot rotation) {
   while (true) {
     const auto [h, nx] = rotation.head();
     Slot& s = slots[h];
+    if (h == lane.replica) return knows_turn(slots, lane, nx);
     const std::int64_t k = stretch(s, nx == kNoSlot ? nullptr : &slots[nx]);
-    if (h == lane.replica) {
-      lane.other = nx;
-      lane.other_known = true;
-      return k;
-    }
     if (k >= s.left) return 0;  // it would finish: the plan ends before this round
     log.push_back(take_run(slots, lane, h, k));
     rotation.ran_head();
@@ -180,8 +194,7 @@ std::int64_t run_before_turn_by(std::span<Slot> slots, Lane& lane, TimeNs deadli
     const auto [h, nx] = rotation.head();
     const Slot& s = slots[h];
     if (h == lane.replica) {
-      lane.other = nx;
-      lane.other_known = true;
+      knows_turn(slots, lane, nx);
       break;
     }
     const std::int64_t k = stretch(s, nx == kNoSlot ? nullptr : &slots[nx]);
@@ -197,29 +210,21 @@ std::int64_t run_before_turn_by(std::span<Slot> slots, Lane& lane, TimeNs deadli
 
 namespace {
 
-// Whether the replica heads the lane's rotation by the least of the other slots as the lane's last
-// look left it (Lane::other; no slot but the replica has run since): then `nx` is that slot, and no
-// scan is needed (in most rounds of a joint plan most lanes run no 1-GPU job).
-bool replica_heads(std::span<const Slot> slots, const Lane& lane, std::size_t& nx) {
-  if (!lane.other_known) return false;
-  nx = lane.other;
-  if (nx == kNoSlot) return true;
-  const Slot &r = slots[lane.replica], &o = slots[nx];
-  return r.level < o.level || (r.level == o.level && (r.order < o.order || (r.order == o.order && lane.replica < nx)));
-}
+// Whether the replica still heads the lane as its last turn left it (Lane::turn; no slot but the
+// replica has run since): no scan is needed (in most rounds of a joint plan most lanes run no
+// 1-GPU job).
+bool replica_heads(const Lane& lane) { return lane.other_known && lane.turn > 0; }
 
 }  // namespace
 
 std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log) {
-  if (std::size_t nx = kNoSlot; replica_heads(slots, lane, nx)) {
-    return stretch(slots[lane.replica], nx == kNoSlot ? nullptr : &slots[nx]);
-  }
+  if (replica_heads(lane)) return std::min(lane.turn, slots[lane.replica].left);
   if (lane.end - lane.begin < kHeapSlots) return run_to_turn_by(slots, lane, deadline, log, Scan{slots, lane});
   return run_to_turn_by(slots, lane, deadline, log, Rotation(slots, lane));
 }
 
 std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline) {
-  if (std::size_t nx = kNoSlot; replica_heads(slots, lane, nx)) return 0;
+  if (replica_heads(lane)) return 0;
   if (lane.end - lane.begin < kHeapSlots) return run_before_turn_by(slots, lane, deadline, Scan{slots, lane});
   return run_before_turn_by(slots, lane, deadline, Rotation(slots, lane));
 }
@@ -253,6 +258,7 @@ void run_gang(std::span<Slot> slots, std::span<Lane> lanes, TimeNs switch_cost, 
     lane.switches += sw;
     lane.last = lane.replica;
     lane.clock = e;
+    lane.turn -= m;
   }
 }
 
@@ -261,7 +267,7 @@ namespace {
 // The round does not fit: its 1-GPU runs are taken back.
 void undo_round(std::span<Slot> slots, std::vector<Lane>& lanes, const Scratch& scratch) {
   take_back(slots, scratch.log);
-  lanes = scratch.saved;
+  for (const auto& [i, lane] : scratch.saved) lanes[i] = lane;
 }
 
 // The first iteration of the gang run from `start` on a lane: the replica's iteration time there,
@@ -349,14 +355,20 @@ Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep
   scratch.next_snap = 1;
   while (rep.left > 0) {
     scratch.log.clear();
-    scratch.saved = lanes;
+    scratch.saved.clear();
     bool fits = true;
     TimeNs start = t0;  // S: when the replica's turn has come on every GPU
     std::int64_t m = rep.left;
     TimeNs first = 0;  // the gang run's first iteration, on its slowest lane
     for (std::size_t i = 0; i < lanes.size(); ++i) {
       Lane& lane = lanes[i];
-      const std::int64_t turn = run_to_turn(slots, lane, deadline, scratch.log);
+      std::int64_t turn = 0;
+      if (replica_heads(lane)) {
+        turn = std::min(lane.turn, slots[lane.replica].left);
+      } else {
+        scratch.saved.emplace_back(i, lane);
+        turn = run_to_turn(slots, lane, deadline, scratch.log);
+      }
       if (turn == 0) {
         fits = false;
         break;

@@ -40,9 +40,12 @@ struct Lane {
   std::size_t begin = 0, end = 0, replica = 0, last = 0;
   TimeNs clock = 0;
   std::int64_t runs = 0, switches = 0;
-  /// The least of the lane's slots other than the replica (kNoSlot: none), as run_to_turn last
-  /// left the lane; valid while `other_known` (a gang run moves only the replica, so it stays).
+  /// Where the replica's turn came last (run_to_turn): the least of the lane's other slots
+  /// (kNoSlot: none) and `turn`, the replica's iterations before it passes that slot (not capped
+  /// by what it has left); valid while `other_known`. A gang run of m moves only the replica, by
+  /// m: turn - m (the replica heads the lane while turn > 0, with no scan); a 1-GPU run clears it.
   std::size_t other = kNoSlot;
+  std::int64_t turn = 0;
   bool other_known = false;
 };
 /// A 1-GPU run of the round being computed (to take it back).
@@ -67,7 +70,7 @@ struct Outcome {
 /// (`skip_periods`: a speed mechanism, ClusterOptions::tuning.periodic_plans; see plan_rounds).
 struct Scratch {
   std::vector<Run> log;
-  std::vector<Lane> saved;
+  std::vector<std::pair<std::size_t, Lane>> saved;  // the lanes a round's 1-GPU runs changed, as before it
   bool skip_periods = true;
   // The state after round `snap_round` (Brent's cycle search: taken at rounds 1, 2, 4, ...).
   std::vector<Slot> snap_slots;
@@ -88,6 +91,8 @@ bool replicas_alike(std::span<const Slot> slots, std::span<const Lane> lanes, co
 /// The head's run from the head of its lane: its iterations before `next`, the least of the
 /// others (nullptr: none), at most what it has left.
 std::int64_t stretch(const Slot& h, const Slot* next);
+/// The same, not capped by what it has left (nullptr: the most an int64 holds).
+std::int64_t reach(const Slot& h, const Slot* next);
 /// The head of the lane's rotation (least (level, order)) and the least of the others (kNoSlot: none).
 std::pair<std::size_t, std::size_t> head(std::span<const Slot> slots, const Lane& lane);
 /// Runs the lane's 1-GPU runs up to its replica's turn, logging each in `log`. Returns the turn's
