@@ -103,7 +103,7 @@ TimeNs run_time(const Slot& s, const Lane& lane, std::size_t h, std::int64_t k) 
   ++lane.runs;
   lane.switches += switches;
   lane.last = h;
-  lane.other_known = false;
+  lane.turn_known = false;
   return run;
 }
 
@@ -163,13 +163,12 @@ struct Scan {
   void ran_head() {}
 };
 
-// The replica heads the lane, `nx` the least of the others: the lane keeps both (Lane::turn).
+// The replica heads the lane, `nx` the least of the others: the lane keeps its turn (Lane::turn).
 // Returns the replica's turn (at most what it has left).
 std::int64_t knows_turn(std::span<const Slot> slots, Lane& lane, std::size_t nx) {
   const Slot& r = slots[lane.replica];
-  lane.other = nx;
   lane.turn = reach(r, nx == kNoSlot ? nullptr : &slots[nx]);
-  lane.other_known = true;
+  lane.turn_known = true;
   return std::min(lane.turn, r.left);
 }
 
@@ -213,7 +212,7 @@ namespace {
 // Whether the replica still heads the lane as its last turn left it (Lane::turn; no slot but the
 // replica has run since): no scan is needed (in most rounds of a joint plan most lanes run no
 // 1-GPU job).
-bool replica_heads(const Lane& lane) { return lane.other_known && lane.turn > 0; }
+bool replica_heads(const Lane& lane) { return lane.turn_known && lane.turn > 0; }
 
 }  // namespace
 
