@@ -338,9 +338,17 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
   /// Whether a gang job waiting in the cluster queue keeps GPU g from planning ahead: one could
   /// be placed on g at any boundary. Not under GangMode::kExclusive on a GPU with jobs bound: a
   /// gang takes only GPUs with none, and g becomes one only at a finish, where its plan ends.
+  /// Nor where the policy lets a newcomer take its turn (FAIR, LAS: the ones that plan), under
+  /// backfill or strict: inside a plan g's answer to a gang job does not change (its memory and
+  /// queue stay as they are until a finish or a bind, which end or take back the plan; no held
+  /// lane, as g hosts no admitted gang; a newcomer always starts at once), so g's boundaries,
+  /// which the plan does not step, could place none that the instants of the GPUs that do change
+  /// would not; one placed on g at such an instant takes the plan back (Speculation::rewind), as
+  /// a 1-GPU job does. (EASY decides at every instant: a pass may place where nothing changed.)
   bool gang_queue_blocks(std::int32_t g) const {
-    return queued_gangs_ > 0 && (opts_.gangs != GangMode::kExclusive || opts_.queue == QueueDiscipline::kEasy ||
-                                 gpus_[static_cast<std::size_t>(g)].bound == 0);
+    if (queued_gangs_ == 0) return false;
+    if (opts_.queue == QueueDiscipline::kEasy || gpus_[static_cast<std::size_t>(g)].bound == 0) return true;
+    return opts_.gangs != GangMode::kExclusive && newcomer_ != core::Policy::Newcomer::kTakesTurn;
   }
   /// Whether GPU g, which hosts an admitted gang replica, has its part of a joint plan or its
   /// turn plan to run from now (computed in the instant's planning phase, JointPlanner::plan).
