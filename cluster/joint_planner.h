@@ -20,9 +20,9 @@
 /// per 1-GPU run, into one plan per GPU (the runs, switches, lane time and first start per job,
 /// exactly as the loop counts them run by run), all ending at one gang run's end E:
 ///  - not speculative: E is at or before the next arrival (nothing can be bound to these GPUs
-///    before it), and there is no joint plan while a gang job waits in the cluster queue or while
-///    the queue holds a job one of these GPUs admits (plan_deadline), so nothing touches them
-///    before E: no rewind;
+///    before it), no gang job waiting in the cluster queue can be placed on them (each hosts a
+///    gang), and there is no joint plan while the queue holds a job one of these GPUs admits
+///    (Host::plannable), so nothing touches them before E: no rewind;
 ///  - it stops before the round in which a 1-GPU job would finish (its finish would change the
 ///    GPU's memory), or at the end of the gang run that finishes the gang (all replicas finish at
 ///    E, as run by run);

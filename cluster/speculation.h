@@ -23,9 +23,10 @@
 ///  - on largest_gpu_, a job given to it without a choice: on a one-GPU cluster every job is, so
 ///    the deadline is run_schedule's (the next arrival) and so are the plans; elsewhere such jobs
 ///    are rare (only the largest GPU holds them), and stopping there costs little;
-/// and there is no plan (the deadline is now) while a gang job waits in the queue, or while the
-/// queue holds a job this GPU can admit now (it refused them at this instant's placement, but its
-/// lane may have moved since: schedule settles lanes after placement). The queue is checked once
+/// and there is no plan (the deadline is now) while a gang job waits in the queue where that keeps
+/// the GPU from planning (Cluster::gang_queue_blocks: under EASY, or a policy other than FAIR and
+/// LAS), or while the queue holds a job this GPU can admit now (it refused them at this instant's
+/// placement, but its lane may have moved since: schedule settles lanes after placement). The queue is checked once
 /// per demand (P, E), FindLane being monotone in both; the checks are bounded, and past the bound
 /// the answer is now, which is as safe and only shorter.
 ///
