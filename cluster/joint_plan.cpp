@@ -57,7 +57,8 @@ std::int64_t stretch(const Slot& h, const Slot* next) { return std::min(reach(h,
 namespace {
 
 // head(), inlined where a round asks it (the lanes of few jobs: Scan).
-[[gnu::always_inline]] inline std::pair<std::size_t, std::size_t> head_of(std::span<const Slot> slots, const Lane& lane) {
+[[gnu::always_inline]] inline std::pair<std::size_t, std::size_t> head_of(std::span<const Slot> slots,
+                                                                           const Lane& lane) {
   std::size_t h = lane.begin, nx = kNoSlot;
   for (std::size_t q = lane.begin + 1; q < lane.end; ++q) {
     const Slot& s = slots[q];

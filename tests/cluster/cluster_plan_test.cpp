@@ -189,12 +189,12 @@ TEST_CASE("cluster plans: jobs bound into plans in flight (rewinds) change nothi
   CHECK(tally.rewinds > 500);
 }
 
-// A gang job waiting in the cluster queue no longer keeps the GPUs it cannot use now from planning
-// (FAIR and LAS, backfill and strict; cluster_model.h, gang_queue_blocks): gang A holds GPUs 0
-// and 1 (the whole GPU: P = 0, E = 16 GiB), gang B waits for two GPUs without a gang, and GPU 2
-// rotates three 1-GPU jobs (P = 1 GiB, so A's GPUs cannot hold them) in plans while B waits
-// (under backfill); then random traces where gang jobs wait among 1-GPU jobs. Every result equals deciding at every
-// boundary.
+// A gang job waiting in the cluster queue no longer keeps the GPUs from planning (FAIR and LAS,
+// backfill and strict; cluster_model.h, gang_queue_blocks): gang A holds GPUs 0 and 1 (the whole
+// GPU: P = 0, E = 16 GiB), gang B waits for two GPUs without a gang, and GPU 2 rotates three
+// 1-GPU jobs (P = 1 GiB, so A's GPUs cannot hold them) in plans while B waits (under backfill);
+// then random traces where gang jobs wait among 1-GPU jobs. Every result equals deciding at
+// every boundary.
 TEST_CASE("cluster plans: beside a gang job waiting in the cluster queue, as run by run") {
   const std::unique_ptr<sim::InterferenceModel> profiled = sim::make_interference("profiled", nullptr, nullptr, 0.8);
   const std::vector<std::string> placements = cluster::placement_registry().names();

@@ -206,7 +206,9 @@ struct RandomPlan {
 
 RandomPlan random_plan(std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  auto pick = [&](std::int64_t lo, std::int64_t hi) { return lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi - lo + 1)); };
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
+  };
   const std::int64_t shape = pick(0, 2);  // 0: every step 1000; 1: multiples of 250; 2: any
   auto step = [&] { return shape == 0 ? TimeNs{1000} : shape == 1 ? 250 * pick(1, 6) : pick(200, 3000); };
   RandomPlan p;
@@ -287,10 +289,12 @@ TEST_CASE("joint plan: skipping whole periods gives every round's results") {
         for (std::size_t q = x.begin; q < x.end; ++q) {
           if (q == x.replica) continue;
           const joint::Slot& s = a.slots[q];
-          if (least == joint::kNoSlot || std::tie(s.level, s.order, q) < std::tie(a.slots[least].level, a.slots[least].order, least)) least = q;
+          const auto key = [&](std::size_t k) { return std::make_tuple(a.slots[k].level, a.slots[k].order, k); };
+          if (least == joint::kNoSlot || std::make_tuple(s.level, s.order, q) < key(least)) least = q;
         }
         const bool heads = least == joint::kNoSlot ||
-                           std::tie(r.level, r.order, x.replica) < std::tie(a.slots[least].level, a.slots[least].order, least);
+                           std::make_tuple(r.level, r.order, x.replica) <
+                               std::make_tuple(a.slots[least].level, a.slots[least].order, least);
         // While the replica heads, its iterations before it passes `least` (none: unbounded);
         // once it does not, none.
         if (!heads) CHECK(x.turn == 0);
