@@ -104,7 +104,7 @@ TimeNs run_time(const Slot& s, const Lane& lane, std::size_t h, std::int64_t k) 
   ++lane.runs;
   lane.switches += switches;
   lane.last = h;
-  lane.turn_known = false;
+  lane.turn = 0;  // not known: the next turn scans
   return run;
 }
 
@@ -164,13 +164,17 @@ struct Scan {
   void ran_head() {}
 };
 
+// The replica's turn in a lane it heads (Lane::turn known): at most what it has left.
+std::int64_t turn_left(std::span<const Slot> slots, const Lane& lane) {
+  return std::min(lane.turn, slots[lane.replica].left);
+}
+
 // The replica heads the lane, `nx` the least of the others: the lane keeps its turn (Lane::turn).
 // Returns the replica's turn (at most what it has left).
 std::int64_t knows_turn(std::span<const Slot> slots, Lane& lane, std::size_t nx) {
   const Slot& r = slots[lane.replica];
   lane.turn = reach(r, nx == kNoSlot ? nullptr : &slots[nx]);
-  lane.turn_known = true;
-  return std::min(lane.turn, r.left);
+  return turn_left(slots, lane);
 }
 
 template <typename Rot>
@@ -213,12 +217,12 @@ namespace {
 // Whether the replica still heads the lane as its last turn left it (Lane::turn; no slot but the
 // replica has run since): no scan is needed (in most rounds of a joint plan most lanes run no
 // 1-GPU job).
-bool replica_heads(const Lane& lane) { return lane.turn_known && lane.turn > 0; }
+bool replica_heads(const Lane& lane) { return lane.turn > 0; }
 
 }  // namespace
 
 std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log) {
-  if (replica_heads(lane)) return std::min(lane.turn, slots[lane.replica].left);
+  if (replica_heads(lane)) return turn_left(slots, lane);
   if (lane.end - lane.begin < kHeapSlots) return run_to_turn_by(slots, lane, deadline, log, Scan{slots, lane});
   return run_to_turn_by(slots, lane, deadline, log, Rotation(slots, lane));
 }
@@ -364,7 +368,7 @@ Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep
       Lane& lane = lanes[i];
       std::int64_t turn = 0;
       if (replica_heads(lane)) {
-        turn = std::min(lane.turn, slots[lane.replica].left);
+        turn = turn_left(slots, lane);
       } else {
         scratch.saved.emplace_back(i, lane);
         turn = run_to_turn(slots, lane, deadline, scratch.log);

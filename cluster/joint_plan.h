@@ -40,12 +40,11 @@ struct Lane {
   std::size_t begin = 0, end = 0, replica = 0, last = 0;
   TimeNs clock = 0;
   std::int64_t runs = 0, switches = 0;
-  /// Where the replica's turn came last (run_to_turn): `turn`, the replica's iterations before it
-  /// passes the least of the lane's other slots (none: unbounded; not capped by what it has
-  /// left); valid while `turn_known`. A gang run of m moves only the replica, by m: turn - m (the
-  /// replica heads the lane while turn > 0, with no scan); a 1-GPU run clears it.
+  /// Where the replica's turn came last (run_to_turn): the replica's iterations before it passes
+  /// the least of the lane's other slots (none: unbounded; not capped by what it has left). A
+  /// gang run of m moves only the replica, by m: turn - m; the replica heads the lane while
+  /// turn > 0, with no scan. 0: not known (a 1-GPU run since) or the replica no longer heads.
   std::int64_t turn = 0;
-  bool turn_known = false;
 };
 /// A 1-GPU run of the round being computed (to take it back).
 struct Run {
