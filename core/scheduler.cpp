@@ -1,6 +1,7 @@
 #include "core/scheduler.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -444,6 +445,7 @@ class Loop {
     --busy_lanes_;
     ephemeral_active_ -= lanes_.aligned(spec(c.job).ephemeral);
     if (opts_.record_timeline && opts_.record_segments && (c.iterations_done > 0 || c.end_ns > c.start_ns)) {
+      keep_rows(c.end_ns);
       out_.segments.push_back(Segment{c.lane, c.job, c.start_ns, c.end_ns, c.iterations_done, c.switch_ns});
     }
     policy_.on_iterations_done(view(c.end_ns), RunReport{c.job, c.lane, c.iterations_done, c.start_ns, c.end_ns});
@@ -522,6 +524,7 @@ class Loop {
   /// Lane moves and ProcessRequests at this instant (schedule_lanes' first half).
   void settle_lanes(TimeNs now, bool event) {
     std::vector<LaneMove>* log = opts_.record_timeline ? &out_.lane_moves : nullptr;
+    const std::size_t moves = out_.lane_moves.size();
     const bool moved = lanes_.unsettled() && settle(now, log) > 0;
     if (event || moved) {
       // ProcessRequests, and again after every lane move (Algorithm 1 LaneMoved).
@@ -534,6 +537,7 @@ class Loop {
         checked_layout_ = layout_version_;
       }
     }
+    if (out_.lane_moves.size() > moves) keep_rows(now, static_cast<std::int64_t>(out_.lane_moves.size() - moves));
   }
 
   /// Scheduler::settle: the first half now, remembered so that schedule(now) does not do it again
@@ -867,6 +871,7 @@ class Loop {
       const JobIndex j = plan_.jobs[i].job;
       JobState& st = state(j);
       if (rows && r.iterations[i] > 0) {
+        keep_rows(c.end_ns);
         out_.segments.push_back(Segment{c.lane, j, c.start_ns, c.end_ns, r.iterations[i], r.switch_ns[i], out_.plans});
       }
       st.iterations_done += r.iterations[i];
@@ -905,7 +910,12 @@ class Loop {
         return;
       }
     }
+    keep_rows(now);
     mem.push_back(m);
+  }
+  /// `rows` more rows of the recording kept (SchedulerOptions::timeline_rows).
+  void keep_rows(TimeNs now, std::int64_t rows = 1) {
+    if (opts_.timeline_rows) opts_.timeline_rows->keep(now, rows);
   }
 
   std::span<const JobSpec> specs_;
@@ -970,6 +980,16 @@ void check_options(Policy& policy, Executor& executor, const SchedulerOptions& o
 }
 
 }  // namespace
+
+void RowBudget::keep(TimeNs now, std::int64_t rows) {
+  kept += rows;
+  if (kept <= limit) return;
+  char at[64];
+  std::snprintf(at, sizeof at, "%.3f", static_cast<double>(now) / static_cast<double>(kNsPerS));
+  throw InputError(what + ": the run kept more than " + std::to_string(limit) +
+                   " rows for its files (runs, memory samples, lane moves: held in memory until written) by " + at +
+                   " s of simulated time; " + advice);
+}
 
 void check_jobs(std::span<const JobSpec> jobs) {
   for (const JobSpec& s : jobs) {

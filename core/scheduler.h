@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/executor.h"
@@ -37,6 +38,20 @@ struct Progress {
 using ProgressHook = std::function<void(const Progress&)>;
 inline constexpr std::int64_t kProgressEvery = 1024;
 
+/// The rows a recording (SchedulerOptions::record_timeline) may keep: its runs, memory samples and
+/// lane moves wait in memory until the run's files are written, so a run that would record far
+/// more than a file can usefully hold (a row per iteration of a trace of billions) stops with
+/// InputError instead of growing without bound. Shared by every GPU and run that counts against
+/// it (SchedulerOptions::timeline_rows).
+struct RowBudget {
+  std::int64_t limit = 0;  ///< rows, over everything that shares the budget
+  std::int64_t kept = 0;
+  /// The message: "<what>: the run kept more than <limit> rows ... by T s of simulated time; <advice>".
+  std::string what, advice;
+  /// One more row kept at simulated time `now`: throws InputError past the limit.
+  void keep(TimeNs now, std::int64_t rows = 1);
+};
+
 struct SchedulerOptions {
   Bytes capacity = 16 * kGiB;    ///< C: memory of the GPU
   LaneMode lane_mode = LaneMode::kAuto;
@@ -61,6 +76,9 @@ struct SchedulerOptions {
   /// ephemeral_active is the largest E among the jobs that ran in it. Off: a run that records a
   /// timeline never plans, so every run is a Segment of its own (FAIR: one per iteration).
   bool timeline_plans = false;
+  /// With record_timeline: the rows it may keep, shared by every GPU and run holding the same
+  /// budget (null: no bound).
+  std::shared_ptr<RowBudget> timeline_rows;
   bool check_invariants = true;  ///< check the safety condition and layout after every change
   /// Every P and E is rounded up to a multiple of this and the capacity down (see lanes.h), so
   /// every persistent block and lane offset handed to the executor is a multiple of it. 256 for

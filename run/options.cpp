@@ -221,6 +221,11 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                      "one lane, and where the simulator ran a rotation in one go (FAIR, LAS) a row per job of the "
                      "rotation; full: a row per run everywhere (no rotations: FAIR writes a row per iteration, slowly); "
                      "off: no timeline file"));
+  t.add(value_option("timeline-rows", &v.timeline_rows, "N", kSim,
+                     "with --out: the most rows (runs, memory samples, lane moves) the recording keeps for the files, "
+                     "over every policy and GPU: they wait in memory until the files are written (about 170 bytes "
+                     "each, docs/performance.md), and a run that would keep more stops with exit status 2, writing "
+                     "nothing"));
   t.add(value_option("time-scale", &v.time_scale, "X", kSim | kRun | kExperiment,
                      "divide arrival times and iteration counts by this (>= 1), as salus-run does"))
       .help_in(kRun, "divide arrival times and iteration counts by this (>= 1) to shorten a run")

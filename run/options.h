@@ -196,6 +196,7 @@ struct OptionValues {
   std::string paging = "off", timeline = "runs", cluster, kind_speed;
   double paging_gbps = 12, profile_noise = 0;
   std::int64_t gpus = 1;
+  std::int64_t timeline_rows = 50'000'000;
   // salus-trace generate (its --seed is `seed`); --workloads is salus-profile's too
   traces::GeneratorOptions generator;
   std::string workloads;

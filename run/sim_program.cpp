@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <memory>
+#include <string>
 
 #include <boost/program_options.hpp>
 
@@ -78,6 +80,17 @@ bool parse_sim_command_line(int argc, char** argv, SimProgramOptions& o) {
   o.cfg.record_timeline = !v.out.empty();
   o.cfg.record_segments = o.timeline != TimelineMode::kOff;  // no file, so nothing to keep
   o.cfg.timeline_plans = o.timeline != TimelineMode::kFull;
+  if (v.timeline_rows < 1 || v.timeline_rows > 1'000'000'000'000) {
+    throw core::InputError("--timeline-rows: must be an integer in [1, 1000000000000]");
+  }
+  if (o.cfg.record_timeline) {
+    o.cfg.timeline_rows = std::make_shared<core::RowBudget>();
+    o.cfg.timeline_rows->limit = v.timeline_rows;
+    o.cfg.timeline_rows->what = "--timeline-rows " + std::to_string(v.timeline_rows);
+    o.cfg.timeline_rows->advice = o.timeline == TimelineMode::kFull
+                                      ? "--timeline runs keeps a rotation as one row per job, off no runs; or raise it"
+                                      : "--timeline off keeps no runs; or raise --timeline-rows";
+  }
   table.check_paths(kSim, vm);
   const auto given = [&](const char* name) { return vm.count(name) && !vm[name].defaulted(); };
   if (given("placement") && !o.cfg.cluster) {

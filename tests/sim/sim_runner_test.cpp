@@ -2,9 +2,12 @@
 // and determinism of whole runs. (test_sim links salus_experiments for this file.)
 #include <doctest/doctest.h>
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "core/errors.h"
+#include "cluster/cluster_file.h"
 #include "run/sim_runner.h"
 #include "policies/registry.h"
 #include "support/checks.h"
@@ -160,4 +163,62 @@ TEST_CASE("the same trace and seed simulated twice give identical runs") {
     CHECK(x.metrics.avg_jct_s == y.metrics.avg_jct_s);
     for (const JobState& s : x.outcome.jobs) CHECK(s.status == JobStatus::kDone);
   }
+}
+
+// SchedulerOptions::timeline_rows: every row a recording keeps (runs, memory samples, lane moves)
+// counts against the budget, on one GPU and summed over a cluster's GPUs; a run that stays within
+// it is unchanged, one row fewer stops it with InputError naming the budget.
+TEST_CASE("a recording keeps at most its budget of rows, over every GPU") {
+  std::vector<JobSpec> jobs = salus::test::paper_example();
+  jobs.push_back(job("d", ms(100), 7, ms(33), gib(2), gib(5), 450'000));
+  jobs.push_back(job("e", ms(250), 3, ms(71), gib(3), gib(2), 800'000));
+  jobs.push_back(job("f", ms(250), 12, ms(9), gib(1), gib(9), 300'000));
+  jobs = salus::test::trace(jobs);
+  auto stored = [](const salus::run::PolicyRun& r) {
+    std::size_t n = r.outcome.segments.size() + r.outcome.memory.size() + r.outcome.lane_moves.size();
+    for (const Timeline& t : r.gpu_timelines) n += t.segments.size() + t.memory.size() + t.lane_moves.size();
+    return static_cast<std::int64_t>(n);
+  };
+  int checked = 0;
+  for (const std::string& policy : salus::policies::policy_names()) {
+    for (const int gpus : {1, 2}) {
+      for (const bool plans : {false, true}) {
+        INFO(policy << ", " << gpus << " GPUs, plans " << plans);
+        SimConfig c = ideal();
+        c.timeline_plans = plans;
+        if (gpus > 1) c.cluster = salus::cluster::ClusterSpec::uniform(gpus, c.capacity);
+        auto budget = [&](std::int64_t limit) {
+          c.timeline_rows = std::make_shared<RowBudget>();
+          c.timeline_rows->limit = limit;
+          c.timeline_rows->what = "W";
+          c.timeline_rows->advice = "A";
+          return c.timeline_rows;
+        };
+        const auto all = budget(std::int64_t{1} << 40);
+        const auto first = simulate(jobs, policy, c);
+        const std::int64_t kept = all->kept;
+        CHECK(kept > 0);
+        // A cluster's plans may be taken back at an instant and their memory sample with them.
+        if (gpus == 1) CHECK(kept == stored(first));
+        if (gpus > 1) CHECK(kept >= stored(first));
+        const auto exact = budget(kept);
+        const auto again = simulate(jobs, policy, c);
+        CHECK(exact->kept == kept);
+        CHECK(salus::test::segments(again.outcome) == salus::test::segments(first.outcome));
+        CHECK(stored(again) == stored(first));
+        budget(kept - 1);
+        CHECK_THROWS_AS(simulate(jobs, policy, c), InputError);
+        try {
+          simulate(jobs, policy, c);
+        } catch (const InputError& e) {
+          const std::string m = e.what();
+          const std::string head = "W: the run kept more than " + std::to_string(kept - 1) + " rows for its files";
+          CHECK(m.substr(0, head.size()) == head);
+          CHECK(m.find(" s of simulated time; A") != std::string::npos);
+        }
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked == 24);
 }

@@ -88,6 +88,7 @@ TEST_CASE("bad command lines exit 2 with the exact message") {
       {kHand + " --profile-noise 100", "salus-sim: --profile-noise: must be in [0, 100)\n"},
       {kHand + " --timeline iterations",
        "salus-sim: --timeline: unknown timeline mode 'iterations' (valid: off, runs, full)\n"},
+      {kHand + " --timeline-rows 0", "salus-sim: --timeline-rows: must be an integer in [1, 1000000000000]\n"},
       {kHand + " --bogus", "salus-sim: unrecognised option '--bogus' (see --help)\n"},
       {kHand + " --switch-cost-ms abc",
        "salus-sim: the argument ('abc') for option '--switch-cost-ms' is invalid (see --help)\n"},
@@ -281,6 +282,38 @@ TEST_CASE("--timeline runs and off") {
     ++files;
   }
   CHECK(files == 20);  // summary, JCT CDF, and jobs, memory, lane moves for each of the 6 policies
+}
+
+// The rows of --out's timeline, memory and lane-move files wait in memory until the run ends, so
+// --timeline-rows bounds them: a run past it stops with exit 2 and writes nothing (a row per
+// iteration of a trace of billions would otherwise grow until the machine runs out of memory).
+TEST_CASE("--timeline-rows: a run that would keep more rows exits 2 and writes nothing") {
+  const fs::path small = scratch() / "rows_small", big = scratch() / "rows_big", plain = scratch() / "rows_default";
+  const std::string args = kHand + " --policy fair,las --timeline full";
+  const Result r = sim(args + " --timeline-rows 5 --out '" + small.string() + "'");
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  const std::string head = "salus-sim: --timeline-rows 5: the run kept more than 5 rows for its files (runs, memory "
+                           "samples, lane moves: held in memory until written) by ";
+  const std::string tail = " s of simulated time; --timeline runs keeps a rotation as one row per job, off no runs; or "
+                           "raise it\n";
+  CHECK(r.err.substr(0, head.size()) == head);
+  REQUIRE(r.err.size() > head.size() + tail.size());
+  CHECK(r.err.substr(r.err.size() - tail.size()) == tail);
+  CHECK((!fs::exists(small) || fs::is_empty(small)));
+  // Under --timeline runs the advice names off; a bound the run stays within changes nothing.
+  const Result runs = sim(kHand + " --policy fair --timeline-rows 3 --out '" + small.string() + "'");
+  CHECK(runs.code == 2);
+  CHECK(runs.err.find("; --timeline off keeps no runs; or raise --timeline-rows\n") != std::string::npos);
+  REQUIRE(sim(args + " --timeline-rows 100000 --out '" + big.string() + "'").code == 0);
+  REQUIRE(sim(args + " --out '" + plain.string() + "'").code == 0);
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(plain)) {
+    CAPTURE(e.path().filename().string());
+    CHECK(slurp(e.path()) == slurp(big / e.path().filename()));
+    ++files;
+  }
+  CHECK(files > 5);
 }
 
 // FAIR time-shares its lane iteration by iteration. --timeline full has a row per run (here per
