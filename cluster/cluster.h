@@ -67,6 +67,10 @@ struct ClusterOptions {
     /// (tests/cluster/cluster_gang_plan_test.cpp and joint_plan_test.cpp compare them); false
     /// computes every round.
     bool periodic_plans = true;
+    /// Give an ended job's replica slots to the next arrivals (replicas.h), so that the run holds
+    /// state for the jobs in the system, not the whole trace. Results are the same either way
+    /// (tests/cluster/cluster_gang_test.cpp compares them); false gives no slot twice.
+    bool reuse_slots = true;
   };
   Tuning tuning;
   /// Called every progress_every instants when set (sched.progress is not: the GPUs'

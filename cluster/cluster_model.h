@@ -153,6 +153,7 @@ struct GpuRuntime {
   std::uint64_t memo_version = 0;       // the layout version `memo` holds answers for
   std::vector<std::int8_t> memo;        // per demand class: Scheduler::admit_kind (-1: not asked yet)
   JointPlanner::GpuState plan;          // the joint and turn plans' (cluster/joint_planner.h)
+  std::size_t named = 0;                // its recording's runs before this one name input jobs (name_runs)
 };
 
 struct Gpu {
@@ -261,10 +262,8 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
     for (std::int32_t g = 1; g < n; ++g) {
       if (aligned_capacity(at(g).capacity) > aligned_capacity(at(largest_gpu_).capacity)) largest_gpu_ = g;
     }
-    // A recorded timeline names replicas by slot until the end (finish maps them to their jobs):
-    // its slots are never given again.
-    reuse_slots_ = !opts.sched.record_timeline;
     planner_.skip_periods(opts.tuning.periodic_plans);
+    reuse_slots_ = opts.tuning.reuse_slots;
     result_.outcome.jobs.resize(jobs.size());
     // A timeline has every GPU's recording from 0 (each GPU's memory samples): all built now.
     if (opts.sched.record_timeline) {
@@ -469,6 +468,9 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
   /// The input jobs whose replicas ended at this instant: their states merged into the outcome,
   /// their slots (and Gang) free for the next arrivals.
   void retire_ended();
+  /// GPU g's recorded runs (record_timeline) name the input job, not its replica's slot: those
+  /// recorded since the last call are renamed, before any slot they name is given again.
+  void name_runs(std::int32_t g);
   /// Every live job's state merged into the outcome (a progress report reads it).
   void merge_live();
 
@@ -666,7 +668,7 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
   std::optional<JobKinds> job_kinds_;      // the jobs' allowed kinds and own speeds (after check_jobs)
   Bytes min_demand_ = 0;                   // the least P + E of any job (paceable_on)
   ReplicaTable replicas_;                  // the live jobs' replicas, shared by every GPU's Scheduler
-  bool reuse_slots_ = true;                // an ended job's slots are given again (not with a timeline)
+  bool reuse_slots_ = true;                // an ended job's slots are given again (Tuning::reuse_slots)
   std::vector<JobIndex> slot_of_;          // input job -> its first replica's slot (kNoJob: none live)
   std::vector<JobIndex> ended_;            // replicas released at this instant (retire_ended)
   // The iteration times of the GPUs that do not run jobs at their spec's (Gpu::table), by slot.

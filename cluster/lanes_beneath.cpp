@@ -104,6 +104,7 @@ struct Gpu {
   std::vector<Completion> completions;
   std::vector<JobIndex> slots;  // runs here not ended (running or withdrawn)
   std::vector<JobIndex> live;   // the 1-GPU jobs running here (not withdrawn)
+  std::size_t named = 0;        // its recording's runs before this one name input jobs (end_slot)
   JobIndex gang = core::kNoJob;  // the gang job that holds it
   Bytes capacity = 0;            // aligned down
   bool touched = false;
@@ -165,7 +166,6 @@ class LanedEngine final : public LeaseRoom {
       calm_index(static_cast<std::int32_t>(g), true);
       one_size_ = one_size_ && gpus_[g].capacity == gpus_.front().capacity;
     }
-    reuse_slots_ = !opts.sched.record_timeline;
   }
 
   ClusterOutcome run();
@@ -349,7 +349,6 @@ class LanedEngine final : public LeaseRoom {
   std::vector<TimeNs> slot_start_;  // the run's lease start
   std::vector<JobIndex> free_slots_;
   std::size_t slots_used_ = 0;       // slots given out (the tables' size may be more)
-  bool reuse_slots_ = true;          // not with a timeline: its rows name slots until the end
   std::int64_t next_rank_ = 0;       // the runs' arrival ranks on their GPUs
   std::uint64_t walk_ = 0;
   std::vector<JobIndex> members_;   // a walk's waiting jobs placed so far, in order
@@ -503,7 +502,11 @@ void LanedEngine::end_slot(JobIndex slot, TimeNs t) {
   const TimeNs end = ss.finish_ns >= 0 ? ss.finish_ns : t;
   record_run(j, slot_start_[k], end, {g}, false);
   gpu.slots.erase(std::find(gpu.slots.begin(), gpu.slots.end(), slot));
-  if (reuse_slots_) free_slots_.push_back(slot);
+  // The runs recorded here (if any) name input jobs before this slot is given again.
+  std::vector<core::Segment>& runs = gpu.sched->outcome().segments;
+  for (std::size_t i = gpu.named; i < runs.size(); ++i) runs[i].job = slot_job_[static_cast<std::size_t>(runs[i].job)];
+  gpu.named = runs.size();
+  free_slots_.push_back(slot);
   s.draining = false;
   s.slot = core::kNoJob;
   decide_needed_ = true;
@@ -1052,10 +1055,11 @@ ClusterOutcome LanedEngine::run() {
     add_gpu_counters(o, go);
     if (opts_.record_timeline) {
       core::Timeline& tl = out_.gpu_timelines[g];
-      for (core::Segment seg : go.segments) {
-        seg.job = slot_job_[static_cast<std::size_t>(seg.job)];
-        tl.segments.push_back(seg);
+      // The runs since the GPU's last ended slot name slots still live (end_slot renamed the rest).
+      for (std::size_t i = gpu.named; i < go.segments.size(); ++i) {
+        go.segments[i].job = slot_job_[static_cast<std::size_t>(go.segments[i].job)];
       }
+      tl.segments.insert(tl.segments.end(), go.segments.begin(), go.segments.end());
       std::stable_sort(tl.segments.begin(), tl.segments.end(),
                        [](const core::Segment& a, const core::Segment& b) { return a.start_ns < b.start_ns; });
       tl.memory = std::move(go.memory);

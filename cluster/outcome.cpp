@@ -91,6 +91,9 @@ void Cluster::retire_ended() {
     }
     result_.outcome.jobs[static_cast<std::size_t>(j)] = merged_state(j);
     if (!reuse_slots_) continue;
+    if (opts_.sched.record_timeline) {
+      for (const std::int32_t g : job_gpus_[static_cast<std::size_t>(j)]) name_runs(g);
+    }
     if (k >= 0) {
       Gang& gang = gangs_[static_cast<std::size_t>(k)];
       for (const JobIndex q : gang.replicas) replicas_.free(q);
@@ -104,6 +107,14 @@ void Cluster::retire_ended() {
     slot_of_[static_cast<std::size_t>(j)] = core::kNoJob;
   }
   ended_.clear();
+}
+
+void Cluster::name_runs(std::int32_t g) {
+  if (!at(g).rt) return;
+  GpuRuntime& rt = *at(g).rt;
+  std::vector<core::Segment>& runs = rt.sched->outcome().segments;
+  for (std::size_t i = rt.named; i < runs.size(); ++i) runs[i].job = replicas_.owner(runs[i].job);
+  rt.named = runs.size();
 }
 
 void Cluster::merge_live() {
@@ -139,8 +150,8 @@ ClusterOutcome Cluster::finish(TimeNs end) {
   }
   if (gpus_.size() == 1) {
     gpus_.front().rt->sched->end_at(end);
+    name_runs(0);
     core::ScheduleOutcome& o = gpus_.front().rt->sched->outcome();
-    for (core::Segment& seg : o.segments) seg.job = replicas_.owner(seg.job);
     out.segments = std::move(o.segments);
     out.memory = std::move(o.memory);
     out.lane_moves = std::move(o.lane_moves);
@@ -149,8 +160,8 @@ ClusterOutcome Cluster::finish(TimeNs end) {
     result_.gpu_timelines.reserve(gpus_.size());
     for (Gpu& gpu : gpus_) {
       gpu.rt->sched->end_at(end);
+      name_runs(static_cast<std::int32_t>(&gpu - gpus_.data()));
       core::ScheduleOutcome& o = gpu.rt->sched->outcome();
-      for (core::Segment& s : o.segments) s.job = replicas_.owner(s.job);
       result_.gpu_timelines.push_back({std::move(o.segments), std::move(o.memory), std::move(o.lane_moves)});
     }
   }

@@ -223,7 +223,7 @@ void add_run_options(OptionTable& t, OptionValues& v) {
                      "off: no timeline file"));
   t.add(value_option("timeline-rows", &v.timeline_rows, "N", kSim,
                      "with --out: the most rows (runs, memory samples, lane moves) the recording keeps for the files, "
-                     "over every policy and GPU: they wait in memory until the files are written (about 170 bytes "
+                     "over every policy and GPU: they wait in memory until the files are written (about 60 bytes "
                      "each, docs/performance.md), and a run that would keep more stops with exit status 2, writing "
                      "nothing"));
   t.add(value_option("time-scale", &v.time_scale, "X", kSim | kRun | kExperiment,

@@ -35,7 +35,7 @@ std::string describe(const core::JobState& s) {
 /// Totals over the runs compared, to show the comparisons are not vacuous.
 struct Tally {
   std::int64_t compared = 0, gang_iterations = 0, batched_events = 0, stepped_events = 0, page_ins = 0, rewinds = 0,
-               requests = 0;
+               requests = 0, timeline_rows = 0;
 };
 
 cluster::ClusterOptions options_for(const std::string& policy, const sim::InterferenceModel& model, std::int32_t gpus) {
@@ -106,13 +106,32 @@ void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, 
   const cluster::ClusterOutcome recount = cluster::run_cluster(jobs, policy, recount_opts);
   check_same_jobs(batched, recount);
   CHECK(batched.events == recount.events);
-  // Every GPU built before the run and no replica slot given twice (a recorded timeline asks for
-  // both: cluster_model.h, GpuRuntime, ReplicaTable) against GPUs built at their first use and slots
-  // reused: the same results (a timeline also runs no plan, which changes only the instants).
+  // Every GPU built before the run (a recorded timeline asks for it: cluster_model.h, GpuRuntime)
+  // and no replica slot given twice (Tuning::reuse_slots) against GPUs built at their first use
+  // and slots reused: the same results (a timeline also runs no plan, which changes only the
+  // instants).
   cluster::ClusterOptions eager_opts = opts;
   eager_opts.sched.record_timeline = true;
+  eager_opts.tuning.reuse_slots = false;
   const cluster::ClusterOutcome eager = cluster::run_cluster(jobs, policy, eager_opts);
   check_same_jobs(batched, eager);
+  // Slots given again with a timeline: each GPU's runs renamed from slot to job as jobs retire
+  // (Cluster::name_runs) are those renamed once at the end.
+  eager_opts.tuning.reuse_slots = true;
+  const cluster::ClusterOutcome reused = cluster::run_cluster(jobs, policy, eager_opts);
+  check_same_jobs(eager, reused);
+  REQUIRE(reused.gpu_timelines.size() == eager.gpu_timelines.size());
+  for (std::size_t g = 0; g < eager.gpu_timelines.size(); ++g) {
+    const std::vector<core::Segment>&x = eager.gpu_timelines[g].segments, &y = reused.gpu_timelines[g].segments;
+    REQUIRE(x.size() == y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      CHECK(x[i].job == y[i].job);
+      CHECK(x[i].start_ns == y[i].start_ns);
+      CHECK(x[i].end_ns == y[i].end_ns);
+      CHECK(x[i].iterations == y[i].iterations);
+    }
+    tally.timeline_rows += static_cast<std::int64_t>(x.size());
+  }
   CHECK(batched.busy.size() == eager.busy.size());
   tally.gang_iterations += batched.gang_iterations;
   tally.batched_events += batched.events;
@@ -205,6 +224,7 @@ TEST_CASE("batched gang runs: the same results, to the nanosecond, as lock-step 
   CHECK(tally.gang_iterations > 500'000);
   CHECK(tally.page_ins > 0);
   CHECK(tally.requests > 1000);
+  CHECK(tally.timeline_rows > 10'000);
   // Batches did run: most gang iterations took no instant of their own.
   CHECK(tally.stepped_events - tally.batched_events > tally.gang_iterations / 2);
 }

@@ -203,6 +203,66 @@ TEST_CASE("lanes beneath in exclusive lanes with 1 ns iterations equal the exclu
   CHECK(preemptions > 200);
 }
 
+// Each GPU's recorded runs name the input job, though a slot is given again once its job has left
+// the GPU: every row lies within a run of that job on that GPU (ClusterOutcome::job_runs) and the
+// rows of a 1-GPU job add up to its iterations.
+TEST_CASE("lanes beneath: every GPU's timeline names the jobs that ran there, slots given again") {
+  Lanes l;
+  std::int64_t rows = 0, reused = 0;
+  for (std::uint32_t seed = 1; seed <= 12; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const std::int32_t gpus = 2 + static_cast<std::int32_t>(seed % 3);
+    std::vector<core::JobSpec> jobs;
+    std::int64_t t = 0;
+    for (int i = 0; i < 40; ++i) {
+      t += pick(0, 2) == 0 ? 0 : pick(1, 20);
+      core::JobSpec s = test::job("j" + std::to_string(i), t * kS, pick(1, 40), pick(1, 3) * kS / 2, test::gib(1),
+                                  test::gib(pick(1, 6)));
+      if (pick(0, 4) == 0) s.gpus = 2;
+      jobs.push_back(s);
+    }
+    jobs = test::trace(jobs);
+    for (const std::string policy : {"dlas-gpu", "max-min"}) {
+      for (const std::string gpu_policy : {"pack", "fair"}) {
+        CAPTURE(seed);
+        CAPTURE(policy);
+        CAPTURE(gpu_policy);
+        cluster::PreemptiveOptions o =
+            l.opts(gpus, gpu_policy, gpu_policy == "pack" ? core::LaneMode::kAuto : core::LaneMode::kSingle);
+        o.lease.dlas_thresholds_ns = {8 * kS};
+        o.lease.round_ns = 6 * kS;
+        o.record_timeline = true;
+        o.sched.record_timeline = true;
+        const cluster::ClusterOutcome r = cluster::run_preemptive(jobs, policy, o);
+        REQUIRE(r.gpu_timelines.size() == static_cast<std::size_t>(gpus));
+        std::vector<std::int64_t> iterations(jobs.size(), 0);
+        for (std::int32_t g = 0; g < gpus; ++g) {
+          for (const core::Segment& seg : r.gpu_timelines[static_cast<std::size_t>(g)].segments) {
+            REQUIRE(seg.job >= 0);
+            REQUIRE(static_cast<std::size_t>(seg.job) < jobs.size());
+            const bool within = std::any_of(r.job_runs.begin(), r.job_runs.end(), [&](const cluster::JobRun& run) {
+              return run.job == seg.job && std::count(run.gpus.begin(), run.gpus.end(), g) == 1 &&
+                     run.start_ns <= seg.start_ns && seg.end_ns <= run.end_ns;
+            });
+            CHECK(within);
+            iterations[static_cast<std::size_t>(seg.job)] += seg.iterations;
+            ++rows;
+          }
+        }
+        for (std::size_t j = 0; j < jobs.size(); ++j) {
+          CAPTURE(jobs[j].id);
+          if (jobs[j].gpus == 1) CHECK(iterations[j] == r.outcome.jobs[j].iterations_done);
+        }
+        // Not vacuous: runs ended on the GPUs while others went on (their slots given again).
+        reused += static_cast<std::int64_t>(r.job_runs.size()) > gpus * 4 ? 1 : 0;
+      }
+    }
+  }
+  CHECK(rows > 2000);
+  CHECK(reused == 12 * 4);
+}
+
 TEST_CASE("salus-sim's path: --gpu-sharing reaches the engine and the run says what shared the GPUs") {
   run::SimConfig cfg;
   cfg.cluster = cluster::ClusterSpec::uniform(2, 16 * core::kGiB);
