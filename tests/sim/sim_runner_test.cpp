@@ -30,6 +30,15 @@ SimConfig ideal() {
   return c;
 }
 
+/// The paper's example and three more jobs of other sizes and utilisations, as a trace.
+std::vector<JobSpec> six_jobs() {
+  std::vector<JobSpec> jobs = salus::test::paper_example();
+  jobs.push_back(job("d", ms(100), 7, ms(33), gib(2), gib(5), 450'000));
+  jobs.push_back(job("e", ms(250), 3, ms(71), gib(3), gib(2), 800'000));
+  jobs.push_back(job("f", ms(250), 12, ms(9), gib(1), gib(9), 300'000));
+  return salus::test::trace(jobs);
+}
+
 }  // namespace
 
 TEST_CASE("SimConfig defaults") {
@@ -142,11 +151,7 @@ TEST_CASE("profile noise is seeded, bounded and applied per job") {
 }
 
 TEST_CASE("the same trace and seed simulated twice give identical runs") {
-  std::vector<JobSpec> jobs = salus::test::paper_example();
-  jobs.push_back(job("d", ms(100), 7, ms(33), gib(2), gib(5), 450'000));
-  jobs.push_back(job("e", ms(250), 3, ms(71), gib(3), gib(2), 800'000));
-  jobs.push_back(job("f", ms(250), 12, ms(9), gib(1), gib(9), 300'000));
-  jobs = salus::test::trace(jobs);
+  const std::vector<JobSpec> jobs = six_jobs();
   SimConfig c;
   c.profile_noise = 0.1;
   c.seed = 42;
@@ -169,11 +174,7 @@ TEST_CASE("the same trace and seed simulated twice give identical runs") {
 // counts against the budget, on one GPU and summed over a cluster's GPUs; a run that stays within
 // it is unchanged, one row fewer stops it with InputError naming the budget.
 TEST_CASE("a recording keeps at most its budget of rows, over every GPU") {
-  std::vector<JobSpec> jobs = salus::test::paper_example();
-  jobs.push_back(job("d", ms(100), 7, ms(33), gib(2), gib(5), 450'000));
-  jobs.push_back(job("e", ms(250), 3, ms(71), gib(3), gib(2), 800'000));
-  jobs.push_back(job("f", ms(250), 12, ms(9), gib(1), gib(9), 300'000));
-  jobs = salus::test::trace(jobs);
+  const std::vector<JobSpec> jobs = six_jobs();
   auto stored = [](const salus::run::PolicyRun& r) {
     std::size_t n = r.outcome.segments.size() + r.outcome.memory.size() + r.outcome.lane_moves.size();
     for (const Timeline& t : r.gpu_timelines) n += t.segments.size() + t.memory.size() + t.lane_moves.size();
