@@ -87,9 +87,10 @@ bool parse_sim_command_line(int argc, char** argv, SimProgramOptions& o) {
     o.cfg.timeline_rows = std::make_shared<core::RowBudget>();
     o.cfg.timeline_rows->limit = v.timeline_rows;
     o.cfg.timeline_rows->what = "--timeline-rows " + std::to_string(v.timeline_rows);
-    o.cfg.timeline_rows->advice = o.timeline == TimelineMode::kFull
-                                      ? "--timeline runs keeps a rotation as one row per job, off no runs; or raise it"
-                                      : "--timeline off keeps no runs; or raise --timeline-rows";
+    o.cfg.timeline_rows->advice =
+        o.timeline == TimelineMode::kFull  ? "--timeline runs keeps a rotation as one row per job, off no runs; or raise it"
+        : o.timeline == TimelineMode::kRuns ? "--timeline off keeps no runs; or raise --timeline-rows"
+                                            : "raise --timeline-rows (the memory samples and lane moves are kept)";
   }
   table.check_paths(kSim, vm);
   const auto given = [&](const char* name) { return vm.count(name) && !vm[name].defaulted(); };

@@ -301,10 +301,14 @@ TEST_CASE("--timeline-rows: a run that would keep more rows exits 2 and writes n
   REQUIRE(r.err.size() > head.size() + tail.size());
   CHECK(r.err.substr(r.err.size() - tail.size()) == tail);
   CHECK((!fs::exists(small) || fs::is_empty(small)));
-  // Under --timeline runs the advice names off; a bound the run stays within changes nothing.
+  // Under --timeline runs the advice names off, under off the bound; a bound the run stays within
+  // changes nothing.
   const Result runs = sim(kHand + " --policy fair --timeline-rows 3 --out '" + small.string() + "'");
   CHECK(runs.code == 2);
   CHECK(runs.err.find("; --timeline off keeps no runs; or raise --timeline-rows\n") != std::string::npos);
+  const Result off = sim(kHand + " --policy fair --timeline off --timeline-rows 3 --out '" + small.string() + "'");
+  CHECK(off.code == 2);
+  CHECK(off.err.find("; raise --timeline-rows (the memory samples and lane moves are kept)\n") != std::string::npos);
   REQUIRE(sim(args + " --timeline-rows 100000 --out '" + big.string() + "'").code == 0);
   REQUIRE(sim(args + " --out '" + plain.string() + "'").code == 0);
   int files = 0;
