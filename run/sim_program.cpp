@@ -183,6 +183,11 @@ SimProgramResult run_sim_program(const SimProgramOptions& o) {
   r.loaded = o.cfg.cluster ? load_jobs(v.trace, v.profiles, *o.cfg.cluster, v.time_scale, o.load)
                            : load_jobs(v.trace, v.profiles, o.cfg.capacity, v.time_scale, o.load);
   SimConfig cfg = o.cfg;
+  // A budget of its own for each run of the program (the options may be run again).
+  if (cfg.timeline_rows) {
+    cfg.timeline_rows = std::make_shared<core::RowBudget>(*cfg.timeline_rows);
+    cfg.timeline_rows->kept = 0;
+  }
   apply_model(o.model, r.loaded, cfg);
   r.notes = o.unused;
   if (!v.trace_values.throughputs.empty() && r.loaded.trace.format != traces::TraceFormat::kGavel) {
