@@ -31,6 +31,17 @@ fs::path write_file(const std::string& name, const std::string& text) { return s
 
 const std::string kHand = "--trace traces/examples/hand.csv --profiles traces/profiles/catalog.json";
 
+/// Checks that every file of folder `a` has the same bytes in folder `b`; returns how many.
+int same_files(const fs::path& a, const fs::path& b) {
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(a)) {
+    CAPTURE(e.path().filename().string());
+    CHECK(slurp(e.path()) == slurp(b / e.path().filename()));
+    ++files;
+  }
+  return files;
+}
+
 }  // namespace
 
 TEST_CASE("help exits 0 and lists the policies") {
@@ -239,13 +250,7 @@ TEST_CASE("same inputs and seed give byte-identical outputs") {
   const std::string args = "--trace traces/examples/small.csv --profiles traces/profiles/catalog.json --profile-noise 10 --seed 7";
   REQUIRE(sim(args + " --out '" + a.string() + "'").code == 0);
   REQUIRE(sim(args + " --out '" + b.string() + "'").code == 0);
-  int files = 0;
-  for (const auto& e : fs::directory_iterator(a)) {
-    CAPTURE(e.path().filename().string());
-    CHECK(slurp(e.path()) == slurp(b / e.path().filename()));
-    ++files;
-  }
-  CHECK(files == 26);  // summary, JCT CDF, and 4 files for each of the 6 policies
+  CHECK(same_files(a, b) == 26);  // summary, JCT CDF, and 4 files for each of the 6 policies
   // A different seed changes the actual iteration times, so the summary changes.
   const fs::path c = scratch() / "run_c";
   REQUIRE(sim("--trace traces/examples/small.csv --profiles traces/profiles/catalog.json --profile-noise 10 --seed 8 --out '" +
@@ -311,13 +316,7 @@ TEST_CASE("--timeline-rows: a run that would keep more rows exits 2 and writes n
   CHECK(off.err.find("; raise --timeline-rows (the memory samples and lane moves are kept)\n") != std::string::npos);
   REQUIRE(sim(args + " --timeline-rows 100000 --out '" + big.string() + "'").code == 0);
   REQUIRE(sim(args + " --out '" + plain.string() + "'").code == 0);
-  int files = 0;
-  for (const auto& e : fs::directory_iterator(plain)) {
-    CAPTURE(e.path().filename().string());
-    CHECK(slurp(e.path()) == slurp(big / e.path().filename()));
-    ++files;
-  }
-  CHECK(files > 5);
+  CHECK(same_files(plain, big) > 5);
 }
 
 // FAIR time-shares its lane iteration by iteration. --timeline full has a row per run (here per
