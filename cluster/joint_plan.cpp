@@ -366,13 +366,8 @@ Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep
     TimeNs first = 0;  // the gang run's first iteration, on its slowest lane
     for (std::size_t i = 0; i < lanes.size(); ++i) {
       Lane& lane = lanes[i];
-      std::int64_t turn = 0;
-      if (replica_heads(lane)) {
-        turn = turn_left(slots, lane);
-      } else {
-        scratch.saved.emplace_back(i, lane);
-        turn = run_to_turn(slots, lane, deadline, scratch.log);
-      }
+      if (!replica_heads(lane)) scratch.saved.emplace_back(i, lane);  // its 1-GPU runs change it
+      const std::int64_t turn = run_to_turn(slots, lane, deadline, scratch.log);
       if (turn == 0) {
         fits = false;
         break;

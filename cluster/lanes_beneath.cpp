@@ -318,6 +318,9 @@ class LanedEngine final : public LeaseRoom {
   void touch(std::int32_t g, TimeNs t);
   void end_slots(std::int32_t g, TimeNs t);
   void end_slot(JobIndex slot, TimeNs t);
+  /// The runs GPU `gpu` recorded since the last call name input jobs, not slots (before a slot is
+  /// given again, and at the end).
+  void name_runs(Gpu& gpu);
   JobIndex new_slot(JobIndex j, std::int32_t g, TimeNs t);
   void rebase_all();
   void arrive(JobIndex j, TimeNs t);
@@ -484,6 +487,12 @@ void LanedEngine::end_slots(std::int32_t g, TimeNs t) {
   }
 }
 
+void LanedEngine::name_runs(Gpu& gpu) {
+  std::vector<core::Segment>& runs = gpu.sched->outcome().segments;
+  for (std::size_t i = gpu.named; i < runs.size(); ++i) runs[i].job = slot_job_[static_cast<std::size_t>(runs[i].job)];
+  gpu.named = runs.size();
+}
+
 void LanedEngine::end_slot(JobIndex slot, TimeNs t) {
   const auto k = static_cast<std::size_t>(slot);
   const JobIndex j = slot_job_[k];
@@ -502,10 +511,7 @@ void LanedEngine::end_slot(JobIndex slot, TimeNs t) {
   const TimeNs end = ss.finish_ns >= 0 ? ss.finish_ns : t;
   record_run(j, slot_start_[k], end, {g}, false);
   gpu.slots.erase(std::find(gpu.slots.begin(), gpu.slots.end(), slot));
-  // The runs recorded here (if any) name input jobs before this slot is given again.
-  std::vector<core::Segment>& runs = gpu.sched->outcome().segments;
-  for (std::size_t i = gpu.named; i < runs.size(); ++i) runs[i].job = slot_job_[static_cast<std::size_t>(runs[i].job)];
-  gpu.named = runs.size();
+  name_runs(gpu);
   free_slots_.push_back(slot);
   s.draining = false;
   s.slot = core::kNoJob;
@@ -1055,10 +1061,7 @@ ClusterOutcome LanedEngine::run() {
     add_gpu_counters(o, go);
     if (opts_.record_timeline) {
       core::Timeline& tl = out_.gpu_timelines[g];
-      // The runs since the GPU's last ended slot name slots still live (end_slot renamed the rest).
-      for (std::size_t i = gpu.named; i < go.segments.size(); ++i) {
-        go.segments[i].job = slot_job_[static_cast<std::size_t>(go.segments[i].job)];
-      }
+      name_runs(gpu);
       tl.segments.insert(tl.segments.end(), go.segments.begin(), go.segments.end());
       std::stable_sort(tl.segments.begin(), tl.segments.end(),
                        [](const core::Segment& a, const core::Segment& b) { return a.start_ns < b.start_ns; });
