@@ -67,6 +67,11 @@ struct ClusterOptions {
     /// (tests/cluster/cluster_gang_plan_test.cpp and joint_plan_test.cpp compare them); false
     /// computes every round.
     bool periodic_plans = true;
+    /// Turn plans take the 1-GPU jobs' rotation below the replica's level in closed form where
+    /// only the job of least step can run twice in a row (cluster/joint_plan.h, run_before_turn).
+    /// Results are the same either way, to each plan's counts (tests/cluster/joint_plan_test.cpp
+    /// and cluster_gang_plan_test.cpp compare them); false steps every run.
+    bool turn_jumps = true;
     /// Give an ended job's replica slots to the next arrivals (replicas.h), so that the run holds
     /// state for the jobs in the system, not the whole trace. Results are the same either way
     /// (tests/cluster/cluster_gang_test.cpp compares them); false gives no slot twice.
@@ -119,6 +124,7 @@ struct ClusterOutcome {
   std::int64_t joint_paced_plans = 0;               ///< of the joint plans, those of replicas at different speeds
   std::int64_t turn_plans = 0;                      ///< plans of one gang GPU's 1-GPU runs up to its replica's turn
   std::int64_t turn_plan_runs = 0;                  ///< the 1-GPU runs they covered
+  std::int64_t turn_jumped = 0;                     ///< of their iterations, those taken in closed form (tuning.turn_jumps)
   /// The preemptive cluster policies only (preemptive.h; empty and 0 otherwise):
   std::vector<JobRun> job_runs;                     ///< every run, in the order they ended (when recorded)
   std::int64_t runs = 0;                            ///< runs

@@ -263,6 +263,7 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
       if (aligned_capacity(at(g).capacity) > aligned_capacity(at(largest_gpu_).capacity)) largest_gpu_ = g;
     }
     planner_.skip_periods(opts.tuning.periodic_plans);
+    planner_.jump_turns(opts.tuning.turn_jumps);
     reuse_slots_ = opts.tuning.reuse_slots;
     result_.outcome.jobs.resize(jobs.size());
     // A timeline has every GPU's recording from 0 (each GPU's memory samples): all built now.

@@ -191,22 +191,117 @@ std::int64_t run_to_turn_by(std::span<Slot> slots, Lane& lane, TimeNs deadline, 
   }
 }
 
+// Up to `limit` of run_before_turn's runs; `stopped` when the plan stops.
 template <typename Rot>
-std::int64_t run_before_turn_by(std::span<Slot> slots, Lane& lane, TimeNs deadline, Rot rotation) {
+std::int64_t run_before_turn_by(std::span<Slot> slots, Lane& lane, TimeNs deadline, Rot rotation, std::int64_t limit,
+                                bool& stopped) {
   std::int64_t runs = 0;
-  while (true) {
+  stopped = true;
+  while (runs < limit) {
     const auto [h, nx] = rotation.head();
     const Slot& s = slots[h];
     if (h == lane.replica) {
       knows_turn(slots, lane, nx);
-      break;
+      return runs;
     }
     const std::int64_t k = stretch(s, nx == kNoSlot ? nullptr : &slots[nx]);
-    if (k >= s.left || lane.clock + run_time(s, lane, h, k) > deadline) break;
+    if (k >= s.left || lane.clock + run_time(s, lane, h, k) > deadline) return runs;
     take_run(slots, lane, h, k);
     rotation.ran_head();
     ++runs;
   }
+  stopped = false;
+  return runs;
+}
+
+// A key of the rotation: an iteration's level, then its job's order.
+bool key_after(TimeNs level, std::int64_t order, TimeNs other_level, std::int64_t other_order) {
+  return level != other_level ? level > other_level : order > other_order;
+}
+
+// One try of a closed-form jump of the lane's 1-GPU jobs below its replica's level (the jump of
+// sim/rotation.h on the lane's slots but the replica's), its last run taken back (run_before_turn).
+// Returns the runs it covered (0: none); `retry`: after how many stepped runs to try again.
+std::int64_t turn_jump(std::span<Slot> slots, Lane& lane, TimeNs deadline, Scratch& scratch, std::size_t& retry) {
+  sim::rotation::Tables& tb = scratch.turn_tables;
+  const std::size_t n = lane.end - lane.begin - 1;
+  retry = n;
+  if (lane.last == kNoSlot) return 0;  // the jump counts every run after the first as a switch
+  std::vector<core::PlanJob>& jobs = tb.sorted.jobs;
+  jobs.resize(n);
+  tb.level.resize(n);
+  tb.work.resize(n);
+  tb.switch_cost.resize(n);
+  sim::rotation::reset_report(tb.report, n);
+  std::size_t i = 0;
+  for (std::size_t q = lane.begin; q < lane.end; ++q) {
+    if (q == lane.replica) continue;
+    const Slot& s = slots[q];
+    // The slot itself stands for the job: its index is the job's, so that the jump's last job is a slot.
+    jobs[i] = core::PlanJob{static_cast<core::JobIndex>(q), s.level, s.step, s.order, s.left + s.iterations, s.extra};
+    tb.level[i] = s.level;
+    tb.work[i] = s.work;
+    tb.switch_cost[i] = s.switch_cost;
+    tb.report.iterations[i] = s.iterations;
+    ++i;
+  }
+  tb.sorted.deadline = deadline;
+  // The lane's last job as the jump reads it: a slot, or another job than any of the rotation's
+  // (the replica among them).
+  const core::JobIndex before =
+      lane.last == kOtherJob || lane.last == lane.replica ? core::kEndedJob : static_cast<core::JobIndex>(lane.last);
+  const sim::rotation::Lead lead = sim::rotation::lead_slots(jobs, tb.level);
+  core::JobIndex last = before;
+  TimeNs t = lane.clock;
+  std::int64_t total = 0;
+  if (!sim::rotation::jump(tb, t, last, total, retry, slots[lane.replica].level)) return 0;
+  // The jump's last run: its job's iterations after every other job's last in the jump.
+  const auto jl = static_cast<std::size_t>(last);
+  std::size_t prev = kNoSlot;
+  TimeNs prev_level = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto q = static_cast<std::size_t>(jobs[r].job);
+    if (q == jl || tb.count[r] == 0) continue;
+    const TimeNs top = jobs[r].level + (tb.count[r] - 1) * jobs[r].step;
+    if (prev == kNoSlot || key_after(top, jobs[r].order, prev_level, slots[prev].order)) {
+      prev = q;
+      prev_level = top;
+    }
+  }
+  if (prev == kNoSlot) return 0;  // one job's run alone: nothing gained over stepping it
+  std::int64_t tail = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto q = static_cast<std::size_t>(jobs[r].job);
+    const std::int64_t c = tb.count[r];
+    TimeNs top = jobs[r].level + (c - 1) * jobs[r].step;
+    std::int64_t keep = c;
+    if (q == jl) {
+      while (keep > 0 && key_after(top, jobs[r].order, prev_level, slots[prev].order)) {
+        --keep;
+        top -= jobs[r].step;
+      }
+      tail = c - keep;
+    }
+    Slot& s = slots[q];
+    const TimeNs back = q == jl ? (c - keep) * s.work + s.switch_cost : 0;  // the last run, a switch
+    s.level += keep * s.step;
+    s.left -= keep;
+    s.iterations += keep;
+    s.busy += tb.report.busy_ns[r] - back;
+    s.switched += tb.report.switch_ns[r] - (q == jl ? s.switch_cost : 0);
+  }
+  // A jump follows a stepped run, which leaves its job past the next (else the plan stops): the
+  // jump's first iteration is another job's, a run and a switch as stepping counts them (the jump
+  // counts none where it continues the lane's last job, take_run would).
+  SALUS_INVARIANT(static_cast<core::JobIndex>(jobs[lead.first].job) != before, "a turn plan jumps after a run",
+                  std::to_string(lane.begin));
+  const std::int64_t runs = tb.report.runs - 1;
+  lane.runs += runs;
+  lane.switches += tb.report.switches - 1;
+  lane.clock = t - (tail * slots[jl].work + slots[jl].switch_cost);
+  lane.last = prev;
+  lane.turn = 0;
+  scratch.turn_iterations_jumped += total - tail;
   return runs;
 }
 
@@ -227,10 +322,21 @@ std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std
   return run_to_turn_by(slots, lane, deadline, log, Rotation(slots, lane));
 }
 
-std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline) {
+std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, Scratch& scratch) {
   if (replica_heads(lane)) return 0;
-  if (lane.end - lane.begin < kHeapSlots) return run_before_turn_by(slots, lane, deadline, Scan{slots, lane});
-  return run_before_turn_by(slots, lane, deadline, Rotation(slots, lane));
+  const std::size_t n = lane.end - lane.begin;
+  // A jump needs two 1-GPU jobs: one alone runs to the replica's turn in one run.
+  const bool jumps = scratch.jump_turns && n >= 3;
+  std::int64_t runs = 0, limit = jumps ? static_cast<std::int64_t>(n) : std::numeric_limits<std::int64_t>::max();
+  while (true) {
+    bool stopped = false;
+    runs += n < kHeapSlots ? run_before_turn_by(slots, lane, deadline, Scan{slots, lane}, limit, stopped)
+                           : run_before_turn_by(slots, lane, deadline, Rotation(slots, lane), limit, stopped);
+    if (stopped) return runs;
+    std::size_t retry = n;
+    runs += turn_jump(slots, lane, deadline, scratch, retry);
+    limit = static_cast<std::int64_t>(std::clamp<std::size_t>(retry, 1, n));
+  }
 }
 
 void take_back(std::span<Slot> slots, std::span<const Run> log) {

@@ -76,6 +76,11 @@ struct Scratch {
   std::int64_t snap_round = 0, snap_rep_left = 0, snap_gang_iterations = 0, next_snap = 1;
   bool snapped = false;
   std::int64_t periods_skipped = 0;  ///< rounds skipped, over every plan (a counter for the tests)
+  /// Whether turn plans jump in closed form (run_before_turn; ClusterOptions::tuning.turn_jumps),
+  /// their tables, and the 1-GPU iterations jumped over every plan (a counter for the tests).
+  bool jump_turns = true;
+  sim::rotation::Tables turn_tables;
+  std::int64_t turn_iterations_jumped = 0;
 };
 
 /// Appends the offer's jobs as slots (timed as `sim` times them) and returns its lane at `t0`;
@@ -101,7 +106,15 @@ std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std
 /// but stopping before a run that would finish its job or end past `deadline`, or where the
 /// replica's turn has come (JointPlanner's turn plans: one GPU's plan while its gang's other GPUs wait
 /// for it). Returns the runs.
-std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline);
+///
+/// Jumps (Scratch::jump_turns): the 1-GPU jobs below the replica's level rotate among
+/// themselves, often for tens of thousands of runs (LAS: jobs far below the gang's attained
+/// service). Where only the job of least step can run twice in a row, the iterations below a
+/// level are taken in closed form (sim/rotation.h, `jump`, the replica's level its ceiling), then
+/// the last run of the jump is taken back, so that the lane stands where a run ends as stepping
+/// would leave it, and stepping goes on from there: every count (runs, switches, lane time, each
+/// slot's) and the point where the plan stops are those of stepping run by run.
+std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, Scratch& scratch);
 /// Takes back the runs of `log`, last first.
 void take_back(std::span<Slot> slots, std::span<const Run> log);
 /// The end E of a gang run of m iterations started at S = `start`: lock-step, each iteration ends

@@ -16,7 +16,9 @@ bool JointPlanner::turn_plan(std::int32_t g, const Gang& gang, core::TimeNs now,
   slots_.clear();
   joint::Lane lane;
   if (!offer_lane(g, gang.replicas[i], now, lane, host)) return false;
-  const std::int64_t runs = joint::run_before_turn(slots_, lane, host.next_arrival());
+  const std::int64_t jumped = scratch_.turn_iterations_jumped;
+  const std::int64_t runs = joint::run_before_turn(slots_, lane, host.next_arrival(), scratch_);
+  counters_.turn_jumped += scratch_.turn_iterations_jumped - jumped;
   if (runs == 0) return false;
   const core::JobIndex last = s.offer.jobs[lane.last - lane.begin].job;
   joint::write_report(slots_, lane, last, lane.clock, s.report);

@@ -81,6 +81,7 @@ class JointPlanner {
   struct Counters {
     std::int64_t joint_plans = 0, joint_gang_runs = 0, joint_paced_plans = 0, turn_plans = 0, turn_plan_runs = 0;
     std::int64_t joint_period_rounds = 0;  ///< gang runs skipped as whole periods (joint::plan_rounds)
+    std::int64_t turn_jumped = 0;  ///< turn plans' iterations taken in closed form (joint::run_before_turn)
     std::int64_t gang_iterations = 0;
   };
   /// What the plans read of the cluster.
@@ -142,6 +143,8 @@ class JointPlanner {
   const Counters& counters() const { return counters_; }
   /// Whether plans skip whole periods of rounds (ClusterOptions::tuning.periodic_plans).
   void skip_periods(bool on) { scratch_.skip_periods = on; }
+  /// Whether turn plans jump in closed form (ClusterOptions::tuning.turn_jumps).
+  void jump_turns(bool on) { scratch_.jump_turns = on; }
 
  private:
   /// The joint plan of an idle gang's GPUs (no run in flight, no replica chosen).

@@ -135,6 +135,7 @@ ClusterOutcome Cluster::finish(TimeNs end) {
   result_.joint_period_rounds += plans.joint_period_rounds;
   result_.turn_plans += plans.turn_plans;
   result_.turn_plan_runs += plans.turn_plan_runs;
+  result_.turn_jumped += plans.turn_jumped;
   result_.gang_iterations += plans.gang_iterations;
   result_.rewinds += speculation_.rewinds();
   retire_ended();

@@ -371,8 +371,9 @@ Jumped take_jump(std::span<const core::PlanJob> jobs, std::span<TimeNs> level, s
 // counting the gaps left empty. V is at most the least last level (no job finishes in the prefix)
 // and the level of every job yet to run in the plan (its first iteration, with its extra, is
 // stepped), and is found from the linear bound on the time below it with every iteration a switch,
-// then checked exactly; what is left is stepped by the caller.
-bool jump(Tables& tb, TimeNs& t, core::JobIndex& last, std::int64_t& total, std::size_t& retry) {
+// then checked exactly; what is left is stepped by the caller. A `ceiling` bounds V too (below a
+// job outside the rotation that the caller stops at: cluster/'s turn plans).
+bool jump(Tables& tb, TimeNs& t, core::JobIndex& last, std::int64_t& total, std::size_t& retry, TimeNs ceiling) {
   const std::span<const core::PlanJob> jobs = tb.sorted.jobs;
   const std::size_t n = jobs.size();
   retry = n;
@@ -380,7 +381,7 @@ bool jump(Tables& tb, TimeNs& t, core::JobIndex& last, std::int64_t& total, std:
   const Lead lead = lead_slots(jobs, tb.level);
   if (!alternates(jobs, tb.level, lead.a)) return false;
   const TimeNs la = tb.level[lead.a];
-  const TimeNs v_max = jump_limit(jobs, tb.level, tb.report.iterations, la, retry);
+  const TimeNs v_max = std::min(jump_limit(jobs, tb.level, tb.report.iterations, la, retry), ceiling);
   if (v_max <= la) return false;
   const TimeNs deadline = tb.sorted.deadline;
   const TimeNs budget = deadline == core::kNever ? core::kNever : deadline - t;

@@ -258,11 +258,13 @@ Jumped take_jump(std::span<const core::PlanJob> jobs, std::span<TimeNs> level, s
                  std::span<const TimeNs> switch_cost, std::span<const std::int64_t> count, const Lead& lead,
                  std::int64_t a_follows, core::JobIndex last_job, core::PlanReport& rep, std::int64_t& total);
 /// When only A can run two iterations in a row (`alternates`), runs the iterations below one
-/// level in closed form, up to what fits before the deadline (from `t`) and below `jump_limit`;
-/// `last` is the lane's last job before and after. Reads and writes tb.level and tb.report (its
-/// runs and switches included). Returns whether it jumped; `retry`: after how many stepped
-/// iterations it is worth trying again.
-bool jump(Tables& tb, TimeNs& t, core::JobIndex& last, std::int64_t& total, std::size_t& retry);
+/// level in closed form, up to what fits before the deadline (from `t`) and below `jump_limit`
+/// and `ceiling` (only iterations of a level below it run); `last` is the lane's last job before
+/// and after. Reads and writes tb.level and tb.report (its runs and switches included), leaves
+/// each slot's iterations below the level in tb.count. Returns whether it jumped; `retry`: after
+/// how many stepped iterations it is worth trying again.
+bool jump(Tables& tb, TimeNs& t, core::JobIndex& last, std::int64_t& total, std::size_t& retry,
+          TimeNs ceiling = core::kNever);
 
 // ---- Finishing --------------------------------------------------------------------------------
 

@@ -32,7 +32,8 @@ std::string describe(const core::JobState& s) {
 
 struct Tally {
   std::int64_t compared = 0, joint_plans = 0, joint_gang_runs = 0, gang_iterations = 0, joint_events = 0,
-               stepped_events = 0, paced_plans = 0, turn_plans = 0, turn_runs = 0, period_rounds = 0, unskipped = 0;
+               stepped_events = 0, paced_plans = 0, turn_plans = 0, turn_runs = 0, period_rounds = 0, unskipped = 0,
+               turn_jumped = 0, unjumped = 0;
 };
 
 /// a and b agree on every job's state, the placements, the busy samples and the counters the
@@ -87,6 +88,18 @@ void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, 
     check_same(every, each);
     ++tally.unskipped;
   }
+  // Turn plans that step every run agree too, where the default jumped.
+  if (joint.turn_jumped > 0) {
+    cluster::ClusterOptions unjumped = opts;
+    unjumped.tuning.turn_jumps = false;
+    const cluster::ClusterOutcome every = cluster::run_cluster(jobs, policy, unjumped);
+    CHECK(every.turn_jumped == 0);
+    CHECK(every.turn_plans == joint.turn_plans);
+    CHECK(every.turn_plan_runs == joint.turn_plan_runs);
+    check_same(every, each);
+    ++tally.unjumped;
+  }
+  tally.turn_jumped += joint.turn_jumped;
   tally.period_rounds += joint.joint_period_rounds;
   tally.joint_plans += joint.joint_plans;
   tally.joint_gang_runs += joint.joint_gang_runs;
@@ -174,10 +187,12 @@ TEST_CASE("cluster joint plans: a gang job's GPUs planned together give the resu
           tally.stepped_events, " run by run; ", tally.paced_plans, " plans of replicas at different speeds; turn plans ", tally.turn_plans, " covering ",
           tally.turn_runs, " 1-GPU runs");
   MESSAGE("gang runs skipped as whole periods ", tally.period_rounds, " in ", tally.unskipped, " runs");
+  MESSAGE("turn plans' iterations in closed form ", tally.turn_jumped, " in ", tally.unjumped, " runs");
   // Joint plans ran, over many gang runs, beside gang jobs waiting in the queue: not vacuous.
   CHECK(tally.joint_plans > 500);
   CHECK(tally.period_rounds > 1000);
   CHECK(tally.unskipped > 20);
+  CHECK(tally.unjumped > 20);
   CHECK(tally.joint_gang_runs > 20000);
   CHECK(tally.joint_events < tally.stepped_events);
 }

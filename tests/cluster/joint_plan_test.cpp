@@ -329,3 +329,113 @@ TEST_CASE("joint plan: equal iteration times repeat every round, skipped to wher
   CHECK((lanes[0].runs == lanes_b[0].runs && lanes[0].switches == lanes_b[0].switches && lanes[0].clock == a.end));
   CHECK((slots[0].busy == slots_b[0].busy && slots[1].busy == slots_b[1].busy && slots[2].busy == slots_b[2].busy));
 }
+
+namespace {
+
+// A random turn plan: one lane, its replica far above some 1-GPU jobs (LAS: jobs far below the
+// gang's attained service), 2-19 of them (the lanes of 16 slots or more keep a heap), steps equal,
+// commensurate or not, switching costs, extras, some jobs short, the lane's last job any.
+struct RandomTurn {
+  std::vector<joint::Slot> slots;
+  joint::Lane lane;
+  TimeNs deadline = core::kNever;
+};
+
+RandomTurn random_turn(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
+  };
+  const std::int64_t shape = pick(0, 2);
+  auto step = [&] { return shape == 0 ? TimeNs{1000} : shape == 1 ? 250 * pick(1, 6) : pick(200, 3000); };
+  RandomTurn t;
+  const std::int64_t others = pick(0, 3) == 0 ? pick(15, 19) : pick(2, 6);
+  const std::int64_t at = pick(0, others);
+  for (std::int64_t q = 0; q <= others; ++q) {
+    joint::Slot s;
+    s.work = step();
+    s.step = pick(0, 3) == 0 ? step() : s.work;
+    s.switch_cost = pick(0, 2) == 0 ? 0 : pick(1, 300);
+    s.order = 1000 * pick(0, 9) + 1 + static_cast<std::int64_t>(q);
+    if (q == at) {
+      t.lane.replica = t.slots.size();
+      s.level = pick(0, 1) == 0 ? pick(0, 20000) : pick(100'000, 20'000'000);
+      s.left = pick(1, 5000);
+    } else {
+      s.extra = pick(0, 4) == 0 ? pick(1, 500) : 0;
+      s.left = pick(0, 4) == 0 ? pick(1, 60) : pick(100, 50000);
+      s.level = pick(0, 5000);
+      s.iterations = pick(0, 1) == 0 ? 0 : pick(1, 9);  // some ran earlier in this plan
+      if (s.iterations > 0) s.extra = 0;
+    }
+    t.slots.push_back(s);
+  }
+  t.lane.begin = 0;
+  t.lane.end = t.slots.size();
+  const std::int64_t last = pick(0, 3);
+  t.lane.last = last == 0   ? joint::kNoSlot
+                : last == 1 ? joint::kOtherJob
+                : last == 2 ? t.lane.replica
+                            : static_cast<std::size_t>(pick(0, others));
+  t.lane.clock = pick(0, 1000);
+  if (pick(0, 2) == 0) t.deadline = t.lane.clock + pick(1000, 30'000'000);
+  return t;
+}
+
+}  // namespace
+
+// run_before_turn jumping in closed form (Scratch::jump_turns, the default) against stepping every
+// run: the same runs, and every slot's and the lane's counts, where the plan stops (a deadline, a
+// job that would finish, the replica's turn) included.
+TEST_CASE("joint plan: turn plans that jump give every run's results") {
+  std::int64_t jumped_plans = 0, runs = 0, jumped = 0;
+  for (std::uint64_t seed = 1; seed <= 4000; ++seed) {
+    CAPTURE(seed);
+    RandomTurn a = random_turn(seed), b = a;
+    joint::Scratch jump, step;
+    step.jump_turns = false;
+    const std::int64_t ra = joint::run_before_turn(a.slots, a.lane, a.deadline, jump);
+    const std::int64_t rb = joint::run_before_turn(b.slots, b.lane, b.deadline, step);
+    CHECK(ra == rb);
+    CHECK(step.turn_iterations_jumped == 0);
+    for (std::size_t q = 0; q < a.slots.size(); ++q) {
+      CAPTURE(q);
+      const joint::Slot &x = a.slots[q], &y = b.slots[q];
+      CHECK(std::tie(x.level, x.left, x.iterations, x.busy, x.first_start, x.switched, x.extra) ==
+            std::tie(y.level, y.left, y.iterations, y.busy, y.first_start, y.switched, y.extra));
+    }
+    const joint::Lane &x = a.lane, &y = b.lane;
+    CHECK(std::tie(x.clock, x.runs, x.switches, x.last, x.turn) == std::tie(y.clock, y.runs, y.switches, y.last, y.turn));
+    jumped_plans += jump.turn_iterations_jumped > 0 ? 1 : 0;
+    jumped += jump.turn_iterations_jumped;
+    runs += rb;
+  }
+  MESSAGE(jumped_plans, " of 4000 turn plans jumped, ", jumped, " iterations in closed form; ", runs, " runs in all");
+  CHECK(jumped_plans > 1000);
+}
+
+TEST_CASE("joint plan: a turn plan jumps the rotation below the replica and stops at its turn") {
+  // X (step and iteration 2, order 1, next at level -2) and Y (3, order 2, next at -3) below the
+  // replica R (level 60, order 9), switching cost 1, the lane's last job X. Before R's turn X runs
+  // its iterations at levels -2, 0, ..., 60 (32: at 60 it comes first by order) and Y at -3, 0,
+  // ..., 60 (22): 64 + 66 of lane time and a switching cost per run, as stepping counts them.
+  joint::Slot x = slot(0, 1, 2, 0, 1000), y = slot(0, 2, 3, 0, 1000), r = slot(60, 9, 10, 0, 5);
+  x.step = 2;
+  y.step = 3;
+  x.switch_cost = y.switch_cost = 1;
+  x.iterations = y.iterations = 1;  // each ran earlier in the plan: no extra, nothing bounds the jump
+  x.level = -2;
+  y.level = -3;
+  std::vector<joint::Slot> slots{x, y, r}, stepped = slots;
+  joint::Lane lane{0, 3, 2, 0, 0, 0, 0}, lane_b = lane;
+  joint::Scratch jump, step;
+  step.jump_turns = false;
+  const std::int64_t runs = joint::run_before_turn(slots, lane, core::kNever, jump);
+  CHECK(runs == joint::run_before_turn(stepped, lane_b, core::kNever, step));
+  CHECK(jump.turn_iterations_jumped > 0);
+  CHECK((slots[0].iterations == 1 + 32 && slots[1].iterations == 1 + 22));
+  CHECK((slots[0].level == 62 && slots[1].level == 63));
+  CHECK(lane.clock == 32 * 2 + 22 * 3 + lane.switches);
+  CHECK((lane.runs == runs && lane.clock == lane_b.clock && lane.runs == lane_b.runs && lane.switches == lane_b.switches));
+  CHECK(lane.turn > 0);  // the replica heads: its turn has come
+}
