@@ -191,19 +191,21 @@ std::int64_t run_to_turn_by(std::span<Slot> slots, Lane& lane, TimeNs deadline, 
   }
 }
 
-// Up to `limit` of run_before_turn's runs; `stopped` when the plan stops.
+// Up to `limit` of run_before_turn's runs; `stopped` when the plan stops (else a 1-GPU job
+// heads the lane, not the job of its last run).
 template <typename Rot>
 std::int64_t run_before_turn_by(std::span<Slot> slots, Lane& lane, TimeNs deadline, Rot rotation, std::int64_t limit,
                                 bool& stopped) {
   std::int64_t runs = 0;
   stopped = true;
-  while (runs < limit) {
+  while (true) {
     const auto [h, nx] = rotation.head();
     const Slot& s = slots[h];
     if (h == lane.replica) {
       knows_turn(slots, lane, nx);
       return runs;
     }
+    if (runs == limit) break;  // a 1-GPU job heads the lane
     const std::int64_t k = stretch(s, nx == kNoSlot ? nullptr : &slots[nx]);
     if (k >= s.left || lane.clock + run_time(s, lane, h, k) > deadline) return runs;
     take_run(slots, lane, h, k);
@@ -217,6 +219,14 @@ std::int64_t run_before_turn_by(std::span<Slot> slots, Lane& lane, TimeNs deadli
 // A key of the rotation: an iteration's level, then its job's order.
 bool key_after(TimeNs level, std::int64_t order, TimeNs other_level, std::int64_t other_order) {
   return level != other_level ? level > other_level : order > other_order;
+}
+
+// Of a job's iterations from `level`, `step` apart, the first whose key (level, order) comes after
+// (other_level, other_order): how many come before it.
+std::int64_t after_key(TimeNs level, TimeNs step, std::int64_t order, TimeNs other_level, std::int64_t other_order) {
+  if (other_level < level) return 0;
+  const TimeNs gap = other_level - level;
+  return gap / step + (gap % step == 0 && order > other_order ? 0 : 1);
 }
 
 // One try of a closed-form jump of the lane's 1-GPU jobs below its replica's level (the jump of
@@ -250,7 +260,11 @@ std::int64_t turn_jump(std::span<Slot> slots, Lane& lane, TimeNs deadline, Scrat
   // (the replica among them).
   const core::JobIndex before =
       lane.last == kOtherJob || lane.last == lane.replica ? core::kEndedJob : static_cast<core::JobIndex>(lane.last);
-  const sim::rotation::Lead lead = sim::rotation::lead_slots(jobs, tb.level);
+  // A jump follows a stepped run, which leaves its job past the next (else the plan stops): the
+  // jump's first iteration is another job's, a run and a switch as stepping counts them (the jump
+  // counts none where it continues the lane's last job, take_run would).
+  SALUS_INVARIANT(jobs[sim::rotation::lead_slots(jobs, tb.level).first].job != before, "a turn plan jumps after a run",
+                  std::to_string(lane.begin));
   core::JobIndex last = before;
   TimeNs t = lane.clock;
   std::int64_t total = 0;
@@ -273,13 +287,9 @@ std::int64_t turn_jump(std::span<Slot> slots, Lane& lane, TimeNs deadline, Scrat
   for (std::size_t r = 0; r < n; ++r) {
     const auto q = static_cast<std::size_t>(jobs[r].job);
     const std::int64_t c = tb.count[r];
-    TimeNs top = jobs[r].level + (c - 1) * jobs[r].step;
     std::int64_t keep = c;
-    if (q == jl) {
-      while (keep > 0 && key_after(top, jobs[r].order, prev_level, slots[prev].order)) {
-        --keep;
-        top -= jobs[r].step;
-      }
+    if (q == jl) {  // its iterations up to prev's last (ties by order), the rest its last run
+      keep = after_key(jobs[r].level, jobs[r].step, jobs[r].order, prev_level, slots[prev].order);
       tail = c - keep;
     }
     Slot& s = slots[q];
@@ -290,11 +300,6 @@ std::int64_t turn_jump(std::span<Slot> slots, Lane& lane, TimeNs deadline, Scrat
     s.busy += tb.report.busy_ns[r] - back;
     s.switched += tb.report.switch_ns[r] - (q == jl ? s.switch_cost : 0);
   }
-  // A jump follows a stepped run, which leaves its job past the next (else the plan stops): the
-  // jump's first iteration is another job's, a run and a switch as stepping counts them (the jump
-  // counts none where it continues the lane's last job, take_run would).
-  SALUS_INVARIANT(static_cast<core::JobIndex>(jobs[lead.first].job) != before, "a turn plan jumps after a run",
-                  std::to_string(lane.begin));
   const std::int64_t runs = tb.report.runs - 1;
   lane.runs += runs;
   lane.switches += tb.report.switches - 1;

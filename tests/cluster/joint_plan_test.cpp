@@ -334,7 +334,8 @@ namespace {
 
 // A random turn plan: one lane, its replica far above some 1-GPU jobs (LAS: jobs far below the
 // gang's attained service), 2-19 of them (the lanes of 16 slots or more keep a heap), steps equal,
-// commensurate or not, switching costs, extras, some jobs short, the lane's last job any.
+// commensurate or not, one far faster than the rest, switching costs, extras, some jobs short,
+// the lane's last job any.
 struct RandomTurn {
   std::vector<joint::Slot> slots;
   joint::Lane lane;
@@ -369,6 +370,13 @@ RandomTurn random_turn(std::uint64_t seed) {
       if (s.iterations > 0) s.extra = 0;
     }
     t.slots.push_back(s);
+  }
+  // A quarter of the plans: one job far faster than the others, so that the job of least step
+  // runs long stretches (the jump's last run taken back is one of those).
+  if (pick(0, 3) == 0) {
+    joint::Slot& fast = t.slots[static_cast<std::size_t>(at == 0 ? 1 : 0)];
+    fast.work = fast.step = pick(1, 20);
+    fast.left = pick(1'000'000, 100'000'000);
   }
   t.lane.begin = 0;
   t.lane.end = t.slots.size();
