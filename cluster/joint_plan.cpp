@@ -86,13 +86,12 @@ TimeNs run_time(const Slot& s, const Lane& lane, std::size_t h, std::int64_t k) 
 }
 
 // Runs k iterations of slot h from the lane's clock: the slot's counts, the lane's clock, runs,
-// switches and last job. Returns the run, to take it back.
-[[gnu::always_inline]] inline Run take_run(std::span<Slot> slots, Lane& lane, std::size_t h, std::int64_t k) {
+// switches and last job.
+[[gnu::always_inline]] inline void take_run(std::span<Slot> slots, Lane& lane, std::size_t h, std::int64_t k) {
   Slot& s = slots[h];
   const bool switches = lane.last != h && lane.last != kNoSlot;
   const TimeNs sw = switches ? s.switch_cost : 0;
   const TimeNs spent = run_time(s, lane, h, k);
-  const Run run{h, k, spent, sw, s.extra, s.iterations == 0};
   if (s.iterations == 0) s.first_start = lane.clock;
   lane.clock += spent;
   s.level += k * s.step;
@@ -105,7 +104,6 @@ TimeNs run_time(const Slot& s, const Lane& lane, std::size_t h, std::int64_t k) 
   lane.switches += switches;
   lane.last = h;
   lane.turn = 0;  // not known: the next turn scans
-  return run;
 }
 
 // The rotation of a lane of many jobs as a binary min-heap of its slots by (level, order, slot):
@@ -178,14 +176,14 @@ std::int64_t knows_turn(std::span<const Slot> slots, Lane& lane, std::size_t nx)
 }
 
 template <typename Rot>
-std::int64_t run_to_turn_by(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log, Rot rotation) {
+std::int64_t run_to_turn_by(std::span<Slot> slots, Lane& lane, TimeNs deadline, Rot rotation) {
   while (true) {
     const auto [h, nx] = rotation.head();
     Slot& s = slots[h];
     if (h == lane.replica) return knows_turn(slots, lane, nx);
     const std::int64_t k = stretch(s, nx == kNoSlot ? nullptr : &slots[nx]);
     if (k >= s.left) return 0;  // it would finish: the plan ends before this round
-    log.push_back(take_run(slots, lane, h, k));
+    take_run(slots, lane, h, k);
     rotation.ran_head();
     if (lane.clock > deadline) return 0;  // the gang run would end past the deadline
   }
@@ -321,10 +319,10 @@ bool replica_heads(const Lane& lane) { return lane.turn > 0; }
 
 }  // namespace
 
-std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log) {
+std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline) {
   if (replica_heads(lane)) return turn_left(slots, lane);
-  if (lane.end - lane.begin < kHeapSlots) return run_to_turn_by(slots, lane, deadline, log, Scan{slots, lane});
-  return run_to_turn_by(slots, lane, deadline, log, Rotation(slots, lane));
+  if (lane.end - lane.begin < kHeapSlots) return run_to_turn_by(slots, lane, deadline, Scan{slots, lane});
+  return run_to_turn_by(slots, lane, deadline, Rotation(slots, lane));
 }
 
 std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, Scratch& scratch) {
@@ -341,20 +339,6 @@ std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline,
     std::size_t retry = n;
     runs += turn_jump(slots, lane, deadline, scratch, retry);
     limit = static_cast<std::int64_t>(std::clamp<std::size_t>(retry, 1, n));
-  }
-}
-
-void take_back(std::span<Slot> slots, std::span<const Run> log) {
-  for (std::size_t q = log.size(); q-- > 0;) {
-    const Run& run = log[q];
-    Slot& s = slots[run.slot];
-    s.level -= run.iterations * s.step;
-    s.left += run.iterations;
-    s.iterations -= run.iterations;
-    s.busy -= run.spent;
-    s.switched -= run.switched;
-    s.extra = run.extra;
-    if (run.first) s.first_start = -1;
   }
 }
 
@@ -378,12 +362,6 @@ void run_gang(std::span<Slot> slots, std::span<Lane> lanes, TimeNs switch_cost, 
 }
 
 namespace {
-
-// The round does not fit: its 1-GPU runs are taken back.
-void undo_round(std::span<Slot> slots, std::vector<Lane>& lanes, const Scratch& scratch) {
-  take_back(slots, scratch.log);
-  for (const auto& [i, lane] : scratch.saved) lanes[i] = lane;
-}
 
 // The first iteration of the gang run from `start` on a lane: the replica's iteration time there,
 // and the switching cost where the lane's last job was another.
@@ -409,8 +387,9 @@ bool repeats_kept(std::span<const Slot> slots, std::span<const Lane> lanes, cons
 }
 
 // After round out.rounds (every lane's clock at out.end): skips whole periods where the state
-// repeats the one kept (plan_rounds), else keeps this one when Brent's search says so.
-void skip_periods(std::span<Slot> slots, std::vector<Lane>& lanes, Replica& rep, Outcome& out, TimeNs deadline,
+// repeats the one kept (plan_rounds), else keeps this one when Brent's search says so. Returns
+// whether it skipped.
+bool skip_periods(std::span<Slot> slots, std::vector<Lane>& lanes, Replica& rep, Outcome& out, TimeNs deadline,
                   Scratch& scratch) {
   if (scratch.snapped && repeats_kept(slots, lanes, scratch)) {
     const std::int64_t rep_step = scratch.snap_rep_left - rep.left;  // gang iterations a period
@@ -448,18 +427,52 @@ void skip_periods(std::span<Slot> slots, std::vector<Lane>& lanes, Replica& rep,
     // What is left ends within about a period (a slot or the deadline stops it): no more search.
     scratch.snapped = false;
     scratch.next_snap = std::numeric_limits<std::int64_t>::max();
-    return;
+    return n > 0;
   }
-  if (out.rounds < scratch.next_snap) return;
+  if (out.rounds < scratch.next_snap) return false;
   scratch.next_snap = out.rounds * 2;
   scratch.snapped = rep.extra == 0 && std::all_of(slots.begin(), slots.end(), [](const Slot& s) { return s.extra == 0; });
-  if (!scratch.snapped) return;
+  if (!scratch.snapped) return false;
   scratch.snap_slots.assign(slots.begin(), slots.end());
   scratch.snap_lanes = lanes;
   scratch.snap_round = out.rounds;
   scratch.snap_rep_left = rep.left;
   scratch.snap_gang_iterations = out.gang_iterations;
+  return false;
 }
+
+}  // namespace
+
+namespace {
+
+// One round from where the lanes stand: every lane's 1-GPU runs to the replica's turn, then the
+// gang run. False when it does not fit (a job would finish, or it would end past the deadline):
+// the state is then torn, and the caller restores it.
+bool run_round(std::span<Slot> slots, std::vector<Lane>& lanes, Replica& rep, TimeNs t0, TimeNs deadline, Outcome& out) {
+  TimeNs start = t0;  // S: when the replica's turn has come on every GPU
+  std::int64_t m = rep.left;
+  TimeNs first = 0;  // the gang run's first iteration, on its slowest lane
+  for (Lane& lane : lanes) {
+    // Most lanes in most rounds run no 1-GPU job: their turn is known without a call.
+    const std::int64_t turn = replica_heads(lane) ? turn_left(slots, lane) : run_to_turn(slots, lane, deadline);
+    if (turn == 0) return false;
+    start = std::max(start, lane.clock);
+    m = std::min(m, turn);
+    first = std::max(first, first_iteration(slots, lane, rep));
+  }
+  const TimeNs e = gang_end(rep, start, m, first);
+  if (e > deadline) return false;
+  run_gang(slots, lanes, rep.switch_cost, m, e);
+  rep.extra = 0;
+  rep.left -= m;
+  out.end = e;
+  ++out.rounds;
+  out.gang_iterations += m;
+  return true;
+}
+
+// Rounds between the states kept (plan_rounds).
+constexpr std::int64_t kKeepEvery = 64;
 
 }  // namespace
 
@@ -468,37 +481,33 @@ Outcome plan_rounds(std::span<Slot> slots, std::vector<Lane>& lanes, Replica rep
   Outcome out{0, 0, t0};
   scratch.snapped = false;
   scratch.next_snap = 1;
+  // The round that does not fit is taken back by going back to the state kept (every
+  // kKeepEvery rounds and after a skip of periods) and running again the rounds since, which fit.
+  std::int64_t since = kKeepEvery;
+  Replica kept_rep = rep;
+  Outcome kept_out = out;
   while (rep.left > 0) {
-    scratch.log.clear();
-    scratch.saved.clear();
-    bool fits = true;
-    TimeNs start = t0;  // S: when the replica's turn has come on every GPU
-    std::int64_t m = rep.left;
-    TimeNs first = 0;  // the gang run's first iteration, on its slowest lane
-    for (std::size_t i = 0; i < lanes.size(); ++i) {
-      Lane& lane = lanes[i];
-      if (!replica_heads(lane)) scratch.saved.emplace_back(i, lane);  // its 1-GPU runs change it
-      const std::int64_t turn = run_to_turn(slots, lane, deadline, scratch.log);
-      if (turn == 0) {
-        fits = false;
-        break;
-      }
-      start = std::max(start, lane.clock);
-      m = std::min(m, turn);
-      first = std::max(first, first_iteration(slots, lane, rep));
+    if (since == kKeepEvery) {
+      scratch.kept_slots.assign(slots.begin(), slots.end());
+      scratch.kept_lanes = lanes;
+      kept_rep = rep;
+      kept_out = out;
+      since = 0;
     }
-    const TimeNs e = gang_end(rep, start, m, first);
-    if (!fits || e > deadline) {
-      undo_round(slots, lanes, scratch);
+    if (!run_round(slots, lanes, rep, t0, deadline, out)) {
+      std::copy(scratch.kept_slots.begin(), scratch.kept_slots.end(), slots.begin());
+      lanes = scratch.kept_lanes;
+      rep = kept_rep;
+      out = kept_out;
+      for (std::int64_t r = 0; r < since; ++r) {
+        const bool fits = run_round(slots, lanes, rep, t0, deadline, out);
+        SALUS_INVARIANT(fits, "a joint plan's rounds run again as they ran", std::to_string(r));
+      }
+      scratch.rounds_again += since;
       break;
     }
-    run_gang(slots, lanes, rep.switch_cost, m, e);
-    rep.extra = 0;
-    rep.left -= m;
-    out.end = e;
-    ++out.rounds;
-    out.gang_iterations += m;
-    if (scratch.skip_periods) skip_periods(slots, lanes, rep, out, deadline, scratch);
+    ++since;
+    if (scratch.skip_periods && skip_periods(slots, lanes, rep, out, deadline, scratch)) since = kKeepEvery;
   }
   return out;
 }

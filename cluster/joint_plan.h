@@ -46,13 +46,6 @@ struct Lane {
   /// turn > 0, with no scan. 0: not known (a 1-GPU run since) or the replica no longer heads.
   std::int64_t turn = 0;
 };
-/// A 1-GPU run of the round being computed (to take it back).
-struct Run {
-  std::size_t slot = 0;
-  std::int64_t iterations = 0;
-  TimeNs spent = 0, switched = 0, extra = 0;
-  bool first = false;
-};
 /// The replicas' job: the same on every GPU but its iteration time there; `work` is the slowest
 /// replica's (each lane's own is its slot's).
 struct Replica {
@@ -67,8 +60,11 @@ struct Outcome {
 /// plan_rounds' scratch, kept between plans, and whether it skips whole periods
 /// (`skip_periods`: a speed mechanism, ClusterOptions::tuning.periodic_plans; see plan_rounds).
 struct Scratch {
-  std::vector<Run> log;
-  std::vector<std::pair<std::size_t, Lane>> saved;  // the lanes a round's 1-GPU runs changed, as before it
+  // The state kept every few rounds (plan_rounds: a round that does not fit is taken back by
+  // going back to it).
+  std::vector<Slot> kept_slots;
+  std::vector<Lane> kept_lanes;
+  std::int64_t rounds_again = 0;  ///< rounds run again so, over every plan (a counter for the tests)
   bool skip_periods = true;
   // The state after round `snap_round` (Brent's cycle search: taken at rounds 1, 2, 4, ...).
   std::vector<Slot> snap_slots;
@@ -98,10 +94,10 @@ std::int64_t stretch(const Slot& h, const Slot* next);
 std::int64_t reach(const Slot& h, const Slot* next);
 /// The head of the lane's rotation (least (level, order)) and the least of the others (kNoSlot: none).
 std::pair<std::size_t, std::size_t> head(std::span<const Slot> slots, const Lane& lane);
-/// Runs the lane's 1-GPU runs up to its replica's turn, logging each in `log`. Returns the turn's
-/// length (the replica's stretch), or 0 when the round does not fit: a job would finish, or a run
-/// would end past `deadline`.
-std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std::vector<Run>& log);
+/// Runs the lane's 1-GPU runs up to its replica's turn. Returns the turn's length (the replica's
+/// stretch), or 0 when the round does not fit: a job would finish, or a run would end past
+/// `deadline` (the lane is then torn: plan_rounds goes back to a state it kept).
+std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline);
 /// The lane's 1-GPU runs before its replica's turn, from its clock, as run_to_turn runs them,
 /// but stopping before a run that would finish its job or end past `deadline`, or where the
 /// replica's turn has come (JointPlanner's turn plans: one GPU's plan while its gang's other GPUs wait
@@ -115,8 +111,6 @@ std::int64_t run_to_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, std
 /// would leave it, and stepping goes on from there: every count (runs, switches, lane time, each
 /// slot's) and the point where the plan stops are those of stepping run by run.
 std::int64_t run_before_turn(std::span<Slot> slots, Lane& lane, TimeNs deadline, Scratch& scratch);
-/// Takes back the runs of `log`, last first.
-void take_back(std::span<Slot> slots, std::span<const Run> log);
 /// The end E of a gang run of m iterations started at S = `start`: lock-step, each iteration ends
 /// when the slowest replica's does; the first takes `first` (the most, over the lanes, of the
 /// replica's iteration time and the switching cost where the lane's last job was another) and
@@ -129,7 +123,10 @@ inline TimeNs gang_end(const Replica& rep, TimeNs start, std::int64_t m, TimeNs 
 /// and every lane's clock moves to e.
 void run_gang(std::span<Slot> slots, std::span<Lane> lanes, TimeNs switch_cost, std::int64_t m, TimeNs e);
 /// The rounds from t0: each lane's runs to the replica's turn, then the gang run, while the round
-/// ends by `deadline` and no 1-GPU job finishes in it, or until the replicas finish.
+/// ends by `deadline` and no 1-GPU job finishes in it, or until the replicas finish. The round
+/// that does not fit is taken back by going back to a state kept every 64 rounds (and after
+/// periods are skipped) and running the rounds since again (Scratch::rounds_again counts them):
+/// nothing is logged per run.
 ///
 /// Periods (Scratch::skip_periods): a round depends on the lanes only through each slot's level
 /// relative to its lane's replica, its job's constants, what it has left and its extra, and the
