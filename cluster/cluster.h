@@ -72,6 +72,13 @@ struct ClusterOptions {
     /// Results are the same either way, to each plan's counts (tests/cluster/joint_plan_test.cpp
     /// and cluster_gang_plan_test.cpp compare them); false steps every run.
     bool turn_jumps = true;
+    /// A gang's faster replicas run held to the slowest one's pace (their iterations padded),
+    /// so that they end where it does: one batch per replica, or one instant per iteration where
+    /// lock-step steps them one at a time (gangs.cpp). Results are the same either way
+    /// (tests/cluster/cluster_gang_test.cpp compares them on GPUs of several speeds); false runs
+    /// every replica at its own speed, each ending where it does and holding its lane, idle,
+    /// until the slowest one's end.
+    bool pace_replicas = true;
     /// Give an ended job's replica slots to the next arrivals (replicas.h), so that the run holds
     /// state for the jobs in the system, not the whole trace. Results are the same either way
     /// (tests/cluster/cluster_gang_test.cpp compares them); false gives no slot twice.
@@ -125,6 +132,7 @@ struct ClusterOutcome {
   std::int64_t turn_plans = 0;                      ///< plans of one gang GPU's 1-GPU runs up to its replica's turn
   std::int64_t turn_plan_runs = 0;                  ///< the 1-GPU runs they covered
   std::int64_t turn_jumped = 0;                     ///< of their iterations, those taken in closed form (tuning.turn_jumps)
+  std::int64_t unpadded_work = 0, unpadded_held = 0;  ///< paced iterations a run starting beside them made lock-step's (SimExecutor::unpad)
   /// The preemptive cluster policies only (preemptive.h; empty and 0 otherwise):
   std::vector<JobRun> job_runs;                     ///< every run, in the order they ended (when recorded)
   std::int64_t runs = 0;                            ///< runs

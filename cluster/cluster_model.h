@@ -205,10 +205,8 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
     if (opts.model == nullptr) throw std::invalid_argument("run_cluster: an interference model is required");
     if (opts.cluster.gpus.empty()) throw std::invalid_argument("run_cluster: a cluster of at least one GPU");
     if (opts.progress_every < 1) throw std::invalid_argument("run_cluster: progress_every must be at least 1");
-    min_demand_ = core::kNever;
     for (const JobSpec& s : jobs) {
       if (s.gpus < 1) throw std::invalid_argument("job '" + s.id + "' needs at least one GPU");
-      min_demand_ = std::min(min_demand_, s.persistent + s.ephemeral);
     }
     if (!opts.actual_iter_ns.empty() && opts.actual_iter_ns.size() != jobs.size()) {
       throw std::invalid_argument("run_cluster: one actual time per job");
@@ -502,19 +500,15 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
     std::erase_if(loads_, other);
     std::erase_if(joins_, other);
   }
-  /// Whether a gang replica on GPU g may run a batch held to a slower replica's pace (its
-  /// iterations padded to the slowest one's): exact where the padding changes no other run's
-  /// speed, i.e. the model is ideal, or nothing runs or can start beside it on g until the batch
-  /// ends: nothing runs there now and the GPU has one lane (exclusive or time-shared: the gang run
-  /// holds it), or (lanes per Algorithm 1) the replica is its one admitted job and its free memory
-  /// holds no job of the trace; no paging.
+  /// Whether a gang replica on GPU g may run held to a slower replica's pace (its iterations
+  /// padded to the slowest one's, SimExecutor::start_paced): exact where the padding changes no
+  /// other run's speed, i.e. the model is ideal, or nothing runs beside it on g now (a run that
+  /// starts beside it later finds the iteration in flight as lock-step has it: its own work, or
+  /// its lane held, idle; SimExecutor::unpad); no paging (a transfer would fall in the padding).
   bool paceable_on(std::int32_t g) {
+    if (!opts_.tuning.pace_replicas) return false;
     if (opts_.model->ideal()) return true;
-    Gpu& gpu = at(g);
-    if (opts_.paging_bytes_per_s != 0 || gpu.rt->exec->sim().running() != 0) return false;
-    // One lane (exclusive or time-shared), which the gang run holds: nothing else runs there.
-    if (opts_.sched.lane_mode != core::LaneMode::kAuto) return true;
-    return gpu.rt->sched->admitted() == 1 && gpu.rt->sched->free_bytes() < min_demand_;
+    return opts_.paging_bytes_per_s == 0 && at(g).rt->exec->sim().running() == 0;
   }
   // JointPlanner::Host: what the joint and turn plans (cluster/joint_planner.h) read.
   JointPlanner::Gang gang(std::int32_t k) const override {
@@ -667,7 +661,6 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
   std::vector<std::int32_t> candidates_;  // gather_candidates' scratch
   bool uniform_speed_ = true;             // every job runs at one speed on every GPU (keep_speed drops nothing)
   std::optional<JobKinds> job_kinds_;      // the jobs' allowed kinds and own speeds (after check_jobs)
-  Bytes min_demand_ = 0;                   // the least P + E of any job (paceable_on)
   ReplicaTable replicas_;                  // the live jobs' replicas, shared by every GPU's Scheduler
   bool reuse_slots_ = true;                // an ended job's slots are given again (Tuning::reuse_slots)
   std::vector<JobIndex> slot_of_;          // input job -> its first replica's slot (kNoJob: none live)

@@ -145,6 +145,8 @@ ClusterOutcome Cluster::finish(TimeNs end) {
     if (!gpu.rt) continue;  // never used: every counter 0
     core::ScheduleOutcome& o = gpu.rt->sched->outcome();
     add_gpu_counters(out, o);
+    result_.unpadded_work += gpu.rt->exec->sim().unpadded_work();
+    result_.unpadded_held += gpu.rt->exec->sim().unpadded_held();
     out.steps += o.steps;
     out.iterations += o.iterations;
     if (out.fatal_error.empty()) out.fatal_error = o.fatal_error;

@@ -112,19 +112,52 @@ void SimExecutor::truncate(Run& r, std::int64_t iterations) const {
 // The set of running lanes changed: bring every run whose slowdown changes up to now and re-plan
 // its boundaries. Runs whose slowdown did not change keep their plan untouched, so an undisturbed
 // run ends exactly when first planned.
+void SimExecutor::unpad(Run& r) {
+  const Progress p = progress(r, now_);
+  const std::int64_t i = p.iteration;  // in flight (at a boundary: the one starting now)
+  if (p.work < r.own_ns + (i == 0 ? r.extra_ns : 0)) {
+    r.iter_ns = r.own_ns;
+    r.iter_at_sync = i;
+    r.work_at_sync = p.work;
+    r.sync_ns = now_;
+    r.d.iterations = i + 1;
+    plan(r);  // at its slowdown so far; resync plans it again at the new one
+    ++unpadded_work_;
+    return;
+  }
+  r.end_ns = i == r.iter_at_sync ? r.first_end_ns : r.first_end_ns + (i - r.iter_at_sync) * r.period_ns;
+  r.d.iterations = i + 1;
+  r.held = true;
+  ++unpadded_held_;
+}
+
 void SimExecutor::resync() {
   dirty_ = false;
   if (model_.ideal()) return;
   // A lane running alone runs at solo speed under every model: interference needs company.
   if (runs_.size() == 1 && runs_.front().slowdown == kSolo) return;
-  scratch_slowdown_.assign(runs_.size(), kSolo);
   if (runs_.size() > 1) {
-    scratch_running_.clear();
-    for (const Run& r : runs_) scratch_running_.push_back({&jobs_[static_cast<std::size_t>(r.d.job)]});
-    model_.slowdowns(scratch_running_, scratch_slowdown_);
+    for (Run& r : runs_) {
+      if (r.iter_ns > r.own_ns && !r.held && !r.plan) unpad(r);
+    }
+  }
+  // The runs the model sees: every run but the held lanes, in lane order.
+  scratch_slowdown_.assign(runs_.size(), kSolo);
+  scratch_running_.clear();
+  for (const Run& r : runs_) {
+    if (!r.held) scratch_running_.push_back({&jobs_[static_cast<std::size_t>(r.d.job)]});
+  }
+  if (scratch_running_.size() > 1) {
+    scratch_seen_.assign(scratch_running_.size(), kSolo);
+    model_.slowdowns(scratch_running_, scratch_seen_);
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      if (!runs_[i].held) scratch_slowdown_[i] = scratch_seen_[k++];
+    }
   }
   for (std::size_t i = 0; i < runs_.size(); ++i) {
     Run& r = runs_[i];
+    if (r.held) continue;
     const std::int64_t s = scratch_slowdown_[i];
     SALUS_INVARIANT(s >= kSolo, "slowdown >= 1", std::to_string(s));
     if (s == r.slowdown) continue;
@@ -148,6 +181,7 @@ void SimExecutor::start_paced(const core::Dispatch& d, TimeNs iter_ns) {
   Run r;
   r.d = d;
   r.iter_ns = iter_ns;
+  r.own_ns = iter_time(d.job);
   r.switch_ns = last_job_[lane] != core::kNoJob && last_job_[lane] != d.job ? switch_cost(d.job) : 0;
   r.extra_ns = d.extra_ns + r.switch_ns + transfer_ns_[lane];
   transfer_ns_[lane] = 0;

@@ -48,7 +48,8 @@ class SimExecutor final : public core::Executor, public core::Planning {
   void start(const core::Dispatch& d) override { start_paced(d, iter_time(d.job)); }
   /// As start, each iteration taking `iter_ns` of solo work instead of the job's own iteration
   /// time: a gang replica held to the pace of its slowest replica (cluster/, a batch of a gang
-  /// across GPUs of different speeds, where nothing else can run beside it meanwhile).
+  /// across GPUs of different speeds, started with nothing beside it). Should a run start beside
+  /// it, the iteration in flight becomes lock-step's (unpad): its own work, or its lane held.
   void start_paced(const core::Dispatch& d, core::TimeNs iter_ns);
   void stop_at_boundary(core::LaneId lane) override;
   bool end_if_at_boundary(core::LaneId lane) override;
@@ -90,6 +91,10 @@ class SimExecutor final : public core::Executor, public core::Planning {
   void lane_closed(core::LaneId lane) override;
   /// The end of the plan in flight (kNever: none), without moving the clock.
   core::TimeNs plan_end_ns() const;
+  /// Paced iterations made lock-step's because a run started beside them (unpad): those that
+  /// ran their own work on, and those whose lane was held from then.
+  std::int64_t unpadded_work() const { return unpadded_work_; }
+  std::int64_t unpadded_held() const { return unpadded_held_; }
   void page_out(core::JobIndex job, core::LaneId lane) override { charge_transfer(job, lane); }
   void page_in(core::JobIndex job, core::LaneId lane, core::Bytes) override { charge_transfer(job, lane); }
   void wait(core::TimeNs deadline, std::vector<core::Completion>& out) override;
@@ -121,6 +126,8 @@ class SimExecutor final : public core::Executor, public core::Planning {
     core::TimeNs period_ns = 0;      // each later iteration: ceil(iter_ns * slowdown / 1e6)
     core::TimeNs end_ns = 0;         // end of the run's last iteration
     bool plan = false;               // a plan (start_plan): runs to end_ns, never cut
+    core::TimeNs own_ns = 0;         // the job's own iteration time (iter_ns more: paced, start_paced)
+    bool held = false;               // a paced replica's lane held, idle, until end_ns (unpad)
   };
   /// Where a run is at t (t >= sync_ns): the iteration in flight and its work done.
   struct Progress {
@@ -136,6 +143,12 @@ class SimExecutor final : public core::Executor, public core::Planning {
   /// Ends the run after `iterations` (fewer than dispatched).
   void truncate(Run& r, std::int64_t iterations) const;
   void resync();
+  /// A run starts beside a paced run (start_paced): lock-step has the replica run its own
+  /// iteration and then hold its lane, idle, until the slowest replica's iteration ends. The
+  /// iteration in flight becomes that: where some of its own work is left, its own work (the run
+  /// ends with it, at the speed it runs at from now); else held, its end unchanged, out of the
+  /// running set the model sees.
+  void unpad(Run& r);
   void charge_transfer(core::JobIndex job, core::LaneId lane);
   /// The lane's entry in lane_ids_ (lane_ids_.size(): none); lane_slot adds one.
   std::size_t find_lane(core::LaneId lane) const;
@@ -159,12 +172,14 @@ class SimExecutor final : public core::Executor, public core::Planning {
   bool dirty_ = false;     // the set of running lanes changed since the last resync
   std::vector<RunningIteration> scratch_running_;
   std::vector<std::int64_t> scratch_slowdown_;
+  std::vector<std::int64_t> scratch_seen_;  // the slowdowns of the runs the model sees (resync)
   rotation::Tables rotation_;  // start_plan's tables, kept between plans (sim/rotation.h)
   core::JobIndex plan_last_job_ = core::kNoJob;  // the plan in flight's PlanDispatch::last_job (cancel_plan)
   /// The lane runs the plan until `end`, its last job then `last` (start_plan, start_computed_plan).
   void run_plan(const core::PlanDispatch& p, std::int64_t iterations, core::JobIndex last, core::TimeNs end);
 
   core::TimeNs now_ = 0;
+  std::int64_t unpadded_work_ = 0, unpadded_held_ = 0;
 };
 
 }  // namespace salus::sim
