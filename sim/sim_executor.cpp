@@ -109,9 +109,6 @@ void SimExecutor::truncate(Run& r, std::int64_t iterations) const {
   r.end_ns = r.first_end_ns + (iterations - 1 - r.iter_at_sync) * r.period_ns;
 }
 
-// The set of running lanes changed: bring every run whose slowdown changes up to now and re-plan
-// its boundaries. Runs whose slowdown did not change keep their plan untouched, so an undisturbed
-// run ends exactly when first planned.
 void SimExecutor::unpad(Run& r) {
   const Progress p = progress(r, now_);
   const std::int64_t i = p.iteration;  // in flight (at a boundary: the one starting now)
@@ -131,6 +128,9 @@ void SimExecutor::unpad(Run& r) {
   ++unpadded_held_;
 }
 
+// The set of running lanes changed: bring every run whose slowdown changes up to now and re-plan
+// its boundaries. Runs whose slowdown did not change keep their plan untouched, so an undisturbed
+// run ends exactly when first planned.
 void SimExecutor::resync() {
   dirty_ = false;
   if (model_.ideal()) return;

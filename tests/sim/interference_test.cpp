@@ -605,3 +605,44 @@ TEST_CASE("capacity: a schedule where three lanes overlap better than two, the s
   CHECK(salus::test::finishes(outs[1]) == salus::test::finishes(outs[0]));
   CHECK(salus::test::segments(outs[1]) == salus::test::segments(outs[0]));
 }
+
+// A gang replica held to a slower replica's pace (SimExecutor::start_paced: 5 ms of its own work
+// padded to 10 ms), and a run that starts beside it: the iteration in flight becomes lock-step's
+// (SimExecutor::unpad). Pairs: r (wa) runs at 1.5 beside n (wb), n at 1.3 beside r.
+TEST_CASE("a run starting beside a paced replica finds the iteration in flight as lock-step has it") {
+  const auto model = salus::sim::make_interference("pairs", &kTable);
+  std::vector<JobSpec> jobs{named("r", "wa", 600'000), named("n", "wb", 500'000)};  // sum u 1.1: the pairs' figures
+  jobs[0].iter_ns = ms(5);
+  jobs[1].iter_ns = ms(10);
+  jobs[0].iterations = 3;
+  auto run = [&](TimeNs newcomer_at, std::vector<Completion>& done) {
+    salus::sim::SimExecutor exec(jobs, *model);
+    exec.start_paced(Dispatch{0, 0, 3}, ms(10));
+    exec.wait(newcomer_at, done);
+    REQUIRE(done.empty());
+    exec.start(Dispatch{1, 1, 1});
+    while (exec.running() > 0) exec.wait(kNever, done);
+    return std::pair{exec.unpadded_work(), exec.unpadded_held()};
+  };
+  // At 3 ms, in its own work: 2 ms of it left, at 1.5 beside n: r ends its one iteration at 6 ms.
+  // n: 3 ms at 1.3 do floor(3e6 / 1.3) = 2,307,692 ns of its work, the rest alone from 6 ms.
+  std::vector<Completion> a;
+  CHECK(run(ms(3), a) == std::pair<std::int64_t, std::int64_t>{1, 0});
+  REQUIRE(a.size() == 2);
+  CHECK((a[0].job == 0 && a[0].iterations_done == 1 && a[0].end_ns == ms(6)));
+  CHECK((a[1].job == 1 && a[1].end_ns == ms(6) + (ms(10) - 2'307'692)));
+  // At 7 ms, in the padding (its own work ended at 5 ms): r's lane is held, idle, to 10 ms, and
+  // n runs alone from 7 ms to 17 ms.
+  std::vector<Completion> b;
+  CHECK(run(ms(7), b) == std::pair<std::int64_t, std::int64_t>{0, 1});
+  REQUIRE(b.size() == 2);
+  CHECK((b[0].job == 0 && b[0].iterations_done == 1 && b[0].end_ns == ms(10)));
+  CHECK((b[1].job == 1 && b[1].end_ns == ms(17)));
+  // Alone, the paced run ends its three iterations 10 ms apart.
+  salus::sim::SimExecutor alone(jobs, *model);
+  alone.start_paced(Dispatch{0, 0, 3}, ms(10));
+  std::vector<Completion> c;
+  alone.wait(kNever, c);
+  REQUIRE(c.size() == 1);
+  CHECK((c[0].iterations_done == 3 && c[0].end_ns == ms(30)));
+}
