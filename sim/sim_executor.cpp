@@ -122,8 +122,7 @@ void SimExecutor::unpad(Run& r) {
     ++unpadded_work_;
     return;
   }
-  r.end_ns = i == r.iter_at_sync ? r.first_end_ns : r.first_end_ns + (i - r.iter_at_sync) * r.period_ns;
-  r.d.iterations = i + 1;
+  truncate(r, i + 1);  // its padded end
   r.held = true;
   ++unpadded_held_;
 }

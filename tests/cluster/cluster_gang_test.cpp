@@ -38,6 +38,12 @@ struct Tally {
                requests = 0, timeline_rows = 0;
 };
 
+/// The random tests' measured pairs (w3 has none: solo beside the others).
+sim::PairSlowdowns pair_table() {
+  return {{{"w0", "w1"}, 1'400'000}, {{"w1", "w0"}, 1'900'000}, {{"w0", "w2"}, 1'100'000},
+          {{"w2", "w0"}, 2'300'000}, {{"w1", "w2"}, 1'650'000}, {{"w2", "w1"}, 800'000}};
+}
+
 cluster::ClusterOptions options_for(const std::string& policy, const sim::InterferenceModel& model, std::int32_t gpus) {
   cluster::ClusterOptions opts;
   opts.cluster = cluster::ClusterSpec::uniform(gpus, test::gib(16));
@@ -155,8 +161,7 @@ void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, 
 // Jobs arrive faster than the GPUs serve them, so that the cluster queue holds 1-GPU and gang
 // jobs while gang runs are batched; a third of the jobs need 2 to 4 GPUs (up to the cluster's).
 TEST_CASE("batched gang runs: the same results, to the nanosecond, as lock-step one iteration at a time") {
-  const sim::PairSlowdowns pairs = {{{"w0", "w1"}, 1'400'000}, {{"w1", "w0"}, 1'900'000}, {{"w0", "w2"}, 1'100'000},
-                                    {{"w2", "w0"}, 2'300'000}, {{"w1", "w2"}, 1'650'000}, {{"w2", "w1"}, 800'000}};
+  const sim::PairSlowdowns pairs = pair_table();
   std::vector<std::unique_ptr<sim::InterferenceModel>> models;
   for (const std::string name : {"none", "profiled", "pairs"}) {
     models.push_back(sim::make_interference(name, &pairs, nullptr, 0.8));
@@ -250,8 +255,7 @@ TEST_CASE("batched gang runs: the same results, to the nanosecond, as lock-step 
 // one's pace, at every point of their iterations: in their own work and in the padding. Every
 // result as lock-step's (compare: batches off, every replica at its own speed).
 TEST_CASE("batched gang runs: a job starting beside a paced replica finds its iteration in flight as lock-step has it") {
-  const sim::PairSlowdowns pairs = {{{"w0", "w1"}, 1'400'000}, {{"w1", "w0"}, 1'900'000}, {{"w0", "w2"}, 1'100'000},
-                                    {{"w2", "w0"}, 2'300'000}, {{"w1", "w2"}, 1'650'000}, {{"w2", "w1"}, 800'000}};
+  const sim::PairSlowdowns pairs = pair_table();
   const std::unique_ptr<sim::InterferenceModel> profiled = sim::make_interference("profiled", nullptr, nullptr, 0.8);
   const std::unique_ptr<sim::InterferenceModel> paired = sim::make_interference("pairs", &pairs, nullptr, 0.8);
   const std::vector<std::string> policies = policies::policy_names();
