@@ -79,6 +79,13 @@ struct ClusterOptions {
     /// every replica at its own speed, each ending where it does and holding its lane, idle,
     /// until the slowest one's end.
     bool pace_replicas = true;
+    /// With gang_batches and pace_replicas: a batch whose replicas run beside other lanes goes on
+    /// where lock-step cannot differ from it, i.e. every replica beside another lane is the
+    /// slowest (at the slowdown its company gives it), unpaced, and keeps its slowdown; the
+    /// others are held to its pace (gangs.cpp, Cluster::pace_crowded). Results are the same
+    /// either way (tests/cluster/cluster_gang_test.cpp compares them); false cuts such a batch at
+    /// once, one iteration at a time.
+    bool crowded_batches = true;
     /// Give an ended job's replica slots to the next arrivals (replicas.h), so that the run holds
     /// state for the jobs in the system, not the whole trace. Results are the same either way
     /// (tests/cluster/cluster_gang_test.cpp compares them); false gives no slot twice.
@@ -133,6 +140,8 @@ struct ClusterOutcome {
   std::int64_t turn_plan_runs = 0;                  ///< the 1-GPU runs they covered
   std::int64_t turn_jumped = 0;                     ///< of their iterations, those taken in closed form (tuning.turn_jumps)
   std::int64_t unpadded_work = 0, unpadded_held = 0;  ///< paced iterations a run starting beside them made lock-step's (SimExecutor::unpad)
+  std::int64_t crowded_batches = 0;                 ///< gang batches that went on beside other lanes (tuning.crowded_batches)
+  std::int64_t crowded_unpaced = 0;                 ///< their paced replicas made lock-step's where such a batch was cut (SimExecutor::unpad_at)
   /// The preemptive cluster policies only (preemptive.h; empty and 0 otherwise):
   std::vector<JobRun> job_runs;                     ///< every run, in the order they ended (when recorded)
   std::int64_t runs = 0;                            ///< runs

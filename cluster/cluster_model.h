@@ -547,7 +547,9 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
   bool crowded(std::int32_t g) const override { return !opts_.model->ideal() && at(g).rt->exec->sim().running() > 1; }
   bool admits_queued_job(std::int32_t g) override;
   bool queued_gang_placeable() override;
-  void cut_batch(std::int32_t k, TimeNs t) override;
+  bool pace_crowded(std::int32_t k) override;
+  bool steady(std::int32_t k, TimeNs since) override;
+  void cut_batch(std::int32_t k, TimeNs t, bool crowded) override;
   std::size_t able_gpus(Gang& gang);
   void advance(std::int32_t g, TimeNs t) {
     SALUS_INVARIANT(t == now_, "GPUs advance to the cluster's instant", std::to_string(t));

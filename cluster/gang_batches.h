@@ -15,7 +15,13 @@
 ///  - a replica's GPU asked the run to end at a boundary (gang_cut): the run ends there;
 ///  - another lane runs on a replica's GPU under a model that is not ideal: that replica is
 ///    slowed from t on (the simulator re-evaluates speeds after this check, at the GPU's next
-///    wait), and the others then wait for it at the end of the iteration, as in lock-step;
+///    wait), and the others then wait for it at the end of the iteration, as in lock-step.
+///    Except at the batch's first instant, where the batch goes on beside those lanes when
+///    every replica beside another lane is the slowest at the slowdown its company gives it
+///    (Host::pace_crowded, tuning.crowded_batches): it then runs without a gap in lock-step too,
+///    so its company sees the same running set through every iteration, and the others are
+///    held to its pace. Such a batch is cut where some replica's slowdown or pace changes
+///    (Host::steady: company came or left), its paced replicas then made lock-step's;
 ///  - a paging transfer was charged to a replica's lane: lock-step's next sub-run pays it;
 ///  - the instants of the gang's boundaries matter to the cluster queue. Lock-step steps every
 ///    replica's GPU at each boundary, where the placement tries the queue's 1-GPU jobs that
@@ -65,8 +71,17 @@ class GangBatches {
     virtual bool admits_queued_job(std::int32_t g) = 0;
     /// Whether a gang job in the cluster queue has the GPUs to start now.
     virtual bool queued_gang_placeable() = 0;
-    /// Ends gang k's batch on every replica with the iteration in flight at t.
-    virtual void cut_batch(std::int32_t k, core::TimeNs t) = 0;
+    /// At the instant gang k's batch started, with another lane beside some replica: whether
+    /// the batch can go on beside them (every crowded replica the slowest, unpaced; the others
+    /// then held to its pace), made so if it can.
+    virtual bool pace_crowded(std::int32_t k) = 0;
+    /// Whether every replica of gang k still runs as it did at `since` (its slowdown and pace
+    /// unchanged since then).
+    virtual bool steady(std::int32_t k, core::TimeNs since) = 0;
+    /// Ends gang k's batch on every replica with the iteration in flight at t; `crowded`: a
+    /// batch beside co-runners (a replica may have sped up at t: the paced ones end no later
+    /// than lock-step's round).
+    virtual void cut_batch(std::int32_t k, core::TimeNs t, bool crowded) = 0;
   };
 
   /// Gang k's sub-runs started at t are a batch.
@@ -79,6 +94,7 @@ class GangBatches {
     if (start_[static_cast<std::size_t>(k)] >= 0) --batching_;
     start_[static_cast<std::size_t>(k)] = -1;
     checked_[static_cast<std::size_t>(k)] = -1;
+    crowded_[static_cast<std::size_t>(k)] = 0;
   }
   /// Whether gang k's sub-runs in flight are a batch.
   bool batching(std::int32_t k) const {
@@ -118,7 +134,7 @@ class GangBatches {
       core::TimeNs& checked = checked_[static_cast<std::size_t>(k)];
       if (checked == t) continue;
       checked = t;
-      if (breaks(k, host)) stop(k, t, host);
+      if (breaks(k, t, host)) stop(k, t, host);
     }
     for (const std::int32_t g : touched) changed_[static_cast<std::size_t>(g)] = 0;
   }
@@ -126,22 +142,34 @@ class GangBatches {
  private:
   template <class H>
   void stop(std::int32_t k, core::TimeNs t, H& host) {
-    start_[static_cast<std::size_t>(k)] = -1;
+    const auto i = static_cast<std::size_t>(k);
+    start_[i] = -1;
     --batching_;
-    host.cut_batch(k, t);
+    const bool crowded = crowded_[i] != 0;
+    crowded_[i] = 0;
+    host.cut_batch(k, t, crowded);
   }
+  // Whether gang k's batch must be cut at t. A batch beside other lanes goes on where it can
+  // from its first instant (pace_crowded), and then while every replica runs as it did then.
   template <class H>
-  bool breaks(std::int32_t k, H& host) const {
+  bool breaks(std::int32_t k, core::TimeNs t, H& host) {
     if (host.cut_or_transfer(k)) return true;
+    bool crowded = false;
     for (const std::int32_t g : host.gang_gpus(k)) {
-      if (host.crowded(g)) return true;
+      crowded = crowded || host.crowded(g);
       if (changed_[static_cast<std::size_t>(g)] != 0 && host.admits_queued_job(g)) return true;
     }
+    const auto i = static_cast<std::size_t>(k);
+    if (crowded_[i] != 0) return !host.steady(k, start_[i]);
+    if (!crowded) return false;
+    if (start_[i] != t || !host.pace_crowded(k)) return true;
+    crowded_[i] = 1;
     return false;
   }
 
   std::vector<core::TimeNs> start_;    // per gang: the instant its batch started (-1: none)
   std::vector<core::TimeNs> checked_;  // per gang: the instant check() last looked at it
+  std::vector<char> crowded_;          // per gang: its batch runs beside other lanes (pace_crowded)
   std::int64_t batching_ = 0;          // gangs whose sub-runs in flight are a batch
   // note_layouts: each touched GPU's answers after the placement, by position in `touched`;
   // check: per GPU, whether they may have changed since the placement judged it.

@@ -121,17 +121,77 @@ void Cluster::resolve_gangs(TimeNs t) {
 
 // ---- Joint and turn plans: cluster/joint_planner.h -----------------------------------------
 
-// Ends every replica's batch with the iteration in flight at t. The replicas are in phase, so
-// they end at one instant; the GPUs not stepped at t get their earlier end in the heap.
-void Cluster::cut_batch(std::int32_t k, TimeNs t) {
+// A batch beside other lanes (GangBatches, tuning.crowded_batches), at the instant it started,
+// every replica's slowdown re-evaluated: lock-step goes as the batch does where every replica
+// that runs beside another lane is the slowest (its period, at the slowdown its company gives
+// it, the longest of the replicas'), unpaced, so that it runs without a gap and its company sees
+// the same running set through every iteration; the other replicas, alone on their GPUs, are
+// held to that period (paced) and end where it does. Should a replica's slowdown or pace change
+// later (steady), the batch is cut.
+bool Cluster::pace_crowded(std::int32_t k) {
+  if (!opts_.tuning.crowded_batches || !opts_.tuning.pace_replicas || opts_.paging_bytes_per_s != 0) return false;
   const Gang& gang = gangs_[static_cast<std::size_t>(k)];
+  TimeNs period = 0;
+  for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
+    sim::SimExecutor& sim = at(gang.gpus[i]).rt->exec->sim();
+    sim.next_completion_ns();  // the slowdowns at the end of the instant
+    const sim::SimExecutor::RunShape r = sim.shape(gang.chosen[i].lane);
+    if (!r.running || r.held || r.iterations < 2) return false;
+    if (sim.running() > 1) {
+      if (r.iter_ns != r.own_ns) return false;  // a paced replica beside others: unpadded, not steady
+      period = std::max(period, r.period_ns);
+    } else {
+      period = std::max(period, r.own_ns);
+    }
+  }
+  for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
+    sim::SimExecutor& sim = at(gang.gpus[i]).rt->exec->sim();
+    const sim::SimExecutor::RunShape r = sim.shape(gang.chosen[i].lane);
+    if (sim.running() > 1 && r.period_ns != period) return false;
+  }
+  for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
+    sim::SimExecutor& sim = at(gang.gpus[i]).rt->exec->sim();
+    if (sim.running() == 1 && sim.shape(gang.chosen[i].lane).iter_ns != period) sim.pace(gang.chosen[i].lane, period);
+  }
+  ++result_.crowded_batches;
+  return true;
+}
+
+bool Cluster::steady(std::int32_t k, TimeNs since) {
+  const Gang& gang = gangs_[static_cast<std::size_t>(k)];
+  for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
+    sim::SimExecutor& sim = at(gang.gpus[i]).rt->exec->sim();
+    sim.next_completion_ns();
+    const sim::SimExecutor::RunShape r = sim.shape(gang.chosen[i].lane);
+    if (r.held || r.sync_ns > since) return false;
+  }
+  return true;
+}
+
+// Ends every replica's batch with the iteration in flight at t. The replicas are in phase, so
+// they end at one instant; the GPUs not stepped at t get their earlier end in the heap. A batch
+// beside other lanes may be cut where its slowest replica's speed changed (its company came or
+// left, and may change again before the iteration in flight ends): the paced replicas are made
+// lock-step's at t (SimExecutor::unpad_at), each ending with its own work, or, that work done,
+// taken out as ended, its lane held until the slowest replica's end.
+void Cluster::cut_batch(std::int32_t k, TimeNs t, bool crowded) {
+  const Gang& gang = gangs_[static_cast<std::size_t>(k)];
+  for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
+    sim::SimExecutor& sim = at(gang.gpus[i]).rt->exec->sim();
+    const core::LaneId lane = gang.chosen[i].lane;
+    sim.stop_after_iteration_at(lane, t);
+    if (!crowded) continue;
+    sim.next_completion_ns();  // a run starting beside a paced replica at t unpads it first
+    const sim::SimExecutor::RunShape r = sim.shape(lane);
+    if (r.iter_ns <= r.own_ns) continue;
+    ++result_.crowded_unpaced;
+    if (const std::optional<Completion> c = sim.unpad_at(lane, t)) gang_sub_done(*c);
+  }
   for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
     const std::int32_t g = gang.gpus[i];
     Gpu& gpu = at(g);
-    gpu.rt->exec->sim().stop_after_iteration_at(gang.chosen[i].lane, t);
     if (gpu.touched) continue;  // its next step is computed at the end of the instant
-    const TimeNs e = gpu.rt->exec->sim().next_completion_ns();
-    if (e < steps_.at(g)) steps_.set(g, e);
+    steps_.set(g, std::min(gpu.rt->exec->sim().next_completion_ns(), gpu.rt->sched->next_request(t)));
   }
 }
 

@@ -127,6 +127,52 @@ void SimExecutor::unpad(Run& r) {
   ++unpadded_held_;
 }
 
+const SimExecutor::Run* SimExecutor::find_run(core::LaneId lane) const {
+  for (const Run& r : runs_) {
+    if (r.d.lane == lane) return &r;
+  }
+  return nullptr;
+}
+
+SimExecutor::RunShape SimExecutor::shape(core::LaneId lane) const {
+  const Run* r = find_run(lane);
+  if (r == nullptr) return {};
+  SALUS_INVARIANT(!dirty_ || r->held, "a run's shape is read after its slowdown is re-evaluated", std::to_string(lane));
+  return {.running = true, .held = r->held, .slowdown = r->slowdown, .iter_ns = r->iter_ns, .own_ns = r->own_ns,
+          .sync_ns = r->sync_ns, .period_ns = r->period_ns, .end_ns = r->end_ns, .iterations = r->d.iterations};
+}
+
+void SimExecutor::pace(core::LaneId lane, TimeNs iter_ns) {
+  Run* r = find_run(lane);
+  SALUS_INVARIANT(r != nullptr && !r->plan && !r->held && r->start_ns == now_ && r->sync_ns == now_ &&
+                      r->iter_at_sync == 0 && r->work_at_sync == 0 && iter_ns >= r->own_ns,
+                  "a run is paced as it starts", std::to_string(lane));
+  r->iter_ns = iter_ns;
+  plan(*r);
+}
+
+std::optional<core::Completion> SimExecutor::unpad_at(core::LaneId lane, TimeNs t) {
+  const auto it = std::find_if(runs_.begin(), runs_.end(), [&](const Run& r) { return r.d.lane == lane; });
+  SALUS_INVARIANT(it != runs_.end() && !it->plan && it->iter_ns > it->own_ns && (it->held || it->slowdown == kSolo) &&
+                      t >= now_,
+                  "unpad_at a paced run, alone", std::to_string(lane));
+  Run& r = *it;
+  const Progress p = progress(r, t);
+  const std::int64_t i = p.iteration;
+  truncate(r, i + 1);
+  if (!r.held && p.work < r.own_ns + (i == 0 ? r.extra_ns : 0)) {
+    // Its work so far is the same whether padded or not (it runs alone, at solo speed): only
+    // where the iteration ends moves. A later unpad finds it as lock-step has it.
+    r.end_ns = t + duration(r.own_ns + (i == 0 ? r.extra_ns : 0) - p.work, r.slowdown);
+    return std::nullopt;
+  }
+  core::Completion c{r.d.job, r.d.lane, r.d.iterations, r.start_ns, t, false, {}};
+  c.switch_ns = r.switch_ns;
+  runs_.erase(it);
+  dirty_ = true;
+  return c;
+}
+
 // The set of running lanes changed: bring every run whose slowdown changes up to now and re-plan
 // its boundaries. Runs whose slowdown did not change keep their plan untouched, so an undisturbed
 // run ends exactly when first planned.

@@ -16,7 +16,9 @@
 /// under every interference model.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/executor.h"
@@ -111,6 +113,33 @@ class SimExecutor final : public core::Executor, public core::Planning {
   /// one by one in lock-step across executors whose clocks lag its own (cluster/: gang jobs).
   void stop_after_iteration_at(core::LaneId lane, core::TimeNs t);
 
+  // For a driver that batches a gang's lock-step beside co-runners (cluster/, GangBatches: a
+  // batch whose slowest replica runs beside other lanes at a steady slowdown). Each takes the
+  // lane's run in flight as the last wait or next_completion_ns left it (its slowdown
+  // re-evaluated).
+  /// What a run in flight is now (`running` false: the lane is idle).
+  struct RunShape {
+    bool running = false;
+    bool held = false;               // its lane held, idle, out of the model's running set (unpad)
+    std::int64_t slowdown = kSolo;
+    core::TimeNs iter_ns = 0;        // solo work per iteration (more than own_ns: paced)
+    core::TimeNs own_ns = 0;         // the job's own iteration time
+    core::TimeNs sync_ns = 0;        // when its plan last changed (start, slowdown, unpad, pace)
+    core::TimeNs period_ns = 0;      // each iteration after the first in flight at sync_ns
+    core::TimeNs end_ns = 0;
+    std::int64_t iterations = 0;     // dispatched (or cut back to)
+  };
+  RunShape shape(core::LaneId lane) const;
+  /// Holds a run started now, with none of its work done, to `iter_ns` of solo work an
+  /// iteration (at least its own): start_paced after the fact, for a run that runs alone.
+  void pace(core::LaneId lane, core::TimeNs iter_ns);
+  /// A paced run, alone, made lock-step's at `t` (>= now(), its speed the same until then)
+  /// whatever the slowest replica does next: where some of its own work is left, the run ends
+  /// with the iteration in flight at the end of that work (nullopt); else its own work ended
+  /// before `t`, and it is taken out, its completion returned, ended at `t` (the lane idle, held
+  /// by its driver until the slowest replica's end, as lock-step holds it).
+  std::optional<core::Completion> unpad_at(core::LaneId lane, core::TimeNs t);
+
  private:
   struct Run {
     core::Dispatch d;
@@ -149,6 +178,8 @@ class SimExecutor final : public core::Executor, public core::Planning {
   /// ends with it, at the speed it runs at from now); else held, its end unchanged, out of the
   /// running set the model sees.
   void unpad(Run& r);
+  const Run* find_run(core::LaneId lane) const;
+  Run* find_run(core::LaneId lane) { return const_cast<Run*>(std::as_const(*this).find_run(lane)); }
   void charge_transfer(core::JobIndex job, core::LaneId lane);
   /// The lane's entry in lane_ids_ (lane_ids_.size(): none); lane_slot adds one.
   std::size_t find_lane(core::LaneId lane) const;

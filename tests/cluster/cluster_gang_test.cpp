@@ -35,7 +35,7 @@ std::string describe(const core::JobState& s) {
 /// Totals over the runs compared, to show the comparisons are not vacuous.
 struct Tally {
   std::int64_t compared = 0, gang_iterations = 0, batched_events = 0, stepped_events = 0, page_ins = 0, rewinds = 0,
-               requests = 0, timeline_rows = 0;
+               requests = 0, timeline_rows = 0, crowded_batches = 0, crowded_unpaced = 0;
 };
 
 /// The random tests' measured pairs (w3 has none: solo beside the others).
@@ -149,6 +149,8 @@ void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, 
   CHECK(batched.busy.size() == eager.busy.size());
   tally.gang_iterations += batched.gang_iterations;
   tally.batched_events += batched.events;
+  tally.crowded_batches += batched.crowded_batches;
+  tally.crowded_unpaced += batched.crowded_unpaced;
   tally.stepped_events += stepped.events;
   tally.page_ins += a.page_ins;
   tally.rewinds += batched.rewinds;
@@ -240,8 +242,11 @@ TEST_CASE("batched gang runs: the same results, to the nanosecond, as lock-step 
   CHECK(tally.compared == static_cast<std::int64_t>(2 * combos));
   MESSAGE("gang iterations ", tally.gang_iterations, ", instants ", tally.batched_events, " batched, ",
           tally.stepped_events, " lock-step; page-ins ", tally.page_ins, ", requests served ", tally.requests,
-          ", rewinds ", tally.rewinds);
+          ", rewinds ", tally.rewinds, "; batches beside other lanes ", tally.crowded_batches, " (paced replicas made lock-step's at a cut: ",
+          tally.crowded_unpaced, ")");
   CHECK(tally.gang_iterations > 500'000);
+  CHECK(tally.crowded_batches > 40);
+  CHECK(tally.crowded_unpaced > 20);
   CHECK(tally.page_ins > 0);
   CHECK(tally.requests > 1000);
   CHECK(tally.timeline_rows > 10'000);
@@ -290,7 +295,11 @@ TEST_CASE("batched gang runs: a job starting beside a paced replica finds its it
     held += out.unpadded_held;
   }
   MESSAGE("paced iterations made lock-step's: ", work, " running their own work on, ", held, " held; gang iterations ",
-          tally.gang_iterations, ", instants ", tally.batched_events, " batched, ", tally.stepped_events, " lock-step");
+          tally.gang_iterations, ", instants ", tally.batched_events, " batched, ", tally.stepped_events,
+          " lock-step; batches beside other lanes ", tally.crowded_batches, " (paced replicas made lock-step's at a cut: ",
+          tally.crowded_unpaced, ")");
+  CHECK(tally.crowded_batches > 1000);
+  CHECK(tally.crowded_unpaced > 1000);
   CHECK(work > 30);
   CHECK(held > 30);
   CHECK(tally.stepped_events - tally.batched_events > tally.gang_iterations / 2);
@@ -301,16 +310,19 @@ TEST_CASE("batched gang runs: a job starting beside a paced replica finds its it
 // speed. Lock-step by hand: iterations end at 100, 200, then the one in flight ends at 300 on
 // GPU 1 and at 250 + 2 x 50 = 350 on GPU 0; the next ones take 200 ms (350-550, ..., 950-1150);
 // the one from 1150 is at half speed until s finishes at 1250 (s: 500 ms of work at half speed
-// from 250), 50 ms of work, then 50 alone: 1300; then 1400 and 1500.
+// from 250), 50 ms of work, then 50 alone: 1300; then 1400 and 1500. GPU 1's replica ends each
+// slow iteration 100 ms in and holds its lane until GPU 0's ends.
 TEST_CASE("batched gang runs: a PACK neighbour starting mid-batch slows one replica, and lock-step waits for it") {
   const std::unique_ptr<sim::InterferenceModel> profiled = sim::make_interference("profiled", nullptr, nullptr, 0.8);
   auto g = test::job("g", 0, 10, test::ms(100), test::mib(1000), test::mib(1000));
   g.gpus = 2;
   const auto jobs = test::trace({g, test::job("s", test::ms(250), 5, test::ms(100), test::mib(1000), test::mib(1000))});
-  for (const bool batches : {true, false}) {
-    CAPTURE(batches);
+  enum class Mode { kLockStep, kBatches, kCrowded };
+  for (const Mode mode : {Mode::kCrowded, Mode::kBatches, Mode::kLockStep}) {
+    CAPTURE(static_cast<int>(mode));
     cluster::ClusterOptions opts = options_for("pack", *profiled, 2);
-    opts.tuning.gang_batches = batches;
+    opts.tuning.gang_batches = mode != Mode::kLockStep;
+    opts.tuning.crowded_batches = mode == Mode::kCrowded;
     const cluster::ClusterOutcome r = cluster::run_cluster(jobs, "pack", opts);
     CHECK(r.job_gpus[0] == std::vector<std::int32_t>{0, 1});
     CHECK(r.job_gpus[1] == std::vector<std::int32_t>{0});
@@ -319,9 +331,15 @@ TEST_CASE("batched gang runs: a PACK neighbour starting mid-batch slows one repl
     CHECK(r.outcome.jobs[1].finish_ns == test::ms(1250));
     CHECK(r.gang_iterations == 10);
     // Lock-step: the start, s's arrival, every iteration's end on each replica (from 300 on,
-    // GPU 1's replica ends 100 ms into each slow iteration and waits). Batched: the same but
-    // the end at 200 inside the first batch and at 1400 inside the last.
-    CHECK(r.events == (batches ? 16 : 18));
+    // GPU 1's replica ends 100 ms into each slow iteration and waits): 0, 100, 200, 250, 300,
+    // 350, 450, 550, ..., 1150, 1250, 1300, 1400, 1500. Batched: the same but the end at 200
+    // inside the first batch and at 1400 inside the last. Batched beside s too: the batch from
+    // 350 goes on beside s, GPU 1's replica held to GPU 0's 200 ms, until s finishes at 1250
+    // (GPU 0's replica speeds up: GPU 1's, its 100 ms done, holds its lane to 1300, not 1350):
+    // 0, 100, 250, 300, 350, 1250, 1300, 1500.
+    CHECK(r.events == (mode == Mode::kCrowded ? 8 : mode == Mode::kBatches ? 16 : 18));
+    CHECK(r.crowded_batches == (mode == Mode::kCrowded ? 1 : 0));
+    CHECK(r.crowded_unpaced == (mode == Mode::kCrowded ? 1 : 0));
   }
   Tally tally;
   compare(jobs, "pack", options_for("pack", *profiled, 2), tally);

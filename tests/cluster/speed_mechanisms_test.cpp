@@ -30,7 +30,10 @@ class FakeCluster final : public GangBatches::Host {
   std::set<std::int32_t> crowded_gpus, admitting;
   std::set<std::int32_t> cut_or_transferred;
   bool gang_placeable = false;
+  std::set<std::int32_t> paceable, unsteady;  // pace_crowded's and steady's answers, per gang
   std::vector<std::pair<std::int32_t, TimeNs>> cuts;
+  std::vector<std::int32_t> crowded_cuts;  // the gangs cut as batches beside other lanes
+  std::vector<std::pair<std::int32_t, TimeNs>> steady_asked;
 
   std::pair<std::uint64_t, std::size_t> layout(std::int32_t g) const override { return layouts.at(g); }
   std::int32_t gang_on(std::int32_t g) const override { return g < 4 ? g / 2 : -1; }
@@ -39,7 +42,15 @@ class FakeCluster final : public GangBatches::Host {
   bool crowded(std::int32_t g) const override { return crowded_gpus.count(g) != 0; }
   bool admits_queued_job(std::int32_t g) override { return admitting.count(g) != 0; }
   bool queued_gang_placeable() override { return gang_placeable; }
-  void cut_batch(std::int32_t k, TimeNs t) override { cuts.emplace_back(k, t); }
+  bool pace_crowded(std::int32_t k) override { return paceable.count(k) != 0; }
+  bool steady(std::int32_t k, TimeNs since) override {
+    steady_asked.emplace_back(k, since);
+    return unsteady.count(k) == 0;
+  }
+  void cut_batch(std::int32_t k, TimeNs t, bool crowded) override {
+    cuts.emplace_back(k, t);
+    if (crowded) crowded_cuts.push_back(k);
+  }
 
  private:
   std::vector<std::vector<std::int32_t>> gpus_ = {{0, 1}, {2, 3}};
@@ -114,6 +125,46 @@ TEST_CASE("GangBatches: a batch is cut only where lock-step could differ from it
   b.note_layouts(touched, c);
   b.check(70, touched, 5, c);
   CHECK(c.cuts.empty());
+  CHECK(c.crowded_cuts.empty());
+  CHECK(c.steady_asked.empty());
+}
+
+TEST_CASE("GangBatches: a batch beside other lanes goes on from its first instant while it stays steady") {
+  FakeCluster c;
+  for (std::int32_t g = 0; g < 5; ++g) c.layouts[g] = {1, 0};
+  GangBatches b;
+  const std::vector<std::int32_t> touched = {0, 1, 2, 3};
+  c.crowded_gpus = {0, 2};
+  c.paceable = {0};  // gang 1's replicas cannot be held to a pace: cut at once
+  b.started(0, 10);
+  b.started(1, 10);
+  b.note_layouts(touched, c);
+  b.check(10, touched, 5, c);
+  CHECK(c.cuts == std::vector<std::pair<std::int32_t, TimeNs>>{{1, 10}});
+  CHECK(c.crowded_cuts.empty());  // gang 1 was never a batch beside others
+  CHECK(b.batching(0));
+  CHECK(c.steady_asked.empty());
+  // Later instants ask whether gang 0 still runs as it did at 10, crowded or not.
+  c.crowded_gpus.clear();
+  b.check(20, touched, 5, c);
+  CHECK(c.steady_asked == std::vector<std::pair<std::int32_t, TimeNs>>{{0, 10}});
+  CHECK(c.cuts.size() == 1);
+  c.unsteady = {0};
+  b.check(30, touched, 5, c);
+  CHECK(c.cuts.back() == std::pair<std::int32_t, TimeNs>{0, 30});
+  CHECK(c.crowded_cuts == std::vector<std::int32_t>{0});
+  CHECK_FALSE(b.batching(0));
+  // A batch that found company after its first instant is cut there (pace_crowded not asked).
+  c.unsteady.clear();
+  c.steady_asked.clear();
+  b.started(0, 40);
+  b.check(40, touched, 5, c);
+  CHECK(b.batching(0));
+  c.crowded_gpus = {1};
+  b.check(50, touched, 5, c);
+  CHECK(c.cuts.back() == std::pair<std::int32_t, TimeNs>{0, 50});
+  CHECK(c.crowded_cuts.size() == 1);
+  CHECK(c.steady_asked.empty());
 }
 
 class FakeGpu final : public Speculation::Host {

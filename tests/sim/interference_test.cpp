@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -645,4 +646,62 @@ TEST_CASE("a run starting beside a paced replica finds the iteration in flight a
   alone.wait(kNever, c);
   REQUIRE(c.size() == 1);
   CHECK((c[0].iterations_done == 3 && c[0].end_ns == ms(30)));
+}
+
+// A batch beside other lanes (cluster/, tuning.crowded_batches): a replica started at its own
+// pace is held to the slowest replica's after the fact (pace), and where the batch is cut the
+// paced replica is made lock-step's at the cut's instant t (unpad_at), its executor's clock
+// perhaps behind t: r's own work is 5 ms, padded to 10 ms an iteration, 4 iterations from 0.
+TEST_CASE("a paced replica made lock-step's where its batch is cut: its own work, or taken out as ended") {
+  const auto model = salus::sim::make_interference("pairs", &kTable);
+  std::vector<JobSpec> jobs{named("r", "wa", 600'000), named("n", "wb", 500'000)};
+  jobs[0].iter_ns = ms(5);
+  jobs[0].iterations = 4;
+  auto paced = [&](salus::sim::SimExecutor& exec) {
+    exec.start(Dispatch{0, 0, 4});
+    exec.pace(0, ms(10));
+    CHECK(exec.next_completion_ns() == ms(40));
+    const salus::sim::SimExecutor::RunShape s = exec.shape(0);
+    CHECK((s.running && !s.held && s.iter_ns == ms(10) && s.own_ns == ms(5) && s.end_ns == ms(40) && s.iterations == 4));
+  };
+  // Cut at 23 ms (the clock still at 0): the iteration from 20 ms has 2 ms of its own work left;
+  // the run ends with it, at 25 ms, after 3 iterations.
+  {
+    salus::sim::SimExecutor exec(jobs, *model);
+    paced(exec);
+    CHECK_FALSE(exec.unpad_at(0, ms(23)).has_value());
+    std::vector<Completion> done;
+    exec.wait(kNever, done);
+    REQUIRE(done.size() == 1);
+    CHECK((done[0].iterations_done == 3 && done[0].end_ns == ms(25)));
+  }
+  // Cut at 27 ms: its own work in that iteration ended at 25 ms; it is taken out, ended at 27 ms
+  // after 3 iterations, and the executor runs nothing.
+  {
+    salus::sim::SimExecutor exec(jobs, *model);
+    paced(exec);
+    const std::optional<Completion> c = exec.unpad_at(0, ms(27));
+    REQUIRE(c.has_value());
+    CHECK((c->job == 0 && c->lane == 0 && c->iterations_done == 3 && c->start_ns == 0 && c->end_ns == ms(27)));
+    CHECK(exec.running() == 0);
+    CHECK_FALSE(exec.shape(0).running);
+    CHECK(exec.next_completion_ns() == kNever);
+  }
+  // At a boundary (20 ms): the iteration starting there, all its own work left: ends at 25 ms.
+  {
+    salus::sim::SimExecutor exec(jobs, *model);
+    paced(exec);
+    CHECK_FALSE(exec.unpad_at(0, ms(20)).has_value());
+    CHECK(exec.next_completion_ns() == ms(25));
+    CHECK(exec.shape(0).iterations == 3);
+  }
+  // Beside n from 0 (pairs: r at 1.5): unpaced, r's iterations take 7.5 ms, its shape says so.
+  {
+    salus::sim::SimExecutor exec(jobs, *model);
+    exec.start(Dispatch{0, 0, 4});
+    exec.start(Dispatch{1, 1, 1});
+    exec.next_completion_ns();
+    const salus::sim::SimExecutor::RunShape s = exec.shape(0);
+    CHECK((s.slowdown == 1'500'000 && s.period_ns == 7'500'000 && s.end_ns == ms(30) && s.sync_ns == 0));
+  }
 }
