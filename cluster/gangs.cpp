@@ -163,7 +163,7 @@ bool Cluster::steady(std::int32_t k, TimeNs since) {
     sim::SimExecutor& sim = at(gang.gpus[i]).rt->exec->sim();
     sim.next_completion_ns();
     const sim::SimExecutor::RunShape r = sim.shape(gang.chosen[i].lane);
-    if (r.held || r.sync_ns > since) return false;
+    if (!r.running || r.held || r.sync_ns > since) return false;
   }
   return true;
 }
