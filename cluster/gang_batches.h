@@ -79,8 +79,8 @@ class GangBatches {
     /// unchanged since then).
     virtual bool steady(std::int32_t k, core::TimeNs since) = 0;
     /// Ends gang k's batch on every replica with the iteration in flight at t; `crowded`: a
-    /// batch beside co-runners (a replica may have sped up at t: the paced ones end no later
-    /// than lock-step's round).
+    /// batch beside other lanes, whose slowest replica's speed may have changed at t and may
+    /// change again before its iteration ends: the paced replicas are made lock-step's at t.
     virtual void cut_batch(std::int32_t k, core::TimeNs t, bool crowded) = 0;
   };
 
