@@ -3,9 +3,14 @@
 /// GPU" counted incrementally): for each gang job waiting in the cluster queue, the GPUs that could
 /// take one of its replicas now, recounted only on the GPUs touched since the last count. A GPU's
 /// answer changes only at an instant it takes part in (its completions, a bind, its schedule), so
-/// the others keep theirs: O(GPUs touched since) per count instead of O(GPUs). The answers are
-/// those of asking every GPU (ClusterOptions::tuning.incremental_gang_queue = false asks every GPU; the
-/// tests compare the two).
+/// the others keep theirs: O(GPUs touched since) per count instead of O(GPUs). One answer moves
+/// between touches: SRTF's whether a replica starts at once, joining a lane, reads the lane jobs'
+/// remaining times at the instant, which fall, so a GPU counted yes may turn no (never the
+/// reverse). The count can so be higher than asking every GPU, never lower; the cluster uses it
+/// only to refuse a gang job without a scan (too few GPUs) and to cut batches (a waiting gang job
+/// placeable), so a higher count costs a scan or a cut, not a different result
+/// (ClusterOptions::tuning.incremental_gang_queue = false asks every GPU; the tests compare the
+/// two, their results and, on GPUs of one speed, their instants).
 #include <cstddef>
 #include <cstdint>
 #include <functional>
