@@ -30,20 +30,31 @@ void TouchLog::touch(std::int32_t g) {
 }
 
 std::size_t AbleCounter::count(AbleSet& set, const TouchLog& log, std::uint64_t instant_seq, std::size_t gpus,
-                               bool incremental, const std::function<bool(std::int32_t)>& able) {
+                               bool incremental, const std::function<Able(std::int32_t)>& able) {
+  auto ask = [&](std::int32_t g) {
+    const Able a = able(g);
+    if (a != Able::kNo) set.gpus.push_back(g);
+    if (a == Able::kYesForNow) set.for_now.push_back(g);
+  };
   if (!set.known || !incremental) {
     set.gpus.clear();
-    for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus); ++g) {
-      if (able(g)) set.gpus.push_back(g);
-    }
+    set.for_now.clear();
+    for (std::int32_t g = 0; g < static_cast<std::int32_t>(gpus); ++g) ask(g);
   } else {
+    // Asked again: the GPUs touched since the last count, and those whose yes was for now.
     if (seen_.size() < gpus) seen_.resize(gpus, 0);
     const std::uint64_t stamp = ++stamp_;
-    log.each_since(set.seq, [&](std::int32_t g) { seen_[static_cast<std::size_t>(g)] = stamp; });
+    again_.clear();
+    auto mark = [&](std::int32_t g) {
+      if (seen_[static_cast<std::size_t>(g)] == stamp) return;
+      seen_[static_cast<std::size_t>(g)] = stamp;
+      again_.push_back(g);
+    };
+    log.each_since(set.seq, mark);
+    for (const std::int32_t g : set.for_now) mark(g);
+    set.for_now.clear();
     std::erase_if(set.gpus, [&](std::int32_t g) { return seen_[static_cast<std::size_t>(g)] == stamp; });
-    log.each_since(set.seq, [&](std::int32_t g) {
-      if (able(g)) set.gpus.push_back(g);
-    });
+    for (const std::int32_t g : again_) ask(g);
   }
   set.known = true;
   set.seq = instant_seq;

@@ -5,12 +5,10 @@
 /// answer changes only at an instant it takes part in (its completions, a bind, its schedule), so
 /// the others keep theirs: O(GPUs touched since) per count instead of O(GPUs). One answer moves
 /// between touches: SRTF's whether a replica starts at once, joining a lane, reads the lane jobs'
-/// remaining times at the instant, which fall, so a GPU counted yes may turn no (never the
-/// reverse). The count can so be higher than asking every GPU, never lower; the cluster uses it
-/// only to refuse a gang job without a scan (too few GPUs) and to cut batches (a waiting gang job
-/// placeable), so a higher count costs a scan or a cut, not a different result
-/// (ClusterOptions::tuning.incremental_gang_queue = false asks every GPU; the tests compare the
-/// two, their results and, on GPUs of one speed, their instants).
+/// remaining times at the instant, which fall, so such a yes may turn no (never the reverse: a
+/// no stays no until a touch). Those GPUs are asked again at every count (Able::kYesForNow). The
+/// answers are those of asking every GPU (ClusterOptions::tuning.incremental_gang_queue = false
+/// asks every GPU; the tests compare the two, their results and their instants).
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -47,25 +45,33 @@ class TouchLog {
 /// first touch had sequence number `seq` (valid once `known`).
 struct AbleSet {
   std::vector<std::int32_t> gpus;
+  std::vector<std::int32_t> for_now;  // of `gpus`, those whose yes may turn no between touches
+
   std::uint64_t seq = 0;
   bool known = false;
   /// The job left the cluster queue (placed or rejected): its count is not kept any more.
   void forget() {
     std::vector<std::int32_t>().swap(gpus);
+    std::vector<std::int32_t>().swap(for_now);
     known = false;
   }
 };
 
+/// A GPU's answer: no, yes, or yes for now (it may turn no between the GPU's touches).
+enum class Able : std::uint8_t { kNo, kYes, kYesForNow };
+
 /// Brings `set` up to the instant whose first touch is `instant_seq`: every GPU of `gpus` asked
 /// (`able(g)`) where the set is not known yet or `incremental` is false, else only those `log`
-/// says were touched since the last count. Returns how many GPUs could take a replica.
+/// says were touched since the last count and those whose yes was for now. Returns how many GPUs
+/// could take a replica.
 class AbleCounter {
  public:
   std::size_t count(AbleSet& set, const TouchLog& log, std::uint64_t instant_seq, std::size_t gpus, bool incremental,
-                    const std::function<bool(std::int32_t)>& able);
+                    const std::function<Able(std::int32_t)>& able);
 
  private:
   std::vector<std::uint64_t> seen_;  // GPUs asked again at this count (by stamp)
+  std::vector<std::int32_t> again_;  // those GPUs
   std::uint64_t stamp_ = 0;
 };
 

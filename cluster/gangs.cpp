@@ -229,13 +229,21 @@ bool Cluster::queued_gang_placeable() {
 
 // The GPUs that could take a replica of the gang's job now (no gang there, can_start), kept per
 // gang while it waits and recounted only on the GPUs touched since (cluster/able_gpus.h): with 108
-// GPUs and gang jobs waiting at millions of instants the full count was most of the run.
+// GPUs and gang jobs waiting at millions of instants the full count was most of the run. A yes by
+// joining a lane under a policy that orders newcomers (SRTF: on the lane jobs' remaining times
+// at the instant) may turn no before the GPU is touched again: asked again at every count.
 std::size_t Cluster::able_gpus(Gang& gang) {
   const JobIndex j = gang.job;
   return able_counter_.count(gang.able, touch_log_, instant_seq_, gpus_.size(), opts_.tuning.incremental_gang_queue,
                              [&](std::int32_t g) {
-                               return at(g).gang < 0 && shares_with_gangs(at(g), jobs_[static_cast<std::size_t>(j)]) &&
-                                      can_start(g, j) != Start::kNo;
+                               if (at(g).gang >= 0 || !shares_with_gangs(at(g), jobs_[static_cast<std::size_t>(j)])) {
+                                 return Able::kNo;
+                               }
+                               const Start start = can_start(g, j);
+                               if (start == Start::kNo) return Able::kNo;
+                               return start == Start::kJoins && newcomer_ == core::Policy::Newcomer::kByOrder
+                                          ? Able::kYesForNow
+                                          : Able::kYes;
                              });
 }
 

@@ -109,22 +109,14 @@ void compare(const std::vector<core::JobSpec>& jobs, const std::string& policy, 
   CHECK(a.fatal_error == b.fatal_error);
   CHECK(batched.events <= stepped.events);
   // Counting the GPUs that could take a waiting gang job anew at every count changes nothing,
-  // not even the instants, on GPUs of one speed. On GPUs of several speeds (under SRTF, 4 of
-  // these runs) the instants differ by 1-3 while every result is the same, and only with
-  // batches: SRTF's answer whether a replica starts at once on a GPU reads the lane jobs'
-  // remaining times at the instant, which fall between the GPU's touches, so a GPU counted at
-  // its last touch may no longer take it (never the reverse): the incremental count can be
-  // higher than a full one, never lower (checked 2026-12-08 beside a full count at every count
-  // of these tests: 22,049 higher, none lower). A higher count only sends the placement to its
-  // full pass (the same result) and may cut a batch that need not be (exact either way): the
-  // extra instants. cluster/able_gpus.h says so.
+  // not even the instants (cluster/able_gpus.h: the answers that may turn between touches,
+  // SRTF's joins, are asked again at every count; without that, on GPUs of several speeds, 4 of
+  // these runs took 1-3 more instants, their results the same).
   cluster::ClusterOptions recount_opts = opts;
   recount_opts.tuning.incremental_gang_queue = false;
   const cluster::ClusterOutcome recount = cluster::run_cluster(jobs, policy, recount_opts);
   check_same_jobs(batched, recount);
-  const bool one_speed = std::all_of(opts.cluster.gpus.begin(), opts.cluster.gpus.end(),
-                                     [](const cluster::GpuSpec& g) { return g.speed_ppm == cluster::kSpeedOne; });
-  if (one_speed) CHECK(batched.events == recount.events);
+  CHECK(batched.events == recount.events);
   // Every GPU built before the run (a recorded timeline asks for it: cluster_model.h, GpuRuntime)
   // and no replica slot given twice (Tuning::reuse_slots) against GPUs built at their first use
   // and slots reused: the same results (a timeline also runs no plan, which changes only the
