@@ -1,5 +1,6 @@
 // The cluster's speed mechanisms as units, each against a fake cluster (its Host): what
-// GangBatches cuts and when, where Speculation stops plans and how a rewind steps a GPU; and
+// GangBatches cuts and when, where Speculation stops plans and how a rewind steps a GPU, which
+// GPUs AbleCounter asks again; and
 // JobKinds, the jobs' allowed GPU kinds and own speeds, on a hand-written cluster. The
 // differential tests (cluster_gang_test.cpp, cluster_plan_test.cpp, cluster_gang_plan_test.cpp)
 // check them inside the cluster against deciding at every boundary.
@@ -11,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "cluster/able_gpus.h"
 #include "cluster/gang_batches.h"
 #include "cluster/job_kinds.h"
 #include "cluster/speculation.h"
@@ -270,3 +272,38 @@ TEST_CASE("JobKinds: allowed kind bits and sets, own speeds, names, and nothing 
 }
 
 }  // namespace
+
+// AbleCounter: a waiting gang job's count of the GPUs that could take a replica, asked again
+// only on the GPUs touched since, and on those whose yes was for now (SRTF's joins, which may
+// turn no between touches).
+TEST_CASE("AbleCounter: only touched GPUs and yeses for now are asked again") {
+  using cluster::Able;
+  cluster::TouchLog log(4);
+  cluster::AbleCounter counter;
+  cluster::AbleSet set;
+  std::vector<Able> answer = {Able::kYes, Able::kYesForNow, Able::kNo, Able::kYes};
+  std::vector<int> asked(4, 0);
+  auto able = [&](std::int32_t g) {
+    ++asked[static_cast<std::size_t>(g)];
+    return answer[static_cast<std::size_t>(g)];
+  };
+  // The first count asks every GPU.
+  CHECK(counter.count(set, log, log.seq(), 4, true, able) == 3);
+  CHECK(asked == std::vector<int>{1, 1, 1, 1});
+  // Nothing touched: only GPU 1 (a yes for now) is asked again; its yes turned no.
+  answer[1] = Able::kNo;
+  answer[3] = Able::kNo;  // not asked: GPU 3 was not touched, its yes stands
+  CHECK(counter.count(set, log, log.seq(), 4, true, able) == 2);
+  CHECK(asked == std::vector<int>{1, 2, 1, 1});
+  // GPU 2 touched: asked again, now a yes; GPU 1's no is not asked again (a no stays until a touch).
+  answer[2] = Able::kYesForNow;
+  log.touch(2);
+  CHECK(counter.count(set, log, log.seq(), 4, true, able) == 3);
+  CHECK(asked == std::vector<int>{1, 2, 2, 1});
+  // GPU 2's yes for now is asked again at the next count, touched or not.
+  CHECK(counter.count(set, log, log.seq(), 4, true, able) == 3);
+  CHECK(asked == std::vector<int>{1, 2, 3, 1});
+  // Not incremental: every GPU asked; GPU 3's no is seen.
+  CHECK(counter.count(set, log, log.seq(), 4, false, able) == 2);
+  CHECK(asked == std::vector<int>{2, 3, 4, 2});
+}
