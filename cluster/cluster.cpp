@@ -146,16 +146,10 @@ ClusterOutcome Cluster::run() {
     batches_.check(t, touched_, gpus_.size(), *this);
     SALUS_INVARIANT(gang_iteration_ends_.empty(), "a gang iteration started at t ends after t", std::to_string(t));
     // 4. When each GPU stepped needs its next step.
-    auto reschedule = [&](std::int32_t g) {
-      Gpu& gpu = at(g);
-      TimeNs next = gpu.rt->completions.empty() ? gpu.rt->exec->sim().next_completion_ns() : t;
-      next = std::min(next, gpu.rt->sched->next_request(t));
-      steps_.set(g, next);
-    };
     for (std::int32_t g : touched_) {
       at(g).touched = false;
       index_room(g);
-      reschedule(g);
+      reschedule(g, t);
     }
     touched_.clear();
     if (busy_ != busy_recorded || result_.busy.empty()) {

@@ -551,6 +551,13 @@ class Cluster final : private GangBatches::Host, private JointPlanner::Host, pri
   bool steady(std::int32_t k, TimeNs since) override;
   void cut_batch(std::int32_t k, TimeNs t, bool crowded) override;
   std::size_t able_gpus(Gang& gang);
+  /// GPU g's next step after instant t: its completions not yet taken (at t), its executor's next
+  /// completion, its next request.
+  void reschedule(std::int32_t g, TimeNs t) {
+    Gpu& gpu = at(g);
+    TimeNs next = gpu.rt->completions.empty() ? gpu.rt->exec->sim().next_completion_ns() : t;
+    steps_.set(g, std::min(next, gpu.rt->sched->next_request(t)));
+  }
   void advance(std::int32_t g, TimeNs t) {
     SALUS_INVARIANT(t == now_, "GPUs advance to the cluster's instant", std::to_string(t));
     touch(g);

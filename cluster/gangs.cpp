@@ -187,11 +187,8 @@ void Cluster::cut_batch(std::int32_t k, TimeNs t, bool crowded) {
     ++result_.crowded_unpaced;
     if (const std::optional<Completion> c = sim.unpad_at(lane, t)) gang_sub_done(*c);
   }
-  for (std::size_t i = 0; i < gang.replicas.size(); ++i) {
-    const std::int32_t g = gang.gpus[i];
-    Gpu& gpu = at(g);
-    if (gpu.touched) continue;  // its next step is computed at the end of the instant
-    steps_.set(g, std::min(gpu.rt->exec->sim().next_completion_ns(), gpu.rt->sched->next_request(t)));
+  for (const std::int32_t g : gang.gpus) {
+    if (!at(g).touched) reschedule(g, t);  // a touched GPU's next step is computed at the end of the instant
   }
 }
 

@@ -152,11 +152,11 @@ void SimExecutor::pace(core::LaneId lane, TimeNs iter_ns) {
 }
 
 std::optional<core::Completion> SimExecutor::unpad_at(core::LaneId lane, TimeNs t) {
-  const auto it = std::find_if(runs_.begin(), runs_.end(), [&](const Run& r) { return r.d.lane == lane; });
-  SALUS_INVARIANT(it != runs_.end() && !it->plan && it->iter_ns > it->own_ns && (it->held || it->slowdown == kSolo) &&
-                      t >= now_,
+  Run* found = find_run(lane);
+  SALUS_INVARIANT(found != nullptr && !found->plan && found->iter_ns > found->own_ns &&
+                      (found->held || found->slowdown == kSolo) && t >= now_,
                   "unpad_at a paced run, alone", std::to_string(lane));
-  Run& r = *it;
+  Run& r = *found;
   const Progress p = progress(r, t);
   const std::int64_t i = p.iteration;
   truncate(r, i + 1);
@@ -168,7 +168,7 @@ std::optional<core::Completion> SimExecutor::unpad_at(core::LaneId lane, TimeNs 
   }
   core::Completion c{r.d.job, r.d.lane, r.d.iterations, r.start_ns, t, false, {}};
   c.switch_ns = r.switch_ns;
-  runs_.erase(it);
+  runs_.erase(runs_.begin() + (found - runs_.data()));
   dirty_ = true;
   return c;
 }
